@@ -1,0 +1,100 @@
+//! `ralph-hooks`, the command line that people and slash commands use.
+//!
+//! Exit status: 0 success; 1 the request was refused or failed, with a
+//! message on stderr that says why and what to do. `--json` prints one JSON
+//! object on stdout.
+
+mod args;
+mod doctor;
+mod install;
+mod loop_cmd;
+mod resume;
+mod status;
+mod task;
+mod validate;
+
+use std::process::ExitCode;
+
+pub use args::Args;
+
+use crate::ctx::Ctx;
+
+const USAGE: &str = "\
+ralph-hooks — Claude Code hooks that keep the agent working until the work is done
+
+Usage: ralph-hooks [--project DIR] [--debug] <command> …
+
+Loop:
+  loop start <goal> [--check CMD]... [--promise TEXT] [--max-iterations N]
+                    [--check-timeout SECS] [--diagnostics|--no-diagnostics] [--no-warnings]
+  loop status [--json]
+  loop cancel
+Tasks:
+  task start <description> [--priority low|medium|high]
+  task steps set <step> <step>...      task step add <text>
+  task step start|complete|skip <step-id> [--note TEXT]
+  task steps reorder <step-id>...      task progress <text>
+  task complete [--force] [--summary TEXT]
+  task status [--json]                 task list [--json]
+  status [--json]
+Orchestrator:
+  validate <file>... [--json]
+  resume save|list|show …             render <template> --context <file>...
+  path <relative>
+Setup:
+  install [--project DIR] [--uninstall]
+  doctor
+
+Environment: CLAUDE_PROJECT_DIR (project root), RALPH_HOOKS_STATE_DIR (state root,
+default <project>/.claude/orchestrator), RALPH_HOOKS_DEBUG=1 (same as --debug).
+";
+
+/// The whole CLI as a process: parse, run, map errors to exit 1.
+pub fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    match run(args) {
+        Ok(code) => code,
+        Err(error) => {
+            eprintln!("ralph-hooks: {error:#}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+pub fn run(args: Vec<String>) -> anyhow::Result<ExitCode> {
+    let mut args = Args::new(args);
+    let project = args.value("--project")?;
+    let debug = args.flag("--debug");
+    if args.flag("--version") || args.flag("-V") {
+        println!("ralph-hooks {}", env!("CARGO_PKG_VERSION"));
+        return Ok(ExitCode::SUCCESS);
+    }
+    let Some(command) = args.positional() else {
+        print!("{USAGE}");
+        return Ok(if args.flag("--help") || args.flag("-h") {
+            ExitCode::SUCCESS
+        } else {
+            ExitCode::from(1)
+        });
+    };
+    if command == "help" || args.peek_flag("--help") || args.peek_flag("-h") {
+        print!("{USAGE}");
+        return Ok(ExitCode::SUCCESS);
+    }
+    let mut ctx = Ctx::for_cli(project.as_deref().map(std::path::Path::new))?;
+    ctx.debug |= debug;
+    let code = match command.as_str() {
+        "loop" => loop_cmd::run(&ctx, &mut args)?,
+        "task" => task::run(&ctx, &mut args)?,
+        "status" => status::run(&ctx, &mut args)?,
+        "validate" => validate::run(&ctx, &mut args)?,
+        "resume" | "render" | "path" => resume::run(&ctx, &command, &mut args)?,
+        "install" => install::run(&ctx, &mut args)?,
+        "doctor" => doctor::run(&ctx, &mut args)?,
+        other => anyhow::bail!("unknown command {other:?}: run `ralph-hooks --help` for the list"),
+    };
+    for warning in ctx.store().take_warnings() {
+        eprintln!("ralph-hooks: warning: {warning}");
+    }
+    Ok(code)
+}

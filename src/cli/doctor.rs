@@ -1,0 +1,134 @@
+//! `ralph-hooks doctor`: what is installed, where, and whether it is wired up.
+
+use std::process::ExitCode;
+
+use serde_json::Value;
+
+use super::Args;
+use super::install::{self, HOOK_BINARIES, REGISTRATIONS};
+use crate::ctx::Ctx;
+use crate::loop_state::{LOOP_FILE, LoopState};
+
+pub fn run(ctx: &Ctx, args: &mut Args) -> anyhow::Result<ExitCode> {
+    args.finish()?;
+    let mut problems = 0;
+    println!("ralph-hooks {}", env!("CARGO_PKG_VERSION"));
+    println!("project:    {}", ctx.project_root.display());
+    println!("state root: {}", ctx.state_root.display());
+
+    println!("\nbinaries:");
+    let bin_dir = install::binary_dir().ok();
+    for name in std::iter::once("ralph-hooks").chain(HOOK_BINARIES.iter().copied()) {
+        let beside = bin_dir
+            .as_ref()
+            .map(|dir| dir.join(name))
+            .filter(|p| p.is_file());
+        let on_path = which::which(name).ok();
+        match (beside, on_path) {
+            (_, Some(path)) => println!("  ok    {name:<32} {}", path.display()),
+            (Some(path), None) => println!("  ok    {name:<32} {} (not on PATH)", path.display()),
+            (None, None) => {
+                problems += 1;
+                println!(
+                    "  MISSING {name}: run `cargo install --path .` in the ralph-hooks checkout"
+                );
+            }
+        }
+    }
+
+    let settings_path = ctx.project_root.join(".claude").join("settings.json");
+    println!("\nhooks in {}:", settings_path.display());
+    let settings: Option<Value> = std::fs::read_to_string(&settings_path)
+        .ok()
+        .and_then(|t| serde_json::from_str(&t).ok());
+    for registration in REGISTRATIONS {
+        let found = settings
+            .as_ref()
+            .and_then(|s| find_handler(s, registration.event, registration.binary));
+        match found {
+            Some(command) => {
+                let program = command.trim_matches('\'');
+                let exists =
+                    std::path::Path::new(program).is_file() || which::which(program).is_ok();
+                if !exists {
+                    problems += 1;
+                }
+                println!(
+                    "  {} {:<13} {command}{}",
+                    if exists { "ok   " } else { "BROKEN" },
+                    registration.event,
+                    if exists {
+                        ""
+                    } else {
+                        " (no such file: re-run `ralph-hooks install`)"
+                    }
+                );
+            }
+            None => {
+                problems += 1;
+                println!(
+                    "  MISSING {:<13} {} (run `ralph-hooks install`)",
+                    registration.event, registration.binary
+                );
+            }
+        }
+    }
+
+    println!("\nloop:");
+    match ctx.store().read_json::<LoopState>(LOOP_FILE) {
+        Ok(None) => println!("  none"),
+        Ok(Some(state)) => println!(
+            "  {} {} iteration {}/{}: {}",
+            state.id,
+            state.status.as_str(),
+            state.iteration,
+            state.max_iterations,
+            state.goal
+        ),
+        Err(error) => {
+            problems += 1;
+            println!("  UNREADABLE: {error:#}");
+        }
+    }
+    let config = ctx.config();
+    println!(
+        "\nconfig: {}",
+        config
+            .path
+            .as_ref()
+            .map(|p| p.display().to_string())
+            .unwrap_or_else(|| "none (defaults)".into())
+    );
+    println!("\ndiagnostics:");
+    for line in crate::diagnostics::doctor_lines(ctx) {
+        println!("  {line}");
+    }
+    println!(
+        "\n{}",
+        if problems == 0 {
+            "All good.".to_string()
+        } else {
+            format!("{problems} problem(s) found.")
+        }
+    );
+    Ok(if problems == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
+
+fn find_handler(settings: &Value, event: &str, binary: &str) -> Option<String> {
+    settings
+        .get("hooks")?
+        .get(event)?
+        .as_array()?
+        .iter()
+        .find_map(|group| {
+            group.get("hooks")?.as_array()?.iter().find_map(|handler| {
+                let command = handler.get("command")?.as_str()?;
+                let name = command.trim_matches('\'').rsplit('/').next()?;
+                (name == binary).then(|| command.to_string())
+            })
+        })
+}

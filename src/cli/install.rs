@@ -1,0 +1,361 @@
+//! `ralph-hooks install [--project DIR] [--uninstall]`: registers our hooks in
+//! `<project>/.claude/settings.json` and our slash commands in
+//! `<project>/.claude/commands/`.
+//!
+//! The merge keeps every other key and hook as it was (key order included).
+//! Our handlers are recognised by the file name of their command, so
+//! installing twice, or from a new location, replaces them instead of adding
+//! duplicates, and `--uninstall` removes exactly them.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::{Context as _, bail};
+use serde_json::{Map, Value, json};
+
+use super::Args;
+use crate::ctx::Ctx;
+use crate::state::write_atomic;
+
+/// One handler we register.
+pub struct Registration {
+    pub event: &'static str,
+    pub matcher: Option<&'static str>,
+    pub binary: &'static str,
+    /// Seconds. The Stop hook runs the loop's checks, which may take minutes.
+    pub timeout: u64,
+}
+
+pub const REGISTRATIONS: &[Registration] = &[
+    Registration {
+        event: "SessionStart",
+        matcher: None,
+        binary: "ralph-session-start",
+        timeout: 30,
+    },
+    Registration {
+        event: "PreToolUse",
+        matcher: Some("^(Bash|Write|Edit|MultiEdit|Agent|Task|mcp__.*)$"),
+        binary: "ralph-pre-tool-stop-guard",
+        timeout: 15,
+    },
+    Registration {
+        event: "PostToolUse",
+        matcher: Some("Write|Edit|MultiEdit"),
+        binary: "ralph-post-tool-lsp-diagnostic",
+        timeout: 60,
+    },
+    Registration {
+        event: "Stop",
+        matcher: None,
+        binary: "ralph-stop-loop-controller",
+        timeout: 1800,
+    },
+    Registration {
+        event: "SubagentStop",
+        matcher: None,
+        binary: "ralph-stop-loop-controller",
+        timeout: 60,
+    },
+];
+
+/// The hook binaries, by file name.
+pub const HOOK_BINARIES: &[&str] = &[
+    "ralph-session-start",
+    "ralph-pre-tool-stop-guard",
+    "ralph-post-tool-lsp-diagnostic",
+    "ralph-stop-loop-controller",
+];
+
+/// Slash commands we install, with their text.
+pub const COMMANDS: &[(&str, &str)] = &[
+    (
+        "ralph-loop.md",
+        include_str!("../../hooks-config/commands/ralph-loop.md"),
+    ),
+    (
+        "cancel-loop.md",
+        include_str!("../../hooks-config/commands/cancel-loop.md"),
+    ),
+    (
+        "loop-status.md",
+        include_str!("../../hooks-config/commands/loop-status.md"),
+    ),
+];
+
+/// Marks command files we wrote, so uninstall never deletes a user's file.
+const COMMAND_MARKER: &str = "<!-- installed by ralph-hooks -->";
+
+pub fn run(ctx: &Ctx, args: &mut Args) -> anyhow::Result<ExitCode> {
+    let uninstall = args.flag("--uninstall");
+    args.finish()?;
+    let project = &ctx.project_root;
+    if !project.is_dir() {
+        bail!("project directory {} does not exist", project.display());
+    }
+    let settings_path = project.join(".claude").join("settings.json");
+    let mut settings = read_settings(&settings_path)?;
+    let removed = remove_ours(&mut settings);
+    if uninstall {
+        write_settings(&settings_path, &settings)?;
+        let n_commands = remove_commands(project)?;
+        println!(
+            "Removed {removed} ralph-hooks handler(s) from {} and {n_commands} slash command(s). Other settings are untouched.",
+            settings_path.display()
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
+    let bin_dir = binary_dir()?;
+    add_ours(&mut settings, &bin_dir);
+    write_settings(&settings_path, &settings)?;
+    let cli = shell_quote(&bin_dir.join("ralph-hooks"));
+    install_commands(project, &cli)?;
+    println!(
+        "Registered ralph-hooks in {} (binaries in {}).",
+        settings_path.display(),
+        bin_dir.display()
+    );
+    for registration in REGISTRATIONS {
+        println!(
+            "  {:<13} {:<45} {}",
+            registration.event,
+            registration.matcher.unwrap_or("*"),
+            registration.binary
+        );
+    }
+    println!(
+        "Slash commands: /ralph-loop, /cancel-loop, /loop-status in {}.",
+        project.join(".claude/commands").display()
+    );
+    println!("Start a loop with: ralph-hooks loop start \"<goal>\" --check \"<command>\"");
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Where the hook binaries are: beside this executable (how `cargo install`
+/// and a build directory lay them out), else on PATH.
+pub fn binary_dir() -> anyhow::Result<PathBuf> {
+    let exe = std::env::current_exe().context("cannot locate the ralph-hooks executable")?;
+    let exe = exe.canonicalize().unwrap_or(exe);
+    if let Some(dir) = exe.parent()
+        && HOOK_BINARIES.iter().all(|name| dir.join(name).is_file())
+    {
+        return Ok(dir.to_path_buf());
+    }
+    if let Ok(found) = which::which("ralph-stop-loop-controller")
+        && let Some(dir) = found.parent()
+        && HOOK_BINARIES.iter().all(|name| dir.join(name).is_file())
+    {
+        return Ok(dir.to_path_buf());
+    }
+    bail!(
+        "cannot find the hook binaries ({}) beside {} or on PATH: install them with `cargo install --path .` first",
+        HOOK_BINARIES.join(", "),
+        exe.display()
+    )
+}
+
+fn read_settings(path: &Path) -> anyhow::Result<Value> {
+    let text = match std::fs::read_to_string(path) {
+        Ok(text) => text,
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(json!({})),
+        Err(error) => return Err(error).with_context(|| format!("cannot read {}", path.display())),
+    };
+    if text.trim().is_empty() {
+        return Ok(json!({}));
+    }
+    let value: Value = serde_json::from_str(&text).with_context(|| {
+        format!(
+            "{} is not valid JSON; fix it by hand first, nothing was changed",
+            path.display()
+        )
+    })?;
+    if !value.is_object() {
+        bail!(
+            "{} is not a JSON object; fix it by hand first, nothing was changed",
+            path.display()
+        );
+    }
+    Ok(value)
+}
+
+fn write_settings(path: &Path, settings: &Value) -> anyhow::Result<()> {
+    let mut text = serde_json::to_string_pretty(settings).context("cannot encode settings")?;
+    text.push('\n');
+    write_atomic(path, text.as_bytes())
+}
+
+/// Whether a handler runs one of our binaries.
+pub fn is_ours(handler: &Value) -> bool {
+    let Some(command) = handler.get("command").and_then(Value::as_str) else {
+        return false;
+    };
+    let program = command.trim().trim_matches(|c| c == '\'' || c == '"');
+    let name = program.rsplit('/').next().unwrap_or(program);
+    HOOK_BINARIES.contains(&name)
+}
+
+/// Removes our handlers everywhere, and groups or events they leave empty.
+/// Returns how many handlers were removed.
+pub fn remove_ours(settings: &mut Value) -> usize {
+    let Some(hooks) = settings.get_mut("hooks").and_then(Value::as_object_mut) else {
+        return 0;
+    };
+    let mut removed = 0;
+    let mut empty_events = Vec::new();
+    for (event, groups) in hooks.iter_mut() {
+        let Some(groups) = groups.as_array_mut() else {
+            continue;
+        };
+        for group in groups.iter_mut() {
+            if let Some(handlers) = group.get_mut("hooks").and_then(Value::as_array_mut) {
+                let before = handlers.len();
+                handlers.retain(|handler| !is_ours(handler));
+                removed += before - handlers.len();
+            }
+        }
+        groups.retain(|group| {
+            group
+                .get("hooks")
+                .and_then(Value::as_array)
+                .is_none_or(|handlers| !handlers.is_empty())
+        });
+        if groups.is_empty() {
+            empty_events.push(event.clone());
+        }
+    }
+    for event in empty_events {
+        hooks.remove(&event);
+    }
+    if hooks.is_empty() {
+        settings
+            .as_object_mut()
+            .map(|object| object.remove("hooks"));
+    }
+    removed
+}
+
+/// Adds our handlers, into an existing group with the same matcher when there is one.
+pub fn add_ours(settings: &mut Value, bin_dir: &Path) {
+    let object = settings
+        .as_object_mut()
+        .expect("settings checked to be an object");
+    let hooks = object.entry("hooks").or_insert_with(|| json!({}));
+    if !hooks.is_object() {
+        *hooks = json!({});
+    }
+    let hooks = hooks.as_object_mut().expect("just made an object");
+    for registration in REGISTRATIONS {
+        let handler = json!({
+            "type": "command",
+            "command": shell_quote(&bin_dir.join(registration.binary)),
+            "timeout": registration.timeout,
+        });
+        let groups = hooks.entry(registration.event).or_insert_with(|| json!([]));
+        if !groups.is_array() {
+            *groups = json!([]);
+        }
+        let groups = groups.as_array_mut().expect("just made an array");
+        let same_matcher = groups.iter_mut().find(|group| {
+            group
+                .get("matcher")
+                .and_then(Value::as_str)
+                .filter(|m| !m.is_empty())
+                == registration.matcher
+                && group.get("hooks").is_some_and(Value::is_array)
+        });
+        match same_matcher {
+            Some(group) => group["hooks"]
+                .as_array_mut()
+                .expect("checked array")
+                .push(handler),
+            None => {
+                let mut group = Map::new();
+                if let Some(matcher) = registration.matcher {
+                    group.insert("matcher".into(), json!(matcher));
+                }
+                group.insert("hooks".into(), json!([handler]));
+                groups.push(Value::Object(group));
+            }
+        }
+    }
+}
+
+/// Quotes a path for the `sh -c` that Claude Code runs a command through,
+/// only when it needs it.
+pub fn shell_quote(path: &Path) -> String {
+    let text = path.to_string_lossy();
+    if text
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || "/._-+".contains(c))
+    {
+        text.into_owned()
+    } else {
+        format!("'{}'", text.replace('\'', "'\\''"))
+    }
+}
+
+fn install_commands(project: &Path, cli: &str) -> anyhow::Result<()> {
+    let dir = project.join(".claude").join("commands");
+    for (name, text) in COMMANDS {
+        let path = dir.join(name);
+        if let Ok(existing) = std::fs::read_to_string(&path)
+            && !existing.contains(COMMAND_MARKER)
+        {
+            eprintln!(
+                "ralph-hooks: warning: {} exists and is not ours; left it alone",
+                path.display()
+            );
+            continue;
+        }
+        let body = text.replace("ralph-hooks ", &format!("{cli} "));
+        write_atomic(&path, format!("{body}\n{COMMAND_MARKER}\n").as_bytes())?;
+    }
+    Ok(())
+}
+
+fn remove_commands(project: &Path) -> anyhow::Result<usize> {
+    let dir = project.join(".claude").join("commands");
+    let mut removed = 0;
+    for (name, _) in COMMANDS {
+        let path = dir.join(name);
+        if std::fs::read_to_string(&path).is_ok_and(|text| text.contains(COMMAND_MARKER)) {
+            std::fs::remove_file(&path)
+                .with_context(|| format!("cannot remove {}", path.display()))?;
+            removed += 1;
+        }
+    }
+    Ok(removed)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn install_is_idempotent_and_uninstall_exact() {
+        let original = json!({
+            "model": "x",
+            "hooks": {"Stop": [{"hooks": [{"type": "command", "command": "/usr/bin/other-stop"}]}]},
+            "permissions": {"allow": ["Bash(ls)"]}
+        });
+        let mut settings = original.clone();
+        add_ours(&mut settings, Path::new("/opt/bin"));
+        let once = settings.clone();
+        remove_ours(&mut settings);
+        add_ours(&mut settings, Path::new("/opt/bin"));
+        assert_eq!(settings, once);
+        let stop_handlers = settings["hooks"]["Stop"][0]["hooks"].as_array().unwrap();
+        assert_eq!(stop_handlers.len(), 2);
+        remove_ours(&mut settings);
+        assert_eq!(settings, original);
+    }
+
+    #[test]
+    fn quoting_only_when_needed() {
+        assert_eq!(shell_quote(Path::new("/a/b-c")), "/a/b-c");
+        assert_eq!(shell_quote(Path::new("/a b/c")), "'/a b/c'");
+        assert!(is_ours(
+            &json!({"command": "'/a b/ralph-stop-loop-controller'"})
+        ));
+    }
+}

@@ -1,0 +1,145 @@
+//! The validated context every handler gets first: where the project and the
+//! state live, what time it is, whether to explain ourselves, and the config.
+//!
+//! Built once from the environment and the hook input, so handlers never read
+//! environment variables themselves and tests can set everything from outside.
+
+use std::cell::OnceCell;
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use anyhow::Context as _;
+use chrono::{DateTime, Utc};
+
+use crate::config::Config;
+use crate::protocol::Common;
+use crate::state::Store;
+
+pub struct Ctx {
+    /// `$CLAUDE_PROJECT_DIR`, else the input's `cwd`, else the process's cwd.
+    pub project_root: PathBuf,
+    /// `$RALPH_HOOKS_STATE_DIR`, else `<project>/.claude/orchestrator`.
+    pub state_root: PathBuf,
+    /// The session this call belongs to: the input's, else `$CLAUDE_CODE_SESSION_ID`.
+    pub session_id: Option<String>,
+    /// `$CLAUDE_PID` (the Claude Code process), recorded to tell live sessions apart.
+    pub claude_pid: Option<u32>,
+    pub debug: bool,
+    now: DateTime<Utc>,
+    config: OnceCell<Config>,
+    store: Store,
+}
+
+impl Ctx {
+    /// Context for a hook call.
+    pub fn from_env(common: &Common) -> anyhow::Result<Ctx> {
+        let project_root = match env_nonempty("CLAUDE_PROJECT_DIR") {
+            Some(dir) => PathBuf::from(dir),
+            None => match &common.cwd {
+                Some(cwd) if !cwd.is_empty() => PathBuf::from(cwd),
+                _ => std::env::current_dir().context("cannot determine the current directory")?,
+            },
+        };
+        let session_id = common
+            .session_id
+            .clone()
+            .or_else(|| env_nonempty("CLAUDE_CODE_SESSION_ID"));
+        Ok(Ctx::new(project_root, session_id))
+    }
+
+    /// Context for the CLI: the project is `--project`, `$CLAUDE_PROJECT_DIR`
+    /// or the current directory.
+    pub fn for_cli(project: Option<&Path>) -> anyhow::Result<Ctx> {
+        let project_root = match project {
+            Some(dir) => dir.to_path_buf(),
+            None => match env_nonempty("CLAUDE_PROJECT_DIR") {
+                Some(dir) => PathBuf::from(dir),
+                None => {
+                    std::env::current_dir().context("cannot determine the current directory")?
+                }
+            },
+        };
+        Ok(Ctx::new(
+            project_root,
+            env_nonempty("CLAUDE_CODE_SESSION_ID"),
+        ))
+    }
+
+    fn new(project_root: PathBuf, session_id: Option<String>) -> Ctx {
+        let project_root = absolute(&project_root);
+        let state_root = match env_nonempty("RALPH_HOOKS_STATE_DIR") {
+            Some(dir) => absolute(Path::new(&dir)),
+            None => project_root.join(".claude").join("orchestrator"),
+        };
+        Ctx {
+            store: Store::new(state_root.clone()),
+            project_root,
+            state_root,
+            session_id,
+            claude_pid: env_nonempty("CLAUDE_PID").and_then(|pid| pid.parse().ok()),
+            debug: env_nonempty("RALPH_HOOKS_DEBUG").is_some_and(|v| v != "0"),
+            now: now_from_env(),
+            config: OnceCell::new(),
+        }
+    }
+
+    /// The current time. `$RALPH_HOOKS_NOW` (RFC 3339) pins it, for tests.
+    pub fn now(&self) -> DateTime<Utc> {
+        self.now
+    }
+
+    /// The state store; its warnings (corrupt files moved aside) are shown to
+    /// the user by the hook runner.
+    pub fn store(&self) -> &Store {
+        &self.store
+    }
+
+    /// The project config (`.claude/ralph-hooks.json`), loaded on first use.
+    /// A broken config is reported on stderr and replaced by the defaults:
+    /// a typo must never block the user's session.
+    pub fn config(&self) -> &Config {
+        self.config
+            .get_or_init(|| match Config::load(&self.project_root) {
+                Ok(config) => config,
+                Err(error) => {
+                    eprintln!("ralph-hooks: warning: ignoring config: {error:#}");
+                    Config::default()
+                }
+            })
+    }
+
+    /// Prints a `[DEBUG]` line on stderr when debugging is on.
+    pub fn debug(&self, message: fmt::Arguments<'_>) {
+        if self.debug {
+            eprintln!("[DEBUG] {message}");
+        }
+    }
+
+    /// Turns a path from the input into a display path relative to the project.
+    pub fn display_path<'a>(&self, path: &'a Path) -> std::borrow::Cow<'a, str> {
+        match path.strip_prefix(&self.project_root) {
+            Ok(relative) if !relative.as_os_str().is_empty() => relative.to_string_lossy(),
+            _ => path.to_string_lossy(),
+        }
+    }
+}
+
+fn env_nonempty(name: &str) -> Option<String> {
+    std::env::var(name).ok().filter(|value| !value.is_empty())
+}
+
+fn now_from_env() -> DateTime<Utc> {
+    env_nonempty("RALPH_HOOKS_NOW")
+        .and_then(|text| DateTime::parse_from_rfc3339(&text).ok())
+        .map(|time| time.with_timezone(&Utc))
+        .unwrap_or_else(Utc::now)
+}
+
+fn absolute(path: &Path) -> PathBuf {
+    if path.is_absolute() {
+        return path.to_path_buf();
+    }
+    std::env::current_dir()
+        .map(|cwd| cwd.join(path))
+        .unwrap_or_else(|_| path.to_path_buf())
+}

@@ -1,0 +1,7 @@
+//! One file per hook binary: each is a unit struct implementing
+//! [`crate::hook::Hook`] over plain functions.
+
+pub mod post_tool_use;
+pub mod pre_tool_use;
+pub mod session_start;
+pub mod stop;

@@ -1,0 +1,37 @@
+//! `ralph-post-tool-lsp-diagnostic`: after a Write or Edit, tells Claude what
+//! the file's language server says about it (and blocks, during a loop, when
+//! the edit introduced errors); also flags orchestrator files that an edit
+//! left out of schema.
+
+use crate::ctx::Ctx;
+use crate::hook::Hook;
+use crate::protocol::{EventName, HookInput, HookOutput};
+
+pub struct PostToolLspDiagnostic;
+
+impl Hook for PostToolLspDiagnostic {
+    const NAME: &'static str = "ralph-post-tool-lsp-diagnostic";
+    const EVENTS: &'static [EventName] = &[EventName::PostToolUse];
+    const HELP: &'static str = "\
+ralph-post-tool-lsp-diagnostic — Claude Code PostToolUse hook (Write|Edit|MultiEdit)
+
+Reads one PostToolUse hook JSON object on stdin, runs the edited file's
+language server and reports its diagnostics as additionalContext, marking
+which ones this edit introduced. While a Ralph loop runs, an edit that
+introduces errors is blocked with them as the reason. Orchestrator files
+(state.json, contract YAMLs, knowledge.yaml) are validated against their schema.
+
+Exit 1 with one stderr line on bad input or an internal fault (never blocks).
+Config: <project>/.lsp.json and <project>/.claude/ralph-hooks.json (\"lsp\", \"diagnostics\").
+";
+
+    fn handle(ctx: &Ctx, input: HookInput) -> anyhow::Result<HookOutput> {
+        let HookInput::PostToolUse(tool) = input else {
+            return Ok(HookOutput::silent());
+        };
+        if let Some(output) = crate::schema::hook::check_edit(ctx, &tool) {
+            return Ok(output);
+        }
+        crate::diagnostics::after_edit(ctx, &tool)
+    }
+}

@@ -1,0 +1,39 @@
+//! `ralph-pre-tool-stop-guard`: PreToolUse rules. Each rule either denies the
+//! call with a reason that says what to do instead, or stays silent; none
+//! ever answers `allow`, so the user's own permission prompts stay in charge.
+
+use crate::ctx::Ctx;
+use crate::hook::Hook;
+use crate::protocol::{EventName, HookInput, HookOutput};
+
+pub struct PreToolStopGuard;
+
+impl Hook for PreToolStopGuard {
+    const NAME: &'static str = "ralph-pre-tool-stop-guard";
+    const EVENTS: &'static [EventName] = &[EventName::PreToolUse];
+    const HELP: &'static str = "\
+ralph-pre-tool-stop-guard — Claude Code PreToolUse hook
+
+Reads one PreToolUse hook JSON object on stdin and denies (never allows):
+completing a task while steps are open, risky commands while a Ralph loop runs
+unattended, direct edits of ralph-hooks' own state files, sub-agent prompts
+with unsubstituted {{PLACEHOLDERS}}, and orchestrator contract files that break
+their schema. Otherwise it prints nothing and the call goes on as usual.
+
+Exit 1 with one stderr line on bad input or an internal fault (never blocks).
+Config: <project>/.claude/ralph-hooks.json, section \"guard\".
+";
+
+    fn handle(ctx: &Ctx, input: HookInput) -> anyhow::Result<HookOutput> {
+        let HookInput::PreToolUse(tool) = input else {
+            return Ok(HookOutput::silent());
+        };
+        if let Some(output) = crate::guards::check(ctx, &tool) {
+            return Ok(output);
+        }
+        if let Some(output) = crate::schema::hook::check_write(ctx, &tool) {
+            return Ok(output);
+        }
+        Ok(HookOutput::silent())
+    }
+}

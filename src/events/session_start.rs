@@ -1,0 +1,157 @@
+//! `ralph-session-start`: puts the work back in front of Claude when a
+//! session starts, resumes, is cleared, and above all after a compaction,
+//! which drops everything the loop and the task told Claude before.
+//!
+//! Each feature contributes one section; a feature whose state is missing
+//! contributes nothing, and one whose state is broken contributes one line
+//! saying so, never a failure.
+
+use std::fmt::Write as _;
+
+use crate::ctx::Ctx;
+use crate::hook::Hook;
+use crate::loop_state::{LOOP_FILE, LoopState};
+use crate::protocol::{EventName, HookInput, HookOutput};
+
+pub struct SessionStart;
+
+impl Hook for SessionStart {
+    const NAME: &'static str = "ralph-session-start";
+    const EVENTS: &'static [EventName] = &[EventName::SessionStart];
+    const HELP: &'static str = "\
+ralph-session-start — Claude Code SessionStart hook (all sources)
+
+Reads one SessionStart hook JSON object on stdin and answers with
+additionalContext describing the running Ralph loop (goal, iteration,
+conditions, what failed last, how to finish or cancel), the active task's
+checklist, the orchestrator's state and knowledge, and resumable commands.
+Prints nothing when there is nothing to restore.
+
+Exit 1 with one stderr line on bad input or an internal fault (never blocks).
+Env: CLAUDE_PROJECT_DIR, RALPH_HOOKS_STATE_DIR, RALPH_HOOKS_DEBUG=1.
+";
+
+    fn handle(ctx: &Ctx, input: HookInput) -> anyhow::Result<HookOutput> {
+        let HookInput::SessionStart(start) = input else {
+            return Ok(HookOutput::silent());
+        };
+        let source = start.source.as_deref().unwrap_or("startup");
+        let sections: Vec<String> = [
+            section(ctx, "loop", || loop_context(ctx, source)),
+            section(ctx, "task", || crate::tasks::session_context(ctx)),
+            section(ctx, "orchestrator", || {
+                crate::orchestrator::session_context(ctx)
+            }),
+        ]
+        .into_iter()
+        .flatten()
+        .collect();
+        if sections.is_empty() {
+            return Ok(HookOutput::silent());
+        }
+        let mut text = String::new();
+        if source == "compact" {
+            text.push_str("[ralph-hooks] The conversation was just compacted. This is the state of the work you were doing:\n\n");
+        } else {
+            text.push_str("[ralph-hooks] State of the work in this project:\n\n");
+        }
+        text.push_str(&sections.join("\n\n"));
+        Ok(HookOutput::context(EventName::SessionStart, text))
+    }
+}
+
+/// Runs one section builder; an error becomes one line, not a failure.
+fn section(
+    ctx: &Ctx,
+    name: &str,
+    build: impl FnOnce() -> anyhow::Result<Option<String>>,
+) -> Option<String> {
+    match build() {
+        Ok(text) => text,
+        Err(error) => {
+            ctx.debug(format_args!(
+                "session-start section {name} failed: {error:#}"
+            ));
+            Some(format!("({name} state could not be read: {error:#})"))
+        }
+    }
+}
+
+/// The running loop, for this session or not yet claimed by any.
+pub fn loop_context(ctx: &Ctx, source: &str) -> anyhow::Result<Option<String>> {
+    if !ctx.store().exists(LOOP_FILE) {
+        return Ok(None);
+    }
+    let Some(state) = ctx.store().read_json::<LoopState>(LOOP_FILE)? else {
+        return Ok(None);
+    };
+    if !state.is_running() {
+        return Ok(None);
+    }
+    let mut text = String::new();
+    let _ = writeln!(text, "RALPH LOOP RUNNING ({}): {}", state.id, state.goal);
+    if let (Some(owner), Some(session)) = (&state.session_id, &ctx.session_id)
+        && owner != session
+    {
+        let _ = writeln!(
+            text,
+            "It belongs to another session ({owner}); its stops are not controlled here. Run `ralph-hooks loop cancel` to end it."
+        );
+        return Ok(Some(text.trim_end().to_string()));
+    }
+    let _ = writeln!(
+        text,
+        "Iteration {}/{} (failed iterations so far / budget).",
+        state.iteration, state.max_iterations
+    );
+    let _ = writeln!(text, "You cannot end your turn until all of these hold:");
+    for line in state.condition_lines() {
+        let _ = writeln!(text, "- {line}");
+    }
+    if let Some(last) = state.history.last() {
+        let _ = writeln!(
+            text,
+            "Last check ({}): still failing — {}",
+            last.at.format("%Y-%m-%d %H:%M:%SZ"),
+            last.failed.join(", ")
+        );
+        for run in last.checks.iter().filter(|r| !r.passed()) {
+            let tail: Vec<&str> = run
+                .tail
+                .lines()
+                .rev()
+                .take(5)
+                .collect::<Vec<_>>()
+                .into_iter()
+                .rev()
+                .collect();
+            if !tail.is_empty() {
+                let _ = writeln!(
+                    text,
+                    "  `{}` ended with:\n{}",
+                    run.command,
+                    crate::text::indent(&tail.join("\n"), "    ")
+                );
+            }
+        }
+    }
+    if let Some(promise) = &state.promise {
+        let _ = writeln!(
+            text,
+            "To finish: when it is completely true, end your final message with exactly <promise>{promise}</promise>."
+        );
+    } else {
+        let _ = writeln!(
+            text,
+            "To finish: make the conditions hold; the loop checks them each time you stop."
+        );
+    }
+    let _ = writeln!(
+        text,
+        "To cancel (only if the user asks): `ralph-hooks loop cancel`."
+    );
+    if source == "compact" {
+        let _ = writeln!(text, "Continue the loop's work now.");
+    }
+    Ok(Some(text.trim_end().to_string()))
+}

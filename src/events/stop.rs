@@ -1,0 +1,228 @@
+//! `ralph-stop-loop-controller`: the Ralph loop at every Stop, and, when no
+//! loop runs, task-step and todo continuation ([`crate::continuation`]).
+//!
+//! The hot path is "no loop": one `stat` of `loop.json` and we are done, so a
+//! session without a loop pays about the cost of starting a process.
+
+use std::time::Duration;
+
+use anyhow::Context as _;
+use serde_json::json;
+
+use crate::ctx::Ctx;
+use crate::hook::Hook;
+use crate::loop_ctl::{self, Evidence, Ownership, StopDecision};
+use crate::loop_state::{LOOP_FILE, LoopState};
+use crate::protocol::{EventName, HookInput, HookOutput, StopInput};
+use crate::{checks, continuation, events_log, loops, promise, transcript, worktree};
+
+pub struct StopLoopController;
+
+impl Hook for StopLoopController {
+    const NAME: &'static str = "ralph-stop-loop-controller";
+    const EVENTS: &'static [EventName] = &[EventName::Stop, EventName::SubagentStop];
+    const HELP: &'static str = "\
+ralph-stop-loop-controller — Claude Code Stop (and SubagentStop) hook
+
+Reads one Stop hook JSON object on stdin. While a Ralph loop is RUNNING for
+this session (`ralph-hooks loop start`), it evaluates the loop's completion
+conditions (promise, check commands, LSP errors) and blocks the stop with a
+follow-up prompt until they hold or the budget runs out. With no loop it
+continues open task steps and todo items. SubagentStop: loops do not act on
+subagents.
+
+Output: nothing (allow), or {\"decision\":\"block\",\"reason\":…}; exit 1 with one
+stderr line on bad input or an internal fault (never blocks).
+Env: CLAUDE_PROJECT_DIR, RALPH_HOOKS_STATE_DIR, RALPH_HOOKS_DEBUG=1.
+";
+
+    fn handle(ctx: &Ctx, input: HookInput) -> anyhow::Result<HookOutput> {
+        match input {
+            HookInput::Stop(stop) => on_stop(ctx, &stop),
+            // A loop is about the main agent's turn; a subagent ending must
+            // not run the checks or use an iteration.
+            HookInput::SubagentStop(_) => Ok(HookOutput::silent()),
+            _ => Ok(HookOutput::silent()),
+        }
+    }
+}
+
+fn on_stop(ctx: &Ctx, stop: &StopInput) -> anyhow::Result<HookOutput> {
+    // Fast path: no loop file at all.
+    if !ctx.store().exists(LOOP_FILE) {
+        return continuation::on_stop(ctx, stop);
+    }
+    let Some(state) = ctx.store().read_json::<LoopState>(LOOP_FILE)? else {
+        return continuation::on_stop(ctx, stop);
+    };
+    if !state.is_running() {
+        ctx.debug(format_args!(
+            "loop {} is {}, not running",
+            state.id,
+            state.status.as_str()
+        ));
+        return continuation::on_stop(ctx, stop);
+    }
+    let ownership = loop_ctl::ownership(&state, ctx.session_id.as_deref());
+    if ownership == Ownership::Other {
+        ctx.debug(format_args!(
+            "loop {} belongs to session {:?}, not {:?}: leaving this stop alone",
+            state.id, state.session_id, ctx.session_id
+        ));
+        return Ok(HookOutput::silent());
+    }
+    let running = stop.running_background_tasks();
+    if running > 0 {
+        ctx.debug(format_args!(
+            "{running} background task(s) still running: holding without an iteration"
+        ));
+        return Ok(HookOutput::silent());
+    }
+
+    // Evidence is gathered without the lock: checks may take minutes, and the
+    // CLI must still be able to cancel meanwhile.
+    let snapshot = worktree::snapshot(&ctx.project_root, &ctx.state_root);
+    let evidence = gather_evidence(ctx, &state, stop, snapshot.as_ref())?;
+
+    let store = ctx.store();
+    let locked = store.lock(LOOP_FILE)?;
+    let Some(mut current) = locked.load_json::<LoopState>()? else {
+        return Ok(HookOutput::silent());
+    };
+    if current.id != state.id || !current.is_running() {
+        ctx.debug(format_args!(
+            "loop changed while checking (now {} {}): no decision",
+            current.id,
+            current.status.as_str()
+        ));
+        return Ok(HookOutput::silent());
+    }
+    if ownership == Ownership::Claim {
+        current.session_id = ctx.session_id.clone();
+        ctx.debug(format_args!(
+            "loop {} claimed by session {:?}",
+            current.id, ctx.session_id
+        ));
+    }
+    let (mut next, decision) = loop_ctl::decide(&current, &evidence, ctx.now());
+    if snapshot.is_some() {
+        next.worktree = snapshot;
+    }
+    locked.save_json(&next)?;
+    drop(locked);
+
+    let iteration = next.iteration;
+    let output = match decision {
+        StopDecision::Block {
+            reason,
+            system_message,
+        } => {
+            log_event(
+                ctx,
+                &next,
+                "loop_iteration",
+                json!({"iteration": iteration, "failed": last_failed(&next)}),
+            );
+            HookOutput::block(reason).with_system_message(system_message)
+        }
+        StopDecision::Complete { system_message } => {
+            loops::archive(ctx, &next)?;
+            log_event(
+                ctx,
+                &next,
+                "loop_completed",
+                json!({"iteration": iteration, "reason": next.completion_reason}),
+            );
+            HookOutput::silent().with_system_message(system_message)
+        }
+        StopDecision::Fail { system_message } => {
+            loops::archive(ctx, &next)?;
+            log_event(
+                ctx,
+                &next,
+                "loop_failed",
+                json!({"iteration": iteration, "reason": next.completion_reason, "failed": last_failed(&next)}),
+            );
+            HookOutput::silent().with_system_message(system_message)
+        }
+    };
+    Ok(output)
+}
+
+fn last_failed(state: &LoopState) -> Vec<String> {
+    state
+        .history
+        .last()
+        .map(|entry| entry.failed.clone())
+        .unwrap_or_default()
+}
+
+fn log_event(ctx: &Ctx, state: &LoopState, event: &str, mut data: serde_json::Value) {
+    data["event"] = json!(event);
+    // The decision is already saved; a full disk must not turn it into a fault.
+    if let Err(error) = events_log::append(ctx, "loop_event", ("loopId", &state.id), data) {
+        eprintln!("ralph-stop-loop-controller: warning: cannot record {event}: {error:#}");
+    }
+}
+
+fn gather_evidence(
+    ctx: &Ctx,
+    state: &LoopState,
+    stop: &StopInput,
+    snapshot: Option<&worktree::Snapshot>,
+) -> anyhow::Result<Evidence> {
+    let promise_given = state.promise.as_deref().map(|wanted| {
+        let message = stop
+            .last_assistant_message
+            .clone()
+            .filter(|text| !text.trim().is_empty())
+            .or_else(|| {
+                stop.common
+                    .transcript_path
+                    .as_deref()
+                    .and_then(|p| transcript::last_assistant_text(p.as_ref()))
+            })
+            .unwrap_or_default();
+        let given = promise::is_given(&message, wanted);
+        ctx.debug(format_args!("promise {wanted:?} given: {given}"));
+        given
+    });
+    let timeout = Duration::from_secs(state.check_timeout_secs.max(1));
+    let mut runs = Vec::new();
+    for command in &state.checks {
+        let run = checks::run(&ctx.project_root, command, timeout)
+            .with_context(|| format!("check `{command}` could not run"))?;
+        ctx.debug(format_args!(
+            "check `{command}`: {} in {} ms",
+            run.describe_status(),
+            run.duration_ms
+        ));
+        runs.push(run);
+    }
+    let mut conditions = Vec::new();
+    if state.diagnostics {
+        conditions.push(crate::diagnostics::loop_condition(ctx, state));
+    }
+    let files_changed = match (state.worktree.as_ref(), snapshot) {
+        (Some(before), Some(after)) => worktree::changed(before, after),
+        // First Stop of the loop: everything dirty now counts as this
+        // iteration's change only if we had a baseline; we did not.
+        _ => Vec::new(),
+    };
+    Ok(Evidence {
+        promise_given,
+        checks: runs,
+        conditions,
+        files_changed,
+        stop_hook_active: stop.stop_hook_active,
+        block_cap: block_cap(),
+    })
+}
+
+/// Claude Code's own cap on consecutive Stop blocks, as configured for it.
+fn block_cap() -> u32 {
+    std::env::var("CLAUDE_CODE_STOP_HOOK_BLOCK_CAP")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(loop_ctl::CLAUDE_BLOCK_CAP)
+}

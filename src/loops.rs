@@ -1,0 +1,133 @@
+//! Loop lifecycle on disk: start, cancel, archive. Used by the CLI and the
+//! Stop hook; every change is a locked read-modify-write of `loop.json`.
+
+use anyhow::{Context as _, bail};
+use serde_json::json;
+
+use crate::ctx::Ctx;
+use crate::events_log;
+use crate::ids;
+use crate::loop_ctl;
+use crate::loop_state::{ARCHIVE_DIR, LOOP_FILE, LoopState, LoopStatus};
+
+/// What `ralph-hooks loop start` asks for.
+#[derive(Debug, Clone, Default)]
+pub struct StartRequest {
+    pub goal: String,
+    pub promise: Option<String>,
+    pub checks: Vec<String>,
+    pub check_timeout_secs: u64,
+    pub max_iterations: u32,
+    pub diagnostics: bool,
+    pub no_warnings: bool,
+}
+
+/// Starts a loop, refusing while another one is running.
+pub fn start(ctx: &Ctx, request: StartRequest) -> anyhow::Result<LoopState> {
+    if request.goal.trim().is_empty() {
+        bail!(
+            "the goal is empty: say what the loop should achieve, e.g. `ralph-hooks loop start \"make the tests pass\" --check \"cargo test\"`"
+        );
+    }
+    if request.promise.is_none() && request.checks.is_empty() && !request.diagnostics {
+        bail!(
+            "a loop needs at least one completion condition: --promise TEXT, --check CMD or --diagnostics; without one it could never finish"
+        );
+    }
+    if request.max_iterations == 0 {
+        bail!("--max-iterations must be at least 1");
+    }
+    if let Some(promise) = &request.promise
+        && (promise.trim().is_empty()
+            || promise.contains("<promise>")
+            || promise.contains("</promise>"))
+    {
+        bail!("--promise must be plain, non-empty text (the tags are added for you)");
+    }
+    let store = ctx.store();
+    let locked = store.lock(LOOP_FILE)?;
+    if let Some(existing) = locked.load_json::<LoopState>()?
+        && existing.is_running()
+    {
+        bail!(
+            "loop {} is already RUNNING (goal: {:?}, iteration {}/{}, session {}): finish it, or run `ralph-hooks loop cancel` first",
+            existing.id,
+            existing.goal,
+            existing.iteration,
+            existing.max_iterations,
+            existing.session_id.as_deref().unwrap_or("not yet claimed")
+        );
+    }
+    let now = ctx.now();
+    let id = format!(
+        "loop-{}-{:04x}",
+        now.format("%Y%m%dT%H%M%SZ"),
+        std::process::id() & 0xffff
+    );
+    ids::check("loop", &id)?;
+    let state = LoopState {
+        version: 1,
+        id,
+        status: LoopStatus::Running,
+        goal: request.goal,
+        promise: request
+            .promise
+            .map(|p| crate::promise::normalize_whitespace(&p)),
+        checks: request.checks,
+        check_timeout_secs: request.check_timeout_secs,
+        diagnostics: request.diagnostics,
+        no_warnings: request.no_warnings,
+        iteration: 0,
+        max_iterations: request.max_iterations,
+        session_id: ctx.session_id.clone(),
+        project_root: ctx.project_root.to_string_lossy().into_owned(),
+        started_at: now,
+        updated_at: now,
+        ended_at: None,
+        completion_reason: None,
+        consecutive_blocks: 0,
+        worktree: crate::worktree::snapshot(&ctx.project_root, &ctx.state_root),
+        touched_files: Default::default(),
+        history: Vec::new(),
+    };
+    locked.save_json(&state)?;
+    drop(locked);
+    let _ = events_log::append(
+        ctx,
+        "loop_event",
+        ("loopId", &state.id),
+        json!({"event": "loop_started", "goal": state.goal, "maxIterations": state.max_iterations,
+               "checks": state.checks, "promise": state.promise, "diagnostics": state.diagnostics}),
+    );
+    Ok(state)
+}
+
+/// Cancels the running loop; `None` when there is none.
+pub fn cancel(ctx: &Ctx) -> anyhow::Result<Option<LoopState>> {
+    let store = ctx.store();
+    let locked = store.lock(LOOP_FILE)?;
+    let Some(mut state) = locked.load_json::<LoopState>()? else {
+        return Ok(None);
+    };
+    if !state.is_running() {
+        return Ok(None);
+    }
+    loop_ctl::finish(&mut state, LoopStatus::Cancelled, "cancelled", ctx.now());
+    locked.save_json(&state)?;
+    drop(locked);
+    archive(ctx, &state)?;
+    let _ = events_log::append(
+        ctx,
+        "loop_event",
+        ("loopId", &state.id),
+        json!({"event": "loop_cancelled", "iteration": state.iteration}),
+    );
+    Ok(Some(state))
+}
+
+/// Copies a finished loop to `loops/<id>.json`; `loop.json` keeps it as "the last loop".
+pub fn archive(ctx: &Ctx, state: &LoopState) -> anyhow::Result<()> {
+    ids::check("loop", &state.id).context("refusing to archive a loop with an unsafe id")?;
+    let relative = format!("{ARCHIVE_DIR}/{}.json", state.id);
+    ctx.store().lock(&relative)?.save_json(state)
+}

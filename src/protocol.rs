@@ -1,0 +1,451 @@
+//! The Claude Code hook wire format: what arrives on stdin and what we print.
+//!
+//! Inputs are tolerant: every field except `hook_event_name` may be missing,
+//! and unknown fields are ignored, because Claude Code adds fields often (see
+//! `shared/reference/claude-code-hooks.md` §1). Outputs are minimal: a field is
+//! written only when it carries a decision, and the type system makes the one
+//! dangerous answer, `permissionDecision: "allow"`, impossible to express.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// The events our binaries accept, named as Claude Code names them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EventName {
+    SessionStart,
+    PreToolUse,
+    PostToolUse,
+    Stop,
+    SubagentStop,
+}
+
+impl EventName {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EventName::SessionStart => "SessionStart",
+            EventName::PreToolUse => "PreToolUse",
+            EventName::PostToolUse => "PostToolUse",
+            EventName::Stop => "Stop",
+            EventName::SubagentStop => "SubagentStop",
+        }
+    }
+
+    pub fn parse(name: &str) -> Option<EventName> {
+        Some(match name {
+            "SessionStart" => EventName::SessionStart,
+            "PreToolUse" => EventName::PreToolUse,
+            "PostToolUse" => EventName::PostToolUse,
+            "Stop" => EventName::Stop,
+            "SubagentStop" => EventName::SubagentStop,
+            _ => return None,
+        })
+    }
+}
+
+/// Fields every event carries (or may carry).
+#[derive(Debug, Clone, Default, Deserialize)]
+pub struct Common {
+    #[serde(default)]
+    pub session_id: Option<String>,
+    #[serde(default)]
+    pub transcript_path: Option<String>,
+    #[serde(default)]
+    pub cwd: Option<String>,
+    #[serde(default)]
+    pub permission_mode: Option<String>,
+    #[serde(default)]
+    pub prompt_id: Option<String>,
+    /// Set when the event fires inside a subagent.
+    #[serde(default)]
+    pub agent_id: Option<String>,
+    #[serde(default)]
+    pub agent_type: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+pub struct SessionStartInput {
+    #[serde(flatten)]
+    pub common: Common,
+    /// `startup`, `resume`, `clear`, `compact` or `fork`; absent on old clients.
+    #[serde(default)]
+    pub source: Option<String>,
+}
+
+/// PreToolUse and PostToolUse share this shape; `tool_response` is only
+/// present on PostToolUse.
+#[derive(Debug, Clone, Default, Deserialize)]
+pub struct ToolInput {
+    #[serde(flatten)]
+    pub common: Common,
+    #[serde(default)]
+    pub tool_name: String,
+    /// Kept as raw JSON: every tool has its own shape and we read it defensively.
+    #[serde(default)]
+    pub tool_input: Value,
+    #[serde(default)]
+    pub tool_response: Value,
+    #[serde(default)]
+    pub tool_use_id: Option<String>,
+}
+
+impl ToolInput {
+    /// A string field of `tool_input`, if present and a string.
+    pub fn input_str(&self, key: &str) -> Option<&str> {
+        self.tool_input.get(key).and_then(Value::as_str)
+    }
+}
+
+/// Stop and SubagentStop.
+#[derive(Debug, Clone, Default, Deserialize)]
+pub struct StopInput {
+    #[serde(flatten)]
+    pub common: Common,
+    /// True when Claude is already continuing because a Stop hook blocked.
+    /// One bit, not a counter: a fresh user turn resets it to false.
+    #[serde(default)]
+    pub stop_hook_active: bool,
+    /// The final assistant text of the turn (v2.1.47+). Preferred over the
+    /// transcript, which is written asynchronously and can lag.
+    #[serde(default)]
+    pub last_assistant_message: Option<String>,
+    /// Background work still running; its shape is not documented, so the
+    /// entries stay raw.
+    #[serde(default)]
+    pub background_tasks: Vec<Value>,
+    #[serde(default)]
+    pub session_crons: Vec<Value>,
+}
+
+impl StopInput {
+    /// Background tasks that are still running. An entry without a status is
+    /// taken as running: Claude Code lists finished ones rarely, and holding a
+    /// stop one time too many is cheaper than cutting off running work.
+    pub fn running_background_tasks(&self) -> usize {
+        self.background_tasks
+            .iter()
+            .filter(|task| {
+                let status = task
+                    .get("status")
+                    .and_then(Value::as_str)
+                    .unwrap_or("running");
+                !matches!(
+                    status.to_ascii_lowercase().as_str(),
+                    "completed"
+                        | "done"
+                        | "failed"
+                        | "killed"
+                        | "cancelled"
+                        | "canceled"
+                        | "stopped"
+                        | "exited"
+                )
+            })
+            .count()
+    }
+}
+
+/// One parsed hook input.
+#[derive(Debug, Clone)]
+pub enum HookInput {
+    SessionStart(SessionStartInput),
+    PreToolUse(ToolInput),
+    PostToolUse(ToolInput),
+    Stop(StopInput),
+    SubagentStop(StopInput),
+}
+
+impl HookInput {
+    pub fn event(&self) -> EventName {
+        match self {
+            HookInput::SessionStart(_) => EventName::SessionStart,
+            HookInput::PreToolUse(_) => EventName::PreToolUse,
+            HookInput::PostToolUse(_) => EventName::PostToolUse,
+            HookInput::Stop(_) => EventName::Stop,
+            HookInput::SubagentStop(_) => EventName::SubagentStop,
+        }
+    }
+
+    pub fn common(&self) -> &Common {
+        match self {
+            HookInput::SessionStart(input) => &input.common,
+            HookInput::PreToolUse(input) | HookInput::PostToolUse(input) => &input.common,
+            HookInput::Stop(input) | HookInput::SubagentStop(input) => &input.common,
+        }
+    }
+}
+
+/// Why an input was rejected. Each message is one line naming the problem.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum InputError {
+    Empty,
+    TooLarge {
+        limit: usize,
+    },
+    NotUtf8 {
+        valid_up_to: usize,
+    },
+    NotJson(String),
+    NotObject(&'static str),
+    MissingEvent,
+    WrongEvent {
+        got: String,
+        expected: Vec<&'static str>,
+    },
+    BadField(String),
+}
+
+impl std::fmt::Display for InputError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            InputError::Empty => write!(f, "empty stdin: expected one hook JSON object"),
+            InputError::TooLarge { limit } => {
+                write!(
+                    f,
+                    "stdin is larger than {} MiB: refusing to parse it",
+                    limit / (1024 * 1024)
+                )
+            }
+            InputError::NotUtf8 { valid_up_to } => {
+                write!(
+                    f,
+                    "stdin is not valid UTF-8 (first bad byte at offset {valid_up_to})"
+                )
+            }
+            InputError::NotJson(error) => write!(f, "stdin is not JSON: {error}"),
+            InputError::NotObject(kind) => write!(f, "stdin is a JSON {kind}, expected an object"),
+            InputError::MissingEvent => write!(f, "input has no string hook_event_name"),
+            InputError::WrongEvent { got, expected } => {
+                write!(
+                    f,
+                    "wrong event {got:?} for this hook (it handles {})",
+                    expected.join(", ")
+                )
+            }
+            InputError::BadField(error) => {
+                write!(f, "input has a field of the wrong type: {error}")
+            }
+        }
+    }
+}
+
+impl std::error::Error for InputError {}
+
+/// The largest stdin we accept. Real payloads are a few KiB; a Write of a big
+/// file can reach a few MiB. Past this we refuse rather than buffer without end.
+pub const MAX_INPUT_BYTES: usize = 8 * 1024 * 1024;
+
+/// Parses raw stdin bytes into a typed input, accepting only `accepted` events.
+pub fn parse_input(bytes: &[u8], accepted: &[EventName]) -> Result<HookInput, InputError> {
+    if bytes.len() > MAX_INPUT_BYTES {
+        return Err(InputError::TooLarge {
+            limit: MAX_INPUT_BYTES,
+        });
+    }
+    let text = std::str::from_utf8(bytes).map_err(|error| InputError::NotUtf8 {
+        valid_up_to: error.valid_up_to(),
+    })?;
+    if text.trim().is_empty() {
+        return Err(InputError::Empty);
+    }
+    let value: Value =
+        serde_json::from_str(text).map_err(|error| InputError::NotJson(error.to_string()))?;
+    let object_kind = match &value {
+        Value::Object(_) => None,
+        Value::Array(_) => Some("array"),
+        Value::String(_) => Some("string"),
+        Value::Number(_) => Some("number"),
+        Value::Bool(_) => Some("boolean"),
+        Value::Null => Some("null"),
+    };
+    if let Some(kind) = object_kind {
+        return Err(InputError::NotObject(kind));
+    }
+    let event_name = value
+        .get("hook_event_name")
+        .and_then(Value::as_str)
+        .ok_or(InputError::MissingEvent)?;
+    let event = EventName::parse(event_name)
+        .filter(|event| accepted.contains(event))
+        .ok_or_else(|| InputError::WrongEvent {
+            got: event_name.to_string(),
+            expected: accepted.iter().map(|e| e.as_str()).collect(),
+        })?;
+    let bad = |error: serde_json::Error| InputError::BadField(error.to_string());
+    Ok(match event {
+        EventName::SessionStart => {
+            HookInput::SessionStart(serde_json::from_value(value).map_err(bad)?)
+        }
+        EventName::PreToolUse => HookInput::PreToolUse(serde_json::from_value(value).map_err(bad)?),
+        EventName::PostToolUse => {
+            HookInput::PostToolUse(serde_json::from_value(value).map_err(bad)?)
+        }
+        EventName::Stop => HookInput::Stop(serde_json::from_value(value).map_err(bad)?),
+        EventName::SubagentStop => {
+            HookInput::SubagentStop(serde_json::from_value(value).map_err(bad)?)
+        }
+    })
+}
+
+/// The only PreToolUse permission decision we ever emit. `allow` is left out
+/// on purpose: it would bypass the user's own permission prompts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PermissionDecision {
+    Deny,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct HookSpecificOutput {
+    /// Required by Claude Code whenever `hookSpecificOutput` is present.
+    pub hook_event_name: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub additional_context: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub permission_decision: Option<PermissionDecision>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub permission_decision_reason: Option<String>,
+}
+
+/// Top-level `decision`; Claude Code knows only `block`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Decision {
+    Block,
+}
+
+/// What a hook prints on stdout. Every field is optional; an all-empty output
+/// prints nothing at all.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct HookOutput {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub decision: Option<Decision>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// Shown to the user, not to Claude.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub system_message: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hook_specific_output: Option<HookSpecificOutput>,
+}
+
+/// Claude Code caps each output string at 10,000 characters and replaces a
+/// longer one with a file path and preview. We keep well under it.
+pub const MAX_OUTPUT_CHARS: usize = 9_500;
+
+impl HookOutput {
+    /// Nothing to say: exit 0 with empty stdout.
+    pub fn silent() -> HookOutput {
+        HookOutput::default()
+    }
+
+    pub fn is_silent(&self) -> bool {
+        *self == HookOutput::default()
+    }
+
+    /// Stop/SubagentStop: keep Claude working, with `reason` as its next instruction.
+    pub fn block(reason: impl Into<String>) -> HookOutput {
+        HookOutput {
+            decision: Some(Decision::Block),
+            reason: Some(cap_chars(reason.into())),
+            ..HookOutput::default()
+        }
+    }
+
+    /// PreToolUse: refuse the call; the reason goes to Claude.
+    pub fn deny(reason: impl Into<String>) -> HookOutput {
+        HookOutput {
+            hook_specific_output: Some(HookSpecificOutput {
+                hook_event_name: EventName::PreToolUse.as_str(),
+                permission_decision: Some(PermissionDecision::Deny),
+                permission_decision_reason: Some(cap_chars(reason.into())),
+                ..HookSpecificOutput::default()
+            }),
+            ..HookOutput::default()
+        }
+    }
+
+    /// Context for Claude, delivered as a system reminder.
+    pub fn context(event: EventName, text: impl Into<String>) -> HookOutput {
+        HookOutput {
+            hook_specific_output: Some(HookSpecificOutput {
+                hook_event_name: event.as_str(),
+                additional_context: Some(cap_chars(text.into())),
+                ..HookSpecificOutput::default()
+            }),
+            ..HookOutput::default()
+        }
+    }
+
+    pub fn with_system_message(mut self, message: impl Into<String>) -> HookOutput {
+        self.system_message = Some(cap_chars(message.into()));
+        self
+    }
+}
+
+/// Cuts `text` to [`MAX_OUTPUT_CHARS`] characters, saying so at the end.
+pub fn cap_chars(text: String) -> String {
+    if text.chars().count() <= MAX_OUTPUT_CHARS {
+        return text;
+    }
+    let marker = "\n… (cut to fit Claude Code's output limit)";
+    let keep: String = text
+        .chars()
+        .take(MAX_OUTPUT_CHARS - marker.chars().count())
+        .collect();
+    keep + marker
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn deny_output_never_says_allow() {
+        let json = serde_json::to_string(&HookOutput::deny("no")).unwrap();
+        assert_eq!(
+            json,
+            r#"{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"no"}}"#
+        );
+    }
+
+    #[test]
+    fn block_output_shape() {
+        let json =
+            serde_json::to_string(&HookOutput::block("go on").with_system_message("m")).unwrap();
+        assert_eq!(
+            json,
+            r#"{"decision":"block","reason":"go on","systemMessage":"m"}"#
+        );
+    }
+
+    #[test]
+    fn unknown_and_missing_fields_are_tolerated() {
+        let input = parse_input(
+            br#"{"hook_event_name":"Stop","brand_new_field":{"x":1}}"#,
+            &[EventName::Stop],
+        )
+        .unwrap();
+        let HookInput::Stop(stop) = input else {
+            panic!("not a stop")
+        };
+        assert!(!stop.stop_hook_active);
+        assert_eq!(stop.common.session_id, None);
+    }
+
+    #[test]
+    fn background_tasks_count_running_only() {
+        let stop: StopInput = serde_json::from_str(
+            r#"{"background_tasks":[{"id":"a","status":"running"},{"id":"b","status":"completed"},{"id":"c"}]}"#,
+        )
+        .unwrap();
+        assert_eq!(stop.running_background_tasks(), 2);
+    }
+
+    #[test]
+    fn long_text_is_capped() {
+        let text = "x".repeat(20_000);
+        assert_eq!(cap_chars(text).chars().count(), MAX_OUTPUT_CHARS);
+    }
+}

@@ -1,0 +1,324 @@
+//! All disk state under the state root goes through this module.
+//!
+//! - Reads of a single file need no lock: writers replace files with an atomic
+//!   rename, so a reader sees the old file or the new one, never a torn one.
+//! - A read-modify-write takes the file's exclusive lock first ([`Store::lock`]);
+//!   only the [`Locked`] guard can save, so the types enforce the order.
+//! - Every JSON file carries a `version`; one we cannot parse is moved aside
+//!   to `<name>.corrupt-<UTC timestamp>`, reported, and treated as absent.
+//! - Nothing is created on disk until something is written, so a hook that
+//!   finds no state leaves none behind.
+
+mod fsio;
+mod lock;
+
+use std::cell::RefCell;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context as _, bail};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+pub use fsio::write_atomic;
+pub use lock::FileLock;
+
+/// A JSON document we own. `VERSION` is written into the file and checked on
+/// every load, so a newer ralph-hooks' file is refused, not misread.
+pub trait Versioned: Serialize + DeserializeOwned {
+    const VERSION: u64;
+}
+
+/// The state root, plus the warnings its reads produced (corrupt files moved
+/// aside), which the hook runner shows to the user.
+pub struct Store {
+    root: PathBuf,
+    warnings: RefCell<Vec<String>>,
+}
+
+impl Store {
+    pub fn new(root: PathBuf) -> Store {
+        Store {
+            root,
+            warnings: RefCell::new(Vec::new()),
+        }
+    }
+
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// The path of `relative` under the root. `relative` is one of our fixed
+    /// names, or built from ids checked by [`crate::ids`].
+    pub fn path(&self, relative: &str) -> PathBuf {
+        self.root.join(relative)
+    }
+
+    pub fn exists(&self, relative: &str) -> bool {
+        self.path(relative).exists()
+    }
+
+    /// Warnings collected so far (corrupt files moved aside), emptied.
+    pub fn take_warnings(&self) -> Vec<String> {
+        std::mem::take(&mut self.warnings.borrow_mut())
+    }
+
+    fn warn(&self, message: String) {
+        eprintln!("ralph-hooks: warning: {message}");
+        self.warnings.borrow_mut().push(message);
+    }
+
+    /// Reads a JSON document without locking. Missing means `None`; corrupt
+    /// means moved aside (under the lock, so two readers do not race) and `None`.
+    pub fn read_json<T: Versioned>(&self, relative: &str) -> anyhow::Result<Option<T>> {
+        let path = self.path(relative);
+        let Some(text) = fsio::read_optional(&path)? else {
+            return Ok(None);
+        };
+        match decode::<T>(&text) {
+            Ok(value) => Ok(Some(value)),
+            Err(Decode::Newer(version)) => bail!(
+                "{} has version {version}, newer than this ralph-hooks understands ({}): upgrade ralph-hooks",
+                path.display(),
+                T::VERSION
+            ),
+            Err(Decode::Corrupt(_)) => {
+                // Re-check under the lock: another process may have fixed or
+                // already moved the file.
+                let locked = self.lock(relative)?;
+                locked.load_json::<T>()
+            }
+        }
+    }
+
+    /// Reads a text file without locking; missing means `None`.
+    pub fn read_text(&self, relative: &str) -> anyhow::Result<Option<String>> {
+        fsio::read_optional(&self.path(relative))
+    }
+
+    /// Takes the exclusive lock for a read-modify-write of `relative`.
+    pub fn lock(&self, relative: &str) -> anyhow::Result<Locked<'_>> {
+        let lock_path = self
+            .root
+            .join(".locks")
+            .join(format!("{}.lock", relative.replace('/', "%")));
+        let lock = FileLock::acquire(&lock_path)?;
+        Ok(Locked {
+            store: self,
+            path: self.path(relative),
+            _lock: lock,
+        })
+    }
+
+    /// Appends one line to a log file under its lock.
+    pub fn append_line(&self, relative: &str, line: &str) -> anyhow::Result<()> {
+        let _locked = self.lock(relative)?;
+        fsio::append_line(&self.path(relative), line)
+    }
+
+    /// Lists the file names in a directory under the root (empty when missing).
+    pub fn list_dir(&self, relative: &str) -> anyhow::Result<Vec<String>> {
+        let dir = self.path(relative);
+        let entries = match std::fs::read_dir(&dir) {
+            Ok(entries) => entries,
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(error) => {
+                return Err(error).with_context(|| format!("cannot list {}", dir.display()));
+            }
+        };
+        let mut names = Vec::new();
+        for entry in entries {
+            let entry = entry.with_context(|| format!("cannot list {}", dir.display()))?;
+            names.push(entry.file_name().to_string_lossy().into_owned());
+        }
+        names.sort();
+        Ok(names)
+    }
+}
+
+/// Proof that the lock of one file is held; the only way to save it.
+pub struct Locked<'s> {
+    store: &'s Store,
+    path: PathBuf,
+    _lock: FileLock,
+}
+
+impl Locked<'_> {
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Loads the document; a corrupt one is moved aside and reported.
+    pub fn load_json<T: Versioned>(&self) -> anyhow::Result<Option<T>> {
+        let Some(text) = fsio::read_optional(&self.path)? else {
+            return Ok(None);
+        };
+        match decode::<T>(&text) {
+            Ok(value) => Ok(Some(value)),
+            Err(Decode::Newer(version)) => bail!(
+                "{} has version {version}, newer than this ralph-hooks understands ({}): upgrade ralph-hooks",
+                self.path.display(),
+                T::VERSION
+            ),
+            Err(Decode::Corrupt(reason)) => {
+                self.move_aside(&reason)?;
+                Ok(None)
+            }
+        }
+    }
+
+    /// Writes the document atomically, stamping its `version`.
+    pub fn save_json<T: Versioned>(&self, value: &T) -> anyhow::Result<()> {
+        let mut json = serde_json::to_value(value)
+            .with_context(|| format!("cannot encode {}", self.path.display()))?;
+        if let Some(object) = json.as_object_mut() {
+            object.insert("version".into(), T::VERSION.into());
+        }
+        let mut text = serde_json::to_string_pretty(&json)
+            .with_context(|| format!("cannot encode {}", self.path.display()))?;
+        text.push('\n');
+        write_atomic(&self.path, text.as_bytes())
+    }
+
+    pub fn load_text(&self) -> anyhow::Result<Option<String>> {
+        fsio::read_optional(&self.path)
+    }
+
+    pub fn save_text(&self, text: &str) -> anyhow::Result<()> {
+        write_atomic(&self.path, text.as_bytes())
+    }
+
+    pub fn remove(&self) -> anyhow::Result<()> {
+        match std::fs::remove_file(&self.path) {
+            Ok(()) => Ok(()),
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(()),
+            Err(error) => {
+                Err(error).with_context(|| format!("cannot remove {}", self.path.display()))
+            }
+        }
+    }
+
+    /// Renames the file to `<name>.corrupt-<UTC timestamp>` and reports it.
+    pub fn move_aside(&self, reason: &str) -> anyhow::Result<PathBuf> {
+        let stamp = chrono::Utc::now().format("%Y%m%dT%H%M%S%.3fZ");
+        let file_name = self
+            .path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let aside = self
+            .path
+            .with_file_name(format!("{file_name}.corrupt-{stamp}"));
+        std::fs::rename(&self.path, &aside).with_context(|| {
+            format!(
+                "cannot move corrupt {} aside to {}",
+                self.path.display(),
+                aside.display()
+            )
+        })?;
+        self.store.warn(format!(
+            "{} was corrupt ({reason}); moved it to {} and carried on without it",
+            self.path.display(),
+            aside.display()
+        ));
+        Ok(aside)
+    }
+}
+
+enum Decode {
+    Corrupt(String),
+    Newer(u64),
+}
+
+fn decode<T: Versioned>(text: &str) -> Result<T, Decode> {
+    let value: serde_json::Value =
+        serde_json::from_str(text).map_err(|error| Decode::Corrupt(error.to_string()))?;
+    let version = value
+        .get("version")
+        .and_then(serde_json::Value::as_u64)
+        .ok_or_else(|| Decode::Corrupt("no numeric version field".into()))?;
+    if version > T::VERSION {
+        return Err(Decode::Newer(version));
+    }
+    serde_json::from_value(value).map_err(|error| Decode::Corrupt(error.to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde::Deserialize;
+
+    #[derive(Serialize, Deserialize, Debug, PartialEq)]
+    struct Doc {
+        n: u32,
+    }
+    impl Versioned for Doc {
+        const VERSION: u64 = 1;
+    }
+
+    fn temp_store() -> (PathBuf, Store) {
+        let dir = std::env::temp_dir().join(format!(
+            "ralph-state-test-{}-{}",
+            std::process::id(),
+            rand_suffix()
+        ));
+        (dir.clone(), Store::new(dir))
+    }
+
+    fn rand_suffix() -> u128 {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_nanos()
+    }
+
+    #[test]
+    fn missing_reads_as_none_and_creates_nothing() {
+        let (dir, store) = temp_store();
+        assert!(store.read_json::<Doc>("a.json").unwrap().is_none());
+        assert!(!dir.exists());
+    }
+
+    #[test]
+    fn save_then_load_round_trips_with_version() {
+        let (dir, store) = temp_store();
+        store
+            .lock("a.json")
+            .unwrap()
+            .save_json(&Doc { n: 7 })
+            .unwrap();
+        let text = std::fs::read_to_string(dir.join("a.json")).unwrap();
+        assert!(text.contains("\"version\": 1"), "{text}");
+        assert_eq!(
+            store.read_json::<Doc>("a.json").unwrap(),
+            Some(Doc { n: 7 })
+        );
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
+    fn corrupt_is_moved_aside_and_reported() {
+        let (dir, store) = temp_store();
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("a.json"), "{not json").unwrap();
+        assert!(store.read_json::<Doc>("a.json").unwrap().is_none());
+        assert!(!dir.join("a.json").exists());
+        let names = store.list_dir("").unwrap();
+        assert!(
+            names.iter().any(|n| n.starts_with("a.json.corrupt-")),
+            "{names:?}"
+        );
+        assert_eq!(store.take_warnings().len(), 1);
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
+    fn newer_version_is_refused_not_moved() {
+        let (dir, store) = temp_store();
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("a.json"), r#"{"version": 9, "n": 1}"#).unwrap();
+        let error = store.read_json::<Doc>("a.json").unwrap_err();
+        assert!(format!("{error:#}").contains("newer"), "{error:#}");
+        assert!(dir.join("a.json").exists());
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+}

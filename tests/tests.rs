@@ -1,0 +1,1 @@
+//! Integration tests: they drive the real binaries.
