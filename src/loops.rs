@@ -105,6 +105,10 @@ pub fn start(ctx: &Ctx, request: StartRequest) -> anyhow::Result<LoopState> {
 /// Cancels the running loop; `None` when there is none.
 pub fn cancel(ctx: &Ctx) -> anyhow::Result<Option<LoopState>> {
     let store = ctx.store();
+    // Nothing to cancel must leave nothing behind, not even a lock file.
+    if !store.exists(LOOP_FILE) {
+        return Ok(None);
+    }
     let locked = store.lock(LOOP_FILE)?;
     let Some(mut state) = locked.load_json::<LoopState>()? else {
         return Ok(None);

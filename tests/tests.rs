@@ -1,1 +1,6 @@
 //! Integration tests: they drive the real binaries.
+
+// Temp dirs, clean environments, wildcard comparison.
+mod util;
+// fixtures/golden/<binary>/<case>/: stdin in, stdout and state out.
+mod golden;

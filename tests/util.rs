@@ -1,0 +1,233 @@
+//! Test support: temp dirs, running the real binaries with a clean
+//! environment, and JSON/text comparison with `[..]` wildcards.
+
+#![allow(dead_code)]
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use serde_json::Value;
+
+/// The fixed clock every test run sees unless it sets its own.
+pub const TEST_NOW: &str = "2026-11-21T12:00:00Z";
+
+/// A fresh directory, removed on drop (kept when `KEEP_TEMP=1`, for debugging).
+pub struct TempDir {
+    path: PathBuf,
+}
+
+impl TempDir {
+    pub fn new(label: &str) -> TempDir {
+        static COUNTER: AtomicUsize = AtomicUsize::new(0);
+        let n = COUNTER.fetch_add(1, Ordering::SeqCst);
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .subsec_nanos();
+        let path = std::env::temp_dir().join(format!(
+            "ralph-test-{label}-{}-{n}-{nanos}",
+            std::process::id()
+        ));
+        std::fs::create_dir_all(&path).unwrap();
+        // Canonical, so paths in outputs match what the binaries compute.
+        TempDir {
+            path: path.canonicalize().unwrap(),
+        }
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        if std::env::var_os("KEEP_TEMP").is_none() {
+            let _ = std::fs::remove_dir_all(&self.path);
+        }
+    }
+}
+
+/// The path of one of our binaries, built by cargo for the tests.
+pub fn bin(name: &str) -> PathBuf {
+    let path = match name {
+        "ralph-hooks" => env!("CARGO_BIN_EXE_ralph-hooks"),
+        "ralph-stop-loop-controller" => env!("CARGO_BIN_EXE_ralph-stop-loop-controller"),
+        "ralph-session-start" => env!("CARGO_BIN_EXE_ralph-session-start"),
+        "ralph-pre-tool-stop-guard" => env!("CARGO_BIN_EXE_ralph-pre-tool-stop-guard"),
+        "ralph-post-tool-lsp-diagnostic" => env!("CARGO_BIN_EXE_ralph-post-tool-lsp-diagnostic"),
+        other => panic!("unknown binary {other}"),
+    };
+    PathBuf::from(path)
+}
+
+/// A command for one of our binaries with a clean environment: no
+/// `CLAUDE_*` or `RALPH_HOOKS_*` from the developer's shell, the project set,
+/// and the clock pinned.
+pub fn command(name: &str, project: &Path) -> Command {
+    let mut command = Command::new(bin(name));
+    for (key, _) in std::env::vars_os() {
+        let key = key.to_string_lossy();
+        if key.starts_with("CLAUDE")
+            || (key.starts_with("RALPH_HOOKS") && key != "RALPH_HOOKS_REQUIRE_SERVERS")
+        {
+            command.env_remove(key.as_ref());
+        }
+    }
+    command
+        .env("CLAUDE_PROJECT_DIR", project)
+        .env("RALPH_HOOKS_NOW", TEST_NOW)
+        .current_dir(project);
+    command
+}
+
+/// Runs `command` with `stdin` written from a separate thread (a full pipe
+/// must not deadlock us against the child).
+pub fn run_with_stdin(mut command: Command, stdin: &[u8]) -> Output {
+    command
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = command.spawn().expect("spawn binary");
+    let mut pipe = child.stdin.take().unwrap();
+    let bytes = stdin.to_vec();
+    let writer = std::thread::spawn(move || {
+        let _ = pipe.write_all(&bytes);
+    });
+    let output = child.wait_with_output().expect("wait for binary");
+    writer.join().unwrap();
+    output
+}
+
+/// Copies a directory tree.
+pub fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_tree(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).unwrap();
+        }
+    }
+}
+
+/// Replaces `{{NAME}}` placeholders.
+pub fn substitute(text: &str, vars: &[(&str, String)]) -> String {
+    let mut text = text.to_string();
+    for (name, value) in vars {
+        text = text.replace(&format!("{{{{{name}}}}}"), value);
+    }
+    text
+}
+
+/// Where `actual` differs from `expected`; `"[..]"` in a string of
+/// `expected` matches any text (a whole-string `"[..]"` matches any value),
+/// and an object key `"[..]": "[..]"` allows extra keys.
+pub fn json_mismatch(expected: &Value, actual: &Value, path: &str) -> Option<String> {
+    match (expected, actual) {
+        (Value::String(pattern), _) if pattern == "[..]" => None,
+        (Value::String(pattern), Value::String(text)) if pattern.contains("[..]") => {
+            (!wildcard_match(pattern, text))
+                .then(|| format!("{path}: {text:?} does not match {pattern:?}"))
+        }
+        (Value::Object(want), Value::Object(got)) => {
+            let open = want.get("[..]").is_some();
+            for (key, value) in want {
+                if key == "[..]" {
+                    continue;
+                }
+                match got.get(key) {
+                    None => return Some(format!("{path}.{key}: missing")),
+                    Some(actual) => {
+                        if let Some(m) = json_mismatch(value, actual, &format!("{path}.{key}")) {
+                            return Some(m);
+                        }
+                    }
+                }
+            }
+            if !open && let Some(extra) = got.keys().find(|k| !want.contains_key(*k)) {
+                return Some(format!(
+                    "{path}.{extra}: unexpected key (value {})",
+                    got[extra]
+                ));
+            }
+            None
+        }
+        (Value::Array(want), Value::Array(got)) => {
+            if want.len() != got.len() {
+                return Some(format!(
+                    "{path}: expected {} items, got {}: {actual}",
+                    want.len(),
+                    got.len()
+                ));
+            }
+            want.iter()
+                .zip(got)
+                .enumerate()
+                .find_map(|(i, (w, g))| json_mismatch(w, g, &format!("{path}[{i}]")))
+        }
+        _ => (expected != actual).then(|| format!("{path}: expected {expected}, got {actual}")),
+    }
+}
+
+/// Text matching where `[..]` stands for any run of characters.
+pub fn wildcard_match(pattern: &str, text: &str) -> bool {
+    let parts: Vec<&str> = pattern.split("[..]").collect();
+    if parts.len() == 1 {
+        return pattern == text;
+    }
+    let Some(rest) = text.strip_prefix(parts[0]) else {
+        return false;
+    };
+    let mut rest = rest;
+    for part in &parts[1..parts.len() - 1] {
+        match rest.find(part) {
+            Some(at) => rest = &rest[at + part.len()..],
+            None => return false,
+        }
+    }
+    rest.ends_with(parts[parts.len() - 1])
+}
+
+/// Whether `RALPH_HOOKS_REQUIRE_SERVERS=1` turns a missing tool into a failure.
+pub fn servers_required() -> bool {
+    std::env::var("RALPH_HOOKS_REQUIRE_SERVERS").is_ok_and(|v| v == "1")
+}
+
+/// For tests that need an external tool: `Some(path)` when found; otherwise
+/// prints why it skips, or panics when tools are required (CI).
+pub fn require_tool(name: &str, why: &str) -> Option<PathBuf> {
+    match which::which(name) {
+        Ok(path) => Some(path),
+        Err(_) if servers_required() => {
+            panic!("{name} is required (RALPH_HOOKS_REQUIRE_SERVERS=1) for {why}, but not on PATH")
+        }
+        Err(_) => {
+            eprintln!(
+                "skipping {why}: {name} is not on PATH (set RALPH_HOOKS_REQUIRE_SERVERS=1 to make this a failure)"
+            );
+            None
+        }
+    }
+}
+
+#[test]
+fn wildcards_match_as_documented() {
+    assert!(wildcard_match("a[..]c", "abbbc"));
+    assert!(wildcard_match("[..]", "anything"));
+    assert!(!wildcard_match("a[..]c", "abbbd"));
+    let expected = serde_json::json!({"a": "[..]", "b": "x[..]"});
+    assert!(json_mismatch(&expected, &serde_json::json!({"a": 1, "b": "xyz"}), "$").is_none());
+    assert!(
+        json_mismatch(
+            &expected,
+            &serde_json::json!({"a": 1, "b": "xyz", "c": 2}),
+            "$"
+        )
+        .is_some()
+    );
+}
