@@ -29,6 +29,7 @@ pub mod ids;
 pub mod loop_ctl;
 pub mod loop_state;
 pub mod loops;
+pub mod lsp;
 pub mod orchestrator;
 pub mod process;
 pub mod promise;

@@ -1,0 +1,127 @@
+#!/usr/bin/env bash
+# Installs the language servers (and ast-grep) that the real-server tests of
+# the diagnostics hook drive: pyright, ruff, typescript-language-server with
+# TypeScript 5 (TypeScript 7 ships no tsserver), clangd, rust-analyzer and
+# ast-grep. Idempotent and quick when everything is already there; runs as
+# root on a possibly fresh Debian machine (CI=true) or as a developer.
+#
+# Tools land in `$HOME/.local/bin` (pip --user), npm's global bin and
+# `$HOME/.cargo/bin`; `.ci/run` puts those on PATH after running this.
+set -euo pipefail
+
+log() { printf 'install-servers: %s\n' "$*"; }
+have() { command -v "$1" >/dev/null 2>&1; }
+export PATH="$HOME/.local/bin:$HOME/.cargo/bin:$PATH"
+
+as_root() {
+  if [ "$(id -u)" = 0 ]; then "$@"; elif have sudo; then sudo "$@"; else
+    log "cannot run as root: $*"; return 1
+  fi
+}
+
+apt_updated=0
+apt_install() {
+  if ! have apt-get; then
+    log "no apt-get: install $* by hand"
+    return 1
+  fi
+  if [ "$apt_updated" = 0 ]; then
+    as_root apt-get update -qq
+    apt_updated=1
+  fi
+  DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq --no-install-recommends "$@"
+}
+
+# --- node and npm (pyright, typescript-language-server) ---
+if ! have npm; then
+  log "installing nodejs and npm"
+  apt_install nodejs npm
+fi
+npm_bin="$(npm prefix -g)/bin"
+export PATH="$npm_bin:$PATH"
+
+npm_global_has() {
+  # `npm ls -g <pkg>` prints the installed version; grep for the wanted major.
+  npm ls -g --depth=0 "$1" 2>/dev/null | grep -q "$1@$2"
+}
+
+if have pyright-langserver; then
+  log "pyright: present ($(pyright-langserver --version 2>/dev/null || echo installed))"
+else
+  log "installing pyright"
+  npm install -g --no-fund --no-audit pyright >/dev/null
+fi
+
+if have typescript-language-server; then
+  log "typescript-language-server: present ($(typescript-language-server --version))"
+else
+  log "installing typescript-language-server"
+  npm install -g --no-fund --no-audit typescript-language-server >/dev/null
+fi
+
+# TypeScript 7 is the Go-native compiler and has no tsserver.js, which
+# typescript-language-server needs; the tests link this global TypeScript 5
+# into their throwaway projects.
+if npm_global_has typescript 5.; then
+  log "typescript@5: present"
+else
+  log "installing typescript@5"
+  npm install -g --no-fund --no-audit typescript@5 >/dev/null
+fi
+
+# --- python tools (ruff, ast-grep) ---
+python=""
+for candidate in python3 python; do
+  if have "$candidate"; then python="$candidate"; break; fi
+done
+if [ -z "$python" ]; then
+  log "installing python3"
+  apt_install python3 python3-pip
+  python=python3
+fi
+if ! "$python" -m pip --version >/dev/null 2>&1; then
+  log "installing pip"
+  apt_install python3-pip
+fi
+pip_install() {
+  # Debian marks its Python as externally managed; a --user install of a
+  # self-contained tool binary is what we want here.
+  PIP_BREAK_SYSTEM_PACKAGES=1 "$python" -m pip install --user --quiet --disable-pip-version-check "$@"
+}
+
+if have ruff; then
+  log "ruff: present ($(ruff --version))"
+else
+  log "installing ruff"
+  pip_install ruff
+fi
+
+# `sg` is also shadow-utils' "execute as group"; only `ast-grep` is trusted.
+if have ast-grep && ast-grep --version 2>/dev/null | grep -qi ast-grep; then
+  log "ast-grep: present ($(ast-grep --version))"
+else
+  log "installing ast-grep"
+  pip_install ast-grep-cli
+fi
+
+# --- clangd ---
+if have clangd; then
+  log "clangd: present ($(clangd --version | head -n 1))"
+else
+  log "installing clangd"
+  apt_install clangd
+fi
+
+# --- rust-analyzer ---
+# `~/.cargo/bin/rust-analyzer` is a rustup proxy that exists even when the
+# component is missing, so ask it for its version rather than checking PATH.
+if rust-analyzer --version >/dev/null 2>&1; then
+  log "rust-analyzer: present ($(rust-analyzer --version))"
+elif have rustup; then
+  log "installing rust-analyzer"
+  rustup component add rust-analyzer
+else
+  log "no rustup: install rust-analyzer by hand"
+fi
+
+log "done"

@@ -1,0 +1,24 @@
+//! Talking to language servers: just enough LSP to get a file's diagnostics.
+//!
+//! - [`transport`]: the server's process and pipes (reader, writer and stderr
+//!   threads; its own process group, killed on every exit path).
+//! - [`client`]: initialize, open or change a document, answer the server's
+//!   requests, wait for diagnostics by push or pull, shut down.
+//! - [`settle`]: the pure rule for "these diagnostics are final".
+//! - [`servers`]: which server handles a file (built-in defaults, `.lsp.json`,
+//!   the `lsp` config section) and where its binary is.
+//! - [`pool`]: clients kept per server and root, for reuse.
+//! - [`uri`]: `file://` URIs, compared as decoded paths.
+//!
+//! Measured server behaviour and the quirks this code works around are in
+//! `shared/reference/language-servers.md`.
+
+pub mod client;
+pub mod pool;
+pub mod servers;
+pub mod settle;
+pub mod transport;
+pub mod uri;
+
+pub use client::{Client, DiagnosticMode, Launch, LspError, ServerDiagnostic};
+pub use pool::Pool;

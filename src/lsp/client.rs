@@ -1,0 +1,924 @@
+//! A synchronous LSP client for one server process: initialize, open or
+//! change a document, wait for its diagnostics to settle, shut down.
+//!
+//! Every wait pumps the server's messages, so requests the server sends us
+//! are answered while we wait — an unanswered `workspace/configuration` makes
+//! pyright never publish, and an unanswered `window/workDoneProgress/create`
+//! hangs gopls (`shared/reference/language-servers.md` §3). Every wait has a
+//! deadline. A client keeps its documents and their versions, so a
+//! long-lived process can hold it and re-check files with `didChange`
+//! ([`super::Pool`]).
+
+use std::collections::HashMap;
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use lsp_server::{ErrorCode, Message, Notification, Request, RequestId, Response};
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::settle::{self, Settle, SettleState};
+use super::transport::{Incoming, Transport};
+use super::uri;
+
+/// How to start one server for one workspace root.
+#[derive(Debug, Clone)]
+pub struct Launch {
+    /// The server's name in the registry (`pyright`, or a `.lsp.json` key).
+    pub name: String,
+    pub program: PathBuf,
+    pub args: Vec<String>,
+    pub env: Vec<(String, String)>,
+    /// The workspace root, sent as rootUri and the one workspace folder.
+    pub root: PathBuf,
+    pub initialization_options: Option<Value>,
+    /// Answers to `workspace/configuration`, also sent with
+    /// `workspace/didChangeConfiguration`.
+    pub settings: Option<Value>,
+    /// How long nothing new must arrive before diagnostics count as final.
+    pub quiet: Duration,
+    /// A work-done progress title (substring) that must run to its end after
+    /// a change before diagnostics count: rust-analyzer's "cargo check".
+    pub await_progress: Option<String>,
+    pub mode: DiagnosticMode,
+}
+
+/// Push (`publishDiagnostics`) or pull (`textDocument/diagnostic`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DiagnosticMode {
+    Push,
+    Pull,
+    /// Pull when the server advertises a `diagnosticProvider`, else push.
+    Auto,
+}
+
+/// Why a server could not give an answer. Callers branch on it: a server
+/// that cannot start may be "not installed", the rest is "inconclusive".
+#[derive(Debug)]
+pub enum LspError {
+    Spawn {
+        program: PathBuf,
+        error: std::io::Error,
+    },
+    Timeout {
+        waiting_for: String,
+        after: Duration,
+        detail: String,
+    },
+    Exited {
+        during: String,
+        detail: String,
+    },
+    Rejected {
+        method: String,
+        message: String,
+    },
+}
+
+impl fmt::Display for LspError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            LspError::Spawn { program, error } => {
+                write!(f, "cannot start {}: {error}", program.display())
+            }
+            LspError::Timeout {
+                waiting_for,
+                after,
+                detail,
+            } => write!(
+                f,
+                "no result within {:.1} s while waiting for {waiting_for}{detail}",
+                after.as_secs_f64()
+            ),
+            LspError::Exited { during, detail } => {
+                write!(f, "the server exited during {during}{detail}")
+            }
+            LspError::Rejected { method, message } => {
+                write!(f, "the server refused {method}: {message}")
+            }
+        }
+    }
+}
+
+impl std::error::Error for LspError {}
+
+/// One diagnostic as a server sent it, parsed leniently: a strange
+/// `codeDescription` or unknown field must not lose the diagnostic.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub struct ServerDiagnostic {
+    pub range: lsp_types::Range,
+    /// 1 error, 2 warning, 3 information, 4 hint; absent means error.
+    #[serde(default)]
+    pub severity: Option<i64>,
+    /// A string, or a number (TypeScript).
+    #[serde(default)]
+    pub code: Option<Value>,
+    #[serde(default)]
+    pub source: Option<String>,
+    pub message: String,
+    #[serde(default)]
+    pub tags: Option<Vec<i64>>,
+}
+
+impl ServerDiagnostic {
+    pub fn code_text(&self) -> Option<String> {
+        match &self.code {
+            Some(Value::String(text)) => Some(text.clone()),
+            Some(Value::Number(number)) => Some(number.to_string()),
+            _ => None,
+        }
+    }
+}
+
+/// `ServerCancelled` (LSP 3.17): the server asks us to pull again.
+const SERVER_CANCELLED: i32 = -32802;
+/// `ContentModified`: the document changed under the request; pull again.
+const CONTENT_MODIFIED: i32 = -32801;
+
+/// The latest publish for one file.
+#[derive(Debug, Clone)]
+struct Publish {
+    version: Option<i32>,
+    diagnostics: Vec<ServerDiagnostic>,
+    at: Instant,
+}
+
+/// The document whose diagnostics we are waiting for.
+#[derive(Debug)]
+struct ActiveCheck {
+    key: PathBuf,
+    uri: String,
+    version: i32,
+    sent_at: Instant,
+    pull_request: Option<RequestId>,
+    /// The server asked us to pull again (refresh, cancel, or a result given
+    /// while it was still loading).
+    pull_again: bool,
+    pulled: Option<(Vec<ServerDiagnostic>, Instant)>,
+    pulled_while_busy: bool,
+    awaited_progress_done: bool,
+}
+
+pub struct Client {
+    launch: Launch,
+    transport: Transport,
+    root_uri: String,
+    next_id: i32,
+    capabilities: Value,
+    pull: bool,
+    documents: HashMap<PathBuf, i32>,
+    publishes: HashMap<PathBuf, Publish>,
+    /// Open work-done progress: token → title.
+    progress: HashMap<String, String>,
+    last_progress_end: Option<Instant>,
+    responses: HashMap<RequestId, Response>,
+    active: Option<ActiveCheck>,
+    n_invalid: usize,
+    last_invalid: Option<String>,
+    exited: Option<String>,
+    /// Cleared when a wait timed out: the server may be hung, so shutting it
+    /// down politely would only waste the user's time.
+    responsive: bool,
+    /// Server requests answered, by method; tests and `--debug` read it.
+    answered: Vec<String>,
+    pub last_used: Instant,
+}
+
+impl Client {
+    /// Starts the server and runs the initialize handshake, all before `deadline`.
+    pub fn start(launch: &Launch, deadline: Instant) -> Result<Client, LspError> {
+        let mut command = Command::new(&launch.program);
+        command
+            .args(&launch.args)
+            .current_dir(&launch.root)
+            .envs(launch.env.iter().map(|(k, v)| (k.as_str(), v.as_str())));
+        let transport = Transport::spawn(&mut command).map_err(|error| LspError::Spawn {
+            program: launch.program.clone(),
+            error,
+        })?;
+        let root_uri = uri::from_path(&launch.root);
+        let mut client = Client {
+            launch: launch.clone(),
+            transport,
+            root_uri,
+            next_id: 0,
+            capabilities: Value::Null,
+            pull: false,
+            documents: HashMap::new(),
+            publishes: HashMap::new(),
+            progress: HashMap::new(),
+            last_progress_end: None,
+            responses: HashMap::new(),
+            active: None,
+            n_invalid: 0,
+            last_invalid: None,
+            exited: None,
+            responsive: true,
+            answered: Vec::new(),
+            last_used: Instant::now(),
+        };
+        let id = client.request("initialize", client.initialize_params());
+        let response = client.wait_response(&id, deadline, "the initialize response")?;
+        if let Some(error) = response.error {
+            return Err(LspError::Rejected {
+                method: "initialize".into(),
+                message: error.message,
+            });
+        }
+        let result = response.result.unwrap_or(Value::Null);
+        client.capabilities = result.get("capabilities").cloned().unwrap_or(Value::Null);
+        client.pull = match launch.mode {
+            DiagnosticMode::Push => false,
+            DiagnosticMode::Pull => true,
+            DiagnosticMode::Auto => client
+                .capabilities
+                .get("diagnosticProvider")
+                .is_some_and(|provider| !provider.is_null() && *provider != Value::Bool(false)),
+        };
+        client.notify("initialized", json!({}));
+        if let Some(settings) = &launch.settings {
+            client.notify(
+                "workspace/didChangeConfiguration",
+                json!({ "settings": settings }),
+            );
+        }
+        Ok(client)
+    }
+
+    pub fn name(&self) -> &str {
+        &self.launch.name
+    }
+
+    pub fn launch(&self) -> &Launch {
+        &self.launch
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.transport.pid()
+    }
+
+    /// Whether diagnostics are pulled rather than waited for.
+    pub fn uses_pull(&self) -> bool {
+        self.pull
+    }
+
+    /// Whether the server is still there and answering.
+    pub fn is_healthy(&self) -> bool {
+        self.exited.is_none() && self.responsive
+    }
+
+    /// The server requests answered so far, by method, in order.
+    pub fn answered_requests(&self) -> &[String] {
+        &self.answered
+    }
+
+    /// Opens `path` with `text` (or sends the whole new text when it is
+    /// already open) and waits for its diagnostics to settle.
+    pub fn diagnose(
+        &mut self,
+        path: &Path,
+        text: &str,
+        language_id: &str,
+        deadline: Instant,
+    ) -> Result<Vec<ServerDiagnostic>, LspError> {
+        self.last_used = Instant::now();
+        let key = uri::comparable(path);
+        let document_uri = uri::from_path(&key);
+        let version = self.documents.get(&key).map_or(1, |v| v + 1);
+        if version == 1 {
+            self.notify(
+                "textDocument/didOpen",
+                json!({"textDocument": {"uri": document_uri, "languageId": language_id, "version": version, "text": text}}),
+            );
+        } else {
+            // A whole-text change works with every server, incremental-sync
+            // ones included (reference §6.9).
+            self.notify(
+                "textDocument/didChange",
+                json!({"textDocument": {"uri": document_uri, "version": version}, "contentChanges": [{"text": text}]}),
+            );
+        }
+        self.documents.insert(key.clone(), version);
+        self.publishes.remove(&key);
+        let sent_at = Instant::now();
+        // rust-analyzer refreshes its cargo-check diagnostics only on save.
+        if self.supports_save() {
+            let mut params = json!({"textDocument": {"uri": document_uri}});
+            if self.save_includes_text() {
+                params["text"] = json!(text);
+            }
+            self.notify("textDocument/didSave", params);
+        }
+        self.active = Some(ActiveCheck {
+            key,
+            uri: document_uri,
+            version,
+            sent_at,
+            pull_request: None,
+            pull_again: self.pull,
+            pulled: None,
+            pulled_while_busy: false,
+            awaited_progress_done: false,
+        });
+        let result = self.wait_settled(deadline, sent_at);
+        self.active = None;
+        if result.is_err() {
+            self.responsive = false;
+        }
+        self.last_used = Instant::now();
+        result
+    }
+
+    fn wait_settled(
+        &mut self,
+        deadline: Instant,
+        started: Instant,
+    ) -> Result<Vec<ServerDiagnostic>, LspError> {
+        loop {
+            self.send_pull_if_needed();
+            if let Some(why) = &self.exited {
+                return Err(LspError::Exited {
+                    during: "the diagnostics wait".into(),
+                    detail: format!("{why}{}", self.detail()),
+                });
+            }
+            let now = Instant::now();
+            let state = self.settle_state();
+            let wake = match settle::decide(&state, self.launch.quiet, now) {
+                Settle::Done => return Ok(self.settled_diagnostics()),
+                Settle::WaitUntil(until) => until.min(deadline),
+                Settle::WaitForMessage => deadline,
+            };
+            if now >= deadline {
+                return Err(LspError::Timeout {
+                    waiting_for: self.waiting_for(&state),
+                    after: deadline.saturating_duration_since(started),
+                    detail: self.detail(),
+                });
+            }
+            self.pump(wake);
+        }
+    }
+
+    fn settle_state(&self) -> SettleState {
+        let Some(check) = &self.active else {
+            return SettleState::default();
+        };
+        let last_push = self
+            .publishes
+            .get(&check.key)
+            .filter(|publish| accepts(publish, check))
+            .map(|publish| publish.at);
+        let awaited_pending = self.launch.await_progress.is_some()
+            && (!check.awaited_progress_done || self.awaited_progress_open());
+        SettleState {
+            pull: self.pull,
+            last_push,
+            last_pull: check.pulled.as_ref().map(|(_, at)| *at),
+            pull_in_flight: check.pull_request.is_some() || check.pull_again,
+            open_progress: self.progress.len(),
+            last_progress_end: self.last_progress_end.filter(|end| *end >= check.sent_at),
+            awaited_progress_pending: awaited_pending,
+        }
+    }
+
+    fn settled_diagnostics(&self) -> Vec<ServerDiagnostic> {
+        let Some(check) = &self.active else {
+            return Vec::new();
+        };
+        let mut diagnostics = Vec::new();
+        if let Some((pulled, _)) = &check.pulled {
+            diagnostics.extend(pulled.iter().cloned());
+        }
+        if let Some(publish) = self
+            .publishes
+            .get(&check.key)
+            .filter(|publish| accepts(publish, check))
+        {
+            for diagnostic in &publish.diagnostics {
+                if !diagnostics.contains(diagnostic) {
+                    diagnostics.push(diagnostic.clone());
+                }
+            }
+        }
+        diagnostics
+    }
+
+    fn waiting_for(&self, state: &SettleState) -> String {
+        let mut what = if state.pull {
+            "the pulled diagnostics".to_string()
+        } else if state.last_push.is_none() {
+            "the first diagnostics".to_string()
+        } else {
+            "the diagnostics to settle".to_string()
+        };
+        if !self.progress.is_empty() {
+            let mut titles: Vec<&str> = self.progress.values().map(String::as_str).collect();
+            titles.sort_unstable();
+            what.push_str(&format!(" (server still busy: {})", titles.join(", ")));
+        } else if state.awaited_progress_pending
+            && let Some(title) = &self.launch.await_progress
+        {
+            what.push_str(&format!(" (\"{title}\" has not finished)"));
+        }
+        what
+    }
+
+    /// Extra facts for error messages: junk on stdout, the end of stderr.
+    fn detail(&self) -> String {
+        let mut detail = String::new();
+        if self.n_invalid > 0 {
+            detail.push_str(&format!(
+                "; it wrote {} invalid message(s) on stdout (last: {})",
+                self.n_invalid,
+                self.last_invalid.as_deref().unwrap_or("?")
+            ));
+        }
+        let stderr = self.transport.stderr_tail();
+        if let Some(last) = stderr.lines().rev().find(|l| !l.trim().is_empty()) {
+            let last: String = last.chars().take(200).collect();
+            detail.push_str(&format!("; stderr: {last}"));
+        }
+        detail
+    }
+
+    fn send_pull_if_needed(&mut self) {
+        let busy = !self.progress.is_empty();
+        let Some(check) = &mut self.active else {
+            return;
+        };
+        if !self.pull || check.pull_request.is_some() {
+            return;
+        }
+        // A pull answered while the server was still loading is provisional
+        // (rust-analyzer answers `[]` then): pull again once it is idle.
+        if check.pulled_while_busy && !busy {
+            check.pulled_while_busy = false;
+            check.pull_again = true;
+        }
+        if !check.pull_again {
+            return;
+        }
+        check.pull_again = false;
+        let mut params = json!({"textDocument": {"uri": check.uri}});
+        // No null fields: tsgo rejects `"identifier": null` (reference §4).
+        if let Some(identifier) = self
+            .capabilities
+            .pointer("/diagnosticProvider/identifier")
+            .and_then(Value::as_str)
+        {
+            params["identifier"] = json!(identifier);
+        }
+        let id = self.request("textDocument/diagnostic", params);
+        if let Some(check) = &mut self.active {
+            check.pull_request = Some(id);
+        }
+    }
+
+    fn awaited_progress_open(&self) -> bool {
+        let Some(wanted) = &self.launch.await_progress else {
+            return false;
+        };
+        self.progress
+            .values()
+            .any(|title| title_matches(title, wanted))
+    }
+
+    fn supports_save(&self) -> bool {
+        match self.capabilities.get("textDocumentSync") {
+            Some(Value::Object(sync)) => match sync.get("save") {
+                Some(Value::Bool(save)) => *save,
+                Some(Value::Object(_)) => true,
+                _ => false,
+            },
+            _ => false,
+        }
+    }
+
+    fn save_includes_text(&self) -> bool {
+        self.capabilities
+            .pointer("/textDocumentSync/save/includeText")
+            .and_then(Value::as_bool)
+            .unwrap_or(false)
+    }
+
+    fn initialize_params(&self) -> Value {
+        let root_name = self
+            .launch
+            .root
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "root".into());
+        let mut params = json!({
+            "processId": std::process::id(),
+            "clientInfo": {"name": "ralph-hooks", "version": env!("CARGO_PKG_VERSION")},
+            "rootPath": self.launch.root.to_string_lossy(),
+            "rootUri": self.root_uri,
+            "workspaceFolders": [{"uri": self.root_uri, "name": root_name}],
+            // Not declared on purpose: `textDocument.diagnostic`. Declaring it
+            // turns ruff, ty and (with dynamic registration) pyright into
+            // pull-only servers (reference §3, §6.3); we pull only where a
+            // server advertises it or is configured to.
+            "capabilities": {
+                "workspace": {
+                    "configuration": true,
+                    "workspaceFolders": true,
+                    "didChangeConfiguration": {"dynamicRegistration": false}
+                },
+                "window": {"workDoneProgress": true},
+                "textDocument": {
+                    "synchronization": {"dynamicRegistration": false, "didSave": true},
+                    "publishDiagnostics": {
+                        "relatedInformation": true,
+                        "versionSupport": true,
+                        "tagSupport": {"valueSet": [1, 2]},
+                        "codeDescriptionSupport": true
+                    }
+                },
+                "general": {"positionEncodings": ["utf-16"]}
+            },
+            "trace": "off"
+        });
+        if let Some(options) = &self.launch.initialization_options {
+            params["initializationOptions"] = options.clone();
+        }
+        params
+    }
+
+    fn request(&mut self, method: &str, params: Value) -> RequestId {
+        let id = RequestId::from(self.next_id);
+        self.next_id += 1;
+        self.transport.send(Message::Request(Request::new(
+            id.clone(),
+            method.to_string(),
+            params,
+        )));
+        id
+    }
+
+    fn notify(&mut self, method: &str, params: Value) {
+        self.transport.send(Message::Notification(Notification::new(
+            method.to_string(),
+            params,
+        )));
+    }
+
+    fn wait_response(
+        &mut self,
+        id: &RequestId,
+        deadline: Instant,
+        what: &str,
+    ) -> Result<Response, LspError> {
+        let started = Instant::now();
+        loop {
+            if let Some(response) = self.responses.remove(id) {
+                return Ok(response);
+            }
+            if let Some(why) = &self.exited {
+                return Err(LspError::Exited {
+                    during: format!("the wait for {what}"),
+                    detail: format!("{why}{}", self.detail()),
+                });
+            }
+            if Instant::now() >= deadline {
+                self.responsive = false;
+                return Err(LspError::Timeout {
+                    waiting_for: what.to_string(),
+                    after: deadline.saturating_duration_since(started),
+                    detail: self.detail(),
+                });
+            }
+            self.pump(deadline);
+        }
+    }
+
+    /// Handles everything that arrives until `until` or the first message,
+    /// whichever comes first (then drains what is already queued).
+    fn pump(&mut self, until: Instant) {
+        let mut first = true;
+        loop {
+            let wait_until = if first { until } else { Instant::now() };
+            first = false;
+            match self.transport.recv_until(wait_until) {
+                None => return,
+                Some(Incoming::Message(message)) => self.handle(message),
+                Some(Incoming::Invalid(why)) => {
+                    self.n_invalid += 1;
+                    self.last_invalid = Some(why);
+                }
+                Some(Incoming::Closed(why)) => {
+                    if self.exited.is_none() {
+                        self.exited = Some(format!(" ({why})"));
+                    }
+                    return;
+                }
+            }
+        }
+    }
+
+    fn handle(&mut self, message: Message) {
+        match message {
+            Message::Request(request) => self.answer(request),
+            Message::Response(response) => self.take_response(response),
+            Message::Notification(notification) => self.on_notification(notification),
+        }
+    }
+
+    fn take_response(&mut self, response: Response) {
+        let pull_id = self
+            .active
+            .as_ref()
+            .and_then(|check| check.pull_request.clone());
+        if pull_id.as_ref() != Some(&response.id) {
+            self.responses.insert(response.id.clone(), response);
+            return;
+        }
+        let busy = !self.progress.is_empty();
+        let Some(check) = &mut self.active else {
+            return;
+        };
+        check.pull_request = None;
+        if let Some(error) = &response.error {
+            let retrigger = error
+                .data
+                .as_ref()
+                .and_then(|d| d.get("retriggerRequest"))
+                .and_then(Value::as_bool)
+                .unwrap_or(true);
+            if (error.code == SERVER_CANCELLED || error.code == CONTENT_MODIFIED) && retrigger {
+                check.pull_again = true;
+            } else {
+                // The server cannot pull after all: fall back to its pushes.
+                self.pull = false;
+            }
+            return;
+        }
+        let result = response.result.unwrap_or(Value::Null);
+        let items = match result.get("kind").and_then(Value::as_str) {
+            // We never send a previousResultId, so "unchanged" means the
+            // previous full result stands.
+            Some("unchanged") => check
+                .pulled
+                .as_ref()
+                .map(|(items, _)| items.clone())
+                .unwrap_or_default(),
+            _ => parse_diagnostics(result.get("items")),
+        };
+        check.pulled = Some((items, Instant::now()));
+        check.pulled_while_busy = busy;
+    }
+
+    fn on_notification(&mut self, notification: Notification) {
+        match notification.method.as_str() {
+            "textDocument/publishDiagnostics" => {
+                let params = notification.params;
+                let Some(path) = params
+                    .get("uri")
+                    .and_then(Value::as_str)
+                    .and_then(uri::to_path)
+                else {
+                    return;
+                };
+                let key = uri::comparable(&path);
+                let version = params
+                    .get("version")
+                    .and_then(Value::as_i64)
+                    .and_then(|v| i32::try_from(v).ok());
+                // A publish for an older version than the one we sent is
+                // stale; it must not replace a newer one.
+                if let (Some(published), Some(current)) = (version, self.documents.get(&key))
+                    && published < *current
+                {
+                    return;
+                }
+                self.publishes.insert(
+                    key,
+                    Publish {
+                        version,
+                        diagnostics: parse_diagnostics(params.get("diagnostics")),
+                        at: Instant::now(),
+                    },
+                );
+            }
+            "$/progress" => {
+                let params = notification.params;
+                let token = match params.get("token") {
+                    Some(Value::String(token)) => token.clone(),
+                    Some(other) => other.to_string(),
+                    None => return,
+                };
+                let value = params.get("value").cloned().unwrap_or(Value::Null);
+                match value.get("kind").and_then(Value::as_str) {
+                    Some("begin") => {
+                        let title = value
+                            .get("title")
+                            .and_then(Value::as_str)
+                            .unwrap_or_default()
+                            .to_string();
+                        self.progress.insert(token, title);
+                    }
+                    Some("end") => {
+                        let title = self.progress.remove(&token);
+                        let now = Instant::now();
+                        self.last_progress_end = Some(now);
+                        if let (Some(title), Some(wanted), Some(check)) =
+                            (title, &self.launch.await_progress, &mut self.active)
+                            && title_matches(&title, wanted)
+                        {
+                            check.awaited_progress_done = true;
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            // Logs, telemetry and status notifications carry nothing we need.
+            _ => {}
+        }
+    }
+
+    /// Answers a request from the server. Every request gets an answer:
+    /// servers block on some of them.
+    fn answer(&mut self, request: Request) {
+        let Request { id, method, params } = request;
+        let result: Result<Value, (i32, String)> = match method.as_str() {
+            "workspace/configuration" => Ok(self.configuration_answer(&params)),
+            "window/workDoneProgress/create"
+            | "client/registerCapability"
+            | "client/unregisterCapability"
+            | "window/showMessageRequest"
+            | "workspace/semanticTokens/refresh"
+            | "workspace/inlayHint/refresh"
+            | "workspace/inlineValue/refresh"
+            | "workspace/codeLens/refresh"
+            | "workspace/foldingRange/refresh" => Ok(Value::Null),
+            "workspace/diagnostic/refresh" => {
+                if self.pull
+                    && let Some(check) = &mut self.active
+                {
+                    check.pull_again = true;
+                }
+                Ok(Value::Null)
+            }
+            "workspace/workspaceFolders" => {
+                let name = self
+                    .launch
+                    .root
+                    .file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_default();
+                Ok(json!([{"uri": self.root_uri, "name": name}]))
+            }
+            "workspace/applyEdit" => Ok(json!({"applied": false})),
+            "window/showDocument" => Ok(json!({"success": false})),
+            other => Err((
+                ErrorCode::MethodNotFound as i32,
+                format!("ralph-hooks does not handle {other}"),
+            )),
+        };
+        let response = match result {
+            Ok(value) => Response::new_ok(id, value),
+            Err((code, message)) => Response::new_err(id, code, message),
+        };
+        self.answered.push(method);
+        self.transport.send(Message::Response(response));
+    }
+
+    /// One value per requested item: the configured settings at the item's
+    /// dotted section, or null (which every server measured accepts).
+    fn configuration_answer(&self, params: &Value) -> Value {
+        let items = params
+            .get("items")
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default();
+        let answers: Vec<Value> = items
+            .iter()
+            .map(|item| {
+                let Some(settings) = &self.launch.settings else {
+                    return Value::Null;
+                };
+                match item.get("section").and_then(Value::as_str) {
+                    None | Some("") => settings.clone(),
+                    Some(section) => section
+                        .split('.')
+                        .try_fold(settings, |value, key| value.get(key))
+                        .cloned()
+                        .unwrap_or(Value::Null),
+                }
+            })
+            .collect();
+        Value::Array(answers)
+    }
+
+    /// Ends the server: `shutdown`, `exit`, stdin closed, a short wait, then
+    /// the whole process group killed. A server that already failed to
+    /// answer is killed at once.
+    pub fn shutdown(mut self, grace: Duration) {
+        if self.is_healthy() && !grace.is_zero() {
+            let deadline = Instant::now() + grace;
+            // No params at all: tsgo rejects `"params": null` (reference §3).
+            let id = RequestId::from(self.next_id);
+            self.next_id += 1;
+            self.transport.send(Message::Request(Request {
+                id: id.clone(),
+                method: "shutdown".into(),
+                params: Value::Null,
+            }));
+            if self
+                .wait_response(&id, deadline, "the shutdown response")
+                .is_ok()
+            {
+                self.notify("exit", Value::Null);
+            }
+            self.transport.close_stdin();
+            self.transport
+                .wait_exit(deadline.saturating_duration_since(Instant::now()));
+        }
+        self.transport.kill();
+    }
+}
+
+/// A publish counts for our change when it carries our version, or no
+/// version and arrived after we sent the change (typescript-language-server
+/// never sends one).
+fn accepts(publish: &Publish, check: &ActiveCheck) -> bool {
+    match publish.version {
+        Some(version) => version == check.version,
+        None => publish.at >= check.sent_at,
+    }
+}
+
+fn title_matches(title: &str, wanted: &str) -> bool {
+    title.to_lowercase().contains(&wanted.to_lowercase())
+}
+
+/// Parses each diagnostic on its own, so one odd item cannot hide the rest.
+fn parse_diagnostics(items: Option<&Value>) -> Vec<ServerDiagnostic> {
+    items
+        .and_then(Value::as_array)
+        .map(|items| {
+            items
+                .iter()
+                .filter_map(|item| serde_json::from_value(item.clone()).ok())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lenient_diagnostic_parsing_keeps_good_items() {
+        let items = json!([
+            {"range": {"start": {"line": 3, "character": 14}, "end": {"line": 3, "character": 23}},
+             "severity": 1, "code": 2322, "source": "typescript", "message": "m",
+             "codeDescription": {"href": "not a uri at all"}},
+            {"message": "no range"},
+            {"range": {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 1}},
+             "code": "E1", "message": "n", "brand_new": true}
+        ]);
+        let parsed = parse_diagnostics(Some(&items));
+        assert_eq!(parsed.len(), 2);
+        assert_eq!(parsed[0].code_text().as_deref(), Some("2322"));
+        assert_eq!(parsed[1].code_text().as_deref(), Some("E1"));
+        assert_eq!(parsed[1].severity, None);
+    }
+
+    #[test]
+    fn publishes_are_accepted_by_version_or_time() {
+        let sent_at = Instant::now();
+        let check = ActiveCheck {
+            key: PathBuf::from("/a"),
+            uri: "file:///a".into(),
+            version: 2,
+            sent_at,
+            pull_request: None,
+            pull_again: false,
+            pulled: None,
+            pulled_while_busy: false,
+            awaited_progress_done: false,
+        };
+        let publish = |version, at| Publish {
+            version,
+            diagnostics: vec![],
+            at,
+        };
+        assert!(accepts(&publish(Some(2), sent_at), &check));
+        assert!(!accepts(
+            &publish(Some(1), sent_at + Duration::from_secs(1)),
+            &check
+        ));
+        assert!(accepts(
+            &publish(None, sent_at + Duration::from_millis(1)),
+            &check
+        ));
+        assert!(!accepts(
+            &publish(None, sent_at - Duration::from_millis(1)),
+            &check
+        ));
+    }
+}

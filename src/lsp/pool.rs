@@ -1,0 +1,77 @@
+//! Running clients, one per (server, workspace root), reused across files.
+//!
+//! A hook call checks one file, or a loop's touched files at a Stop, and
+//! closes the pool when done; a long-lived process (the daemon of issue 6)
+//! can keep a pool and call [`Pool::diagnose`] again and again, which sends
+//! `didChange` to a warm server instead of starting a new one. A client that
+//! failed (crashed, timed out) is dropped — killed with its process group —
+//! so the next call starts the server afresh.
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use super::client::{Client, Launch, LspError, ServerDiagnostic};
+
+#[derive(Default)]
+pub struct Pool {
+    clients: Vec<Client>,
+}
+
+impl Pool {
+    /// The diagnostics of `path` with content `text`, from the server
+    /// `launch` describes, started if needed; all before `deadline`.
+    pub fn diagnose(
+        &mut self,
+        launch: &Launch,
+        path: &Path,
+        text: &str,
+        language_id: &str,
+        deadline: Instant,
+    ) -> Result<Vec<ServerDiagnostic>, LspError> {
+        let index = match self.position(launch) {
+            Some(index) => index,
+            None => {
+                self.clients.push(Client::start(launch, deadline)?);
+                self.clients.len() - 1
+            }
+        };
+        let result = self.clients[index].diagnose(path, text, language_id, deadline);
+        if result.is_err() {
+            let broken = self.clients.swap_remove(index);
+            broken.shutdown(Duration::ZERO);
+        }
+        result
+    }
+
+    fn position(&self, launch: &Launch) -> Option<usize> {
+        self.clients.iter().position(|client| {
+            client.is_healthy()
+                && client.launch().name == launch.name
+                && client.launch().root == launch.root
+        })
+    }
+
+    /// Process ids of the running servers (for tests and `--debug`).
+    pub fn pids(&self) -> Vec<u32> {
+        self.clients.iter().map(Client::pid).collect()
+    }
+
+    /// Shuts down clients unused for `idle` (for a long-lived holder).
+    pub fn close_idle(&mut self, idle: Duration, grace: Duration) {
+        let now = Instant::now();
+        let (stale, fresh): (Vec<Client>, Vec<Client>) = std::mem::take(&mut self.clients)
+            .into_iter()
+            .partition(|client| now.duration_since(client.last_used) >= idle);
+        self.clients = fresh;
+        for client in stale {
+            client.shutdown(grace);
+        }
+    }
+
+    /// Shuts every server down, each given `grace` to exit by itself.
+    pub fn close(mut self, grace: Duration) {
+        for client in std::mem::take(&mut self.clients) {
+            client.shutdown(grace);
+        }
+    }
+}

@@ -1,0 +1,654 @@
+//! Which language server handles a file, and where its binary is.
+//!
+//! Built-in defaults cover Python (pyright, then basedpyright, then ruff —
+//! the first one installed), TypeScript/JavaScript
+//! (typescript-language-server), C/C++ (clangd), Rust (rust-analyzer) and Go
+//! (gopls). Projects add or change servers in the Claude Code `.lsp.json`
+//! schema, in `<project>/.lsp.json` and in the `lsp` section of
+//! `<project>/.claude/ralph-hooks.json` (that one wins):
+//! - an entry under a new name is tried before the built-ins;
+//! - an entry under a built-in's name changes that built-in in place (only
+//!   the fields it gives), and `"disabled": true` turns it off;
+//! - besides the Claude Code fields (`command`, `args`,
+//!   `extensionToLanguage`, `env`, `initializationOptions`, `settings`,
+//!   `startupTimeout`, `workspaceFolder`, `diagnostics`), an entry may set
+//!   `rootMarkers`, `quietMs`, `awaitProgress`, `diagnosticMode`
+//!   (`push`|`pull`|`auto`) and `installHint`.
+//!
+//! Binaries are looked up on PATH and in the project's `node_modules/.bin`
+//! and `.venv/bin`, so project-local installs work without activation.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::Deserialize;
+use serde_json::Value;
+
+use super::client::{DiagnosticMode, Launch};
+use crate::config::Config;
+
+/// One `.lsp.json` entry; every field optional so an entry can change one
+/// field of a built-in.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ServerConfig {
+    #[serde(default)]
+    pub command: Option<String>,
+    #[serde(default)]
+    pub args: Option<Vec<String>>,
+    #[serde(default)]
+    pub extension_to_language: Option<BTreeMap<String, String>>,
+    #[serde(default)]
+    pub env: Option<BTreeMap<String, String>>,
+    #[serde(default)]
+    pub initialization_options: Option<Value>,
+    #[serde(default)]
+    pub settings: Option<Value>,
+    /// Milliseconds the server may need to start and answer a first file.
+    #[serde(default)]
+    pub startup_timeout: Option<u64>,
+    /// Milliseconds it gets to exit after `shutdown`.
+    #[serde(default)]
+    pub shutdown_timeout: Option<u64>,
+    /// The workspace root, relative to the project (default: nearest root marker).
+    #[serde(default)]
+    pub workspace_folder: Option<String>,
+    /// `false`: this server is not used for diagnostics.
+    #[serde(default)]
+    pub diagnostics: Option<bool>,
+    #[serde(default)]
+    pub disabled: Option<bool>,
+    #[serde(default)]
+    pub root_markers: Option<Vec<String>>,
+    #[serde(default)]
+    pub quiet_ms: Option<u64>,
+    #[serde(default)]
+    pub await_progress: Option<String>,
+    #[serde(default)]
+    pub diagnostic_mode: Option<String>,
+    #[serde(default)]
+    pub install_hint: Option<String>,
+}
+
+/// Where a server definition came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Origin {
+    BuiltIn,
+    LspJson,
+    Config,
+}
+
+/// A server the registry knows, with every field resolved.
+#[derive(Debug, Clone)]
+pub struct ServerDef {
+    pub name: String,
+    /// For people: "Python", "TypeScript/JavaScript".
+    pub language: String,
+    pub command: String,
+    pub args: Vec<String>,
+    /// `.py` → `python` (the LSP language id).
+    pub extensions: BTreeMap<String, String>,
+    pub env: BTreeMap<String, String>,
+    pub initialization_options: Option<Value>,
+    pub settings: Option<Value>,
+    pub startup_timeout: Option<Duration>,
+    pub shutdown_timeout: Option<Duration>,
+    pub workspace_folder: Option<String>,
+    pub root_markers: Vec<String>,
+    pub quiet: Duration,
+    pub await_progress: Option<String>,
+    pub mode: DiagnosticMode,
+    pub install_hint: String,
+    pub enabled: bool,
+    pub origin: Origin,
+}
+
+/// The quiet window for servers we know nothing about (reference §6.1).
+const DEFAULT_QUIET: Duration = Duration::from_millis(150);
+
+impl ServerDef {
+    fn builtin(
+        name: &str,
+        language: &str,
+        command: &str,
+        args: &[&str],
+        extensions: &[(&str, &str)],
+        root_markers: &[&str],
+        install_hint: &str,
+    ) -> ServerDef {
+        ServerDef {
+            name: name.into(),
+            language: language.into(),
+            command: command.into(),
+            args: args.iter().map(|a| a.to_string()).collect(),
+            extensions: extensions
+                .iter()
+                .map(|(e, l)| (e.to_string(), l.to_string()))
+                .collect(),
+            env: BTreeMap::new(),
+            initialization_options: None,
+            settings: None,
+            startup_timeout: None,
+            shutdown_timeout: None,
+            workspace_folder: None,
+            root_markers: root_markers.iter().map(|m| m.to_string()).collect(),
+            quiet: DEFAULT_QUIET,
+            await_progress: None,
+            mode: DiagnosticMode::Push,
+            install_hint: install_hint.into(),
+            enabled: true,
+            origin: Origin::BuiltIn,
+        }
+    }
+
+    fn quiet_ms(mut self, ms: u64) -> ServerDef {
+        self.quiet = Duration::from_millis(ms);
+        self
+    }
+
+    fn apply(&mut self, config: &ServerConfig, origin: Origin) {
+        if let Some(command) = &config.command {
+            self.command = command.clone();
+        }
+        if let Some(args) = &config.args {
+            self.args = args.clone();
+        }
+        if let Some(extensions) = &config.extension_to_language {
+            self.extensions = extensions
+                .iter()
+                .map(|(ext, lang)| (normalize_extension(ext), lang.clone()))
+                .collect();
+        }
+        if let Some(env) = &config.env {
+            self.env = env.clone();
+        }
+        if config.initialization_options.is_some() {
+            self.initialization_options = config.initialization_options.clone();
+        }
+        if config.settings.is_some() {
+            self.settings = config.settings.clone();
+        }
+        if let Some(ms) = config.startup_timeout {
+            self.startup_timeout = Some(Duration::from_millis(ms));
+        }
+        if let Some(ms) = config.shutdown_timeout {
+            self.shutdown_timeout = Some(Duration::from_millis(ms));
+        }
+        if config.workspace_folder.is_some() {
+            self.workspace_folder = config.workspace_folder.clone();
+        }
+        if let Some(markers) = &config.root_markers {
+            self.root_markers = markers.clone();
+        }
+        if let Some(ms) = config.quiet_ms {
+            self.quiet = Duration::from_millis(ms);
+        }
+        if config.await_progress.is_some() {
+            self.await_progress = config.await_progress.clone().filter(|t| !t.is_empty());
+        }
+        if let Some(mode) = &config.diagnostic_mode {
+            self.mode = match mode.as_str() {
+                "pull" => DiagnosticMode::Pull,
+                "push" => DiagnosticMode::Push,
+                _ => DiagnosticMode::Auto,
+            };
+        }
+        if let Some(hint) = &config.install_hint {
+            self.install_hint = hint.clone();
+        }
+        if config.disabled == Some(true) || config.diagnostics == Some(false) {
+            self.enabled = false;
+        } else if config.disabled == Some(false) || config.diagnostics == Some(true) {
+            self.enabled = true;
+        }
+        self.origin = origin;
+    }
+
+    fn from_config(name: &str, config: &ServerConfig, origin: Origin) -> ServerDef {
+        let mut def = ServerDef::builtin(name, "", name, &[], &[], &[], "");
+        def.mode = DiagnosticMode::Auto;
+        def.apply(config, origin);
+        let mut languages: Vec<&str> = def.extensions.values().map(String::as_str).collect();
+        languages.sort_unstable();
+        languages.dedup();
+        def.language = if languages.is_empty() {
+            name.to_string()
+        } else {
+            languages.join("/")
+        };
+        if def.install_hint.is_empty() {
+            def.install_hint = format!("install `{}` or fix its entry in .lsp.json", def.command);
+        }
+        def
+    }
+
+    /// The start command for this server on `root`, with `program` resolved.
+    pub fn launch(&self, program: PathBuf, root: PathBuf, project_root: &Path) -> Launch {
+        let project = project_root.to_string_lossy();
+        let expand = |text: &str| text.replace("${CLAUDE_PROJECT_DIR}", &project);
+        Launch {
+            name: self.name.clone(),
+            program,
+            args: self.args.iter().map(|a| expand(a)).collect(),
+            env: self
+                .env
+                .iter()
+                .map(|(k, v)| (k.clone(), expand(v)))
+                .collect(),
+            root,
+            initialization_options: self.initialization_options.clone(),
+            settings: self.settings.clone(),
+            quiet: self.quiet,
+            await_progress: self.await_progress.clone(),
+            mode: self.mode,
+        }
+    }
+}
+
+fn normalize_extension(extension: &str) -> String {
+    if extension.starts_with('.') {
+        extension.to_string()
+    } else {
+        format!(".{extension}")
+    }
+}
+
+/// The built-in servers, in preference order.
+pub fn builtin_servers() -> Vec<ServerDef> {
+    let python = [(".py", "python"), (".pyi", "python")];
+    let python_roots = [
+        "pyproject.toml",
+        "pyrightconfig.json",
+        "setup.py",
+        "setup.cfg",
+        "requirements.txt",
+    ];
+    let mut rust_analyzer = ServerDef::builtin(
+        "rust-analyzer",
+        "Rust",
+        "rust-analyzer",
+        &[],
+        &[(".rs", "rust")],
+        &["Cargo.toml"],
+        "rustup component add rust-analyzer",
+    )
+    .quiet_ms(300);
+    // Its rustc diagnostics come from `cargo check`, which only ends after
+    // its "cargo check" progress does; cold it needs 3–6 s (reference §1).
+    rust_analyzer.await_progress = Some("cargo check".into());
+    rust_analyzer.startup_timeout = Some(Duration::from_secs(30));
+    vec![
+        // pyright, basedpyright, ruff and clangd send one complete publish
+        // for an open file, echoing its version (reference §3), so a short
+        // quiet window is enough.
+        ServerDef::builtin(
+            "pyright",
+            "Python",
+            "pyright-langserver",
+            &["--stdio"],
+            &python,
+            &python_roots,
+            "npm install -g pyright",
+        )
+        .quiet_ms(50),
+        ServerDef::builtin(
+            "basedpyright",
+            "Python",
+            "basedpyright-langserver",
+            &["--stdio"],
+            &python,
+            &python_roots,
+            "pip install basedpyright",
+        )
+        .quiet_ms(50),
+        ServerDef::builtin(
+            "ruff",
+            "Python",
+            "ruff",
+            &["server"],
+            &python,
+            &python_roots,
+            "pip install ruff",
+        )
+        .quiet_ms(50),
+        // It publishes `[]` first and the real list about 155 ms later.
+        ServerDef::builtin(
+            "typescript-language-server",
+            "TypeScript/JavaScript",
+            "typescript-language-server",
+            &["--stdio"],
+            &[
+                (".ts", "typescript"),
+                (".mts", "typescript"),
+                (".cts", "typescript"),
+                (".tsx", "typescriptreact"),
+                (".js", "javascript"),
+                (".mjs", "javascript"),
+                (".cjs", "javascript"),
+                (".jsx", "javascriptreact"),
+            ],
+            &["tsconfig.json", "jsconfig.json", "package.json"],
+            "npm install -g typescript-language-server typescript@5 (TypeScript 7 has no tsserver)",
+        )
+        .quiet_ms(300),
+        ServerDef::builtin(
+            "clangd",
+            "C/C++",
+            "clangd",
+            &[],
+            &[
+                (".c", "c"),
+                (".h", "c"),
+                (".cc", "cpp"),
+                (".cpp", "cpp"),
+                (".cxx", "cpp"),
+                (".c++", "cpp"),
+                (".hh", "cpp"),
+                (".hpp", "cpp"),
+                (".hxx", "cpp"),
+            ],
+            &["compile_commands.json", "compile_flags.txt", ".clangd"],
+            "apt-get install clangd",
+        )
+        .quiet_ms(50),
+        rust_analyzer,
+        ServerDef::builtin(
+            "gopls",
+            "Go",
+            "gopls",
+            &[],
+            &[(".go", "go")],
+            &["go.work", "go.mod"],
+            "go install golang.org/x/tools/gopls@latest (or apt-get install gopls)",
+        ),
+    ]
+}
+
+/// The servers in the order they are tried, plus problems found in the
+/// config files (reported, never fatal).
+#[derive(Debug, Clone)]
+pub struct Registry {
+    pub servers: Vec<ServerDef>,
+    pub warnings: Vec<String>,
+}
+
+/// What the registry says about one file.
+#[derive(Debug)]
+pub enum Selection<'r> {
+    /// No server claims the extension.
+    Unsupported,
+    /// Servers claim it, but none is installed.
+    NotInstalled {
+        language: String,
+        tried: Vec<String>,
+        hint: String,
+    },
+    Found {
+        server: &'r ServerDef,
+        program: PathBuf,
+        language_id: String,
+    },
+}
+
+impl Registry {
+    pub fn builtin() -> Registry {
+        Registry {
+            servers: builtin_servers(),
+            warnings: Vec::new(),
+        }
+    }
+
+    /// Built-ins, then `<project>/.lsp.json`, then the config's `lsp`
+    /// section (its `servers` object, or server entries at its top level).
+    pub fn load(project_root: &Path, config: &Config) -> Registry {
+        let mut registry = Registry::builtin();
+        let lsp_json = project_root.join(".lsp.json");
+        match std::fs::read_to_string(&lsp_json) {
+            Ok(text) => match serde_json::from_str::<Value>(&text) {
+                Ok(value) => {
+                    registry.merge(&value, Origin::LspJson, &lsp_json.display().to_string())
+                }
+                Err(error) => registry
+                    .warnings
+                    .push(format!("ignoring {}: {error}", lsp_json.display())),
+            },
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => {}
+            Err(error) => registry
+                .warnings
+                .push(format!("cannot read {}: {error}", lsp_json.display())),
+        }
+        if let Some(section) = config.raw("lsp") {
+            let servers = section
+                .get("servers")
+                .cloned()
+                .unwrap_or_else(|| servers_at_top_level(section));
+            registry.merge(
+                &servers,
+                Origin::Config,
+                "the \"lsp\" section of .claude/ralph-hooks.json",
+            );
+        }
+        registry
+    }
+
+    fn merge(&mut self, servers: &Value, origin: Origin, from: &str) {
+        let Some(entries) = servers.as_object() else {
+            self.warnings.push(format!(
+                "ignoring {from}: expected an object of servers by name"
+            ));
+            return;
+        };
+        let mut new_servers = Vec::new();
+        for (name, entry) in entries {
+            let config: ServerConfig = match serde_json::from_value(entry.clone()) {
+                Ok(config) => config,
+                Err(error) => {
+                    self.warnings
+                        .push(format!("ignoring server {name:?} in {from}: {error}"));
+                    continue;
+                }
+            };
+            if let Some(existing) = self.servers.iter_mut().find(|s| s.name == *name) {
+                existing.apply(&config, origin);
+                continue;
+            }
+            if config.command.is_none() || config.extension_to_language.is_none() {
+                self.warnings.push(format!(
+                    "ignoring server {name:?} in {from}: it needs \"command\" and \"extensionToLanguage\""
+                ));
+                continue;
+            }
+            new_servers.push(ServerDef::from_config(name, &config, origin));
+        }
+        // Servers the project names itself come before the built-ins, in
+        // the order written; later sources come first.
+        new_servers.append(&mut self.servers);
+        self.servers = new_servers;
+    }
+
+    /// Enabled servers that claim `extension` (with its dot), in order.
+    pub fn candidates(&self, extension: &str) -> Vec<&ServerDef> {
+        self.servers
+            .iter()
+            .filter(|s| s.enabled && s.extensions.contains_key(extension))
+            .collect()
+    }
+
+    /// Which server handles `file`.
+    pub fn select(&self, file: &Path, project_root: &Path) -> Selection<'_> {
+        let Some(extension) = file
+            .extension()
+            .map(|e| format!(".{}", e.to_string_lossy()))
+        else {
+            return Selection::Unsupported;
+        };
+        let mut candidates = self.candidates(&extension);
+        if candidates.is_empty() {
+            candidates = self.candidates(&extension.to_lowercase());
+        }
+        if candidates.is_empty() {
+            return Selection::Unsupported;
+        }
+        let search_roots = [file.parent().unwrap_or(project_root), project_root];
+        for server in &candidates {
+            if let Some(program) = find_binary(&server.command, project_root, &search_roots) {
+                let language_id = server
+                    .extensions
+                    .get(&extension)
+                    .or_else(|| server.extensions.get(&extension.to_lowercase()))
+                    .cloned()
+                    .unwrap_or_default();
+                return Selection::Found {
+                    server,
+                    program,
+                    language_id,
+                };
+            }
+        }
+        let first = candidates[0];
+        Selection::NotInstalled {
+            language: first.language.clone(),
+            tried: candidates.iter().map(|s| s.command.clone()).collect(),
+            hint: first.install_hint.clone(),
+        }
+    }
+}
+
+fn servers_at_top_level(section: &Value) -> Value {
+    let Some(object) = section.as_object() else {
+        return Value::Object(Default::default());
+    };
+    Value::Object(
+        object
+            .iter()
+            .filter(|(key, value)| {
+                !matches!(key.as_str(), "include" | "exclude") && value.is_object()
+            })
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect(),
+    )
+}
+
+/// Finds a server binary: a path with a slash is taken relative to the
+/// project; a bare name is looked up in `node_modules/.bin` and `.venv/bin`
+/// of each search root (nearest first), then on PATH.
+pub fn find_binary(command: &str, project_root: &Path, search_roots: &[&Path]) -> Option<PathBuf> {
+    let command = command.replace("${CLAUDE_PROJECT_DIR}", &project_root.to_string_lossy());
+    if command.contains('/') {
+        let path = project_root.join(&command);
+        return is_executable(&path).then_some(path);
+    }
+    let mut dirs: Vec<PathBuf> = Vec::new();
+    for root in search_roots {
+        // Walk up to the project root so a monorepo package's own
+        // node_modules is found before the top-level one.
+        let mut dir = Some(*root);
+        while let Some(current) = dir {
+            for local in ["node_modules/.bin", ".venv/bin"] {
+                let candidate = current.join(local);
+                if !dirs.contains(&candidate) {
+                    dirs.push(candidate);
+                }
+            }
+            if current == project_root || !current.starts_with(project_root) {
+                break;
+            }
+            dir = current.parent();
+        }
+    }
+    if let Some(path) = std::env::var_os("PATH") {
+        dirs.extend(std::env::split_paths(&path));
+    }
+    let joined = std::env::join_paths(dirs).ok()?;
+    which::which_in(&command, Some(joined), project_root).ok()
+}
+
+fn is_executable(path: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    path.metadata()
+        .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
+
+/// The workspace root for `file`: the configured folder, else the nearest
+/// directory (up to the project root) holding one of the server's markers,
+/// else the project root.
+pub fn workspace_root(server: &ServerDef, file: &Path, project_root: &Path) -> PathBuf {
+    if let Some(folder) = &server.workspace_folder {
+        return project_root.join(folder);
+    }
+    let mut dir = file.parent();
+    while let Some(current) = dir {
+        if !current.starts_with(project_root) {
+            break;
+        }
+        if server
+            .root_markers
+            .iter()
+            .any(|marker| current.join(marker).exists())
+        {
+            return current.to_path_buf();
+        }
+        if current == project_root {
+            break;
+        }
+        dir = current.parent();
+    }
+    project_root.to_path_buf()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn python_prefers_pyright_then_basedpyright_then_ruff() {
+        let registry = Registry::builtin();
+        let names: Vec<&str> = registry
+            .candidates(".py")
+            .iter()
+            .map(|s| s.name.as_str())
+            .collect();
+        assert_eq!(names, ["pyright", "basedpyright", "ruff"]);
+        assert!(registry.candidates(".md").is_empty());
+    }
+
+    #[test]
+    fn new_servers_come_first_and_builtins_change_in_place() {
+        let mut registry = Registry::builtin();
+        registry.merge(
+            &json!({
+                "ty": {"command": "ty", "args": ["server"], "extensionToLanguage": {".py": "python"}},
+                "ruff": {"settings": {"lineLength": 100}},
+                "pyright": {"disabled": true},
+                "broken": {"args": []}
+            }),
+            Origin::LspJson,
+            ".lsp.json",
+        );
+        let names: Vec<&str> = registry
+            .candidates(".py")
+            .iter()
+            .map(|s| s.name.as_str())
+            .collect();
+        assert_eq!(names, ["ty", "basedpyright", "ruff"]);
+        let ruff = registry.servers.iter().find(|s| s.name == "ruff").unwrap();
+        assert_eq!(ruff.settings, Some(json!({"lineLength": 100})));
+        assert_eq!(ruff.command, "ruff");
+        assert_eq!(registry.warnings.len(), 1, "{:?}", registry.warnings);
+        let ty = &registry.servers[0];
+        assert_eq!(ty.mode, DiagnosticMode::Auto);
+        assert_eq!(ty.language, "python");
+    }
+
+    #[test]
+    fn top_level_servers_in_the_config_section() {
+        let section = json!({"include": ["src/**"], "fake": {"command": "x", "extensionToLanguage": {"fk": "fake"}}});
+        let servers = servers_at_top_level(&section);
+        assert_eq!(servers.as_object().unwrap().len(), 1);
+        let mut registry = Registry::builtin();
+        registry.merge(&servers, Origin::Config, "config");
+        assert_eq!(registry.candidates(".fk").len(), 1);
+    }
+}
