@@ -1,26 +1,49 @@
-//! LSP diagnostics after edits and as a loop condition (issue 3). Not built
-//! yet: edits get no report and the diagnostics condition always holds.
+//! LSP diagnostics after edits and as a loop completion condition (issue 3).
+//!
+//! - [`after_edit`] (PostToolUse of Write/Edit/MultiEdit): the edited file's
+//!   diagnostics from its real language server, each marked as introduced by
+//!   this edit or already there; clean, issues found, inconclusive (timeout,
+//!   crash — never reported as clean), unsupported (silent) or not installed
+//!   (one notice per session). During a running loop the file is recorded in
+//!   `touched_files` and an edit that introduced errors is blocked.
+//! - [`loop_condition`] (Stop): no errors left in the files the loop touched,
+//!   checked fresh; inconclusive never completes a loop.
+//! - [`doctor_lines`]: which server each language would use.
+//!
+//! Modules: [`settings`] (config), [`check`] (one file through its server),
+//! [`model`] and [`report`] (what a diagnostic is and how it reads),
+//! [`baseline`] (`diagnostics.json`), [`lines`] and [`classify`]
+//! (introduced vs already there, line-shift aware), [`ast_grep`].
+
+pub mod ast_grep;
+pub mod baseline;
+pub mod check;
+pub mod classify;
+pub mod doctor;
+pub mod edit;
+pub mod lines;
+pub mod loop_condition;
+pub mod model;
+pub mod report;
+pub mod settings;
 
 use crate::ctx::Ctx;
 use crate::loop_ctl::ConditionOutcome;
 use crate::loop_state::LoopState;
 use crate::protocol::{HookOutput, ToolInput};
 
-pub fn after_edit(_ctx: &Ctx, _tool: &ToolInput) -> anyhow::Result<HookOutput> {
-    Ok(HookOutput::silent())
+/// PostToolUse: the edited file's diagnostics (and a block, in a loop, when
+/// the edit introduced errors).
+pub fn after_edit(ctx: &Ctx, tool: &ToolInput) -> anyhow::Result<HookOutput> {
+    edit::after_edit(ctx, tool)
 }
 
-pub fn loop_condition(_ctx: &Ctx, _state: &LoopState) -> ConditionOutcome {
-    ConditionOutcome {
-        name: "diagnostics".into(),
-        holds: true,
-        ..ConditionOutcome::default()
-    }
+/// Stop: the loop's diagnostics condition over the files it touched.
+pub fn loop_condition(ctx: &Ctx, state: &LoopState) -> ConditionOutcome {
+    loop_condition::loop_condition(ctx, state)
 }
 
 /// Lines for `ralph-hooks doctor`: per language, the server that would run.
-pub fn doctor_lines(_ctx: &Ctx) -> Vec<String> {
-    vec![
-        "language servers: not checked yet (diagnostics are not built in this version)".to_string(),
-    ]
+pub fn doctor_lines(ctx: &Ctx) -> Vec<String> {
+    doctor::doctor_lines(ctx)
 }

@@ -1,0 +1,137 @@
+//! Checking one file: which server (if any) handles it, and its diagnostics
+//! from that server, converted, filtered by severity and sorted. Shared by
+//! the post-edit report and the loop's Stop condition.
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use super::model::{Diag, Severity};
+use super::settings::Settings;
+use crate::ctx::Ctx;
+use crate::lsp::servers::{ServerDef, workspace_root};
+use crate::lsp::{Launch, LspError, Pool};
+
+/// Files larger than this are not sent to a server.
+pub const MAX_FILE_BYTES: u64 = 4 * 1024 * 1024;
+
+/// What to do with one file.
+pub enum Resolved<'s> {
+    /// No server claims this kind of file: say nothing.
+    Unsupported,
+    /// Configured away (outside the project, excluded, too large).
+    Skipped(&'static str),
+    NotInstalled {
+        language: String,
+        tried: Vec<String>,
+        hint: String,
+    },
+    Target(Target<'s>),
+}
+
+/// A file's server, ready to start.
+pub struct Target<'s> {
+    pub server: &'s ServerDef,
+    pub launch: Launch,
+    pub language_id: String,
+}
+
+pub fn resolve<'s>(ctx: &Ctx, settings: &'s Settings, path: &Path) -> Resolved<'s> {
+    if let Err(why) = settings.allows(path) {
+        return Resolved::Skipped(why);
+    }
+    match settings.registry.select(path, &ctx.project_root) {
+        crate::lsp::servers::Selection::Unsupported => Resolved::Unsupported,
+        crate::lsp::servers::Selection::NotInstalled {
+            language,
+            tried,
+            hint,
+        } => Resolved::NotInstalled {
+            language,
+            tried,
+            hint,
+        },
+        crate::lsp::servers::Selection::Found {
+            server,
+            program,
+            language_id,
+        } => {
+            if path.metadata().is_ok_and(|m| m.len() > MAX_FILE_BYTES) {
+                return Resolved::Skipped("larger than 4 MiB");
+            }
+            let root = workspace_root(server, path, &ctx.project_root);
+            Resolved::Target(Target {
+                launch: server.launch(program, root, &ctx.project_root),
+                server,
+                language_id,
+            })
+        }
+    }
+}
+
+/// The server's diagnostics for `path` holding `text`, at or above
+/// `min_severity`, errors first.
+pub fn lsp_diagnostics(
+    pool: &mut Pool,
+    target: &Target<'_>,
+    path: &Path,
+    text: &str,
+    min_severity: Severity,
+    deadline: Instant,
+) -> Result<Vec<Diag>, LspError> {
+    let found = pool.diagnose(&target.launch, path, text, &target.language_id, deadline)?;
+    let mut diags: Vec<Diag> = found
+        .iter()
+        .map(|d| Diag::from_server(d, text))
+        .filter(|d| d.severity <= min_severity)
+        .collect();
+    sort_and_dedup(&mut diags);
+    Ok(diags)
+}
+
+pub fn sort_and_dedup(diags: &mut Vec<Diag>) {
+    diags.sort_by(|a, b| {
+        a.priority_key()
+            .cmp(&b.priority_key())
+            .then_with(|| a.message.cmp(&b.message))
+    });
+    diags.dedup();
+}
+
+/// A failure that means "this server is not really installed": the file
+/// vanished between lookup and start, or a rustup proxy without its
+/// component (`~/.cargo/bin/rust-analyzer` exists even then).
+pub fn looks_not_installed(error: &LspError) -> bool {
+    match error {
+        LspError::Spawn { error, .. } => error.kind() == std::io::ErrorKind::NotFound,
+        LspError::Exited { detail, .. } => {
+            let detail = detail.to_lowercase();
+            detail.contains("unknown binary")
+                || detail.contains("is not installed")
+                || detail.contains("not installed for the toolchain")
+        }
+        _ => false,
+    }
+}
+
+/// The absolute path of the edited file from a tool input.
+pub fn absolute(ctx: &Ctx, path: &str) -> PathBuf {
+    let path = Path::new(path);
+    if path.is_absolute() {
+        path.to_path_buf()
+    } else {
+        ctx.project_root.join(path)
+    }
+}
+
+/// The key and display form of a file: project-relative when inside it.
+pub fn display_path(ctx: &Ctx, path: &Path) -> String {
+    if let Ok(relative) = path.strip_prefix(&ctx.project_root) {
+        return relative.to_string_lossy().into_owned();
+    }
+    if let (Ok(root), Ok(file)) = (ctx.project_root.canonicalize(), path.canonicalize())
+        && let Ok(relative) = file.strip_prefix(root)
+    {
+        return relative.to_string_lossy().into_owned();
+    }
+    path.to_string_lossy().into_owned()
+}

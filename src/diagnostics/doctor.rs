@@ -1,0 +1,175 @@
+//! `ralph-hooks doctor` lines: per language, the server that would run,
+//! whether it was found and its version; then ast-grep.
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use super::ast_grep;
+use super::settings::Settings;
+use crate::ctx::Ctx;
+use crate::lsp::servers::{ServerDef, find_binary};
+use crate::process::GroupChild;
+
+/// How long `<server> --version` may take.
+const VERSION_TIMEOUT: Duration = Duration::from_secs(3);
+
+pub fn doctor_lines(ctx: &Ctx) -> Vec<String> {
+    let settings = Settings::load(ctx);
+    let mut lines = Vec::new();
+    if !settings.config.enabled {
+        lines.push("turned off (\"diagnostics\": {\"enabled\": false})".to_string());
+    }
+    let mut languages: Vec<&str> = Vec::new();
+    for server in settings.registry.servers.iter().filter(|s| s.enabled) {
+        if !languages.contains(&server.language.as_str()) {
+            languages.push(&server.language);
+        }
+    }
+    for language in languages {
+        let servers: Vec<&ServerDef> = settings
+            .registry
+            .servers
+            .iter()
+            .filter(|s| s.enabled && s.language == language)
+            .collect();
+        let found: Vec<(&ServerDef, PathBuf)> = servers
+            .iter()
+            .filter_map(|s| {
+                find_binary(&s.command, &ctx.project_root, &[ctx.project_root.as_path()])
+                    .map(|path| (*s, path))
+            })
+            .collect();
+        match found.first() {
+            Some((server, path)) => {
+                let version = match version_of(path) {
+                    Ok(version) => version,
+                    Err(why) => format!("NOT WORKING: {why}"),
+                };
+                let mut line = format!(
+                    "{language}: {} — {} ({version})",
+                    server.name,
+                    path.display()
+                );
+                let others: Vec<&str> = found[1..].iter().map(|(s, _)| s.name.as_str()).collect();
+                if !others.is_empty() {
+                    line.push_str(&format!("; also installed: {}", others.join(", ")));
+                }
+                lines.push(line);
+            }
+            None => {
+                let tried: Vec<&str> = servers.iter().map(|s| s.command.as_str()).collect();
+                lines.push(format!(
+                    "{language}: not installed (looked for {}) — install: {}",
+                    tried.join(", "),
+                    servers
+                        .first()
+                        .map(|s| s.install_hint.as_str())
+                        .unwrap_or("")
+                ));
+            }
+        }
+    }
+    let sgconfig = ast_grep::config_file(&ctx.project_root);
+    let ast_grep_line = match ast_grep::find_program(&ctx.project_root) {
+        Some(path) => format!(
+            "ast-grep: {} ({}){}",
+            path.display(),
+            version_of(&path).unwrap_or_else(|why| format!("NOT WORKING: {why}")),
+            if sgconfig.is_some() {
+                ""
+            } else {
+                "; unused here: the project has no sgconfig.yml"
+            }
+        ),
+        None => format!(
+            "ast-grep: not installed{}",
+            if sgconfig.is_some() {
+                " but the project has an sgconfig.yml — npm install -g @ast-grep/cli"
+            } else {
+                " (optional: used when the project has an sgconfig.yml)"
+            }
+        ),
+    };
+    lines.push(ast_grep_line);
+    for warning in &settings.registry.warnings {
+        lines.push(format!("warning: {warning}"));
+    }
+    lines
+}
+
+/// The version a server reports: `package.json` for node servers (whose
+/// language-server entry points have no `--version`), else `--version`.
+fn version_of(program: &Path) -> Result<String, String> {
+    if let Some(version) = node_package_version(program) {
+        return Ok(version);
+    }
+    let mut command = Command::new(program);
+    command
+        .arg("--version")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = GroupChild::spawn(&mut command).map_err(|e| e.to_string())?;
+    let stdout = child.child_mut().stdout.take();
+    let stderr = child.child_mut().stderr.take();
+    let read = |pipe: Option<Box<dyn Read + Send>>| {
+        std::thread::spawn(move || {
+            let mut text = String::new();
+            if let Some(pipe) = pipe {
+                let _ = pipe.take(16 * 1024).read_to_string(&mut text);
+            }
+            text
+        })
+    };
+    let out = read(stdout.map(|p| Box::new(p) as Box<dyn Read + Send>));
+    let err = read(stderr.map(|p| Box::new(p) as Box<dyn Read + Send>));
+    let status = match child.wait_timeout(VERSION_TIMEOUT) {
+        Ok(Some(status)) => status,
+        _ => {
+            child.kill();
+            return Err("`--version` did not finish".into());
+        }
+    };
+    let stdout = out.join().unwrap_or_default();
+    let stderr = err.join().unwrap_or_default();
+    let first = |text: &str| {
+        text.lines()
+            .find(|l| !l.trim().is_empty())
+            .map(|l| l.trim().to_string())
+    };
+    if status.success() {
+        Ok(first(&stdout)
+            .or_else(|| first(&stderr))
+            .unwrap_or_else(|| "version unknown".into()))
+    } else {
+        Err(first(&stderr)
+            .or_else(|| first(&stdout))
+            .unwrap_or_else(|| status.to_string()))
+    }
+}
+
+/// For a script inside an npm package: that package's version.
+fn node_package_version(program: &Path) -> Option<String> {
+    let real = program.canonicalize().ok()?;
+    let is_script = real
+        .extension()
+        .is_some_and(|e| e == "js" || e == "mjs" || e == "cjs");
+    if !is_script {
+        return None;
+    }
+    let mut dir = real.parent();
+    for _ in 0..4 {
+        let current = dir?;
+        if let Ok(text) = std::fs::read_to_string(current.join("package.json"))
+            && let Ok(package) = serde_json::from_str::<serde_json::Value>(&text)
+            && let Some(version) = package.get("version").and_then(|v| v.as_str())
+        {
+            let name = package.get("name").and_then(|n| n.as_str()).unwrap_or("");
+            return Some(format!("{name} {version}").trim().to_string());
+        }
+        dir = current.parent();
+    }
+    None
+}

@@ -1,0 +1,422 @@
+//! After a Write, Edit or MultiEdit: the file's diagnostics from its
+//! language server (and ast-grep), each marked as introduced by this edit or
+//! already there, as `additionalContext`; during a running loop, a block
+//! when the edit introduced errors.
+//!
+//! "Already there" needs the diagnostics of the text before the edit. They
+//! come from `diagnostics.json` when it holds a result for exactly that text;
+//! otherwise, for servers that read the open buffer (all but rust-analyzer,
+//! whose cargo check reads the disk), the old text is checked first on the
+//! same server and the new text sent as a change — one server start, two
+//! results.
+
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use super::ast_grep;
+use super::baseline::{self, FileEntry, content_hash};
+use super::check::{self, Resolved};
+use super::classify::{Classification, Origin, classify};
+use super::lines::LineMap;
+use super::model::{Diag, Severity};
+use super::report::{self, Caps};
+use super::settings::{BlockOn, Settings};
+use crate::ctx::Ctx;
+use crate::loop_ctl::{self, Ownership};
+use crate::loop_state::{LOOP_FILE, LoopState};
+use crate::lsp::Pool;
+use crate::protocol::{Decision, EventName, HookOutput, ToolInput, cap_chars};
+
+/// The share of a file's deadline the old text's check may use.
+const BASELINE_SHARE: f64 = 0.6;
+
+pub fn after_edit(ctx: &Ctx, tool: &ToolInput) -> anyhow::Result<HookOutput> {
+    if !matches!(tool.tool_name.as_str(), "Write" | "Edit" | "MultiEdit") {
+        return Ok(HookOutput::silent());
+    }
+    let Some(file_path) = tool
+        .input_str("file_path")
+        .or_else(|| tool.tool_response.get("filePath").and_then(Value::as_str))
+    else {
+        ctx.debug(format_args!(
+            "no file_path in the tool input: nothing to check"
+        ));
+        return Ok(HookOutput::silent());
+    };
+    let path = check::absolute(ctx, file_path);
+    let settings = Settings::load(ctx);
+    if !settings.config.enabled {
+        ctx.debug(format_args!("diagnostics are turned off in the config"));
+        return Ok(HookOutput::silent());
+    }
+    let display = check::display_path(ctx, &path);
+    let target = match check::resolve(ctx, &settings, &path) {
+        Resolved::Unsupported => {
+            ctx.debug(format_args!(
+                "{display}: no language server handles this file type"
+            ));
+            return Ok(HookOutput::silent());
+        }
+        Resolved::Skipped(why) => {
+            ctx.debug(format_args!("{display}: not checked ({why})"));
+            return Ok(HookOutput::silent());
+        }
+        Resolved::NotInstalled {
+            language,
+            tried,
+            hint,
+        } => return not_installed(ctx, &language, &tried, &hint),
+        Resolved::Target(target) => target,
+    };
+    let text = match std::fs::read_to_string(&path) {
+        Ok(text) => text,
+        Err(error) => {
+            ctx.debug(format_args!(
+                "{display}: cannot read it ({error}): nothing to check"
+            ));
+            return Ok(HookOutput::silent());
+        }
+    };
+    let server_name = target.server.name.clone();
+    let min_severity = settings.config.min_severity;
+    let original = original_text(tool);
+    let stored = baseline::load_entry(ctx, &display);
+    let started = Instant::now();
+    let timeout = settings.file_timeout(target.server);
+    let deadline = started + timeout;
+    ctx.debug(format_args!(
+        "{display}: checking with {} ({}), root {}, deadline {:.1} s",
+        server_name,
+        target.launch.program.display(),
+        target.launch.root.display(),
+        timeout.as_secs_f64()
+    ));
+
+    let scan = if settings.config.ast_grep {
+        ast_grep::start(&ctx.project_root, &path)
+    } else {
+        None
+    };
+
+    // The diagnostics of the text before the edit, when we can know them.
+    let mut before: Option<Vec<Diag>> = None;
+    let mut before_has_ast_grep = false;
+    let stored_matches = match (&stored, &original) {
+        (Some(entry), Some(old)) => entry.content_hash == content_hash(old),
+        // Without the old text, trust the last result we have.
+        (Some(_), None) => true,
+        _ => false,
+    };
+    if stored_matches && let Some(entry) = &stored {
+        before = Some(entry.diagnostics.clone());
+        before_has_ast_grep = entry.ast_grep;
+    }
+    let mut pool = Pool::default();
+    if before.is_none() {
+        match original.as_deref() {
+            Some("") => {
+                before = Some(Vec::new());
+                before_has_ast_grep = true;
+            }
+            Some(old) if old != text && target.server.await_progress.is_none() => {
+                let baseline_deadline = started + timeout.mul_f64(BASELINE_SHARE);
+                match check::lsp_diagnostics(
+                    &mut pool,
+                    &target,
+                    &path,
+                    old,
+                    min_severity,
+                    baseline_deadline,
+                ) {
+                    Ok(diags) => before = Some(diags),
+                    Err(error) => ctx.debug(format_args!(
+                        "{display}: could not check the text before the edit: {error}"
+                    )),
+                }
+            }
+            _ => {}
+        }
+    }
+
+    let result = check::lsp_diagnostics(&mut pool, &target, &path, &text, min_severity, deadline);
+    pool.close(settings.shutdown_grace(target.server));
+    let ast_grep_findings = scan.and_then(|scan| {
+        // It started with the server and has had its own time since.
+        let ast_deadline = started + Duration::from_millis(settings.config.ast_grep_timeout_ms);
+        match scan.and_then(|scan| scan.finish(ast_deadline)) {
+            Ok(diags) => Some(diags),
+            Err(why) => {
+                eprintln!("ralph-hooks: warning: ast-grep skipped for {display}: {why}");
+                None
+            }
+        }
+    });
+    ctx.debug(format_args!(
+        "{display}: {} finished in {} ms",
+        server_name,
+        started.elapsed().as_millis()
+    ));
+
+    let lsp_diags = match result {
+        Ok(diags) => diags,
+        Err(error) if check::looks_not_installed(&error) => {
+            let language = target.server.language.clone();
+            return not_installed(
+                ctx,
+                &language,
+                std::slice::from_ref(&target.server.command),
+                &target.server.install_hint,
+            );
+        }
+        Err(error) => {
+            ctx.debug(format_args!("{display}: inconclusive: {error}"));
+            record_touched(ctx, &path);
+            let text = report::inconclusive(&display, &server_name, &error.to_string());
+            return Ok(HookOutput::context(EventName::PostToolUse, text));
+        }
+    };
+
+    let map = line_map(tool, original.as_deref(), &text);
+    let unchanged = original.as_deref() == Some(text.as_str());
+    let classification = classify_all(
+        &lsp_diags,
+        ast_grep_findings.as_deref(),
+        before.as_deref(),
+        before_has_ast_grep,
+        unchanged,
+        &map,
+    );
+
+    let mut stored_diags = lsp_diags.clone();
+    stored_diags.extend(ast_grep_findings.iter().flatten().cloned());
+    check::sort_and_dedup(&mut stored_diags);
+    let entry = FileEntry {
+        content_hash: content_hash(&text),
+        checked_at: ctx.now(),
+        server: server_name.clone(),
+        ast_grep: ast_grep_findings.is_some(),
+        diagnostics: stored_diags,
+    };
+    if let Err(error) = baseline::save_entries(ctx, vec![(display.clone(), entry)]) {
+        eprintln!("ralph-hooks: warning: cannot save the diagnostics baseline: {error:#}");
+    }
+
+    let caps = Caps {
+        max_items: settings.config.max_items,
+        max_chars: settings.config.max_chars,
+    };
+    let context = report::edit_context(
+        &display,
+        &server_name,
+        &classification.items,
+        &classification.fixed,
+        min_severity,
+        caps,
+    );
+    let running_loop = record_touched(ctx, &path);
+    let blocking = running_loop
+        .filter(|state| state.diagnostics)
+        .and_then(|_| blocking_errors(&classification, settings.config.block_on));
+    let mut output = HookOutput::context(EventName::PostToolUse, context);
+    if let Some((errors, introduced)) = blocking {
+        let refs: Vec<&Diag> = errors.iter().collect();
+        output.decision = Some(Decision::Block);
+        output.reason = Some(cap_chars(report::block_reason(
+            &display,
+            &server_name,
+            &refs,
+            introduced,
+            caps,
+        )));
+    }
+    Ok(output)
+}
+
+/// The file's text before the edit: `originalFile`, or empty for a Write
+/// that created the file; `None` when the tool response does not say.
+fn original_text(tool: &ToolInput) -> Option<String> {
+    let response = &tool.tool_response;
+    match response.get("originalFile") {
+        Some(Value::String(text)) => Some(text.clone()),
+        Some(Value::Null) if tool.tool_name == "Write" => Some(String::new()),
+        _ if response.get("type").and_then(Value::as_str) == Some("create") => Some(String::new()),
+        _ => None,
+    }
+}
+
+fn line_map(tool: &ToolInput, original: Option<&str>, text: &str) -> LineMap {
+    if let Some(patch) = tool.tool_response.get("structuredPatch")
+        && let Some(map) = LineMap::from_patch(patch)
+    {
+        return map;
+    }
+    match original {
+        Some(old) => LineMap::from_texts(old, text),
+        None => LineMap::identity(),
+    }
+}
+
+/// LSP findings against the LSP baseline; ast-grep findings against the
+/// ast-grep part of it, when the baseline has one.
+fn classify_all(
+    lsp: &[Diag],
+    ast_grep: Option<&[Diag]>,
+    before: Option<&[Diag]>,
+    before_has_ast_grep: bool,
+    unchanged: bool,
+    map: &LineMap,
+) -> Classification {
+    let is_ast = |d: &&Diag| d.source.as_deref() == Some("ast-grep");
+    let before_lsp: Option<Vec<Diag>> =
+        before.map(|b| b.iter().filter(|d| !is_ast(d)).cloned().collect());
+    let mut result = if unchanged && before_lsp.is_none() {
+        // The edit changed nothing: whatever is there was there.
+        let mut all = classify(None, lsp, map);
+        for item in &mut all.items {
+            item.origin = Origin::PreExisting;
+        }
+        all
+    } else {
+        classify(before_lsp.as_deref(), lsp, map)
+    };
+    if let Some(findings) = ast_grep {
+        let before_ast: Option<Vec<Diag>> = before
+            .filter(|_| before_has_ast_grep)
+            .map(|b| b.iter().filter(is_ast).cloned().collect());
+        let ast_result = classify(before_ast.as_deref(), findings, map);
+        result.items.extend(ast_result.items);
+        result.fixed.extend(ast_result.fixed);
+    }
+    result
+}
+
+/// The errors that block under `block_on`, and whether they are the
+/// introduced ones.
+fn blocking_errors(
+    classification: &Classification,
+    block_on: BlockOn,
+) -> Option<(Vec<Diag>, bool)> {
+    let errors = |wanted: &dyn Fn(Origin) -> bool| -> Vec<Diag> {
+        classification
+            .items
+            .iter()
+            .filter(|c| c.diag.severity == Severity::Error && wanted(c.origin))
+            .map(|c| c.diag.clone())
+            .collect()
+    };
+    let (list, introduced) = match block_on {
+        BlockOn::Never => return None,
+        BlockOn::IntroducedErrors => (errors(&|o| o == Origin::Introduced), true),
+        BlockOn::AnyErrors => (errors(&|_| true), false),
+    };
+    (!list.is_empty()).then_some((list, introduced))
+}
+
+/// Records `path` in the running loop's `touched_files` when the loop is
+/// this session's (or not yet claimed); returns that loop.
+fn record_touched(ctx: &Ctx, path: &std::path::Path) -> Option<LoopState> {
+    if !ctx.store().exists(LOOP_FILE) {
+        return None;
+    }
+    let result = (|| -> anyhow::Result<Option<LoopState>> {
+        let locked = ctx.store().lock(LOOP_FILE)?;
+        let Some(mut state) = locked.load_json::<LoopState>()? else {
+            return Ok(None);
+        };
+        if !state.is_running()
+            || loop_ctl::ownership(&state, ctx.session_id.as_deref()) == Ownership::Other
+        {
+            return Ok(None);
+        }
+        let key = path.to_string_lossy().into_owned();
+        if state.touched_files.insert(key) {
+            state.updated_at = ctx.now();
+            locked.save_json(&state)?;
+        }
+        Ok(Some(state))
+    })();
+    match result {
+        Ok(state) => state,
+        Err(error) => {
+            eprintln!("ralph-hooks: warning: cannot record the edit in the loop: {error:#}");
+            None
+        }
+    }
+}
+
+/// The one-line notice, once per language and session.
+fn not_installed(
+    ctx: &Ctx,
+    language: &str,
+    tried: &[String],
+    hint: &str,
+) -> anyhow::Result<HookOutput> {
+    let first_time = baseline::claim_notice(ctx, language).unwrap_or_else(|error| {
+        eprintln!("ralph-hooks: warning: cannot record the notice: {error:#}");
+        true
+    });
+    if !first_time {
+        ctx.debug(format_args!(
+            "no {language} server installed; already said so in this session"
+        ));
+        return Ok(HookOutput::silent());
+    }
+    let text = report::not_installed(language, tried, hint);
+    Ok(HookOutput::context(EventName::PostToolUse, text.clone()).with_system_message(text))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn tool(name: &str, response: Value) -> ToolInput {
+        ToolInput {
+            tool_name: name.into(),
+            tool_response: response,
+            ..ToolInput::default()
+        }
+    }
+
+    #[test]
+    fn original_text_from_the_tool_response() {
+        assert_eq!(
+            original_text(&tool("Edit", json!({"originalFile": "a\n"}))).as_deref(),
+            Some("a\n")
+        );
+        assert_eq!(
+            original_text(&tool(
+                "Write",
+                json!({"type": "create", "originalFile": null})
+            ))
+            .as_deref(),
+            Some("")
+        );
+        assert_eq!(original_text(&tool("Edit", json!({}))), None);
+    }
+
+    #[test]
+    fn blocking_follows_block_on() {
+        let error = Diag {
+            line: 1,
+            column: 1,
+            severity: Severity::Error,
+            source: None,
+            code: None,
+            message: "e".into(),
+        };
+        let classification = Classification {
+            items: vec![crate::diagnostics::classify::Classified {
+                diag: error,
+                origin: Origin::PreExisting,
+            }],
+            fixed: vec![],
+        };
+        assert!(blocking_errors(&classification, BlockOn::IntroducedErrors).is_none());
+        assert!(blocking_errors(&classification, BlockOn::Never).is_none());
+        let (errors, introduced) = blocking_errors(&classification, BlockOn::AnyErrors).unwrap();
+        assert_eq!(errors.len(), 1);
+        assert!(!introduced);
+    }
+}

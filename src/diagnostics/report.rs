@@ -1,0 +1,287 @@
+//! The text Claude reads: which of clean / issues found / inconclusive /
+//! not installed it is, then the diagnostics, errors first, one per line as
+//! `path:line:col severity [source code] message`, capped by count and
+//! characters with "… and N more".
+
+use std::fmt::Write as _;
+
+use super::classify::{Classified, Origin};
+use super::model::{Diag, Severity};
+
+/// Limits for one list of diagnostics.
+#[derive(Debug, Clone, Copy)]
+pub struct Caps {
+    pub max_items: usize,
+    pub max_chars: usize,
+}
+
+/// "1 error, 2 warnings" (only the severities present).
+pub fn counts<'a>(diags: impl IntoIterator<Item = &'a Diag>) -> String {
+    let mut n = [0usize; 4];
+    for diag in diags {
+        n[diag.severity as usize] += 1;
+    }
+    let names = [
+        ("error", "errors"),
+        ("warning", "warnings"),
+        ("info", "infos"),
+        ("hint", "hints"),
+    ];
+    let parts: Vec<String> = n
+        .iter()
+        .zip(names)
+        .filter(|(count, _)| **count > 0)
+        .map(|(count, (one, many))| format!("{count} {}", if *count == 1 { one } else { many }))
+        .collect();
+    if parts.is_empty() {
+        "nothing".into()
+    } else {
+        parts.join(", ")
+    }
+}
+
+/// What "clean" means at this minimum severity.
+pub fn clean_phrase(min_severity: Severity) -> &'static str {
+    match min_severity {
+        Severity::Error => "no errors",
+        Severity::Warning => "no errors or warnings",
+        Severity::Info | Severity::Hint => "no diagnostics",
+    }
+}
+
+/// Rendered lines under the caps; the rest summarised as "… and N more".
+pub fn capped_lines(diags: &[(&Diag, String)], caps: Caps, used: &mut Caps) -> String {
+    let mut text = String::new();
+    let mut shown = 0;
+    for (_, line) in diags {
+        let line_chars = line.chars().count() + 1;
+        if used.max_items >= caps.max_items || used.max_chars + line_chars > caps.max_chars {
+            break;
+        }
+        text.push_str(line);
+        text.push('\n');
+        used.max_items += 1;
+        used.max_chars += line_chars;
+        shown += 1;
+    }
+    if shown < diags.len() {
+        let rest = &diags[shown..];
+        let _ = writeln!(
+            text,
+            "… and {} more ({})",
+            rest.len(),
+            counts(rest.iter().map(|(d, _)| *d))
+        );
+    }
+    text
+}
+
+fn sorted<'a>(items: impl Iterator<Item = &'a Diag>) -> Vec<&'a Diag> {
+    let mut list: Vec<&Diag> = items.collect();
+    list.sort_by_key(|d| d.priority_key());
+    list
+}
+
+fn render_all<'a>(diags: &[&'a Diag], display_path: &str) -> Vec<(&'a Diag, String)> {
+    diags.iter().map(|d| (*d, d.render(display_path))).collect()
+}
+
+/// The context after a conclusive check of an edited file.
+pub fn edit_context(
+    display_path: &str,
+    server: &str,
+    items: &[Classified],
+    fixed: &[Diag],
+    min_severity: Severity,
+    caps: Caps,
+) -> String {
+    let mut text = String::new();
+    let fixed_note = match fixed.len() {
+        0 => String::new(),
+        n => format!(
+            " This edit fixed {n} earlier problem(s): {}.",
+            counts(fixed)
+        ),
+    };
+    if items.is_empty() {
+        let _ = write!(
+            text,
+            "LSP diagnostics for {display_path} ({server}): clean — {}.{fixed_note}",
+            clean_phrase(min_severity)
+        );
+        return text;
+    }
+    let _ = writeln!(
+        text,
+        "LSP diagnostics for {display_path} ({server}): issues found — {}.{fixed_note}",
+        counts(items.iter().map(|c| &c.diag))
+    );
+    let groups = [
+        (Origin::Introduced, "Introduced by this edit"),
+        (Origin::PreExisting, "Already there before this edit"),
+        (
+            Origin::Unknown,
+            "Found (no earlier result for this file, so new and old cannot be told apart)",
+        ),
+    ];
+    let mut used = Caps {
+        max_items: 0,
+        max_chars: 0,
+    };
+    for (origin, title) in groups {
+        let group = sorted(items.iter().filter(|c| c.origin == origin).map(|c| &c.diag));
+        if group.is_empty() {
+            continue;
+        }
+        let _ = writeln!(text, "{title} ({}):", group.len());
+        text.push_str(&capped_lines(
+            &render_all(&group, display_path),
+            caps,
+            &mut used,
+        ));
+    }
+    text.trim_end().to_string()
+}
+
+/// The reason of a block: the errors Claude must fix now.
+pub fn block_reason(
+    display_path: &str,
+    server: &str,
+    errors: &[&Diag],
+    introduced: bool,
+    caps: Caps,
+) -> String {
+    let mut text = String::new();
+    let what = if introduced {
+        "This edit introduced"
+    } else {
+        "The file still has"
+    };
+    let _ = writeln!(
+        text,
+        "{what} {} in {display_path} (reported by {server}). A Ralph loop is running: fix {} before going on.",
+        counts(errors.iter().copied()),
+        if errors.len() == 1 { "it" } else { "them" }
+    );
+    let mut used = Caps {
+        max_items: 0,
+        max_chars: 0,
+    };
+    text.push_str(&capped_lines(
+        &render_all(&sorted(errors.iter().copied()), display_path),
+        caps,
+        &mut used,
+    ));
+    text.trim_end().to_string()
+}
+
+pub fn inconclusive(display_path: &str, server: &str, reason: &str) -> String {
+    format!(
+        "LSP diagnostics for {display_path} ({server}): inconclusive — {reason}. The file was not checked: do not take this as clean."
+    )
+}
+
+pub fn not_installed(language: &str, tried: &[String], hint: &str) -> String {
+    format!(
+        "LSP diagnostics: no {language} language server is installed (looked for {}), so {language} files are not checked after edits. Install one: {hint}",
+        tried.join(", ")
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn diag(line: u32, severity: Severity, message: &str) -> Diag {
+        Diag {
+            line,
+            column: 1,
+            severity,
+            source: Some("S".into()),
+            code: Some("C".into()),
+            message: message.into(),
+        }
+    }
+
+    #[test]
+    fn errors_first_grouped_by_origin_and_capped() {
+        let mut items = Vec::new();
+        for line in 1..=5 {
+            items.push(Classified {
+                diag: diag(line, Severity::Warning, "w"),
+                origin: Origin::PreExisting,
+            });
+        }
+        items.push(Classified {
+            diag: diag(9, Severity::Warning, "new warning"),
+            origin: Origin::Introduced,
+        });
+        items.push(Classified {
+            diag: diag(7, Severity::Error, "new error"),
+            origin: Origin::Introduced,
+        });
+        let text = edit_context(
+            "a.py",
+            "pyright",
+            &items,
+            &[],
+            Severity::Warning,
+            Caps {
+                max_items: 4,
+                max_chars: 4_000,
+            },
+        );
+        assert_eq!(
+            text,
+            "LSP diagnostics for a.py (pyright): issues found — 1 error, 6 warnings.\n\
+             Introduced by this edit (2):\n\
+             a.py:7:1 error [S C] new error\n\
+             a.py:9:1 warning [S C] new warning\n\
+             Already there before this edit (5):\n\
+             a.py:1:1 warning [S C] w\n\
+             a.py:2:1 warning [S C] w\n\
+             … and 3 more (3 warnings)"
+        );
+    }
+
+    #[test]
+    fn clean_with_a_fix() {
+        let text = edit_context(
+            "a.py",
+            "pyright",
+            &[],
+            &[diag(3, Severity::Error, "x")],
+            Severity::Warning,
+            Caps {
+                max_items: 20,
+                max_chars: 4_000,
+            },
+        );
+        assert_eq!(
+            text,
+            "LSP diagnostics for a.py (pyright): clean — no errors or warnings. This edit fixed 1 earlier problem(s): 1 error."
+        );
+    }
+
+    #[test]
+    fn char_cap_cuts_long_lists() {
+        let long = "x".repeat(100);
+        let diags: Vec<Diag> = (1..=10).map(|l| diag(l, Severity::Error, &long)).collect();
+        let refs: Vec<&Diag> = diags.iter().collect();
+        let text = block_reason(
+            "a.py",
+            "pyright",
+            &refs,
+            true,
+            Caps {
+                max_items: 20,
+                max_chars: 350,
+            },
+        );
+        assert!(text.ends_with("… and 8 more (8 errors)"), "{text}");
+        assert!(
+            text.starts_with("This edit introduced 10 errors in a.py"),
+            "{text}"
+        );
+    }
+}
