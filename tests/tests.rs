@@ -4,3 +4,5 @@
 mod util;
 // fixtures/golden/<binary>/<case>/: stdin in, stdout and state out.
 mod golden;
+// The diagnostics hook against the scripted fake language server.
+mod lsp_fake;

@@ -231,3 +231,99 @@ fn wildcards_match_as_documented() {
         .is_some()
     );
 }
+
+/// The fake language server (`examples/fake_lsp_server.rs`). `cargo test`
+/// builds examples; a filtered run (`cargo test --test integration`) may
+/// not, so it is built here when missing or older than its source.
+pub fn fake_lsp_server() -> PathBuf {
+    static BUILT: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    BUILT
+        .get_or_init(|| {
+            let exe = std::env::current_exe().expect("test binary path");
+            // <target>/<profile>/deps/integration-<hash>
+            let profile_dir = exe
+                .parent()
+                .and_then(Path::parent)
+                .expect("target profile dir");
+            let path = profile_dir.join("examples").join("fake_lsp_server");
+            let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/fake_lsp_server.rs");
+            let modified = |p: &Path| p.metadata().and_then(|m| m.modified()).ok();
+            let stale = match (modified(&path), modified(&source)) {
+                (Some(built), Some(written)) => built < written,
+                _ => true,
+            };
+            if stale {
+                let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+                let mut build = Command::new(cargo);
+                build
+                    .args(["build", "--example", "fake_lsp_server"])
+                    .current_dir(env!("CARGO_MANIFEST_DIR"));
+                if profile_dir.file_name().is_some_and(|n| n == "release") {
+                    build.arg("--release");
+                }
+                let status = build.status().expect("run cargo build --example");
+                assert!(status.success(), "cannot build the fake language server");
+            }
+            assert!(
+                path.is_file(),
+                "no fake language server at {}",
+                path.display()
+            );
+            path
+        })
+        .clone()
+}
+
+/// Live (not zombie) processes whose process group is `pgid`, from /proc.
+pub fn live_processes_in_group(pgid: u32) -> Vec<String> {
+    let mut found = Vec::new();
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return found;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(pid) = name.to_str().and_then(|n| n.parse::<u32>().ok()) else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+            continue;
+        };
+        // "pid (comm) state ppid pgrp …"; comm may hold spaces and parens.
+        let Some(after_comm) = stat.rfind(')').map(|at| &stat[at + 1..]) else {
+            continue;
+        };
+        let fields: Vec<&str> = after_comm.split_whitespace().collect();
+        let (Some(state), Some(group)) = (fields.first(), fields.get(2)) else {
+            continue;
+        };
+        if *state != "Z" && group.parse::<u32>() == Ok(pgid) {
+            found.push(stat.trim().to_string());
+        }
+    }
+    found
+}
+
+/// Asserts that the process recorded in `pid_file` and its whole process
+/// group are gone; polls briefly, since SIGKILL delivery is asynchronous.
+pub fn assert_group_gone(pid_file: &Path) {
+    let pid: u32 = std::fs::read_to_string(pid_file)
+        .unwrap_or_else(|e| panic!("the fake server never wrote {}: {e}", pid_file.display()))
+        .trim()
+        .parse()
+        .expect("pid file holds a pid");
+    let until = std::time::Instant::now() + std::time::Duration::from_millis(500);
+    loop {
+        let left = live_processes_in_group(pid);
+        // The leader is our child: it must be reaped, not even a zombie.
+        let leader_present = Path::new(&format!("/proc/{pid}")).exists();
+        if left.is_empty() && !leader_present {
+            return;
+        }
+        if std::time::Instant::now() > until {
+            panic!(
+                "processes of the fake server's group {pid} are still there (leader present: {leader_present}): {left:#?}"
+            );
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}

@@ -159,6 +159,8 @@ struct ActiveCheck {
     pulled: Option<(Vec<ServerDiagnostic>, Instant)>,
     pulled_while_busy: bool,
     awaited_progress_done: bool,
+    /// Publishes accepted for this change so far.
+    n_accepted: u32,
 }
 
 pub struct Client {
@@ -321,6 +323,7 @@ impl Client {
             pulled: None,
             pulled_while_busy: false,
             awaited_progress_done: false,
+            n_accepted: 0,
         });
         let result = self.wait_settled(deadline, sent_at);
         self.active = None;
@@ -366,11 +369,16 @@ impl Client {
         let Some(check) = &self.active else {
             return SettleState::default();
         };
-        let last_push = self
+        let accepted = self
             .publishes
             .get(&check.key)
-            .filter(|publish| accepts(publish, check))
-            .map(|publish| publish.at);
+            .filter(|publish| accepts(publish, check));
+        let last_push = accepted.map(|publish| publish.at);
+        // A first, empty, version-less publish is how typescript-language-
+        // server says "nothing yet" (reference §3): it earns a longer wait.
+        let provisional = !self.pull
+            && check.n_accepted == 1
+            && accepted.is_some_and(|p| p.version.is_none() && p.diagnostics.is_empty());
         let awaited_pending = self.launch.await_progress.is_some()
             && (!check.awaited_progress_done || self.awaited_progress_open());
         SettleState {
@@ -381,6 +389,7 @@ impl Client {
             open_progress: self.progress.len(),
             last_progress_end: self.last_progress_end.filter(|end| *end >= check.sent_at),
             awaited_progress_pending: awaited_pending,
+            provisional,
         }
     }
 
@@ -597,10 +606,19 @@ impl Client {
     /// Handles everything that arrives until `until` or the first message,
     /// whichever comes first (then drains what is already queued).
     fn pump(&mut self, until: Instant) {
-        let mut first = true;
-        loop {
-            let wait_until = if first { until } else { Instant::now() };
-            first = false;
+        // Drain in bounded batches so a flooding server cannot keep us from
+        // looking at the deadline.
+        const MAX_BATCH: usize = 256;
+        // A dead server is noticed within this even if its stdout stays open.
+        const EXIT_POLL: Duration = Duration::from_millis(100);
+        self.check_exit();
+        let first_until = until.min(Instant::now() + EXIT_POLL);
+        for index in 0..MAX_BATCH {
+            let wait_until = if index == 0 {
+                first_until
+            } else {
+                Instant::now()
+            };
             match self.transport.recv_until(wait_until) {
                 None => return,
                 Some(Incoming::Message(message)) => self.handle(message),
@@ -615,6 +633,14 @@ impl Client {
                     return;
                 }
             }
+        }
+    }
+
+    fn check_exit(&mut self) {
+        if self.exited.is_none()
+            && let Some(status) = self.transport.poll_exit()
+        {
+            self.exited = Some(format!(" ({status})"));
         }
     }
 
@@ -693,14 +719,18 @@ impl Client {
                 {
                     return;
                 }
-                self.publishes.insert(
-                    key,
-                    Publish {
-                        version,
-                        diagnostics: parse_diagnostics(params.get("diagnostics")),
-                        at: Instant::now(),
-                    },
-                );
+                let publish = Publish {
+                    version,
+                    diagnostics: parse_diagnostics(params.get("diagnostics")),
+                    at: Instant::now(),
+                };
+                if let Some(check) = &mut self.active
+                    && check.key == key
+                    && accepts(&publish, check)
+                {
+                    check.n_accepted += 1;
+                }
+                self.publishes.insert(key, publish);
             }
             "$/progress" => {
                 let params = notification.params;
@@ -901,6 +931,7 @@ mod tests {
             pulled: None,
             pulled_while_busy: false,
             awaited_progress_done: false,
+            n_accepted: 0,
         };
         let publish = |version, at| Publish {
             version,

@@ -28,19 +28,35 @@ impl Pool {
         language_id: &str,
         deadline: Instant,
     ) -> Result<Vec<ServerDiagnostic>, LspError> {
-        let index = match self.position(launch) {
+        let reused = self.position(launch);
+        let index = match reused {
             Some(index) => index,
-            None => {
-                self.clients.push(Client::start(launch, deadline)?);
-                self.clients.len() - 1
-            }
+            None => self.start(launch, deadline)?,
         };
-        let result = self.clients[index].diagnose(path, text, language_id, deadline);
+        let mut result = self.clients[index].diagnose(path, text, language_id, deadline);
         if result.is_err() {
             let broken = self.clients.swap_remove(index);
             broken.shutdown(Duration::ZERO);
+            // A warm server that died since its last use is restarted once
+            // (a crash must not cost more than one answer).
+            if reused.is_some()
+                && matches!(result, Err(LspError::Exited { .. }))
+                && Instant::now() < deadline
+            {
+                let index = self.start(launch, deadline)?;
+                result = self.clients[index].diagnose(path, text, language_id, deadline);
+                if result.is_err() {
+                    let broken = self.clients.swap_remove(index);
+                    broken.shutdown(Duration::ZERO);
+                }
+            }
         }
         result
+    }
+
+    fn start(&mut self, launch: &Launch, deadline: Instant) -> Result<usize, LspError> {
+        self.clients.push(Client::start(launch, deadline)?);
+        Ok(self.clients.len() - 1)
     }
 
     fn position(&self, launch: &Launch) -> Option<usize> {

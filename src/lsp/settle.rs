@@ -33,7 +33,14 @@ pub struct SettleState {
     /// The configured progress (by title) has not yet begun and ended since
     /// our change.
     pub awaited_progress_pending: bool,
+    /// The only result so far is a first empty publish without a version,
+    /// which may be a placeholder: it needs [`PROVISIONAL_FACTOR`] times the
+    /// quiet window.
+    pub provisional: bool,
 }
+
+/// How much longer a provisional result must stay unchanged.
+pub const PROVISIONAL_FACTOR: u32 = 3;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Settle {
@@ -62,6 +69,11 @@ pub fn decide(state: &SettleState, quiet: Duration, now: Instant) -> Settle {
         .flatten()
         .max()
         .unwrap_or(result_at);
+    let quiet = if state.provisional {
+        quiet * PROVISIONAL_FACTOR
+    } else {
+        quiet
+    };
     let quiet_until = last_activity + quiet;
     if now >= quiet_until {
         Settle::Done
@@ -101,6 +113,20 @@ mod tests {
             Settle::WaitUntil(base + QUIET)
         );
         assert_eq!(check(state, 150, base), Settle::Done);
+    }
+
+    #[test]
+    fn a_first_empty_unversioned_publish_waits_longer() {
+        let base = Instant::now();
+        let state = SettleState {
+            last_push: Some(base),
+            provisional: true,
+            ..SettleState::default()
+        };
+        assert_eq!(
+            check(state, 200, base),
+            Settle::WaitUntil(base + QUIET * PROVISIONAL_FACTOR)
+        );
     }
 
     #[test]

@@ -138,6 +138,16 @@ impl Transport {
         self.outgoing = None;
     }
 
+    /// The server's exit status, if it has exited (it is then reaped and its
+    /// group killed). Its stdout may stay open after it died, held by a
+    /// helper it started, so EOF alone does not tell.
+    pub fn poll_exit(&mut self) -> Option<String> {
+        match self.child.wait_timeout(Duration::ZERO) {
+            Ok(Some(status)) => Some(status.to_string()),
+            _ => None,
+        }
+    }
+
     /// Waits up to `timeout` for the server to exit by itself.
     pub fn wait_exit(&mut self, timeout: Duration) -> bool {
         matches!(self.child.wait_timeout(timeout), Ok(Some(_)))

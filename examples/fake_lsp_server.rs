@@ -1,0 +1,441 @@
+//! A fake language server for the diagnostics tests, built on lsp-server's
+//! `Message::read/write` over stdin and stdout. Each test picks a script
+//! with `--mode`:
+//!
+//! - `normal`: publishes diagnostics for every opened or changed document,
+//!   echoing its version (and writing the URI back differently encoded, as
+//!   pyright does);
+//! - `empty-then-real`: publishes `[]` first and the real list 150 ms later,
+//!   without versions (typescript-language-server);
+//! - `pull-only`: advertises `diagnosticProvider` and never publishes;
+//! - `server-requests`: before publishing it asks `workspace/configuration`,
+//!   `window/workDoneProgress/create` (with a string id) and
+//!   `client/registerCapability`, and publishes only once all three are
+//!   answered; the configured `fake.marker` setting is echoed in a message;
+//! - `hang`: answers `initialize`, then never reads or writes again;
+//! - `crash`: dies halfway through writing a message after `didOpen`;
+//! - `garbage`: answers `initialize` with junk and keeps writing junk;
+//! - `junk-then-normal`: like `normal`, with junk lines between messages;
+//! - `flood`: after `didOpen`, an endless stream of log messages and
+//!   ever-changing publishes for the document (it never settles);
+//! - `flood-logs`: 20,000 log messages, then a normal publish;
+//! - `slow-start`: waits `--delay-ms` before answering `initialize`.
+//!
+//! Diagnostics come from the document text: a line containing `ERROR: msg`
+//! gives an error with message `msg` at that line, `WARN:` a warning and
+//! `HINT:` a hint. `--pid-file PATH` records the process id, and `--helper`
+//! starts a `sleep` child in the same process group (as node servers start
+//! helpers), so tests can check that the whole group is gone.
+
+use std::io::{self, BufReader, Write};
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use lsp_server::{Message, Notification, Request, RequestId, Response};
+use serde_json::{Value, json};
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    Normal,
+    EmptyThenReal,
+    PullOnly,
+    ServerRequests,
+    Hang,
+    Crash,
+    Garbage,
+    JunkThenNormal,
+    Flood,
+    FloodLogs,
+    SlowStart,
+}
+
+struct Options {
+    mode: Mode,
+    delay: Duration,
+}
+
+fn main() {
+    let options = parse_args();
+    let stdin = io::stdin();
+    let mut input = BufReader::new(stdin.lock());
+    let mut output = io::stdout().lock();
+    let mut settings = Value::Null;
+    loop {
+        let message = match Message::read(&mut input) {
+            Ok(Some(message)) => message,
+            Ok(None) | Err(_) => return,
+        };
+        match message {
+            Message::Request(request) => {
+                if request.method == "initialize" {
+                    on_initialize(&options, request, &mut output);
+                } else if request.method == "shutdown" {
+                    send(
+                        &mut output,
+                        Response::new_ok(request.id, Value::Null).into(),
+                    );
+                } else if request.method == "textDocument/diagnostic" {
+                    let uri = request.params["textDocument"]["uri"]
+                        .as_str()
+                        .unwrap_or_default()
+                        .to_string();
+                    let text = documents::text(&uri);
+                    let items = diagnostics_for(&text, &settings);
+                    send(
+                        &mut output,
+                        Response::new_ok(request.id, json!({"kind": "full", "items": items}))
+                            .into(),
+                    );
+                } else {
+                    send(
+                        &mut output,
+                        Response::new_err(request.id, -32601, "not handled by the fake".into())
+                            .into(),
+                    );
+                }
+            }
+            Message::Notification(notification) => match notification.method.as_str() {
+                "exit" => return,
+                "textDocument/didOpen" | "textDocument/didChange" => {
+                    let params = &notification.params;
+                    let uri = params["textDocument"]["uri"]
+                        .as_str()
+                        .unwrap_or_default()
+                        .to_string();
+                    let version = params["textDocument"]["version"].as_i64().unwrap_or(0);
+                    let text = params["textDocument"]["text"]
+                        .as_str()
+                        .or_else(|| params["contentChanges"][0]["text"].as_str())
+                        .unwrap_or_default()
+                        .to_string();
+                    documents::set(&uri, &text);
+                    on_document(
+                        &options,
+                        &mut input,
+                        &mut output,
+                        &uri,
+                        version,
+                        &text,
+                        &mut settings,
+                    );
+                }
+                _ => {}
+            },
+            Message::Response(_) => {}
+        }
+    }
+}
+
+fn parse_args() -> Options {
+    let mut mode = Mode::Normal;
+    let mut delay = Duration::from_millis(0);
+    let mut args = std::env::args().skip(1);
+    while let Some(arg) = args.next() {
+        match arg.as_str() {
+            "--mode" => {
+                mode = match args.next().unwrap_or_default().as_str() {
+                    "normal" => Mode::Normal,
+                    "empty-then-real" => Mode::EmptyThenReal,
+                    "pull-only" => Mode::PullOnly,
+                    "server-requests" => Mode::ServerRequests,
+                    "hang" => Mode::Hang,
+                    "crash" => Mode::Crash,
+                    "garbage" => Mode::Garbage,
+                    "junk-then-normal" => Mode::JunkThenNormal,
+                    "flood" => Mode::Flood,
+                    "flood-logs" => Mode::FloodLogs,
+                    "slow-start" => Mode::SlowStart,
+                    other => {
+                        eprintln!("fake_lsp_server: unknown mode {other:?}");
+                        std::process::exit(2);
+                    }
+                }
+            }
+            "--delay-ms" => {
+                delay =
+                    Duration::from_millis(args.next().and_then(|v| v.parse().ok()).unwrap_or(0));
+            }
+            "--pid-file" => {
+                if let Some(path) = args.next() {
+                    let _ = std::fs::write(path, std::process::id().to_string());
+                }
+            }
+            "--helper" => {
+                // Same process group as us; it keeps our stdout open, like a
+                // node server's worker would.
+                let _ = Command::new("sleep")
+                    .arg("300")
+                    .stdin(Stdio::null())
+                    .spawn();
+            }
+            _ => {}
+        }
+    }
+    Options { mode, delay }
+}
+
+fn send(output: &mut impl Write, message: Message) {
+    // A closed pipe means the client is gone; the next read ends us.
+    let _ = message.write(output);
+}
+
+fn junk(output: &mut impl Write) {
+    let _ = output.write_all(b"fake server log line on stdout\n");
+    let _ = output.flush();
+}
+
+fn on_initialize(options: &Options, request: Request, output: &mut impl Write) {
+    if options.mode == Mode::SlowStart {
+        std::thread::sleep(options.delay);
+    }
+    if options.mode == Mode::Garbage {
+        loop {
+            let _ = output.write_all(
+                b"Content-Type: nonsense\r\n\r\n{{{ not json at all\n\xff\xfe garbage\n",
+            );
+            let _ = output.flush();
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+    let mut capabilities = json!({
+        "textDocumentSync": {"openClose": true, "change": 1, "save": {"includeText": false}}
+    });
+    if options.mode == Mode::PullOnly {
+        capabilities["diagnosticProvider"] =
+            json!({"interFileDependencies": false, "workspaceDiagnostics": false});
+    }
+    if options.mode == Mode::JunkThenNormal {
+        junk(output);
+    }
+    send(
+        output,
+        Response::new_ok(
+            request.id,
+            json!({"capabilities": capabilities, "serverInfo": {"name": "fake"}}),
+        )
+        .into(),
+    );
+    if options.mode == Mode::Hang {
+        // Never read again: the client's writes fill the pipe and must not
+        // block it.
+        loop {
+            std::thread::sleep(Duration::from_secs(3600));
+        }
+    }
+}
+
+fn on_document(
+    options: &Options,
+    input: &mut impl io::BufRead,
+    output: &mut impl Write,
+    uri: &str,
+    version: i64,
+    text: &str,
+    settings: &mut Value,
+) {
+    let published_uri = reencode(uri);
+    match options.mode {
+        Mode::Normal | Mode::SlowStart => {
+            publish(
+                output,
+                &published_uri,
+                Some(version),
+                diagnostics_for(text, settings),
+            );
+        }
+        Mode::JunkThenNormal => {
+            junk(output);
+            publish(
+                output,
+                &published_uri,
+                Some(version),
+                diagnostics_for(text, settings),
+            );
+            junk(output);
+        }
+        Mode::EmptyThenReal => {
+            publish(output, uri, None, json!([]));
+            std::thread::sleep(Duration::from_millis(150));
+            publish(output, uri, None, diagnostics_for(text, settings));
+        }
+        Mode::PullOnly | Mode::Hang | Mode::Garbage => {}
+        Mode::Crash => {
+            let _ = output.write_all(b"Content-Length: 200\r\n\r\n{\"jsonrpc\":\"2.0\",\"meth");
+            let _ = output.flush();
+            std::process::exit(3);
+        }
+        Mode::ServerRequests => {
+            let requests = [
+                (
+                    RequestId::from(7),
+                    "workspace/configuration",
+                    json!({"items": [{"section": "fake"}]}),
+                ),
+                (
+                    RequestId::from("p1".to_string()),
+                    "window/workDoneProgress/create",
+                    json!({"token": "fake-progress"}),
+                ),
+                (
+                    RequestId::from(8),
+                    "client/registerCapability",
+                    json!({"registrations": [{"id": "r1", "method": "workspace/didChangeWatchedFiles"}]}),
+                ),
+            ];
+            for (id, method, params) in &requests {
+                send(
+                    output,
+                    Request::new(id.clone(), method.to_string(), params.clone()).into(),
+                );
+            }
+            let mut answered = 0;
+            while answered < requests.len() {
+                match Message::read(input) {
+                    Ok(Some(Message::Response(response))) => {
+                        if response.error.is_some() {
+                            eprintln!("fake_lsp_server: a request was refused; publishing nothing");
+                            return;
+                        }
+                        if response.id == RequestId::from(7) {
+                            *settings = response.result.unwrap_or(Value::Null);
+                        }
+                        answered += 1;
+                    }
+                    Ok(Some(_)) => {}
+                    Ok(None) | Err(_) => std::process::exit(0),
+                }
+            }
+            progress(output, "begin");
+            publish(
+                output,
+                &published_uri,
+                Some(version),
+                diagnostics_for(text, settings),
+            );
+            std::thread::sleep(Duration::from_millis(50));
+            progress(output, "end");
+        }
+        Mode::Flood => {
+            for round in 0u64.. {
+                log(output, round);
+                let items = json!([{"range": range(0, 0), "severity": 1, "message": format!("still thinking {round}")}]);
+                publish(output, &published_uri, Some(version), items);
+                std::thread::sleep(Duration::from_millis(1));
+            }
+        }
+        Mode::FloodLogs => {
+            for round in 0..20_000 {
+                log(output, round);
+            }
+            publish(
+                output,
+                &published_uri,
+                Some(version),
+                diagnostics_for(text, settings),
+            );
+        }
+    }
+}
+
+fn log(output: &mut impl Write, round: u64) {
+    send(
+        output,
+        Notification::new(
+            "window/logMessage".into(),
+            json!({"type": 4, "message": format!("busy {round}")}),
+        )
+        .into(),
+    );
+}
+
+fn progress(output: &mut impl Write, kind: &str) {
+    let mut value = json!({"kind": kind});
+    if kind == "begin" {
+        value["title"] = json!("Checking");
+    }
+    send(
+        output,
+        Notification::new(
+            "$/progress".into(),
+            json!({"token": "fake-progress", "value": value}),
+        )
+        .into(),
+    );
+}
+
+fn publish(output: &mut impl Write, uri: &str, version: Option<i64>, diagnostics: Value) {
+    let mut params = json!({"uri": uri, "diagnostics": diagnostics});
+    if let Some(version) = version {
+        params["version"] = json!(version);
+    }
+    send(
+        output,
+        Notification::new("textDocument/publishDiagnostics".into(), params).into(),
+    );
+}
+
+/// Writes `+` and `@` bare, as some servers re-encode URIs: only a client
+/// that compares decoded paths still matches them.
+fn reencode(uri: &str) -> String {
+    uri.replace("%2B", "+").replace("%40", "@")
+}
+
+fn range(line: u64, character: u64) -> Value {
+    json!({"start": {"line": line, "character": character}, "end": {"line": line, "character": character + 1}})
+}
+
+fn diagnostics_for(text: &str, settings: &Value) -> Value {
+    let mut items = Vec::new();
+    for (index, line) in text.lines().enumerate() {
+        for (tag, severity, code) in [("ERROR:", 1, "E1"), ("WARN:", 2, "W1"), ("HINT:", 4, "H1")] {
+            if let Some(at) = line.find(tag) {
+                let message = line[at + tag.len()..].trim();
+                items.push(json!({
+                    "range": range(index as u64, at as u64),
+                    "severity": severity,
+                    "source": "fake",
+                    "code": code,
+                    "message": message,
+                }));
+            }
+        }
+    }
+    if let Some(marker) = settings
+        .get(0)
+        .and_then(|s| s.get("marker"))
+        .and_then(Value::as_str)
+    {
+        items.push(json!({
+            "range": range(0, 0), "severity": 2, "source": "fake", "code": "CFG",
+            "message": format!("configuration received: {marker}"),
+        }));
+    }
+    Value::Array(items)
+}
+
+/// Document texts by URI, for pull requests.
+mod documents {
+    use std::collections::HashMap;
+    use std::sync::{Mutex, OnceLock};
+
+    fn store() -> &'static Mutex<HashMap<String, String>> {
+        static STORE: OnceLock<Mutex<HashMap<String, String>>> = OnceLock::new();
+        STORE.get_or_init(Default::default)
+    }
+
+    pub fn set(uri: &str, text: &str) {
+        store()
+            .lock()
+            .unwrap()
+            .insert(uri.to_string(), text.to_string());
+    }
+
+    pub fn text(uri: &str) -> String {
+        store()
+            .lock()
+            .unwrap()
+            .get(uri)
+            .cloned()
+            .unwrap_or_default()
+    }
+}

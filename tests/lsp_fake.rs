@@ -1,0 +1,321 @@
+//! The diagnostics hook against the scripted fake language server
+//! (`examples/fake_lsp_server.rs`): the normal protocol paths, and every
+//! fault — each fault must end within the deadline plus 0.5 s, exit 0, say
+//! "inconclusive", and leave no process of the server's group behind.
+
+use std::path::{Path, PathBuf};
+use std::process::Output;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use crate::util::{self, TempDir};
+
+/// The per-file deadline the fault tests configure.
+const DEADLINE_MS: u64 = 1_500;
+/// How much later than the deadline a hook may return.
+const SLACK: Duration = Duration::from_millis(500);
+
+struct FakeProject {
+    dir: TempDir,
+    pid_file: PathBuf,
+}
+
+impl FakeProject {
+    fn new(mode: &str, extra_args: &[&str], timeout_ms: u64) -> FakeProject {
+        FakeProject::with_server(mode, extra_args, timeout_ms, json!(null))
+    }
+
+    fn with_server(
+        mode: &str,
+        extra_args: &[&str],
+        timeout_ms: u64,
+        settings: Value,
+    ) -> FakeProject {
+        let dir = TempDir::new("lsp-fake");
+        let pid_file = dir.path().join("fake.pid");
+        let mut args = vec![
+            json!("--mode"),
+            json!(mode),
+            json!("--pid-file"),
+            json!(pid_file.display().to_string()),
+            json!("--helper"),
+        ];
+        args.extend(extra_args.iter().map(|a| json!(a)));
+        let mut server = json!({
+            "command": util::fake_lsp_server().display().to_string(),
+            "args": args,
+            "extensionToLanguage": {".fake": "fake"},
+        });
+        if !settings.is_null() {
+            server["settings"] = settings;
+        }
+        std::fs::write(
+            dir.path().join(".lsp.json"),
+            serde_json::to_string_pretty(&json!({"fake": server})).unwrap(),
+        )
+        .unwrap();
+        std::fs::create_dir_all(dir.path().join(".claude")).unwrap();
+        std::fs::write(
+            dir.path().join(".claude/ralph-hooks.json"),
+            json!({"diagnostics": {"timeout_ms": timeout_ms}}).to_string(),
+        )
+        .unwrap();
+        FakeProject { dir, pid_file }
+    }
+
+    fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// Writes `relative` with `text` and runs the hook on a Write that
+    /// created it.
+    fn write_and_check(&self, relative: &str, text: &str) -> (Output, Duration) {
+        let file = self.path().join(relative);
+        std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+        std::fs::write(&file, text).unwrap();
+        let payload = json!({
+            "session_id": "fake-session",
+            "cwd": self.path(),
+            "hook_event_name": "PostToolUse",
+            "tool_name": "Write",
+            "tool_input": {"file_path": file, "content": text},
+            "tool_response": {"type": "create", "filePath": file, "content": text,
+                              "structuredPatch": [], "originalFile": null},
+        });
+        let command = util::command("ralph-post-tool-lsp-diagnostic", self.path());
+        let started = Instant::now();
+        let output = util::run_with_stdin(command, payload.to_string().as_bytes());
+        (output, started.elapsed())
+    }
+}
+
+fn context(output: &Output) -> String {
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let value: Value = serde_json::from_str(stdout.trim()).unwrap_or_else(|e| {
+        panic!(
+            "stdout is not JSON ({e}): {stdout:?}; stderr: {}",
+            String::from_utf8_lossy(&output.stderr)
+        )
+    });
+    value["hookSpecificOutput"]["additionalContext"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no additionalContext in {value}"))
+        .to_string()
+}
+
+/// The checks every fault test makes.
+fn assert_fault(project: &FakeProject, output: &Output, elapsed: Duration) -> String {
+    let deadline = Duration::from_millis(DEADLINE_MS);
+    assert!(
+        elapsed <= deadline + SLACK,
+        "the hook took {elapsed:?}, more than the {deadline:?} deadline plus {SLACK:?}"
+    );
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "stderr: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let text = context(output);
+    assert!(text.contains("inconclusive"), "{text}");
+    assert!(text.contains("do not take this as clean"), "{text}");
+    util::assert_group_gone(&project.pid_file);
+    text
+}
+
+const SAMPLE: &str =
+    "first line\nx = 1  # WARN: unused thing\ny = 2  # ERROR: y is wrong\nz  # HINT: style nit\n";
+
+#[test]
+fn normal_push_reports_errors_first_and_drops_hints() {
+    let project = FakeProject::new("normal", &[], 5_000);
+    let (output, _) = project.write_and_check("src/a.fake", SAMPLE);
+    assert_eq!(output.status.code(), Some(0));
+    assert_eq!(
+        context(&output),
+        "LSP diagnostics for src/a.fake (fake): issues found — 1 error, 1 warning.\n\
+         Introduced by this edit (2):\n\
+         src/a.fake:3:10 error [fake E1] y is wrong\n\
+         src/a.fake:2:10 warning [fake W1] unused thing"
+    );
+    util::assert_group_gone(&project.pid_file);
+}
+
+#[test]
+fn reencoded_uris_still_match_the_file() {
+    // The fake writes `+` and `@` back unencoded; only path comparison matches.
+    let project = FakeProject::new("normal", &[], 5_000);
+    let (output, _) = project.write_and_check("src/a+b@c d.fake", "ERROR: odd name\n");
+    let text = context(&output);
+    assert!(
+        text.contains("src/a+b@c d.fake:1:1 error [fake E1] odd name"),
+        "{text}"
+    );
+}
+
+#[test]
+fn empty_then_real_publish_is_not_reported_clean() {
+    let project = FakeProject::new("empty-then-real", &[], 5_000);
+    let (output, _) = project.write_and_check("a.fake", "ERROR: late but real\n");
+    let text = context(&output);
+    assert!(text.contains("issues found — 1 error"), "{text}");
+    assert!(
+        text.contains("a.fake:1:1 error [fake E1] late but real"),
+        "{text}"
+    );
+}
+
+#[test]
+fn pull_only_server_is_pulled() {
+    let project = FakeProject::new("pull-only", &[], 5_000);
+    let (output, _) = project.write_and_check("a.fake", "ok\nERROR: pulled\n");
+    let text = context(&output);
+    assert!(text.contains("a.fake:2:1 error [fake E1] pulled"), "{text}");
+}
+
+#[test]
+fn server_requests_are_answered_with_the_configured_settings() {
+    let project = FakeProject::with_server(
+        "server-requests",
+        &[],
+        5_000,
+        json!({"fake": {"marker": "xyzzy"}}),
+    );
+    let (output, _) = project.write_and_check("a.fake", "ERROR: after the handshake\n");
+    let text = context(&output);
+    assert!(
+        text.contains("a.fake:1:1 error [fake E1] after the handshake"),
+        "{text}"
+    );
+    assert!(
+        text.contains("a.fake:1:1 warning [fake CFG] configuration received: xyzzy"),
+        "{text}"
+    );
+}
+
+#[test]
+fn junk_lines_on_stdout_are_skipped() {
+    let project = FakeProject::new("junk-then-normal", &[], 5_000);
+    let (output, _) = project.write_and_check("a.fake", "ERROR: through the noise\n");
+    assert!(context(&output).contains("error [fake E1] through the noise"));
+}
+
+#[test]
+fn a_flood_of_log_messages_still_settles() {
+    let project = FakeProject::new("flood-logs", &[], 10_000);
+    let (output, _) = project.write_and_check("a.fake", "ERROR: after 20000 logs\n");
+    assert!(context(&output).contains("error [fake E1] after 20000 logs"));
+    util::assert_group_gone(&project.pid_file);
+}
+
+#[test]
+fn slow_start_within_the_deadline_works() {
+    let project = FakeProject::new("slow-start", &["--delay-ms", "400"], 5_000);
+    let (output, _) = project.write_and_check("a.fake", "ERROR: slow but fine\n");
+    assert!(context(&output).contains("error [fake E1] slow but fine"));
+}
+
+#[test]
+fn clean_file_says_clean() {
+    let project = FakeProject::new("normal", &[], 5_000);
+    let (output, _) = project.write_and_check("a.fake", "all good\n");
+    assert_eq!(
+        context(&output),
+        "LSP diagnostics for a.fake (fake): clean — no errors or warnings."
+    );
+}
+
+#[test]
+fn fault_hang_forever() {
+    // A large file: the server never reads it, so our write must not block.
+    let project = FakeProject::new("hang", &[], DEADLINE_MS);
+    let big = "filler line that nobody reads\n".repeat(10_000);
+    let (output, elapsed) = project.write_and_check("a.fake", &big);
+    let text = assert_fault(&project, &output, elapsed);
+    assert!(text.contains("no result within"), "{text}");
+}
+
+#[test]
+fn fault_crash_mid_message() {
+    let project = FakeProject::new("crash", &[], DEADLINE_MS);
+    let (output, elapsed) = project.write_and_check("a.fake", "ERROR: never seen\n");
+    let text = assert_fault(&project, &output, elapsed);
+    assert!(text.contains("the server exited"), "{text}");
+    // A crash is noticed at once, not at the deadline.
+    assert!(elapsed < Duration::from_millis(DEADLINE_MS), "{elapsed:?}");
+}
+
+#[test]
+fn fault_garbage_on_stdout() {
+    let project = FakeProject::new("garbage", &[], DEADLINE_MS);
+    let (output, elapsed) = project.write_and_check("a.fake", "ERROR: never seen\n");
+    let text = assert_fault(&project, &output, elapsed);
+    assert!(text.contains("invalid message(s) on stdout"), "{text}");
+}
+
+#[test]
+fn fault_flood_that_never_settles() {
+    let project = FakeProject::new("flood", &[], DEADLINE_MS);
+    let (output, elapsed) = project.write_and_check("a.fake", "ERROR: drowned\n");
+    let text = assert_fault(&project, &output, elapsed);
+    assert!(text.contains("to settle"), "{text}");
+}
+
+#[test]
+fn fault_slow_start_past_the_deadline() {
+    let project = FakeProject::new("slow-start", &["--delay-ms", "30000"], DEADLINE_MS);
+    let (output, elapsed) = project.write_and_check("a.fake", "ERROR: too late\n");
+    let text = assert_fault(&project, &output, elapsed);
+    assert!(text.contains("the initialize response"), "{text}");
+}
+
+/// The library's pool, as a long-lived holder would use it: a warm server
+/// gets `didChange`, and one that died is restarted.
+#[test]
+fn pool_reuses_a_warm_server_and_restarts_a_dead_one() {
+    use ralph_hooks::lsp::{DiagnosticMode, Launch, Pool};
+
+    let dir = TempDir::new("lsp-pool");
+    let file = dir.path().join("a.fake");
+    std::fs::write(&file, "ERROR: one\n").unwrap();
+    let launch = Launch {
+        name: "fake".into(),
+        program: util::fake_lsp_server(),
+        args: vec!["--mode".into(), "normal".into()],
+        env: vec![],
+        root: dir.path().to_path_buf(),
+        initialization_options: None,
+        settings: None,
+        quiet: Duration::from_millis(50),
+        await_progress: None,
+        mode: DiagnosticMode::Auto,
+    };
+    let deadline = || Instant::now() + Duration::from_secs(5);
+    let mut pool = Pool::default();
+    let first = pool
+        .diagnose(&launch, &file, "ERROR: one\n", "fake", deadline())
+        .unwrap();
+    assert_eq!(first.len(), 1);
+    let pids = pool.pids();
+    let second = pool
+        .diagnose(
+            &launch,
+            &file,
+            "ERROR: one\nERROR: two\n",
+            "fake",
+            deadline(),
+        )
+        .unwrap();
+    assert_eq!(second.len(), 2, "the change was seen");
+    assert_eq!(pool.pids(), pids, "the same server answered");
+
+    ralph_hooks::process::kill_group(pids[0]);
+    std::thread::sleep(Duration::from_millis(100));
+    let third = pool
+        .diagnose(&launch, &file, "clean\n", "fake", deadline())
+        .unwrap();
+    assert!(third.is_empty());
+    assert_ne!(pool.pids(), pids, "a new server was started");
+    pool.close(Duration::from_millis(500));
+}
