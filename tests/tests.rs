@@ -6,3 +6,5 @@ mod util;
 mod golden;
 // The diagnostics hook against the scripted fake language server.
 mod lsp_fake;
+// The diagnostics hook against the real language servers.
+mod lsp_real;
