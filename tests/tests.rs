@@ -8,3 +8,5 @@ mod golden;
 mod lsp_fake;
 // The diagnostics hook against the real language servers.
 mod lsp_real;
+// Diagnostics and the Ralph loop: blocking edits, the Stop condition.
+mod diagnostics;
