@@ -24,7 +24,11 @@ impl Project {
             "args": ["--mode", mode],
             "extensionToLanguage": {".fake": "fake"},
         });
-        std::fs::write(dir.path().join(".lsp.json"), json!({"fake": server}).to_string()).unwrap();
+        std::fs::write(
+            dir.path().join(".lsp.json"),
+            json!({"fake": server}).to_string(),
+        )
+        .unwrap();
         std::fs::create_dir_all(dir.path().join(".claude")).unwrap();
         std::fs::write(
             dir.path().join(".claude/ralph-hooks.json"),
@@ -83,7 +87,8 @@ impl Project {
     }
 
     fn loop_state(&self) -> Value {
-        let text = std::fs::read_to_string(self.path().join(".claude/orchestrator/loop.json")).unwrap();
+        let text =
+            std::fs::read_to_string(self.path().join(".claude/orchestrator/loop.json")).unwrap();
         serde_json::from_str(&text).unwrap()
     }
 
@@ -94,18 +99,24 @@ impl Project {
 
 /// Runs a hook; stdout as JSON (`null` when empty). Exit 0 is required.
 fn run_json(binary: &str, project: &Path, payload: &Value) -> Value {
-    let output = util::run_with_stdin(util::command(binary, project), payload.to_string().as_bytes());
+    let output = util::run_with_stdin(
+        util::command(binary, project),
+        payload.to_string().as_bytes(),
+    );
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert_eq!(output.status.code(), Some(0), "{binary} stderr: {stderr}");
     let stdout = String::from_utf8_lossy(&output.stdout);
     if stdout.trim().is_empty() {
         return Value::Null;
     }
-    serde_json::from_str(stdout.trim()).unwrap_or_else(|e| panic!("{binary} stdout not JSON ({e}): {stdout}"))
+    serde_json::from_str(stdout.trim())
+        .unwrap_or_else(|e| panic!("{binary} stdout not JSON ({e}): {stdout}"))
 }
 
 fn context(output: &Value) -> &str {
-    output["hookSpecificOutput"]["additionalContext"].as_str().unwrap_or_default()
+    output["hookSpecificOutput"]["additionalContext"]
+        .as_str()
+        .unwrap_or_default()
 }
 
 #[test]
@@ -117,8 +128,14 @@ fn errors_keep_the_loop_running_and_fixing_them_completes_it() {
     let edit = project.edit(SESSION, "src/a.fake", "ok\nERROR: broken thing\n");
     assert_eq!(edit["decision"], "block", "{edit}");
     let reason = edit["reason"].as_str().unwrap();
-    assert!(reason.starts_with("This edit introduced 1 error in src/a.fake"), "{reason}");
-    assert!(reason.contains("src/a.fake:2:1 error [fake E1] broken thing"), "{reason}");
+    assert!(
+        reason.starts_with("This edit introduced 1 error in src/a.fake"),
+        "{reason}"
+    );
+    assert!(
+        reason.contains("src/a.fake:2:1 error [fake E1] broken thing"),
+        "{reason}"
+    );
     let touched = project.loop_state()["touched_files"].clone();
     assert_eq!(touched, json!([project.file("src/a.fake")]));
 
@@ -130,7 +147,10 @@ fn errors_keep_the_loop_running_and_fixing_them_completes_it() {
         prompt.contains("- diagnostics: the files this loop touched still have 1 error"),
         "{prompt}"
     );
-    assert!(prompt.contains("    src/a.fake:2:1 error [fake E1] broken thing"), "{prompt}");
+    assert!(
+        prompt.contains("    src/a.fake:2:1 error [fake E1] broken thing"),
+        "{prompt}"
+    );
     let state = project.loop_state();
     assert_eq!(state["status"], "RUNNING");
     assert_eq!(
@@ -149,7 +169,13 @@ fn errors_keep_the_loop_running_and_fixing_them_completes_it() {
     // And the loop completes.
     let stop = project.stop();
     assert_eq!(stop["decision"], Value::Null, "{stop}");
-    assert!(stop["systemMessage"].as_str().unwrap().contains("COMPLETED"), "{stop}");
+    assert!(
+        stop["systemMessage"]
+            .as_str()
+            .unwrap()
+            .contains("COMPLETED"),
+        "{stop}"
+    );
     let state = project.loop_state();
     assert_eq!(state["status"], "COMPLETED");
     assert_eq!(
@@ -168,11 +194,15 @@ fn the_follow_up_prompt_says_what_was_fixed_and_what_is_new() {
     let stop = project.stop();
     let prompt = stop["reason"].as_str().unwrap();
     assert!(
-        prompt.contains("Fixed since the previous iteration (1):\n    a.fake:1:1 error [fake E1] first"),
+        prompt.contains(
+            "Fixed since the previous iteration (1):\n    a.fake:1:1 error [fake E1] first"
+        ),
         "{prompt}"
     );
     assert!(
-        prompt.contains("New since the previous iteration (1):\n    a.fake:3:1 error [fake E1] third"),
+        prompt.contains(
+            "New since the previous iteration (1):\n    a.fake:3:1 error [fake E1] third"
+        ),
         "{prompt}"
     );
 }
@@ -188,10 +218,19 @@ fn warnings_fail_only_a_no_warnings_loop() {
     let strict = Project::new("normal", 5_000);
     strict.start_loop(&["--diagnostics", "--no-warnings"]);
     let edit = strict.edit(SESSION, "a.fake", "WARN: meh\n");
-    assert_eq!(edit["decision"], Value::Null, "warnings never block an edit");
+    assert_eq!(
+        edit["decision"],
+        Value::Null,
+        "warnings never block an edit"
+    );
     let stop = strict.stop();
     assert_eq!(stop["decision"], "block");
-    assert!(stop["reason"].as_str().unwrap().contains("a.fake:1:1 warning [fake W1] meh"));
+    assert!(
+        stop["reason"]
+            .as_str()
+            .unwrap()
+            .contains("a.fake:1:1 warning [fake W1] meh")
+    );
 }
 
 #[test]
@@ -200,12 +239,22 @@ fn an_inconclusive_check_does_not_complete_the_loop() {
     project.start_loop(&["--diagnostics"]);
     let edit = project.edit(SESSION, "a.fake", "whatever\n");
     assert!(context(&edit).contains("inconclusive"), "{edit}");
-    assert_eq!(edit["decision"], Value::Null, "a broken server never blocks an edit");
+    assert_eq!(
+        edit["decision"],
+        Value::Null,
+        "a broken server never blocks an edit"
+    );
     let stop = project.stop();
     assert_eq!(stop["decision"], "block", "{stop}");
     let prompt = stop["reason"].as_str().unwrap();
-    assert!(prompt.contains("Inconclusive — could not be checked"), "{prompt}");
-    assert!(prompt.contains("a.fake (fake): no result within"), "{prompt}");
+    assert!(
+        prompt.contains("- diagnostics: inconclusive — 1 file(s) could not be checked"),
+        "{prompt}"
+    );
+    assert!(
+        prompt.contains("a.fake (fake): no result within"),
+        "{prompt}"
+    );
     assert_eq!(project.loop_state()["status"], "RUNNING");
 }
 
@@ -219,7 +268,9 @@ fn pre_existing_errors_do_not_block_an_edit() {
     assert_eq!(edit["decision"], Value::Null, "{edit}");
     let text = context(&edit);
     assert!(
-        text.contains("Already there before this edit (1):\na.fake:2:1 error [fake E1] old problem"),
+        text.contains(
+            "Already there before this edit (1):\na.fake:2:1 error [fake E1] old problem"
+        ),
         "{text}"
     );
 }

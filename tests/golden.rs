@@ -5,7 +5,9 @@
 //! A case folder holds:
 //! - `input.json` (stdin; `{{PROJECT}}` and `{{STATE}}` are substituted) or
 //!   `input.bin` (raw bytes, for the bad-input table);
-//! - `state/`, copied to the state root, and `project/`, copied to the project;
+//! - `state/`, copied to the state root, and `project/`, copied to the project
+//!   (in both, `{{PROJECT}}` and `{{STATE}}` are substituted; in project
+//!   files also `{{FAKE_LSP}}`, the fake language server's path);
 //! - `expected.json`: stdout as JSON, with `"[..]"` wildcards; without it
 //!   stdout must be empty (or match `expected.stdout`, text with `[..]`);
 //! - `expected-state/`: files the state root must then hold (JSON compared
@@ -88,6 +90,28 @@ fn sorted_dirs(dir: &Path) -> Vec<PathBuf> {
     dirs
 }
 
+/// Project files may name the paths and the fake language server
+/// (`{{FAKE_LSP}}`, for `.lsp.json`); only files holding a placeholder are
+/// rewritten.
+fn substitute_project_files(project: &Path, state: &Path) {
+    for file in files_under(project) {
+        let Ok(text) = std::fs::read_to_string(&file) else {
+            continue;
+        };
+        if !text.contains("{{") {
+            continue;
+        }
+        let mut vars = vec![
+            ("PROJECT", project.display().to_string()),
+            ("STATE", state.display().to_string()),
+        ];
+        if text.contains("{{FAKE_LSP}}") {
+            vars.push(("FAKE_LSP", util::fake_lsp_server().display().to_string()));
+        }
+        std::fs::write(&file, util::substitute(&text, &vars)).unwrap();
+    }
+}
+
 /// Runs one case (and its steps); returns every mismatch found.
 fn run_case(binary: &str, case_dir: &Path) -> Vec<String> {
     let temp = TempDir::new("golden");
@@ -96,6 +120,7 @@ fn run_case(binary: &str, case_dir: &Path) -> Vec<String> {
     let state = project.join(".claude").join("orchestrator");
     if case_dir.join("project").is_dir() {
         util::copy_tree(&case_dir.join("project"), &project);
+        substitute_project_files(&project, &state);
     }
     if case_dir.join("state").is_dir() {
         util::copy_tree(&case_dir.join("state"), &state);

@@ -31,7 +31,10 @@ fn require_working(name: &str, version_args: &[&str], why: &str) -> Option<PathB
         return Some(path);
     }
     if util::servers_required() {
-        panic!("{name} is on PATH but `{name} {}` fails; required for {why}", version_args.join(" "));
+        panic!(
+            "{name} is on PATH but `{name} {}` fails; required for {why}",
+            version_args.join(" ")
+        );
     }
     eprintln!("skipping {why}: {name} is on PATH but does not run");
     None
@@ -86,7 +89,9 @@ fn write_payload(file: &Path, text: &str) -> Value {
 
 fn assert_line(context: &str, expected_prefix: &str) {
     assert!(
-        context.lines().any(|line| line.starts_with(expected_prefix)),
+        context
+            .lines()
+            .any(|line| line.starts_with(expected_prefix)),
         "no line starting with {expected_prefix:?} in:\n{context}"
     );
 }
@@ -103,7 +108,10 @@ fn pyright_reports_the_type_error_of_the_issue() {
     let dir = project(json!({}));
     let file = write(dir.path(), "src/app.py", PYTHON_SAMPLE);
     let (context, _) = run_hook(dir.path(), &write_payload(&file, PYTHON_SAMPLE));
-    assert!(context.starts_with("LSP diagnostics for src/app.py (pyright): issues found — 1 error."), "{context}");
+    assert!(
+        context.starts_with("LSP diagnostics for src/app.py (pyright): issues found — 1 error."),
+        "{context}"
+    );
     assert_line(
         &context,
         "src/app.py:4:15 error [Pyright reportAssignmentType] Type \"int\" is not assignable to declared type \"str\"",
@@ -122,7 +130,8 @@ fn pyright_edit_tells_new_errors_from_old_across_a_line_shift() {
     let (first, _) = run_hook(dir.path(), &write_payload(&file, before));
     assert_line(&first, "m.py:1:10 error [Pyright reportAssignmentType]");
     // Two lines inserted above; a new error at the end.
-    let after = "import sys\nimport json\nx: str = 1\n\ndef f() -> int:\n    return 0\n\ny: int = \"no\"\n";
+    let after =
+        "import sys\nimport json\nx: str = 1\n\ndef f() -> int:\n    return 0\n\ny: int = \"no\"\n";
     std::fs::write(&file, after).unwrap();
     let edit = json!({
         "session_id": "real-session",
@@ -137,11 +146,22 @@ fn pyright_edit_tells_new_errors_from_old_across_a_line_shift() {
         ]},
     });
     let (context, _) = run_hook(dir.path(), &edit);
-    let introduced = context.find("Introduced by this edit (1):").expect(&context);
-    let already = context.find("Already there before this edit (1):").expect(&context);
-    let new_error = context.find("m.py:8:10 error [Pyright reportAssignmentType]").expect(&context);
-    let old_error = context.find("m.py:3:10 error [Pyright reportAssignmentType]").expect(&context);
-    assert!(introduced < new_error && new_error < already && already < old_error, "{context}");
+    let introduced = context
+        .find("Introduced by this edit (1):")
+        .expect(&context);
+    let already = context
+        .find("Already there before this edit (1):")
+        .expect(&context);
+    let new_error = context
+        .find("m.py:8:10 error [Pyright reportAssignmentType]")
+        .expect(&context);
+    let old_error = context
+        .find("m.py:3:10 error [Pyright reportAssignmentType]")
+        .expect(&context);
+    assert!(
+        introduced < new_error && new_error < already && already < old_error,
+        "{context}"
+    );
 }
 
 #[test]
@@ -157,14 +177,24 @@ fn ruff_reports_an_undefined_name() {
     let file = write(dir.path(), "tool.py", text);
     let (context, _) = run_hook(dir.path(), &write_payload(&file, text));
     assert!(context.contains("(ruff): issues found"), "{context}");
-    assert_line(&context, "tool.py:3:7 error [Ruff F821] Undefined name `undefined_name`");
-    assert_line(&context, "tool.py:1:8 warning [Ruff F401] `os` imported but unused");
+    assert_line(
+        &context,
+        "tool.py:3:7 error [Ruff F821] Undefined name `undefined_name`",
+    );
+    assert_line(
+        &context,
+        "tool.py:1:8 warning [Ruff F401] `os` imported but unused",
+    );
 }
 
 /// The global TypeScript 5 or 6 that `.ci/install-servers.sh` installs,
 /// linked into the test project (TypeScript 7 ships no tsserver).
 fn typescript_with_tsserver() -> Option<PathBuf> {
-    let output = Command::new("npm").args(["root", "-g"]).stderr(Stdio::null()).output().ok()?;
+    let output = Command::new("npm")
+        .args(["root", "-g"])
+        .stderr(Stdio::null())
+        .output()
+        .ok()?;
     let root = PathBuf::from(String::from_utf8_lossy(&output.stdout).trim());
     let typescript = root.join("typescript");
     typescript
@@ -208,7 +238,8 @@ fn clangd_reports_an_undeclared_identifier() {
         return;
     }
     let dir = project(json!({}));
-    let text = "int add(int a, int b) { return a + b; }\n\nint main(void) {\n  return undefined_var;\n}\n";
+    let text =
+        "int add(int a, int b) { return a + b; }\n\nint main(void) {\n  return undefined_var;\n}\n";
     let file = write(dir.path(), "main.c", text);
     let (context, _) = run_hook(dir.path(), &write_payload(&file, text));
     assert_line(
@@ -232,5 +263,8 @@ fn rust_analyzer_reports_mismatched_types() {
     let file = write(dir.path(), "src/main.rs", text);
     let (context, _) = run_hook(dir.path(), &write_payload(&file, text));
     // rustc's own diagnostic, from the cargo check rust-analyzer runs.
-    assert_line(&context, "src/main.rs:2:21 error [rustc E0308] mismatched types");
+    assert_line(
+        &context,
+        "src/main.rs:2:21 error [rustc E0308] mismatched types",
+    );
 }

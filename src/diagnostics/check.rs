@@ -25,7 +25,7 @@ pub enum Resolved<'s> {
         tried: Vec<String>,
         hint: String,
     },
-    Target(Target<'s>),
+    Target(Box<Target<'s>>),
 }
 
 /// A file's server, ready to start.
@@ -59,11 +59,11 @@ pub fn resolve<'s>(ctx: &Ctx, settings: &'s Settings, path: &Path) -> Resolved<'
                 return Resolved::Skipped("larger than 4 MiB");
             }
             let root = workspace_root(server, path, &ctx.project_root);
-            Resolved::Target(Target {
+            Resolved::Target(Box::new(Target {
                 launch: server.launch(program, root, &ctx.project_root),
                 server,
                 language_id,
-            })
+            }))
         }
     }
 }

@@ -394,7 +394,11 @@ fn render_report(
             report::counts(&diags)
         );
     } else {
-        let _ = writeln!(text, "diagnostics:");
+        let _ = writeln!(
+            text,
+            "diagnostics: inconclusive — {} file(s) could not be checked, and an unchecked file never counts as clean:",
+            inconclusive.len()
+        );
     }
     let rendered: Vec<(&Diag, String)> = problems
         .iter()
@@ -423,10 +427,12 @@ fn render_report(
     list("Fixed since the previous iteration", fixed, &mut text);
     list("New since the previous iteration", new, &mut text);
     if !inconclusive.is_empty() {
-        let _ = writeln!(
-            text,
-            "  Inconclusive — could not be checked, so the loop cannot count them as clean:"
-        );
+        if n_failing > 0 || !problems.is_empty() {
+            let _ = writeln!(
+                text,
+                "  Inconclusive — could not be checked, so the loop cannot count them as clean:"
+            );
+        }
         for line in inconclusive {
             let _ = writeln!(text, "    {line}");
         }
@@ -517,7 +523,9 @@ mod tests {
         assert!(!outcome.holds);
         assert!(outcome.inconclusive);
         assert!(
-            outcome.report.contains("Inconclusive"),
+            outcome
+                .report
+                .starts_with("diagnostics: inconclusive — 1 file(s) could not be checked"),
             "{}",
             outcome.report
         );
