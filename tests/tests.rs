@@ -4,3 +4,5 @@
 mod util;
 // fixtures/golden/<binary>/<case>/: stdin in, stdout and state out.
 mod golden;
+// Orchestrator file schemas: seed examples and mutations (issue 5).
+mod schema;
