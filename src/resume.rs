@@ -133,6 +133,9 @@ pub fn load_all(ctx: &Ctx) -> anyhow::Result<Vec<(String, Entry)>> {
             continue;
         }
         let relative = format!("{DIR}/{name}");
+        if !ctx.store().path(&relative).is_file() {
+            continue;
+        }
         if let Some(entry) = load_entry(ctx, &relative)? {
             entries.push((relative, entry));
         }

@@ -6,3 +6,5 @@ mod util;
 mod golden;
 // Orchestrator file schemas: seed examples and mutations (issue 5).
 mod schema;
+// Seed 000 command state, resume, render and path (issue 5).
+mod resume;
