@@ -4,3 +4,9 @@
 mod util;
 // fixtures/golden/<binary>/<case>/: stdin in, stdout and state out.
 mod golden;
+// hooks-config/ agrees with the installer.
+mod config;
+// Property tests: stdin parser and promise matcher.
+mod properties;
+// 16 processes at once, and writers killed mid-write.
+mod concurrency;
