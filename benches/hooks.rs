@@ -28,6 +28,9 @@ fn run_once(program: &Path, args: &[&str], stdin: &[u8], env: &[(&str, &Path)]) 
         command.env(key, value);
     }
     let started = Instant::now();
+    // Reaped below with wait4, which std's Child cannot do: it is the only
+    // call that also returns the child's peak RSS.
+    #[allow(clippy::zombie_processes)]
     let mut child = command.spawn().expect("spawn");
     if let Some(mut pipe) = child.stdin.take() {
         let _ = pipe.write_all(stdin);
