@@ -10,3 +10,5 @@ mod config;
 mod properties;
 // 16 processes at once, and writers killed mid-write.
 mod concurrency;
+// ralph-hooks install / --uninstall / doctor on a real folder.
+mod install;
