@@ -4,3 +4,5 @@
 mod util;
 // fixtures/golden/<binary>/<case>/: stdin in, stdout and state out.
 mod golden;
+// tests/e2e/scenarios/<name>/: the real Claude Code CLI against a scripted mock API.
+mod e2e;
