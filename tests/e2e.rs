@@ -246,3 +246,206 @@ fn e2e_scenarios() {
         failures.join("\n")
     );
 }
+
+/// One HTTP/1.1 POST on a fresh connection; returns (status line, body).
+fn post(port: u16, path: &str, body: &serde_json::Value) -> (String, String) {
+    use std::io::{Read as _, Write as _};
+    let payload = body.to_string();
+    let mut stream =
+        std::net::TcpStream::connect(("127.0.0.1", port)).expect("connect to the mock");
+    stream
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    write!(
+        stream,
+        "POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{payload}",
+        payload.len()
+    )
+    .unwrap();
+    let mut response = String::new();
+    stream
+        .read_to_string(&mut response)
+        .expect("read the mock's reply");
+    let (head, body) = response
+        .split_once("\r\n\r\n")
+        .expect("an HTTP reply has a blank line after its headers");
+    (
+        head.lines().next().unwrap_or("").to_string(),
+        body.to_string(),
+    )
+}
+
+/// The data of each server-sent event, parsed.
+fn sse_events(body: &str) -> Vec<serde_json::Value> {
+    body.lines()
+        .filter_map(|line| line.strip_prefix("data: "))
+        .map(|data| serde_json::from_str(data).expect("each SSE data line is JSON"))
+        .collect()
+}
+
+/// The mock on its own, without Claude Code: main-loop calls take the turns
+/// in order (streamed or not), side calls take none, `expect` is judged and
+/// logged, and a call after the last turn is answered and flagged.
+#[test]
+fn e2e_mock_answers_from_its_script() {
+    use serde_json::json;
+    let Some(python) = util::require_tool("python3", "the mock Messages API self-test") else {
+        return;
+    };
+    let dir = util::TempDir::new("e2e-mock");
+    let script = json!({"turns": [
+        {"expect": {"contains": ["hello there"], "not_contains": ["nope"]},
+         "text": "first reply, long enough to be split over several deltas",
+         "tool_use": {"name": "Bash", "input": {"command": "echo {{WHO}} && ralph-hooks loop status"}}},
+        {"expect": {"contains": ["never sent"], "tool_result_error": true}, "text": "second"}
+    ]});
+    std::fs::write(dir.path().join("script.json"), script.to_string()).unwrap();
+    let log = dir.path().join("requests.jsonl");
+    let port_file = dir.path().join("port");
+    let mut command = Command::new(&python);
+    command
+        .arg(e2e_dir().join("mock_api.py"))
+        .arg("--script")
+        .arg(dir.path().join("script.json"))
+        .arg("--log")
+        .arg(&log)
+        .arg("--port-file")
+        .arg(&port_file)
+        .args(["--subst", "WHO=e2e"])
+        .env("PYTHONDONTWRITEBYTECODE", "1")
+        .stdin(Stdio::null())
+        .stderr(Stdio::null());
+    let mut mock = GroupChild::spawn(&mut command).expect("start the mock");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let port: u16 = loop {
+        if let Some(port) = std::fs::read_to_string(&port_file)
+            .ok()
+            .and_then(|text| text.trim().parse().ok())
+        {
+            break port;
+        }
+        assert!(
+            mock.wait_timeout(Duration::from_millis(20))
+                .unwrap()
+                .is_none(),
+            "the mock exited before listening"
+        );
+        assert!(
+            Instant::now() < deadline,
+            "the mock did not start listening"
+        );
+    };
+    let tools = json!([{"name": "Bash", "input_schema": {"type": "object"}}]);
+
+    // Turn 0, streamed: text deltas and tool-input deltas reassemble.
+    let (status, body) = post(
+        port,
+        "/v1/messages?beta=true",
+        &json!({"model": "m", "max_tokens": 100, "stream": true, "tools": tools,
+                "messages": [{"role": "user", "content": [{"type": "text", "text": "hello there"}]}]}),
+    );
+    assert!(status.contains("200"), "{status}");
+    let events = sse_events(&body);
+    let kinds: Vec<&str> = events
+        .iter()
+        .map(|event| event["type"].as_str().unwrap())
+        .collect();
+    assert_eq!(kinds.first(), Some(&"message_start"));
+    assert_eq!(kinds.last(), Some(&"message_stop"));
+    let text: String = events
+        .iter()
+        .filter_map(|event| event["delta"]["text"].as_str())
+        .collect();
+    assert_eq!(
+        text,
+        "first reply, long enough to be split over several deltas"
+    );
+    assert!(
+        events
+            .iter()
+            .filter(|event| event["delta"]["type"] == "text_delta")
+            .count()
+            > 1,
+        "the text is streamed in pieces"
+    );
+    let tool_start = events
+        .iter()
+        .find(|event| event["content_block"]["type"] == "tool_use")
+        .expect("a tool_use block starts");
+    assert_eq!(tool_start["content_block"]["name"], "Bash");
+    let input: String = events
+        .iter()
+        .filter_map(|event| event["delta"]["partial_json"].as_str())
+        .collect();
+    let input: serde_json::Value = serde_json::from_str(&input).expect("tool input reassembles");
+    assert_eq!(
+        input,
+        json!({"command": "echo e2e && ralph-hooks loop status"})
+    );
+    let stop = events
+        .iter()
+        .find(|event| event["type"] == "message_delta")
+        .unwrap();
+    assert_eq!(stop["delta"]["stop_reason"], "tool_use");
+
+    // A side call (no tools) is answered without using a turn.
+    let (_, body) = post(
+        port,
+        "/v1/messages",
+        &json!({"model": "m", "max_tokens": 50, "messages": [{"role": "user", "content": "title?"}]}),
+    );
+    let side: serde_json::Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(side["content"][0]["type"], "text");
+
+    // Turn 1, not streamed; its expectation fails and is logged as such.
+    let (_, body) = post(
+        port,
+        "/v1/messages",
+        &json!({"model": "m", "max_tokens": 100, "tools": tools, "messages": [
+            {"role": "user", "content": "hello there"},
+            {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "Bash", "input": {}}]},
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "fine"}]}]}),
+    );
+    let reply: serde_json::Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(
+        reply["content"],
+        json!([{"type": "text", "text": "second"}])
+    );
+    assert_eq!(reply["stop_reason"], "end_turn");
+
+    // Past the end of the script.
+    let (_, body) = post(
+        port,
+        "/v1/messages",
+        &json!({"model": "m", "max_tokens": 100, "tools": tools, "messages": [{"role": "user", "content": "more"}]}),
+    );
+    assert!(body.contains("MOCK-SCRIPT-EXHAUSTED"), "{body}");
+    mock.kill();
+
+    let records: Vec<serde_json::Value> = std::fs::read_to_string(&log)
+        .expect("the mock wrote its log")
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    let kinds: Vec<&str> = records
+        .iter()
+        .map(|record| record["kind"].as_str().unwrap())
+        .collect();
+    assert_eq!(kinds, ["main", "side", "main", "main-exhausted"]);
+    assert_eq!(records[0]["turn"], 0);
+    assert_eq!(records[0]["expect"]["ok"], true);
+    assert_eq!(records[2]["turn"], 1);
+    assert_eq!(records[2]["expect"]["ok"], false);
+    let failures = records[2]["expect"]["failures"].to_string();
+    assert!(
+        failures.contains("never sent") && failures.contains("is_error"),
+        "{failures}"
+    );
+    // Only the messages after the last assistant message count as new.
+    assert!(
+        !records[2]["expect"]["new_input"]
+            .as_str()
+            .unwrap()
+            .contains("hello there")
+    );
+}

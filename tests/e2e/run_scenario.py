@@ -231,7 +231,10 @@ def script_problems(requests, n_turns, allow_unused):
     for record in requests:
         expect = record.get("expect")
         if expect and not expect["ok"]:
-            problems.append("turn %d: expectation failed: %s" % (record["turn"], "; ".join(expect["failures"])))
+            problems.append(
+                "turn %d: expectation failed: %s\n  what was new in that call:\n    %s"
+                % (record["turn"], "; ".join(expect["failures"]), expect.get("new_input", "").replace("\n", "\n    "))
+            )
         if record.get("kind") == "main-exhausted":
             problems.append("a main-loop call (#%d) came after the script ran out" % record["seq"])
         if record.get("kind") == "mock-error":
