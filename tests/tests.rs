@@ -12,3 +12,5 @@ mod properties;
 mod concurrency;
 // ralph-hooks install / --uninstall / doctor on a real folder.
 mod install;
+// tests/e2e/scenarios/<name>/: the real Claude Code CLI against a scripted mock API.
+mod e2e;
