@@ -29,6 +29,7 @@ when everything held, 1 when something did not, 2 on a usage or setup error.
 import argparse
 import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -142,6 +143,34 @@ def read_json_lines(path):
                 except ValueError:
                     pass  # claude may print a non-JSON line; it is in the file for a person to read
     return records
+
+
+# Claude Code's debug log (--debug-file) has one line per hook it ran:
+#   ... [DEBUG] Hooks: PreToolUse:Bash [/path/to/hook] finished with status 0 (15ms)
+# followed, for a failure, by an [ERROR] line with the hook's stderr.
+HOOK_RUN_LINE = re.compile(r"Hooks: (\S+) \[(.*)\] finished with status (-?\d+) \((\d+)ms\)")
+HOOK_ERROR_LINE = re.compile(r"\[ERROR\] (\".*\")\s*$")
+
+
+def hook_runs(debug_log_path):
+    """Every hook run claude logged: {label, command, status, ms, error}."""
+    runs = []
+    if not os.path.exists(debug_log_path):
+        return runs
+    with open(debug_log_path, encoding="utf-8", errors="replace") as log:
+        for line in log:
+            found = HOOK_RUN_LINE.search(line)
+            if found:
+                label, command, status, ms = found.groups()
+                runs.append({"label": label, "command": command, "status": int(status), "ms": int(ms), "error": None})
+                continue
+            error = HOOK_ERROR_LINE.search(line)
+            if error and runs and runs[-1]["status"] != 0 and runs[-1]["error"] is None:
+                try:
+                    runs[-1]["error"] = json.loads(error.group(1))
+                except ValueError:
+                    runs[-1]["error"] = error.group(1)
+    return runs
 
 
 # ---------------------------------------------------------------------------
@@ -282,7 +311,7 @@ def main():
     for folder in (project, home, tmp):
         shutil.rmtree(folder, ignore_errors=True)
         os.makedirs(folder)
-    for stale in ("requests.jsonl", "stream.jsonl", "claude-stderr.txt", "result.json", "install.txt", "setup.txt"):
+    for stale in ("requests.jsonl", "stream.jsonl", "claude-stderr.txt", "claude-debug.txt", "result.json", "install.txt", "setup.txt"):
         if os.path.exists(os.path.join(out, stale)):
             os.remove(os.path.join(out, stale))
     if os.path.isdir(os.path.join(scenario, "project")):
@@ -325,7 +354,11 @@ def main():
         }
     )
     claude_environment.update(mock_api.fill_placeholders(options.get("env", {}), substitutions))
+    debug_log_path = os.path.join(out, "claude-debug.txt")
     command = [claude, "-p", prompt, "--output-format", "stream-json", "--verbose", "--permission-mode", "bypassPermissions"]
+    # Claude Code's debug log is the one place that records every hook run
+    # with its exit status; stream-json reports only SessionStart hooks.
+    command += ["--debug-file", debug_log_path]
     command += mock_api.fill_placeholders(options.get("claude_args", []), substitutions)
     timeout = args.timeout or float(options.get("timeout", DEFAULT_TIMEOUT))
     try:
@@ -346,6 +379,16 @@ def main():
     elif status != expected_status:
         problems.append("claude exited %d, expected %d (stderr: %s)" % (status, expected_status, one_line(open(os.path.join(out, "claude-stderr.txt")).read(), 600)))
     problems += script_problems(requests, len(script.get("turns", [])), options.get("allow_unused_turns", False))
+    hooks = hook_runs(debug_log_path)
+    if options.get("install_hooks", True) and not hooks:
+        # Every session runs our SessionStart hook at least.
+        problems.append("no hook runs in claude-debug.txt: were the hooks registered, or did Claude Code's debug log change?")
+    if not options.get("allow_hook_failures", False):
+        # Our hooks fail open with exit 1 on an internal fault: the run goes
+        # on, so only this catches it.
+        for run in hooks:
+            if run["status"] != 0:
+                problems.append("hook %s [%s] exited %d: %s" % (run["label"], run["command"], run["status"], one_line(run["error"] or "", 600)))
 
     summary = {
         "scenario": name,
@@ -358,6 +401,7 @@ def main():
         "project": project,
         "home": home,
         "result": result_event,
+        "hooks": hooks,
         "problems": problems,
     }
     with open(os.path.join(out, "result.json"), "w", encoding="utf-8") as file:
@@ -378,9 +422,19 @@ def main():
             problems.append("check.py failed (exit %d)" % checked.returncode)
     for problem in problems:
         print("PROBLEM: %s" % problem)
+    slowest = max(hooks, key=lambda run: run["ms"], default=None)
     print(
-        "%s %s: claude %.2f s, total %.2f s, network %s, out %s"
-        % ("FAIL" if problems else "PASS", name, claude_seconds, time.monotonic() - started, "loopback-only" if isolated else "NOT ISOLATED", out)
+        "%s %s: claude %.2f s, total %.2f s, %d hook runs%s, network %s, out %s"
+        % (
+            "FAIL" if problems else "PASS",
+            name,
+            claude_seconds,
+            time.monotonic() - started,
+            len(hooks),
+            " (slowest %s %d ms)" % (slowest["label"], slowest["ms"]) if slowest else "",
+            "loopback-only" if isolated else "NOT ISOLATED",
+            out,
+        )
     )
     sys.exit(1 if problems else 0)
 

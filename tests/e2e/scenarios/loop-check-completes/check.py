@@ -20,6 +20,10 @@ check.contains(follow_up, "E2E-CHECK-FAILING: done.txt is missing", "the follow-
 check.contains(follow_up, "iteration 1/5", "the follow-up prompt says iteration 1/5")
 check.not_contains(run.new_text(3), "Stop hook feedback", "no stop feedback after the fix (the Write's result is all that is new)")
 
+stops = run.hook_runs("Stop")
+check.equal([(stop["command"].rsplit("/", 1)[-1], stop["status"]) for stop in stops],
+            [("ralph-stop-loop-controller", 0)] * 2, "our Stop hook ran twice and exited 0 both times")
+
 # What the user was told: the Stop hook's systemMessage, each time it ran.
 notices = [event.get("content", "") for event in run.stream if event.get("subtype") == "informational"]
 check.equal(len(notices), 2, "the Stop hook told the user something both times")
