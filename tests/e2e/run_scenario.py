@@ -27,6 +27,7 @@ when everything held, 1 when something did not, 2 on a usage or setup error.
 """
 
 import argparse
+import hashlib
 import json
 import os
 import re
@@ -317,8 +318,19 @@ def main():
     if os.path.isdir(os.path.join(scenario, "project")):
         shutil.copytree(os.path.join(scenario, "project"), project, dirs_exist_ok=True, symlinks=True)
 
+    substitutions = {
+        "PROJECT": project,
+        "STATE": os.path.join(project, ".claude", "orchestrator"),
+        # The orchestrator's per-project folder is sessions/<PROJECT_HASH>/.
+        "PROJECT_HASH": hashlib.md5(project.encode("utf-8")).hexdigest()[:8],
+        "HOME": home,
+        "OUT": out,
+        "BIN_DIR": bin_dir,
+        "SCENARIO": scenario,
+    }
     environment = clean_environment(home, tmp, bin_dir)
-    helper_environment = dict(environment, E2E_OUT=out, E2E_PROJECT=project, E2E_SCENARIO=scenario, E2E_BIN_DIR=bin_dir)
+    # setup.sh and check.py see the placeholders as E2E_PROJECT, E2E_STATE, ...
+    helper_environment = dict(environment, **{"E2E_" + name: value for name, value in substitutions.items()})
     if options.get("install_hooks", True):
         command = [os.path.join(bin_dir, "ralph-hooks"), "install", "--project", project]
         if run_logged(command, os.path.join(out, "install.txt"), cwd=project, env=helper_environment) != 0:
@@ -328,7 +340,6 @@ def main():
         if status != 0:
             fail_setup("setup.sh exited %d:\n%s" % (status, open(os.path.join(out, "setup.txt")).read()))
 
-    substitutions = {"PROJECT": project, "HOME": home, "OUT": out, "BIN_DIR": bin_dir, "SCENARIO": scenario}
     script = read_json(script_path)
     prompt = "Do the task."
     if os.path.isfile(os.path.join(scenario, "prompt.txt")):
