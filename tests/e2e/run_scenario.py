@@ -16,11 +16,12 @@ See tests/e2e/README.md for the scenario format. In order, it:
   4. runs the scenario's setup.sh in the project, if there is one;
   5. serves the scenario's script.json from the mock on 127.0.0.1;
   6. runs `claude -p PROMPT --output-format stream-json --verbose
-     --permission-mode bypassPermissions` in the project with a clean
-     environment (BIN_DIR first on PATH, so the model's Bash calls find
-     `ralph-hooks`), under a timeout;
+     --permission-mode bypassPermissions --debug-file OUT/claude-debug.txt`
+     in the project with a clean environment (BIN_DIR first on PATH, so the
+     model's Bash calls find `ralph-hooks`), under a timeout;
   7. checks that the run followed the script (every "expect" held, every
-     turn used, no call beyond the script, claude's exit status as expected);
+     turn used, no call beyond the script, claude's exit status as expected)
+     and that every hook claude ran exited 0;
   8. runs the scenario's check.py OUT.
 It prints what the mock received and writes OUT/result.json. Exit status: 0
 when everything held, 1 when something did not, 2 on a usage or setup error.
@@ -69,12 +70,18 @@ def warn(message):
 def enter_loopback_only_namespace():
     """Re-executes this script under `unshare -n` (root) or `unshare -r -n`
     (an unprivileged user namespace). Returns only when neither is
-    permitted, after a warning."""
+    permitted, after a warning.
+
+    Where it can, it also makes a PID namespace with this script as its
+    init: when the script ends, the kernel ends every process still in it,
+    so nothing the run started (a hook, a language server, a background
+    shell) outlives it, whatever process group it put itself in."""
     unshare = shutil.which("unshare")
     if unshare is None:
         warn("unshare(1) is not installed: running WITHOUT network isolation")
         return
-    for flags in (["-n"], ["-r", "-n"]):
+    own_pids = ["-p", "-f", "--mount-proc"]
+    for flags in (["-n"] + own_pids, ["-n"], ["-r", "-n"] + own_pids, ["-r", "-n"]):
         probe = subprocess.run([unshare] + flags + ["true"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         if probe.returncode == 0:
             environment = dict(os.environ)
