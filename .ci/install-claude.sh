@@ -35,8 +35,16 @@ if [ -x "$bin" ] && [ "$(installed_version "$bin")" = "$version" ]; then
 fi
 
 if ! command -v npm >/dev/null 2>&1; then
-  echo "install-claude: npm is not on PATH; install Node.js (20 or newer) and npm first" >&2
-  exit 1
+  # A fresh Debian machine may lack npm; Debian's own is enough, since npm
+  # only unpacks the package here.
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "npm is missing: installing Debian's npm" >&2
+    apt-get update -qq >&2
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq npm >&2
+  else
+    echo "install-claude: npm is not on PATH; install Node.js and npm first" >&2
+    exit 1
+  fi
 fi
 
 mkdir -p "$prefix"

@@ -222,8 +222,14 @@ fn e2e_scenarios() {
     outcomes.sort_by(|a, b| a.name.cmp(&b.name));
     eprintln!("claude: {}", claude.display());
     for outcome in &outcomes {
+        // The runner says so when it could not make a network namespace.
+        let isolation = if outcome.report.contains("network NOT ISOLATED") {
+            " (without network isolation)"
+        } else {
+            ""
+        };
         eprintln!(
-            "e2e {:<4} {:<40} {:>5.1} s",
+            "e2e {:<4} {:<40} {:>5.1} s{isolation}",
             if outcome.passed { "ok" } else { "FAIL" },
             outcome.name,
             outcome.seconds

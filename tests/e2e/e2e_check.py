@@ -24,6 +24,10 @@ What a Run offers:
     run.stream          claude's stream-json events; run.result is its final
                         "result" event (or None)
     run.session_id      the session id claude reported
+    run.hook_runs(prefix) the hooks claude ran, in order, from its debug log:
+                        dicts {label ("Stop", "PreToolUse:Bash",
+                        "SessionStart:startup"...), command, status, ms, error};
+                        only those whose label starts with prefix, if given
     run.state_json(rel) a JSON file under the state root (None when absent)
     run.events()        the state root's events.jsonl, parsed
     run.project_file(rel) the text of a project file (None when absent)
@@ -80,6 +84,9 @@ class Run:
         if isinstance(system, list):
             return "\n".join(part.get("text", "") for part in system if isinstance(part, dict))
         return system or ""
+
+    def hook_runs(self, prefix=""):
+        return [run for run in self.summary.get("hooks", []) if run["label"].startswith(prefix)]
 
     def ended_normally(self):
         """claude exited 0 and its final result event is a success, not an error."""

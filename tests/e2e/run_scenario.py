@@ -16,19 +16,22 @@ See tests/e2e/README.md for the scenario format. In order, it:
   4. runs the scenario's setup.sh in the project, if there is one;
   5. serves the scenario's script.json from the mock on 127.0.0.1;
   6. runs `claude -p PROMPT --output-format stream-json --verbose
-     --permission-mode bypassPermissions` in the project with a clean
-     environment (BIN_DIR first on PATH, so the model's Bash calls find
-     `ralph-hooks`), under a timeout;
+     --permission-mode bypassPermissions --debug-file OUT/claude-debug.txt`
+     in the project with a clean environment (BIN_DIR first on PATH, so the
+     model's Bash calls find `ralph-hooks`), under a timeout;
   7. checks that the run followed the script (every "expect" held, every
-     turn used, no call beyond the script, claude's exit status as expected);
+     turn used, no call beyond the script, claude's exit status as expected)
+     and that every hook claude ran exited 0;
   8. runs the scenario's check.py OUT.
 It prints what the mock received and writes OUT/result.json. Exit status: 0
 when everything held, 1 when something did not, 2 on a usage or setup error.
 """
 
 import argparse
+import hashlib
 import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -67,12 +70,18 @@ def warn(message):
 def enter_loopback_only_namespace():
     """Re-executes this script under `unshare -n` (root) or `unshare -r -n`
     (an unprivileged user namespace). Returns only when neither is
-    permitted, after a warning."""
+    permitted, after a warning.
+
+    Where it can, it also makes a PID namespace with this script as its
+    init: when the script ends, the kernel ends every process still in it,
+    so nothing the run started (a hook, a language server, a background
+    shell) outlives it, whatever process group it put itself in."""
     unshare = shutil.which("unshare")
     if unshare is None:
         warn("unshare(1) is not installed: running WITHOUT network isolation")
         return
-    for flags in (["-n"], ["-r", "-n"]):
+    own_pids = ["-p", "-f", "--mount-proc"]
+    for flags in (["-n"] + own_pids, ["-n"], ["-r", "-n"] + own_pids, ["-r", "-n"]):
         probe = subprocess.run([unshare] + flags + ["true"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         if probe.returncode == 0:
             environment = dict(os.environ)
@@ -142,6 +151,34 @@ def read_json_lines(path):
                 except ValueError:
                     pass  # claude may print a non-JSON line; it is in the file for a person to read
     return records
+
+
+# Claude Code's debug log (--debug-file) has one line per hook it ran:
+#   ... [DEBUG] Hooks: PreToolUse:Bash [/path/to/hook] finished with status 0 (15ms)
+# followed, for a failure, by an [ERROR] line with the hook's stderr.
+HOOK_RUN_LINE = re.compile(r"Hooks: (\S+) \[(.*)\] finished with status (-?\d+) \((\d+)ms\)")
+HOOK_ERROR_LINE = re.compile(r"\[ERROR\] (\".*\")\s*$")
+
+
+def hook_runs(debug_log_path):
+    """Every hook run claude logged: {label, command, status, ms, error}."""
+    runs = []
+    if not os.path.exists(debug_log_path):
+        return runs
+    with open(debug_log_path, encoding="utf-8", errors="replace") as log:
+        for line in log:
+            found = HOOK_RUN_LINE.search(line)
+            if found:
+                label, command, status, ms = found.groups()
+                runs.append({"label": label, "command": command, "status": int(status), "ms": int(ms), "error": None})
+                continue
+            error = HOOK_ERROR_LINE.search(line)
+            if error and runs and runs[-1]["status"] != 0 and runs[-1]["error"] is None:
+                try:
+                    runs[-1]["error"] = json.loads(error.group(1))
+                except ValueError:
+                    runs[-1]["error"] = error.group(1)
+    return runs
 
 
 # ---------------------------------------------------------------------------
@@ -282,14 +319,25 @@ def main():
     for folder in (project, home, tmp):
         shutil.rmtree(folder, ignore_errors=True)
         os.makedirs(folder)
-    for stale in ("requests.jsonl", "stream.jsonl", "claude-stderr.txt", "result.json", "install.txt", "setup.txt"):
+    for stale in ("requests.jsonl", "stream.jsonl", "claude-stderr.txt", "claude-debug.txt", "result.json", "install.txt", "setup.txt"):
         if os.path.exists(os.path.join(out, stale)):
             os.remove(os.path.join(out, stale))
     if os.path.isdir(os.path.join(scenario, "project")):
         shutil.copytree(os.path.join(scenario, "project"), project, dirs_exist_ok=True, symlinks=True)
 
+    substitutions = {
+        "PROJECT": project,
+        "STATE": os.path.join(project, ".claude", "orchestrator"),
+        # The orchestrator's per-project folder is sessions/<PROJECT_HASH>/.
+        "PROJECT_HASH": hashlib.md5(project.encode("utf-8")).hexdigest()[:8],
+        "HOME": home,
+        "OUT": out,
+        "BIN_DIR": bin_dir,
+        "SCENARIO": scenario,
+    }
     environment = clean_environment(home, tmp, bin_dir)
-    helper_environment = dict(environment, E2E_OUT=out, E2E_PROJECT=project, E2E_SCENARIO=scenario, E2E_BIN_DIR=bin_dir)
+    # setup.sh and check.py see the placeholders as E2E_PROJECT, E2E_STATE, ...
+    helper_environment = dict(environment, **{"E2E_" + name: value for name, value in substitutions.items()})
     if options.get("install_hooks", True):
         command = [os.path.join(bin_dir, "ralph-hooks"), "install", "--project", project]
         if run_logged(command, os.path.join(out, "install.txt"), cwd=project, env=helper_environment) != 0:
@@ -299,7 +347,6 @@ def main():
         if status != 0:
             fail_setup("setup.sh exited %d:\n%s" % (status, open(os.path.join(out, "setup.txt")).read()))
 
-    substitutions = {"PROJECT": project, "HOME": home, "OUT": out, "BIN_DIR": bin_dir, "SCENARIO": scenario}
     script = read_json(script_path)
     prompt = "Do the task."
     if os.path.isfile(os.path.join(scenario, "prompt.txt")):
@@ -325,7 +372,11 @@ def main():
         }
     )
     claude_environment.update(mock_api.fill_placeholders(options.get("env", {}), substitutions))
+    debug_log_path = os.path.join(out, "claude-debug.txt")
     command = [claude, "-p", prompt, "--output-format", "stream-json", "--verbose", "--permission-mode", "bypassPermissions"]
+    # Claude Code's debug log is the one place that records every hook run
+    # with its exit status; stream-json reports only SessionStart hooks.
+    command += ["--debug-file", debug_log_path]
     command += mock_api.fill_placeholders(options.get("claude_args", []), substitutions)
     timeout = args.timeout or float(options.get("timeout", DEFAULT_TIMEOUT))
     try:
@@ -346,6 +397,16 @@ def main():
     elif status != expected_status:
         problems.append("claude exited %d, expected %d (stderr: %s)" % (status, expected_status, one_line(open(os.path.join(out, "claude-stderr.txt")).read(), 600)))
     problems += script_problems(requests, len(script.get("turns", [])), options.get("allow_unused_turns", False))
+    hooks = hook_runs(debug_log_path)
+    if options.get("install_hooks", True) and not hooks:
+        # Every session runs our SessionStart hook at least.
+        problems.append("no hook runs in claude-debug.txt: were the hooks registered, or did Claude Code's debug log change?")
+    if not options.get("allow_hook_failures", False):
+        # Our hooks fail open with exit 1 on an internal fault: the run goes
+        # on, so only this catches it.
+        for run in hooks:
+            if run["status"] != 0:
+                problems.append("hook %s [%s] exited %d: %s" % (run["label"], run["command"], run["status"], one_line(run["error"] or "", 600)))
 
     summary = {
         "scenario": name,
@@ -358,6 +419,7 @@ def main():
         "project": project,
         "home": home,
         "result": result_event,
+        "hooks": hooks,
         "problems": problems,
     }
     with open(os.path.join(out, "result.json"), "w", encoding="utf-8") as file:
@@ -378,9 +440,19 @@ def main():
             problems.append("check.py failed (exit %d)" % checked.returncode)
     for problem in problems:
         print("PROBLEM: %s" % problem)
+    slowest = max(hooks, key=lambda run: run["ms"], default=None)
     print(
-        "%s %s: claude %.2f s, total %.2f s, network %s, out %s"
-        % ("FAIL" if problems else "PASS", name, claude_seconds, time.monotonic() - started, "loopback-only" if isolated else "NOT ISOLATED", out)
+        "%s %s: claude %.2f s, total %.2f s, %d hook runs%s, network %s, out %s"
+        % (
+            "FAIL" if problems else "PASS",
+            name,
+            claude_seconds,
+            time.monotonic() - started,
+            len(hooks),
+            " (slowest %s %d ms)" % (slowest["label"], slowest["ms"]) if slowest else "",
+            "loopback-only" if isolated else "NOT ISOLATED",
+            out,
+        )
     )
     sys.exit(1 if problems else 0)
 

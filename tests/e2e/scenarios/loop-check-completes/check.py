@@ -13,12 +13,20 @@ check(run.ended_normally(), "claude ended the run normally", run.result)
 check.equal(len(run.calls), 4, "four main-loop calls: start the loop, stop, fix, stop")
 check.equal((run.result or {}).get("result"), "done.txt exists now, so the check passes.", "the final answer is the last scripted text")
 
+# The loop was bound when it started, from $CLAUDE_CODE_SESSION_ID in the Bash
+# tool's environment, not claimed later by the first stop.
+check.contains(run.new_text(1), "Bound to session %s" % run.session_id, "`loop start` bound the loop to this session")
+
 # What the model was told after its first stop: the follow-up prompt.
 follow_up = run.new_text(2)
 check.contains(follow_up, "Stop hook feedback", "the first stop was blocked and its reason reached the model")
 check.contains(follow_up, "E2E-CHECK-FAILING: done.txt is missing", "the follow-up prompt carries the failing check's output")
 check.contains(follow_up, "iteration 1/5", "the follow-up prompt says iteration 1/5")
 check.not_contains(run.new_text(3), "Stop hook feedback", "no stop feedback after the fix (the Write's result is all that is new)")
+
+stops = run.hook_runs("Stop")
+check.equal([(stop["command"].rsplit("/", 1)[-1], stop["status"]) for stop in stops],
+            [("ralph-stop-loop-controller", 0)] * 2, "our Stop hook ran twice and exited 0 both times")
 
 # What the user was told: the Stop hook's systemMessage, each time it ran.
 notices = [event.get("content", "") for event in run.stream if event.get("subtype") == "informational"]
@@ -31,7 +39,7 @@ state = run.state_json("loop.json") or {}
 check.equal(state.get("status"), "COMPLETED", "loop.json says COMPLETED")
 check.equal(state.get("completion_reason"), "conditions_met", "the completion reason is conditions_met")
 check(state.get("session_id") and state.get("session_id") == run.session_id,
-      "the loop is bound to this session (from $CLAUDE_CODE_SESSION_ID in the Bash tool)",
+      "loop.json records this session",
       {"loop": state.get("session_id"), "claude": run.session_id})
 check.equal(state.get("iteration"), 1, "one failed iteration was counted")
 history = state.get("history") or []
