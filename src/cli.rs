@@ -6,7 +6,7 @@
 
 mod args;
 mod doctor;
-mod install;
+pub mod install;
 mod loop_cmd;
 mod resume;
 mod status;
