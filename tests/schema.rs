@@ -87,6 +87,49 @@ fn every_seed_example_validates_as_written() {
     );
 }
 
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig { cases: 400, ..Default::default() })]
+
+    /// Any text at all is either parsed or refused with a position.
+    #[test]
+    fn arbitrary_text_never_panics(text in "\\PC{0,300}") {
+        for name in ["state.json", "test-result.yaml"] {
+            let role = schema::recognize_by_name(Path::new(name)).unwrap();
+            for violation in schema::validate(&role, &text) {
+                proptest::prop_assert!(violation.pos.line >= 1 && violation.pos.col >= 1);
+            }
+        }
+    }
+
+    /// Whatever an agent writes, the check answers with violations and
+    /// never panics (the release build aborts on a panic): splice random
+    /// YAML/JSON punctuation into every seed example and validate.
+    #[test]
+    fn damaged_files_never_panic(
+        at in 0usize..4000,
+        splice in "[\\[\\]{}:,\"'#&*!|>~ \n\t\\-a-zT0-9]{0,12}",
+        cut in 0usize..6,
+    ) {
+        for path in files_under(&contracts_root()) {
+            let text = std::fs::read_to_string(&path).unwrap();
+            let mut at = at % (text.len() + 1);
+            while !text.is_char_boundary(at) {
+                at -= 1;
+            }
+            let mut end = (at + cut).min(text.len());
+            while !text.is_char_boundary(end) {
+                end += 1;
+            }
+            let damaged = format!("{}{splice}{}", &text[..at], &text[end..]);
+            let role = schema::recognize(&path, Path::new("/nonexistent-state-root")).unwrap();
+            for violation in schema::validate(&role, &damaged) {
+                proptest::prop_assert!(violation.pos.line >= 1 && violation.pos.col >= 1);
+                proptest::prop_assert!(violation.pos.line <= damaged.lines().count().max(1) + 1);
+            }
+        }
+    }
+}
+
 struct Mutation {
     file: &'static str,
     find: &'static str,
