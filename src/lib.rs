@@ -13,7 +13,8 @@
 //! - [`events`]: one handler per hook binary. [`cli`]: `ralph-hooks`.
 //! - Features: [`diagnostics`] (LSP after edits), [`tasks`], [`guards`] and
 //!   [`continuation`] (task steps), [`schema`] and [`orchestrator`]
-//!   (contract files, knowledge, resume).
+//!   (contract files, knowledge, resume), with [`resume`] and [`templates`]
+//!   (seed 000's command state, prompt templates and checked paths).
 
 pub mod checks;
 pub mod cli;
@@ -34,9 +35,11 @@ pub mod orchestrator;
 pub mod process;
 pub mod promise;
 pub mod protocol;
+pub mod resume;
 pub mod schema;
 pub mod state;
 pub mod tasks;
+pub mod templates;
 pub mod text;
 pub mod transcript;
 pub mod worktree;
