@@ -319,3 +319,88 @@ fn pool_reuses_a_warm_server_and_restarts_a_dead_one() {
     assert_ne!(pool.pids(), pids, "a new server was started");
     pool.close(Duration::from_millis(500));
 }
+
+/// A project whose `.py` files go to the fake server, with one ast-grep rule.
+fn ast_grep_project() -> TempDir {
+    let dir = TempDir::new("lsp-ast-grep");
+    let server = json!({"fake": {
+        "command": util::fake_lsp_server().display().to_string(),
+        "args": ["--mode", "normal"],
+        "extensionToLanguage": {".py": "python"},
+    }});
+    std::fs::write(dir.path().join(".lsp.json"), server.to_string()).unwrap();
+    std::fs::write(dir.path().join("sgconfig.yml"), "ruleDirs:\n  - rules\n").unwrap();
+    std::fs::create_dir_all(dir.path().join("rules")).unwrap();
+    std::fs::write(
+        dir.path().join("rules/no-eval.yml"),
+        "id: no-eval\nlanguage: python\nseverity: error\nmessage: Do not call eval\nrule:\n  pattern: eval($A)\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("a.py"),
+        "x = 1  # WARN: from the server\ny = eval(\"1+1\")\n",
+    )
+    .unwrap();
+    dir
+}
+
+fn write_payload_for(file: &Path) -> Value {
+    json!({
+        "session_id": "fake-session", "hook_event_name": "PostToolUse", "tool_name": "Write",
+        "tool_input": {"file_path": file},
+        "tool_response": {"type": "create", "filePath": file, "originalFile": null},
+    })
+}
+
+#[test]
+fn ast_grep_findings_are_merged_with_the_servers() {
+    let Some(ast_grep) = util::require_tool("ast-grep", "the ast-grep merge test") else {
+        return;
+    };
+    let dir = ast_grep_project();
+    let mut command = util::command("ralph-post-tool-lsp-diagnostic", dir.path());
+    // Only ast-grep's own directory and the system: no other `sg` in reach.
+    command.env(
+        "PATH",
+        format!("{}:/usr/bin:/bin", ast_grep.parent().unwrap().display()),
+    );
+    let output = util::run_with_stdin(
+        command,
+        write_payload_for(&dir.path().join("a.py"))
+            .to_string()
+            .as_bytes(),
+    );
+    let text = context(&output);
+    assert!(text.contains("issues found — 1 error, 1 warning"), "{text}");
+    assert!(
+        text.contains("a.py:2:5 error [ast-grep no-eval] Do not call eval"),
+        "{text}"
+    );
+    assert!(
+        text.contains("a.py:1:10 warning [fake W1] from the server"),
+        "{text}"
+    );
+}
+
+#[test]
+fn missing_ast_grep_is_skipped_with_a_warning() {
+    let dir = ast_grep_project();
+    let mut command = util::command("ralph-post-tool-lsp-diagnostic", dir.path());
+    // /usr/bin/sg, where present, is shadow-utils' and must not be run as ast-grep.
+    command.env("PATH", "/usr/bin:/bin");
+    let output = util::run_with_stdin(
+        command,
+        write_payload_for(&dir.path().join("a.py"))
+            .to_string()
+            .as_bytes(),
+    );
+    assert_eq!(output.status.code(), Some(0));
+    let text = context(&output);
+    assert!(text.contains("issues found — 1 warning"), "{text}");
+    assert!(!text.contains("ast-grep"), "{text}");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("ast-grep skipped for a.py: the project has an sgconfig.yml but ast-grep is not installed"),
+        "{stderr}"
+    );
+}
