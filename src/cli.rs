@@ -5,6 +5,7 @@
 //! object on stdout.
 
 mod args;
+mod daemon;
 mod doctor;
 pub mod install;
 mod loop_cmd;
@@ -44,6 +45,7 @@ Orchestrator:
 Setup:
   install [--project DIR] [--uninstall]
   doctor
+  daemon [run|start|status [--json]|stop]   warm language servers for the hooks
 
 Environment: CLAUDE_PROJECT_DIR (project root), RALPH_HOOKS_STATE_DIR (state root,
 default <project>/.claude/orchestrator), RALPH_HOOKS_DEBUG=1 (same as --debug).
@@ -91,6 +93,7 @@ pub fn run(args: Vec<String>) -> anyhow::Result<ExitCode> {
         "resume" | "render" | "path" => resume::run(&ctx, &command, &mut args)?,
         "install" => install::run(&ctx, &mut args)?,
         "doctor" => doctor::run(&ctx, &mut args)?,
+        "daemon" => daemon::run(&ctx, &mut args)?,
         other => anyhow::bail!("unknown command {other:?}: run `ralph-hooks --help` for the list"),
     };
     for warning in ctx.store().take_warnings() {

@@ -21,6 +21,7 @@ pub mod cli;
 pub mod config;
 pub mod continuation;
 pub mod ctx;
+pub mod daemon;
 pub mod diagnostics;
 pub mod events;
 pub mod events_log;

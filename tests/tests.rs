@@ -8,6 +8,8 @@ mod golden;
 mod lsp_fake;
 // The diagnostics hook against the real language servers.
 mod lsp_real;
+// The warm-server daemon (issue 6): reuse, restarts, faults, replacement.
+mod daemon;
 // Diagnostics and the Ralph loop: blocking edits, the Stop condition.
 mod diagnostics;
 // hooks-config/ agrees with the installer.

@@ -65,7 +65,9 @@ pub fn bin(name: &str) -> PathBuf {
 
 /// A command for one of our binaries with a clean environment: no
 /// `CLAUDE_*` or `RALPH_HOOKS_*` from the developer's shell, the project set,
-/// and the clock pinned.
+/// and the clock pinned. The warm-server daemon is off (`RALPH_HOOKS_DAEMON=0`):
+/// these tests check in-process and must leave no daemon behind; the daemon
+/// tests turn it back on.
 pub fn command(name: &str, project: &Path) -> Command {
     let mut command = Command::new(bin(name));
     for (key, _) in std::env::vars_os() {
@@ -79,6 +81,7 @@ pub fn command(name: &str, project: &Path) -> Command {
     command
         .env("CLAUDE_PROJECT_DIR", project)
         .env("RALPH_HOOKS_NOW", TEST_NOW)
+        .env("RALPH_HOOKS_DAEMON", "0")
         .current_dir(project);
     command
 }

@@ -25,7 +25,6 @@ use super::settings::{BlockOn, Settings};
 use crate::ctx::Ctx;
 use crate::loop_ctl::{self, Ownership};
 use crate::loop_state::{LOOP_FILE, LoopState};
-use crate::lsp::Pool;
 use crate::protocol::{Decision, EventName, HookOutput, ToolInput, cap_chars};
 
 /// The share of a file's deadline the old text's check may use.
@@ -112,7 +111,7 @@ pub fn after_edit(ctx: &Ctx, tool: &ToolInput) -> anyhow::Result<HookOutput> {
         before = Some(entry.diagnostics.clone());
         before_has_ast_grep = entry.ast_grep;
     }
-    let mut pool = Pool::default();
+    let mut pool = crate::daemon::pool(ctx);
     if before.is_none() {
         match original.as_deref() {
             Some("") => {

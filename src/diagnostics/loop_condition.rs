@@ -27,7 +27,6 @@ use super::settings::Settings;
 use crate::ctx::Ctx;
 use crate::loop_ctl::ConditionOutcome;
 use crate::loop_state::LoopState;
-use crate::lsp::Pool;
 use crate::text::fnv1a;
 
 pub const NAME: &str = "diagnostics";
@@ -127,7 +126,7 @@ pub fn loop_condition(ctx: &Ctx, state: &LoopState) -> ConditionOutcome {
 /// files, within the loop budget; saves fresh results as the baseline.
 fn check_files(ctx: &Ctx, settings: &Settings, state: &LoopState) -> Vec<(String, FileResult)> {
     let budget_end = Instant::now() + Duration::from_millis(settings.config.loop_budget_ms);
-    let mut pool = Pool::default();
+    let mut pool = crate::daemon::pool(ctx);
     let mut results = Vec::new();
     let mut fresh_entries = Vec::new();
     let mut grace = Duration::ZERO;

@@ -36,6 +36,8 @@ Env: CLAUDE_PROJECT_DIR, RALPH_HOOKS_STATE_DIR, RALPH_HOOKS_DEBUG=1.
             return Ok(HookOutput::silent());
         };
         let source = start.source.as_deref().unwrap_or("startup");
+        // Warm the servers this project used before (issue 6); never waits on them.
+        crate::daemon::prestart(ctx);
         let sections: Vec<String> = [
             section(ctx, "loop", || loop_context(ctx, source)),
             section(ctx, "task", || crate::tasks::session_context(ctx)),

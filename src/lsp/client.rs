@@ -16,7 +16,7 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use lsp_server::{ErrorCode, Message, Notification, Request, RequestId, Response};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use super::settle::{self, Settle, SettleState};
@@ -106,7 +106,7 @@ impl std::error::Error for LspError {}
 
 /// One diagnostic as a server sent it, parsed leniently: a strange
 /// `codeDescription` or unknown field must not lose the diagnostic.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ServerDiagnostic {
     pub range: lsp_types::Range,
     /// 1 error, 2 warning, 3 information, 4 hint; absent means error.
@@ -274,6 +274,34 @@ impl Client {
     /// The server requests answered so far, by method, in order.
     pub fn answered_requests(&self) -> &[String] {
         &self.answered
+    }
+
+    /// Handles what the server sent while nobody was waiting (answering its
+    /// requests) without blocking, and notices if it died. A long-lived
+    /// holder (the daemon) calls it between checks and just before one, so
+    /// nothing stale is taken as the answer to the next change.
+    pub fn pump_idle(&mut self) {
+        self.pump(Instant::now());
+    }
+
+    /// The open documents, in the compared form of their paths.
+    pub fn open_documents(&self) -> Vec<PathBuf> {
+        self.documents.keys().cloned().collect()
+    }
+
+    /// Sends `didClose` for `path` when it is open; the next check of it
+    /// opens it again (version 1).
+    pub fn close_document(&mut self, path: &Path) -> bool {
+        let key = uri::comparable(path);
+        if self.documents.remove(&key).is_none() {
+            return false;
+        }
+        self.publishes.remove(&key);
+        self.notify(
+            "textDocument/didClose",
+            json!({"textDocument": {"uri": uri::from_path(&key)}}),
+        );
+        true
     }
 
     /// Opens `path` with `text` (or sends the whole new text when it is
@@ -811,6 +839,10 @@ impl Client {
             Ok(value) => Response::new_ok(id, value),
             Err((code, message)) => Response::new_err(id, code, message),
         };
+        // Bounded: a long-lived client answers requests for hours.
+        if self.answered.len() >= 1024 {
+            self.answered.drain(..512);
+        }
         self.answered.push(method);
         self.transport.send(Message::Response(response));
     }

@@ -12,12 +12,35 @@ use std::time::{Duration, Instant};
 
 use super::client::{Client, Launch, LspError, ServerDiagnostic};
 
+/// Somewhere else that may hold a warm server: the daemon (issue 6). A pool
+/// with a remote asks it first and starts servers itself only when the
+/// remote answers `None` (not available).
+pub trait Remote {
+    fn diagnose(
+        &mut self,
+        launch: &Launch,
+        path: &Path,
+        text: &str,
+        language_id: &str,
+        deadline: Instant,
+    ) -> Option<Result<Vec<ServerDiagnostic>, LspError>>;
+}
+
 #[derive(Default)]
 pub struct Pool {
     clients: Vec<Client>,
+    remote: Option<Box<dyn Remote>>,
 }
 
 impl Pool {
+    /// A pool that asks `remote` first and falls back to its own servers.
+    pub fn with_remote(remote: Box<dyn Remote>) -> Pool {
+        Pool {
+            clients: Vec::new(),
+            remote: Some(remote),
+        }
+    }
+
     /// The diagnostics of `path` with content `text`, from the server
     /// `launch` describes, started if needed; all before `deadline`.
     pub fn diagnose(
@@ -28,6 +51,11 @@ impl Pool {
         language_id: &str,
         deadline: Instant,
     ) -> Result<Vec<ServerDiagnostic>, LspError> {
+        if let Some(remote) = &mut self.remote
+            && let Some(result) = remote.diagnose(launch, path, text, language_id, deadline)
+        {
+            return result;
+        }
         let reused = self.position(launch);
         let index = match reused {
             Some(index) => index,

@@ -1,0 +1,112 @@
+//! Warm language servers (issue 6): a per-project daemon that keeps them
+//! running between hook calls, so only the first check of a session pays
+//! for a server's cold start.
+//!
+//! - [`remote`]: the hooks' side — find, start (single-flight), replace or
+//!   give up on the daemon, and the pool [`Remote`](crate::lsp::pool::Remote)
+//!   that sends it checks, falling back in-process on any failure.
+//! - [`server`]: the daemon process; [`worker`]: one thread per server
+//!   (reuse, restarts with a bound, idle shutdown, files closed).
+//! - [`wire`]: the JSON-lines protocol and its handshake; [`paths`]: socket
+//!   and locks; [`record`]: `daemon.json`, `servers.json`, the log;
+//!   [`procs`]: RSS and leftover process groups from /proc;
+//!   [`config`]: the `daemon` config section.
+//!
+//! Configuration and behaviour are described in README.md, "Warm language
+//! servers (daemon)".
+
+pub mod config;
+pub mod paths;
+pub mod procs;
+pub mod record;
+pub mod remote;
+pub mod server;
+pub mod wire;
+pub mod worker;
+
+use std::time::Instant;
+
+use crate::ctx::Ctx;
+use crate::diagnostics::settings::Settings;
+use crate::lsp::Pool;
+use crate::lsp::servers::find_binary;
+
+/// The pool the diagnostics checks use: it asks the daemon first, unless
+/// the daemon is turned off.
+pub fn pool(ctx: &Ctx) -> Pool {
+    if let Some(why) = remote::disabled_reason(ctx) {
+        ctx.debug(format_args!("daemon: off ({why}); checking in-process"));
+        return Pool::default();
+    }
+    let target = remote::Target::for_ctx(ctx);
+    Pool::with_remote(Box::new(remote::DaemonRemote::new(target, ctx.debug)))
+}
+
+/// SessionStart: start the daemon and the servers this project used before,
+/// without waiting for them. Nothing happens in a project that never ran a
+/// server through the daemon, or when pre-start or the daemon is off.
+pub fn prestart(ctx: &Ctx) {
+    let started = Instant::now();
+    if let Some(why) = remote::disabled_reason(ctx) {
+        ctx.debug(format_args!("daemon: no pre-start ({why})"));
+        return;
+    }
+    let config = config::DaemonConfig::load(ctx);
+    if !config.prestart {
+        ctx.debug(format_args!(
+            "daemon: no pre-start (\"daemon\": {{\"prestart\": false}})"
+        ));
+        return;
+    }
+    let recent = record::recent_servers(ctx.store());
+    if recent.is_empty() {
+        ctx.debug(format_args!(
+            "daemon: no pre-start (no server used in this project yet)"
+        ));
+        return;
+    }
+    // The current configuration decides how each server starts; the record
+    // only says which ones this project uses.
+    let settings = Settings::load(ctx);
+    let servers: Vec<wire::PrestartItem> = recent
+        .iter()
+        .filter_map(|used| {
+            let server = settings
+                .registry
+                .servers
+                .iter()
+                .find(|server| server.enabled && server.name == used.name)?;
+            let program = find_binary(&server.command, &ctx.project_root, &[used.root.as_path()])?;
+            let launch = server.launch(program, used.root.clone(), &ctx.project_root);
+            Some(wire::PrestartItem {
+                fingerprint: wire::fingerprint(&launch),
+                launch: (&launch).into(),
+            })
+        })
+        .collect();
+    if servers.is_empty() {
+        return;
+    }
+    let names: Vec<String> = servers.iter().map(|s| s.launch.name.clone()).collect();
+    let target = remote::Target::for_ctx(ctx);
+    let result = remote::connect_or_start(&target).and_then(|mut connected| {
+        connected
+            .conn
+            .call::<serde_json::Value>(
+                &wire::Request::Prestart { servers },
+                Instant::now() + config.connect_timeout(),
+            )
+            .map(|_| connected.hello.pid)
+            .map_err(|error| remote::Unavailable(error.to_string()))
+    });
+    match result {
+        Ok(pid) => ctx.debug(format_args!(
+            "daemon: pre-starting {} in daemon {pid} ({} ms)",
+            names.join(", "),
+            started.elapsed().as_millis()
+        )),
+        Err(remote::Unavailable(why)) => {
+            ctx.debug(format_args!("daemon: no pre-start: {why}"));
+        }
+    }
+}

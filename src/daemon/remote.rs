@@ -1,0 +1,418 @@
+//! The hooks' side of the daemon: find it (or start it), check its build,
+//! and send it checks — never waiting on a sick one.
+//!
+//! - Connecting and the `hello` handshake each get `connect_timeout_ms`. A
+//!   daemon that accepts but does not answer is sick: the hook checks in its
+//!   own process at once instead.
+//! - No daemon: under the start lock (so racing hooks start one) the hook
+//!   starts `ralph-hooks daemon` detached and waits up to
+//!   `start_timeout_ms` for it to answer.
+//! - A daemon of another build is asked to stop and replaced.
+//! - A check waits until its deadline; the daemon answers by then (with a
+//!   timeout, if its server is hung). Any failure of the daemon itself
+//!   (killed mid-request, garbage, refusal) falls back to the in-process
+//!   cold check while time is left, and says so in `[DEBUG]`.
+
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use super::config::{self, DaemonConfig};
+use super::paths::Paths;
+use super::wire::{self, Conn, ConnError, DiagnoseReply, HelloReply, Outcome, Request};
+use crate::ctx::Ctx;
+use crate::lsp::pool::Remote;
+use crate::lsp::{Launch, LspError, ServerDiagnostic};
+use crate::state::FileLock;
+
+/// How much later than the check's deadline the hook waits for the reply.
+const REPLY_GRACE: Duration = Duration::from_millis(300);
+
+/// Where a daemon is, and how to start one.
+#[derive(Debug, Clone)]
+pub struct Target {
+    pub paths: Paths,
+    pub project_root: PathBuf,
+    pub state_root: PathBuf,
+    pub config: DaemonConfig,
+    /// The `ralph-hooks` binary that runs the daemon.
+    pub exe: Option<PathBuf>,
+}
+
+impl Target {
+    pub fn for_ctx(ctx: &Ctx) -> Target {
+        Target {
+            paths: Paths::new(&ctx.state_root),
+            project_root: ctx.project_root.clone(),
+            state_root: ctx.state_root.clone(),
+            config: DaemonConfig::load(ctx),
+            exe: daemon_exe(),
+        }
+    }
+
+    /// The build a daemon must be to be used: the build of the binary we
+    /// would start.
+    pub fn expected_build(&self) -> Option<String> {
+        self.exe.as_deref().map(wire::build_id)
+    }
+}
+
+/// Whether hooks should use the daemon, and why not.
+pub fn disabled_reason(ctx: &Ctx) -> Option<&'static str> {
+    if config::disabled_by_env() {
+        return Some("RALPH_HOOKS_DAEMON=0");
+    }
+    if !DaemonConfig::load(ctx).enabled {
+        return Some("\"daemon\": {\"enabled\": false}");
+    }
+    None
+}
+
+/// The `ralph-hooks` binary: `$RALPH_HOOKS_CLI`, else next to this
+/// executable, else on PATH.
+pub fn daemon_exe() -> Option<PathBuf> {
+    if let Some(path) = std::env::var_os("RALPH_HOOKS_CLI").filter(|p| !p.is_empty()) {
+        return Some(PathBuf::from(path));
+    }
+    if let Ok(current) = std::env::current_exe()
+        && let Some(dir) = current.parent()
+    {
+        let sibling = dir.join("ralph-hooks");
+        if sibling.is_file() {
+            return Some(sibling);
+        }
+    }
+    which::which("ralph-hooks").ok()
+}
+
+/// A daemon that answered `hello`.
+pub struct Connected {
+    pub conn: Conn,
+    pub hello: HelloReply,
+    /// What happened on the way ("started it", "replaced build X").
+    pub note: Option<String>,
+}
+
+/// Why no daemon can be used now.
+#[derive(Debug)]
+pub struct Unavailable(pub String);
+
+enum Attempt {
+    Ready(Connected),
+    /// Nobody listens (no socket, or a stale one).
+    Absent(String),
+    /// Somebody listens but does not answer in time: sick.
+    Sick(String),
+    /// A daemon of another build answered.
+    OtherBuild(Conn, HelloReply),
+}
+
+fn attempt(target: &Target, build: Option<&str>) -> Attempt {
+    let timeout = target.config.connect_timeout();
+    let mut conn = match Conn::connect(&target.paths.socket, timeout) {
+        Ok(conn) => conn,
+        Err(ConnError::Timeout(why)) => return Attempt::Sick(why),
+        Err(error) => return Attempt::Absent(error.to_string()),
+    };
+    let hello = match conn.hello(build.unwrap_or("any"), Instant::now() + timeout) {
+        Ok(hello) => hello,
+        Err(ConnError::Timeout(_)) => {
+            return Attempt::Sick(format!(
+                "it accepted the connection but did not answer the handshake within {} ms",
+                timeout.as_millis()
+            ));
+        }
+        // Closed while shutting down, or garbage: treat as not there.
+        Err(error) => return Attempt::Absent(format!("the handshake failed: {error}")),
+    };
+    match build {
+        Some(build) if hello.build != build || hello.protocol != wire::PROTOCOL => {
+            Attempt::OtherBuild(conn, hello)
+        }
+        _ => Attempt::Ready(Connected {
+            conn,
+            hello,
+            note: None,
+        }),
+    }
+}
+
+/// Connects to the running daemon of any build, without starting one
+/// (`daemon status` and `daemon stop`).
+pub fn connect_existing(target: &Target) -> Result<Connected, Unavailable> {
+    match attempt(target, None) {
+        Attempt::Ready(connected) => Ok(connected),
+        Attempt::Absent(why) | Attempt::Sick(why) => Err(Unavailable(why)),
+        Attempt::OtherBuild(conn, hello) => Ok(Connected {
+            conn,
+            hello,
+            note: None,
+        }),
+    }
+}
+
+/// Connects to a daemon of our build, starting (or replacing) one as needed.
+pub fn connect_or_start(target: &Target) -> Result<Connected, Unavailable> {
+    let Some(build) = target.expected_build() else {
+        return Err(Unavailable(
+            "no ralph-hooks binary next to this hook or on PATH to run the daemon".into(),
+        ));
+    };
+    let mut note = None;
+    match attempt(target, Some(&build)) {
+        Attempt::Ready(connected) => return Ok(connected),
+        Attempt::Sick(why) => {
+            return Err(Unavailable(format!("the daemon is not answering: {why}")));
+        }
+        Attempt::OtherBuild(mut conn, hello) => {
+            let _ = conn.call::<serde_json::Value>(
+                &Request::Stop {
+                    reason: format!("replaced by build {build}"),
+                },
+                Instant::now() + target.config.connect_timeout(),
+            );
+            note = Some(format!(
+                "replaced daemon {} of build {} by build {build}",
+                hello.pid, hello.build
+            ));
+        }
+        Attempt::Absent(_) => {}
+    }
+    start(target, &build, note)
+}
+
+fn start(target: &Target, build: &str, note: Option<String>) -> Result<Connected, Unavailable> {
+    let deadline = Instant::now() + target.config.start_timeout();
+    let mut pause = Duration::from_millis(2);
+    // Racing hooks: one holds the start lock and starts the daemon; the
+    // others wait for it to answer.
+    let _start_lock = loop {
+        match FileLock::try_acquire(&target.paths.start_lock) {
+            Ok(Some(lock)) => break lock,
+            Ok(None) => {}
+            Err(error) => {
+                return Err(Unavailable(format!(
+                    "cannot take the start lock: {error:#}"
+                )));
+            }
+        }
+        if let Attempt::Ready(connected) = attempt(target, Some(build)) {
+            return Ok(with_note(connected, note));
+        }
+        if Instant::now() >= deadline {
+            return Err(Unavailable(
+                "another hook is starting the daemon and it did not come up in time".into(),
+            ));
+        }
+        std::thread::sleep(pause);
+        pause = (pause * 2).min(Duration::from_millis(20));
+    };
+    let mut spawned: Option<u32> = None;
+    loop {
+        match attempt(target, Some(build)) {
+            Attempt::Ready(connected) => {
+                let started = spawned.map(|pid| format!("started daemon {pid}"));
+                let note = match (note, started) {
+                    (Some(a), Some(b)) => Some(format!("{a}; {b}")),
+                    (a, b) => a.or(b),
+                };
+                return Ok(with_note(connected, note));
+            }
+            Attempt::Sick(why) if spawned.is_some() => {
+                return Err(Unavailable(format!(
+                    "the daemon just started is not answering: {why}"
+                )));
+            }
+            _ => {}
+        }
+        // Start one only when no daemon holds the life lock (a replaced one
+        // may still be shutting down its servers).
+        if spawned.is_none() && life_lock_free(&target.paths) {
+            spawned = Some(
+                spawn_daemon(target)
+                    .map_err(|error| Unavailable(format!("cannot start the daemon: {error:#}")))?,
+            );
+        }
+        if Instant::now() >= deadline {
+            return Err(Unavailable(match spawned {
+                Some(pid) => format!(
+                    "daemon {pid} did not answer within {} ms of being started",
+                    target.config.start_timeout_ms
+                ),
+                None => "a daemon holds the state root but does not answer".into(),
+            }));
+        }
+        std::thread::sleep(pause);
+        pause = (pause * 2).min(Duration::from_millis(20));
+    }
+}
+
+fn with_note(mut connected: Connected, note: Option<String>) -> Connected {
+    connected.note = note;
+    connected
+}
+
+/// Whether no daemon holds the state root (probing takes the lock for an
+/// instant; a daemon starting meanwhile waits for it).
+pub fn life_lock_free(paths: &Paths) -> bool {
+    matches!(FileLock::try_acquire(&paths.life_lock), Ok(Some(_)))
+}
+
+/// Starts `ralph-hooks daemon` detached: its own session, no terminal, all
+/// three streams on /dev/null (a daemon holding the hook's stdout would make
+/// Claude Code wait for it). Returns its pid.
+pub fn spawn_daemon(target: &Target) -> anyhow::Result<u32> {
+    let exe = target
+        .exe
+        .as_deref()
+        .ok_or_else(|| anyhow::anyhow!("no ralph-hooks binary"))?;
+    let mut command = Command::new(exe);
+    command
+        .arg("--project")
+        .arg(&target.project_root)
+        .args(["daemon", "run"])
+        .env("RALPH_HOOKS_STATE_DIR", &target.state_root)
+        .current_dir(&target.project_root)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    // SAFETY: setsid(2) is async-signal-safe and touches no memory of the
+    // parent; it runs in the child between fork and exec.
+    unsafe {
+        command.pre_exec(|| {
+            libc::setsid();
+            Ok(())
+        });
+    }
+    // The child is not waited for: the hook exits long before the daemon,
+    // which init (or the session's subreaper) then reaps.
+    #[allow(clippy::zombie_processes)]
+    let child = command
+        .spawn()
+        .map_err(|error| anyhow::anyhow!("cannot run {}: {error}", exe.display()))?;
+    Ok(child.id())
+}
+
+/// The pool's remote: checks go to the daemon while it works; after its
+/// first failure this hook call checks in-process.
+pub struct DaemonRemote {
+    target: Target,
+    debug: bool,
+    connected: Option<Connected>,
+    failed: bool,
+}
+
+impl DaemonRemote {
+    pub fn new(target: Target, debug: bool) -> DaemonRemote {
+        DaemonRemote {
+            target,
+            debug,
+            connected: None,
+            failed: false,
+        }
+    }
+
+    fn debug(&self, message: std::fmt::Arguments<'_>) {
+        if self.debug {
+            eprintln!("[DEBUG] daemon: {message}");
+        }
+    }
+
+    fn give_up(
+        &mut self,
+        why: &str,
+        deadline: Instant,
+    ) -> Option<Result<Vec<ServerDiagnostic>, LspError>> {
+        self.failed = true;
+        self.connected = None;
+        if Instant::now() >= deadline {
+            self.debug(format_args!(
+                "{why}; no time is left to check in-process either"
+            ));
+            return Some(Err(LspError::Timeout {
+                waiting_for: "the ralph-hooks daemon".into(),
+                after: Duration::ZERO,
+                detail: format!(" ({why})"),
+            }));
+        }
+        self.debug(format_args!(
+            "{why}; falling back to an in-process check (cold server start)"
+        ));
+        None
+    }
+}
+
+impl Remote for DaemonRemote {
+    fn diagnose(
+        &mut self,
+        launch: &Launch,
+        path: &Path,
+        text: &str,
+        language_id: &str,
+        deadline: Instant,
+    ) -> Option<Result<Vec<ServerDiagnostic>, LspError>> {
+        if self.failed {
+            return None;
+        }
+        let started = Instant::now();
+        if self.connected.is_none() {
+            match connect_or_start(&self.target) {
+                Ok(connected) => {
+                    if let Some(note) = &connected.note {
+                        self.debug(format_args!("{note}"));
+                    }
+                    self.connected = Some(connected);
+                }
+                Err(Unavailable(why)) => {
+                    return self.give_up(&format!("not used: {why}"), deadline);
+                }
+            }
+        }
+        let connected = self.connected.as_mut()?;
+        let daemon_pid = connected.hello.pid;
+        let request = Request::Diagnose {
+            launch: Box::new(launch.into()),
+            fingerprint: wire::fingerprint(launch),
+            path: path.to_path_buf(),
+            text: text.to_string(),
+            language_id: language_id.to_string(),
+            deadline_ms: deadline
+                .saturating_duration_since(Instant::now())
+                .as_millis() as u64,
+        };
+        let reply: DiagnoseReply = match connected.conn.call(&request, deadline + REPLY_GRACE) {
+            Ok(reply) => reply,
+            Err(error) => {
+                return self.give_up(
+                    &format!("daemon {daemon_pid} failed during the check: {error}"),
+                    deadline,
+                );
+            }
+        };
+        let state = if reply.warm { "warm" } else { "cold start" };
+        let server = reply.server_pid.map_or_else(
+            || "no server running".to_string(),
+            |pid| format!("server pid {pid}"),
+        );
+        match reply.outcome {
+            Outcome::Diagnostics { items } => {
+                self.debug(format_args!(
+                    "{} answered ({state}) in {} ms, {} in the daemon ({server}, daemon pid {daemon_pid})",
+                    launch.name,
+                    started.elapsed().as_millis(),
+                    reply.elapsed_ms
+                ));
+                Some(Ok(items))
+            }
+            Outcome::Failed { error } => {
+                let error = LspError::from(error);
+                self.debug(format_args!(
+                    "{} failed in the daemon ({state}) after {} ms: {error}",
+                    launch.name, reply.elapsed_ms
+                ));
+                Some(Err(error))
+            }
+        }
+    }
+}

@@ -1,0 +1,650 @@
+//! The daemon process (`ralph-hooks daemon`): one per state root, holding
+//! warm language servers for the hooks.
+//!
+//! - It takes the life lock first (a second daemon waits, then leaves), then
+//!   cleans up after a predecessor that was killed (its leftover servers,
+//!   record and socket), binds the socket (private mode), and writes its
+//!   record.
+//! - Each connection gets a thread; each server a worker thread
+//!   ([`super::worker`]). Checks of different servers run side by side.
+//! - The main thread ticks: it stops on `stop`, a signal, or when its
+//!   socket was removed or replaced (the project or state root is gone);
+//!   it enforces the memory ceiling by shutting the least recently used
+//!   server down; it exits when no server ran and no request came for
+//!   `exit_idle_ms`; it re-reads its config section when the file changes.
+
+use std::collections::HashMap;
+use std::os::unix::fs::MetadataExt;
+use std::os::unix::net::{UnixListener, UnixStream};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant, SystemTime};
+
+use anyhow::Context as _;
+use serde_json::json;
+
+use super::config::DaemonConfig;
+use super::paths::{self, Paths};
+use super::procs;
+use super::record::{self, DaemonRecord, ServerRecord};
+use super::wire::{
+    self, Conn, DiagnoseReply, HelloReply, Outcome, PROTOCOL, Request, ServerStatus, StatusReply,
+    WireError,
+};
+use super::worker::{self, DiagnoseJob, Job, Key, WorkerHandle};
+use crate::ctx::Ctx;
+use crate::lsp::{Launch, LspError};
+use crate::state::{FileLock, Store};
+
+/// How often the main thread looks around.
+const TICK: Duration = Duration::from_millis(200);
+/// How often the memory ceiling is checked.
+const MEMORY_CHECK: Duration = Duration::from_secs(1);
+/// How long a new daemon waits for the previous one to let go of the lock.
+const LIFE_LOCK_WAIT: Duration = Duration::from_secs(10);
+/// Connections at once; more are refused (the hook falls back).
+const MAX_CONNECTIONS: usize = 64;
+/// A connection that sends nothing for this long is closed.
+const CONNECTION_IDLE: Duration = Duration::from_secs(300);
+/// How long a reply may take to write.
+const WRITE_TIMEOUT: Duration = Duration::from_secs(5);
+/// How much later than its deadline a check may answer (the worker notices
+/// the deadline itself; this covers the hand-over).
+const REPLY_SLACK: Duration = Duration::from_millis(100);
+/// The log is trimmed above this size when a daemon starts.
+const MAX_LOG_BYTES: u64 = 256 * 1024;
+
+static SIGNALLED: AtomicBool = AtomicBool::new(false);
+
+extern "C" fn on_signal(_signal: libc::c_int) {
+    SIGNALLED.store(true, Ordering::SeqCst);
+}
+
+pub struct Registry {
+    pub workers: HashMap<Key, WorkerHandle>,
+    pub stopping: bool,
+}
+
+/// Everything the daemon's threads share.
+pub struct Shared {
+    pub paths: Paths,
+    pub project: PathBuf,
+    pub build: String,
+    started: Instant,
+    started_at: String,
+    config: Mutex<DaemonConfig>,
+    registry: Mutex<Registry>,
+    stop_reason: Mutex<Option<String>>,
+    requests: AtomicU64,
+    last_request: Mutex<Instant>,
+    evictions: AtomicU64,
+    connections: AtomicUsize,
+    next_worker: AtomicU64,
+}
+
+impl Shared {
+    pub fn config(&self) -> DaemonConfig {
+        self.config
+            .lock()
+            .map(|config| config.clone())
+            .unwrap_or_default()
+    }
+
+    pub fn lock_registry(&self) -> MutexGuard<'_, Registry> {
+        self.registry
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    fn store(&self) -> Store {
+        Store::new(self.paths.state_root.clone())
+    }
+
+    pub fn log(&self, message: &str) {
+        record::log(&self.store(), message);
+    }
+
+    pub fn remember(&self, key: &Key) {
+        if let Err(error) = record::remember_server(&self.store(), &key.0, &key.1) {
+            self.log(&format!(
+                "cannot remember {} for pre-start: {error:#}",
+                key.0
+            ));
+        }
+    }
+
+    fn base_record(&self) -> DaemonRecord {
+        let pid = std::process::id();
+        DaemonRecord {
+            pid,
+            start_time: procs::stat(pid).map_or(0, |p| p.start_time),
+            build: self.build.clone(),
+            socket: self.paths.socket.clone(),
+            project: self.project.clone(),
+            started_at: self.started_at.clone(),
+            servers: Vec::new(),
+        }
+    }
+
+    /// Rewrites `daemon.json` with the servers running now. The store lock
+    /// is taken before the registry lock, never the other way round.
+    pub fn write_record(&self) {
+        let store = self.store();
+        let Ok(locked) = store.lock(paths::RECORD) else {
+            return;
+        };
+        let mut record = self.base_record();
+        let pids: Vec<(String, PathBuf, u32)> = {
+            let registry = self.lock_registry();
+            registry
+                .workers
+                .values()
+                .filter_map(|handle| {
+                    let info = handle.info.lock().ok()?;
+                    Some((info.name.clone(), info.root.clone(), info.pid?))
+                })
+                .collect()
+        };
+        record.servers = pids
+            .into_iter()
+            .map(|(name, root, pid)| ServerRecord {
+                name,
+                root,
+                pid,
+                start_time: procs::stat(pid).map_or(0, |p| p.start_time),
+            })
+            .collect();
+        if let Err(error) = locked.save_json(&record) {
+            drop(locked);
+            self.log(&format!("cannot write the daemon record: {error:#}"));
+        }
+    }
+
+    fn request_stop(&self, reason: &str) {
+        if let Ok(mut stop) = self.stop_reason.lock()
+            && stop.is_none()
+        {
+            *stop = Some(reason.to_string());
+        }
+    }
+
+    fn stop_requested(&self) -> Option<String> {
+        self.stop_reason.lock().ok().and_then(|stop| stop.clone())
+    }
+
+    fn note_request(&self) {
+        self.requests.fetch_add(1, Ordering::SeqCst);
+        if let Ok(mut last) = self.last_request.lock() {
+            *last = Instant::now();
+        }
+    }
+
+    fn idle_for(&self) -> Duration {
+        self.last_request
+            .lock()
+            .map(|last| last.elapsed())
+            .unwrap_or_default()
+    }
+
+    /// Sends `job` to the worker of `key`, starting one when needed.
+    fn route(self: &Arc<Shared>, key: &Key, job: Job) -> Result<(), String> {
+        let mut registry = self.lock_registry();
+        if registry.stopping {
+            return Err("the daemon is stopping".into());
+        }
+        let job = match registry.workers.get(key) {
+            Some(handle) => match handle.sender.send(job) {
+                Ok(()) => return Ok(()),
+                // The worker ended without leaving the registry (it
+                // panicked): replace it.
+                Err(mpsc::SendError(job)) => job,
+            },
+            None => job,
+        };
+        let id = self.next_worker.fetch_add(1, Ordering::SeqCst);
+        let handle = worker::spawn(self, key.clone(), id)
+            .map_err(|error| format!("cannot start a worker thread: {error}"))?;
+        handle
+            .sender
+            .send(job)
+            .map_err(|_| "the new worker ended at once".to_string())?;
+        registry.workers.insert(key.clone(), handle);
+        Ok(())
+    }
+
+    fn status(&self) -> StatusReply {
+        let table = procs::table();
+        let pid = std::process::id();
+        let config = self.config();
+        let servers = {
+            let registry = self.lock_registry();
+            let mut servers: Vec<ServerStatus> = registry
+                .workers
+                .values()
+                .filter_map(|handle| {
+                    let info = handle.info.lock().ok()?;
+                    Some(ServerStatus {
+                        name: info.name.clone(),
+                        root: info.root.clone(),
+                        pid: info.pid,
+                        rss_kib: info.pid.map_or(0, |p| procs::tree_rss_kib(&table, p)),
+                        idle_ms: info.last_used.elapsed().as_millis() as u64,
+                        requests: info.requests,
+                        warm_requests: info.warm_requests,
+                        restarts: info.restarts,
+                        open_files: info.open_files,
+                        busy: info.busy,
+                        last_error: info.last_error.clone(),
+                    })
+                })
+                .collect();
+            servers.sort_by(|a, b| (&a.name, &a.root).cmp(&(&b.name, &b.root)));
+            servers
+        };
+        StatusReply {
+            pid,
+            build: self.build.clone(),
+            project: self.project.clone(),
+            socket: self.paths.socket.clone(),
+            uptime_ms: self.started.elapsed().as_millis() as u64,
+            idle_ms: self.idle_for().as_millis() as u64,
+            requests: self.requests.load(Ordering::SeqCst),
+            rss_kib: procs::rss_kib(&table, pid),
+            tree_rss_kib: procs::tree_rss_kib(&table, pid),
+            memory_limit_mb: config.memory_limit_mb,
+            evictions: self.evictions.load(Ordering::SeqCst),
+            servers,
+        }
+    }
+}
+
+/// Runs the daemon until it is stopped or idle. Returns quietly when
+/// another daemon holds the state root.
+pub fn run(ctx: &Ctx) -> anyhow::Result<()> {
+    let paths = Paths::new(&ctx.state_root);
+    let store = Store::new(ctx.state_root.clone());
+    let Some(_life) = wait_for_life_lock(&paths)? else {
+        record::log(&store, "another daemon runs for this state root; leaving");
+        return Ok(());
+    };
+    record::trim_log(&store, MAX_LOG_BYTES);
+    for note in record::clean_stale(&store, &paths) {
+        record::log(&store, &format!("cleaned up: {note}"));
+    }
+    paths::prepare_socket_dir(&paths)?;
+    let listener = bind_private(&paths.socket)?;
+    let socket_identity = identity(&paths.socket)
+        .with_context(|| format!("cannot stat {}", paths.socket.display()))?;
+    let exe = std::env::current_exe().context("cannot find the daemon's own executable")?;
+    let shared = Arc::new(Shared {
+        paths: paths.clone(),
+        project: ctx.project_root.clone(),
+        build: wire::build_id(&exe),
+        started: Instant::now(),
+        started_at: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+        config: Mutex::new(DaemonConfig::load_from(&ctx.project_root)),
+        registry: Mutex::new(Registry {
+            workers: HashMap::new(),
+            stopping: false,
+        }),
+        stop_reason: Mutex::new(None),
+        requests: AtomicU64::new(0),
+        last_request: Mutex::new(Instant::now()),
+        evictions: AtomicU64::new(0),
+        connections: AtomicUsize::new(0),
+        next_worker: AtomicU64::new(0),
+    });
+    shared.write_record();
+    shared.log(&format!(
+        "started (build {}) for {} on {}",
+        shared.build,
+        ctx.project_root.display(),
+        paths.socket.display()
+    ));
+    install_signal_handlers();
+    let accepting = Arc::clone(&shared);
+    std::thread::Builder::new()
+        .name("daemon-accept".into())
+        .spawn(move || accept_loop(&listener, &accepting))
+        .context("cannot start the accept thread")?;
+
+    let reason = main_loop(&shared, socket_identity, &ctx.project_root);
+    shutdown(&shared, &reason, socket_identity);
+    Ok(())
+}
+
+fn main_loop(shared: &Arc<Shared>, socket_identity: (u64, u64), project: &Path) -> String {
+    let config_path = crate::config::Config::file_path(project);
+    let mut config_stamp = modified(&config_path);
+    let mut last_memory_check = Instant::now();
+    loop {
+        std::thread::sleep(TICK);
+        if SIGNALLED.load(Ordering::SeqCst) {
+            return "a signal".into();
+        }
+        if let Some(reason) = shared.stop_requested() {
+            return reason;
+        }
+        if identity(&shared.paths.socket).ok() != Some(socket_identity) {
+            return "its socket was removed or replaced".into();
+        }
+        let stamp = modified(&config_path);
+        if stamp != config_stamp {
+            config_stamp = stamp;
+            if let Ok(mut config) = shared.config.lock() {
+                *config = DaemonConfig::load_from(project);
+            }
+        }
+        if last_memory_check.elapsed() >= MEMORY_CHECK {
+            last_memory_check = Instant::now();
+            enforce_memory_ceiling(shared);
+        }
+        let exit_idle = shared.config().exit_idle();
+        if shared.idle_for() >= exit_idle && no_live_servers(shared) {
+            return format!(
+                "no servers and no requests for {} s",
+                exit_idle.as_secs_f64().round()
+            );
+        }
+    }
+}
+
+fn no_live_servers(shared: &Shared) -> bool {
+    let registry = shared.lock_registry();
+    registry.workers.values().all(|handle| {
+        handle
+            .info
+            .lock()
+            .map(|info| info.pid.is_none() && !info.busy)
+            .unwrap_or(true)
+    })
+}
+
+/// Above the ceiling, the least recently used server that is not busy is
+/// shut down — one per check, so the memory can settle; the last server is
+/// kept (it is the one in use).
+fn enforce_memory_ceiling(shared: &Arc<Shared>) {
+    let limit_mb = shared.config().memory_limit_mb;
+    if limit_mb == 0 {
+        return;
+    }
+    let table = procs::table();
+    let total_kib = procs::tree_rss_kib(&table, std::process::id());
+    if total_kib <= limit_mb * 1024 {
+        return;
+    }
+    let victim = {
+        let mut registry = shared.lock_registry();
+        let live: Vec<(Key, Instant, bool, u32)> = registry
+            .workers
+            .iter()
+            .filter_map(|(key, handle)| {
+                let info = handle.info.lock().ok()?;
+                Some((key.clone(), info.last_used, info.busy, info.pid?))
+            })
+            .collect();
+        if live.len() < 2 {
+            return;
+        }
+        let Some((key, _, _, pid)) = live
+            .into_iter()
+            .filter(|(_, _, busy, _)| !busy)
+            .min_by_key(|(_, last_used, _, _)| *last_used)
+        else {
+            return;
+        };
+        registry
+            .workers
+            .remove(&key)
+            .map(|handle| (key, handle, pid))
+    };
+    if let Some((key, handle, pid)) = victim {
+        shared.evictions.fetch_add(1, Ordering::SeqCst);
+        let server_kib = procs::tree_rss_kib(&table, pid);
+        let reason = format!(
+            "memory ceiling: the daemon and its servers use {} MB, over {limit_mb} MB; {} is the least recently used ({} MB)",
+            total_kib / 1024,
+            key.0,
+            server_kib / 1024
+        );
+        let (done, _ignored) = mpsc::channel();
+        let _ = handle.sender.send(Job::Shutdown { reason, done });
+    }
+}
+
+fn shutdown(shared: &Arc<Shared>, reason: &str, socket_identity: (u64, u64)) {
+    shared.log(&format!("stopping: {reason}"));
+    // New connections must fail fast rather than queue on a closing daemon.
+    if identity(&shared.paths.socket).ok() == Some(socket_identity) {
+        let _ = std::fs::remove_file(&shared.paths.socket);
+    }
+    let handles: Vec<WorkerHandle> = {
+        let mut registry = shared.lock_registry();
+        registry.stopping = true;
+        registry.workers.drain().map(|(_, handle)| handle).collect()
+    };
+    let (done, finished) = mpsc::channel();
+    for handle in &handles {
+        let _ = handle.sender.send(Job::Shutdown {
+            reason: format!("the daemon is stopping ({reason})"),
+            done: done.clone(),
+        });
+    }
+    // A worker finishes the check it is running (bounded by that check's
+    // deadline) before it shuts its server down.
+    let wait_until = Instant::now() + shared.config().shutdown_grace() + Duration::from_secs(10);
+    let mut n_done = 0;
+    while n_done < handles.len() {
+        let left = wait_until.saturating_duration_since(Instant::now());
+        if left.is_zero() || finished.recv_timeout(left).is_err() {
+            break;
+        }
+        n_done += 1;
+    }
+    // Whatever did not finish is killed: threads do not outlive the process,
+    // and a server must not outlive its daemon.
+    for handle in &handles {
+        if let Ok(info) = handle.info.lock()
+            && let Some(pid) = info.pid
+        {
+            crate::process::kill_group(pid);
+        }
+    }
+    let store = shared.store();
+    if let Ok(locked) = store.lock(paths::RECORD)
+        && let Ok(Some(record)) = locked.load_json::<DaemonRecord>()
+        && record.pid == std::process::id()
+    {
+        let _ = locked.remove();
+    }
+    shared.log("stopped");
+}
+
+fn wait_for_life_lock(paths: &Paths) -> anyhow::Result<Option<FileLock>> {
+    let until = Instant::now() + LIFE_LOCK_WAIT;
+    loop {
+        if let Some(lock) = FileLock::try_acquire(&paths.life_lock)? {
+            return Ok(Some(lock));
+        }
+        // A daemon that answers is the one to use; nothing to wait for.
+        if Instant::now() >= until || UnixStream::connect(&paths.socket).is_ok() {
+            return Ok(None);
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Binds with a private umask, so no other user can connect even for an
+/// instant. Any socket file there is stale: we hold the life lock.
+fn bind_private(socket: &Path) -> anyhow::Result<UnixListener> {
+    match std::fs::remove_file(socket) {
+        Ok(()) => {}
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => {}
+        Err(error) => {
+            return Err(error).with_context(|| format!("cannot remove {}", socket.display()));
+        }
+    }
+    // SAFETY: umask(2) only swaps the process's file mode mask; the daemon
+    // has started no thread yet that could create a file meanwhile.
+    let previous = unsafe { libc::umask(0o077) };
+    let bound = UnixListener::bind(socket);
+    // SAFETY: as above, restoring the mask we replaced.
+    unsafe { libc::umask(previous) };
+    bound.with_context(|| format!("cannot listen on {}", socket.display()))
+}
+
+fn identity(path: &Path) -> std::io::Result<(u64, u64)> {
+    let metadata = std::fs::symlink_metadata(path)?;
+    Ok((metadata.dev(), metadata.ino()))
+}
+
+fn modified(path: &Path) -> Option<SystemTime> {
+    std::fs::metadata(path).and_then(|m| m.modified()).ok()
+}
+
+fn install_signal_handlers() {
+    let handler = on_signal as extern "C" fn(libc::c_int);
+    for signal in [libc::SIGTERM, libc::SIGINT, libc::SIGHUP] {
+        // SAFETY: the handler only stores to an atomic, which is
+        // async-signal-safe; signal(2) has no other preconditions.
+        unsafe {
+            libc::signal(signal, handler as libc::sighandler_t);
+        }
+    }
+}
+
+fn accept_loop(listener: &UnixListener, shared: &Arc<Shared>) {
+    for stream in listener.incoming() {
+        let Ok(stream) = stream else {
+            // Out of file descriptors, most likely: let some close.
+            std::thread::sleep(Duration::from_millis(20));
+            continue;
+        };
+        if shared.connections.load(Ordering::SeqCst) >= MAX_CONNECTIONS {
+            continue;
+        }
+        shared.connections.fetch_add(1, Ordering::SeqCst);
+        let serving = Arc::clone(shared);
+        let spawned = std::thread::Builder::new()
+            .name("daemon-conn".into())
+            .spawn(move || {
+                serve(&serving, stream);
+                serving.connections.fetch_sub(1, Ordering::SeqCst);
+            });
+        if spawned.is_err() {
+            shared.connections.fetch_sub(1, Ordering::SeqCst);
+        }
+    }
+}
+
+fn serve(shared: &Arc<Shared>, stream: UnixStream) {
+    let Ok(mut conn) = Conn::new(stream) else {
+        return;
+    };
+    loop {
+        let value = match conn.receive_value(Instant::now() + CONNECTION_IDLE) {
+            Ok(Some(value)) => value,
+            _ => return,
+        };
+        let request: Request = match serde_json::from_value(value) {
+            Ok(request) => request,
+            Err(error) => {
+                let reply = wire::error_reply(&format!("unknown request: {error}"));
+                if conn.send(&reply, Instant::now() + WRITE_TIMEOUT).is_err() {
+                    return;
+                }
+                continue;
+            }
+        };
+        let mut stop_after = None;
+        let reply = match request {
+            Request::Hello { .. } => wire::ok_reply(&HelloReply {
+                protocol: PROTOCOL,
+                build: shared.build.clone(),
+                pid: std::process::id(),
+            }),
+            Request::Diagnose {
+                launch,
+                fingerprint,
+                path,
+                text,
+                language_id,
+                deadline_ms,
+            } => {
+                shared.note_request();
+                let deadline = Instant::now() + Duration::from_millis(deadline_ms);
+                let launch = Launch::from(launch.as_ref());
+                let key = (launch.name.clone(), launch.root.clone());
+                let (reply, answer) = mpsc::sync_channel(1);
+                let job = Job::Diagnose {
+                    job: Box::new(DiagnoseJob {
+                        launch,
+                        fingerprint,
+                        path,
+                        text,
+                        language_id,
+                        deadline,
+                    }),
+                    reply,
+                };
+                match shared.route(&key, job) {
+                    Ok(()) => {
+                        let wait = deadline.saturating_duration_since(Instant::now()) + REPLY_SLACK;
+                        match answer.recv_timeout(wait) {
+                            Ok(reply) => wire::ok_reply(&reply),
+                            Err(_) => wire::ok_reply(&late_reply(deadline_ms)),
+                        }
+                    }
+                    Err(why) => wire::error_reply(&why),
+                }
+            }
+            Request::Prestart { servers } => {
+                shared.note_request();
+                for item in servers {
+                    let launch = Launch::from(&item.launch);
+                    let key = (launch.name.clone(), launch.root.clone());
+                    let job = Job::Prestart {
+                        launch: Box::new(launch),
+                        fingerprint: item.fingerprint,
+                    };
+                    if let Err(why) = shared.route(&key, job) {
+                        shared.log(&format!("pre-start of {} refused: {why}", key.0));
+                    }
+                }
+                json!({"ok": true})
+            }
+            Request::Status => wire::ok_reply(&shared.status()),
+            Request::Stop { reason } => {
+                stop_after = Some(reason);
+                json!({"ok": true, "pid": std::process::id()})
+            }
+        };
+        let sent = conn.send(&reply, Instant::now() + WRITE_TIMEOUT);
+        if let Some(reason) = stop_after {
+            shared.request_stop(&format!("asked to stop ({reason})"));
+            return;
+        }
+        if sent.is_err() {
+            return;
+        }
+    }
+}
+
+/// The answer when the server's worker did not answer in time.
+fn late_reply(deadline_ms: u64) -> DiagnoseReply {
+    let error = LspError::Timeout {
+        waiting_for: "the daemon's server".into(),
+        after: Duration::from_millis(deadline_ms),
+        detail: String::new(),
+    };
+    DiagnoseReply {
+        outcome: Outcome::Failed {
+            error: WireError::from(&error),
+        },
+        warm: false,
+        server_pid: None,
+        elapsed_ms: deadline_ms,
+    }
+}

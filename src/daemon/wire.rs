@@ -1,0 +1,568 @@
+//! The daemon's protocol: JSON lines over its Unix socket, one request and
+//! one reply per line, several requests per connection.
+//!
+//! A connection opens with `hello` (protocol number and build id both ways);
+//! a hook that finds another build asks that daemon to `stop` and starts its
+//! own. `hello`, `status` and `stop` keep their shape across builds, so any
+//! build can replace or stop any other. Every reply is an object with `ok`;
+//! `ok: false` carries `error`.
+
+use std::io::{self, BufRead, BufReader, Read, Write};
+use std::os::unix::fs::MetadataExt;
+use std::os::unix::net::UnixStream;
+use std::path::{Path, PathBuf};
+use std::sync::mpsc;
+use std::time::{Duration, Instant, UNIX_EPOCH};
+
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::lsp::{DiagnosticMode, Launch, LspError, ServerDiagnostic};
+use crate::text::fnv1a;
+
+/// Bumped when a request or reply changes shape.
+pub const PROTOCOL: u32 = 1;
+
+/// The longest line either side accepts (a 4 MiB file, JSON-escaped, fits).
+pub const MAX_LINE_BYTES: u64 = 64 * 1024 * 1024;
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(tag = "op", rename_all = "snake_case")]
+pub enum Request {
+    Hello {
+        protocol: u32,
+        build: String,
+    },
+    /// One file's diagnostics from the server `launch` describes.
+    Diagnose {
+        launch: Box<LaunchSpec>,
+        /// Identifies the server's whole configuration and binary: a
+        /// different fingerprint for the same (server, root) restarts it.
+        fingerprint: String,
+        path: PathBuf,
+        text: String,
+        language_id: String,
+        /// Milliseconds left until the hook's deadline, start-up included.
+        deadline_ms: u64,
+    },
+    /// Start these servers now, without waiting for them.
+    Prestart {
+        servers: Vec<PrestartItem>,
+    },
+    Status,
+    Stop {
+        reason: String,
+    },
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct PrestartItem {
+    pub launch: LaunchSpec,
+    pub fingerprint: String,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct HelloReply {
+    pub protocol: u32,
+    pub build: String,
+    pub pid: u32,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct DiagnoseReply {
+    pub outcome: Outcome,
+    /// The server was already running with this configuration.
+    pub warm: bool,
+    pub server_pid: Option<u32>,
+    /// Time spent in the daemon.
+    pub elapsed_ms: u64,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Outcome {
+    Diagnostics { items: Vec<ServerDiagnostic> },
+    Failed { error: WireError },
+}
+
+/// [`LspError`] on the wire, so the hook reports exactly what an in-process
+/// check would have.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum WireError {
+    Spawn {
+        program: PathBuf,
+        message: String,
+        os_error: Option<i32>,
+        #[serde(default)]
+        not_found: bool,
+    },
+    Timeout {
+        waiting_for: String,
+        after_ms: u64,
+        detail: String,
+    },
+    Exited {
+        during: String,
+        detail: String,
+    },
+    Rejected {
+        method: String,
+        message: String,
+    },
+}
+
+impl From<&LspError> for WireError {
+    fn from(error: &LspError) -> WireError {
+        match error {
+            LspError::Spawn { program, error } => WireError::Spawn {
+                program: program.clone(),
+                message: error.to_string(),
+                os_error: error.raw_os_error(),
+                not_found: error.kind() == io::ErrorKind::NotFound,
+            },
+            LspError::Timeout {
+                waiting_for,
+                after,
+                detail,
+            } => WireError::Timeout {
+                waiting_for: waiting_for.clone(),
+                after_ms: after.as_millis() as u64,
+                detail: detail.clone(),
+            },
+            LspError::Exited { during, detail } => WireError::Exited {
+                during: during.clone(),
+                detail: detail.clone(),
+            },
+            LspError::Rejected { method, message } => WireError::Rejected {
+                method: method.clone(),
+                message: message.clone(),
+            },
+        }
+    }
+}
+
+impl From<WireError> for LspError {
+    fn from(error: WireError) -> LspError {
+        match error {
+            WireError::Spawn {
+                program,
+                message,
+                os_error,
+                not_found,
+            } => LspError::Spawn {
+                program,
+                error: match os_error {
+                    Some(code) => io::Error::from_raw_os_error(code),
+                    None if not_found => io::Error::new(io::ErrorKind::NotFound, message),
+                    None => io::Error::other(message),
+                },
+            },
+            WireError::Timeout {
+                waiting_for,
+                after_ms,
+                detail,
+            } => LspError::Timeout {
+                waiting_for,
+                after: Duration::from_millis(after_ms),
+                detail,
+            },
+            WireError::Exited { during, detail } => LspError::Exited { during, detail },
+            WireError::Rejected { method, message } => LspError::Rejected { method, message },
+        }
+    }
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct StatusReply {
+    pub pid: u32,
+    pub build: String,
+    pub project: PathBuf,
+    pub socket: PathBuf,
+    pub uptime_ms: u64,
+    /// Since the last request of any kind.
+    pub idle_ms: u64,
+    pub requests: u64,
+    /// The daemon process alone.
+    pub rss_kib: u64,
+    /// The daemon and every process below it (servers and their helpers).
+    pub tree_rss_kib: u64,
+    pub memory_limit_mb: u64,
+    /// Servers shut down because the tree was over the ceiling.
+    pub evictions: u64,
+    pub servers: Vec<ServerStatus>,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct ServerStatus {
+    pub name: String,
+    pub root: PathBuf,
+    /// `None` while no process runs (after a crash, before a restart).
+    pub pid: Option<u32>,
+    pub rss_kib: u64,
+    pub idle_ms: u64,
+    pub requests: u64,
+    pub warm_requests: u64,
+    pub restarts: u64,
+    pub open_files: usize,
+    pub busy: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_error: Option<String>,
+}
+
+/// [`Launch`] on the wire.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LaunchSpec {
+    pub name: String,
+    pub program: PathBuf,
+    pub args: Vec<String>,
+    pub env: Vec<(String, String)>,
+    pub root: PathBuf,
+    pub initialization_options: Option<Value>,
+    pub settings: Option<Value>,
+    pub quiet_ms: u64,
+    pub await_progress: Option<String>,
+    /// `push`, `pull` or `auto`.
+    pub mode: String,
+}
+
+impl From<&Launch> for LaunchSpec {
+    fn from(launch: &Launch) -> LaunchSpec {
+        LaunchSpec {
+            name: launch.name.clone(),
+            program: launch.program.clone(),
+            args: launch.args.clone(),
+            env: launch.env.clone(),
+            root: launch.root.clone(),
+            initialization_options: launch.initialization_options.clone(),
+            settings: launch.settings.clone(),
+            quiet_ms: launch.quiet.as_millis() as u64,
+            await_progress: launch.await_progress.clone(),
+            mode: match launch.mode {
+                DiagnosticMode::Push => "push",
+                DiagnosticMode::Pull => "pull",
+                DiagnosticMode::Auto => "auto",
+            }
+            .to_string(),
+        }
+    }
+}
+
+impl From<&LaunchSpec> for Launch {
+    fn from(spec: &LaunchSpec) -> Launch {
+        Launch {
+            name: spec.name.clone(),
+            program: spec.program.clone(),
+            args: spec.args.clone(),
+            env: spec.env.clone(),
+            root: spec.root.clone(),
+            initialization_options: spec.initialization_options.clone(),
+            settings: spec.settings.clone(),
+            quiet: Duration::from_millis(spec.quiet_ms),
+            await_progress: spec.await_progress.clone(),
+            mode: match spec.mode.as_str() {
+                "pull" => DiagnosticMode::Pull,
+                "auto" => DiagnosticMode::Auto,
+                _ => DiagnosticMode::Push,
+            },
+        }
+    }
+}
+
+/// The configuration fingerprint of a launch: every field, plus the size and
+/// modification time of the server binary, so an upgraded server restarts.
+pub fn fingerprint(launch: &Launch) -> String {
+    let spec = LaunchSpec::from(launch);
+    let mut identity = serde_json::to_string(&spec).unwrap_or_default();
+    identity.push('\n');
+    identity.push_str(&file_identity(&launch.program));
+    format!("{:016x}", fnv1a(identity.as_bytes()))
+}
+
+/// Size and modification time of a file (symlinks followed), or "missing".
+pub fn file_identity(path: &Path) -> String {
+    match std::fs::metadata(path) {
+        Ok(metadata) => {
+            let modified = metadata
+                .modified()
+                .ok()
+                .and_then(|time| time.duration_since(UNIX_EPOCH).ok())
+                .map_or(0, |since| since.as_nanos());
+            format!("{}:{}:{modified}", metadata.ino(), metadata.len())
+        }
+        Err(_) => "missing".into(),
+    }
+}
+
+/// The build id of the `ralph-hooks` binary at `exe`: package version,
+/// protocol, and the file's identity. A daemon started from an older binary
+/// at the same path reports an older id than a hook computes now.
+pub fn build_id(exe: &Path) -> String {
+    format!(
+        "{}+p{PROTOCOL}+{:08x}",
+        env!("CARGO_PKG_VERSION"),
+        fnv1a(file_identity(exe).as_bytes()) as u32
+    )
+}
+
+/// One connection, from either end: line-based JSON with deadlines.
+pub struct Conn {
+    reader: BufReader<UnixStream>,
+    writer: UnixStream,
+}
+
+/// Why a connection failed; a timeout means someone is there but sick.
+#[derive(Debug)]
+pub enum ConnError {
+    Timeout(String),
+    Closed(String),
+    Other(String),
+}
+
+impl std::fmt::Display for ConnError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ConnError::Timeout(why) | ConnError::Closed(why) | ConnError::Other(why) => {
+                f.write_str(why)
+            }
+        }
+    }
+}
+
+impl Conn {
+    pub fn new(stream: UnixStream) -> io::Result<Conn> {
+        Ok(Conn {
+            reader: BufReader::new(stream.try_clone()?),
+            writer: stream,
+        })
+    }
+
+    /// Connects within `timeout`. A Unix connect normally returns at once,
+    /// but blocks on a full backlog; it runs on a helper thread so a stuck
+    /// one is abandoned (it ends with the process).
+    pub fn connect(socket: &Path, timeout: Duration) -> Result<Conn, ConnError> {
+        let (sender, receiver) = mpsc::sync_channel(1);
+        let path = socket.to_path_buf();
+        std::thread::Builder::new()
+            .name("daemon-connect".into())
+            .spawn(move || {
+                let _ = sender.send(UnixStream::connect(&path));
+            })
+            .map_err(|error| ConnError::Other(format!("cannot start a thread: {error}")))?;
+        match receiver.recv_timeout(timeout) {
+            Ok(Ok(stream)) => {
+                Conn::new(stream).map_err(|error| ConnError::Other(error.to_string()))
+            }
+            Ok(Err(error)) => Err(match error.kind() {
+                io::ErrorKind::NotFound | io::ErrorKind::ConnectionRefused => {
+                    ConnError::Closed(format!("no daemon listening ({error})"))
+                }
+                _ => ConnError::Other(format!("cannot connect to {}: {error}", socket.display())),
+            }),
+            Err(_) => Err(ConnError::Timeout(format!(
+                "connecting took longer than {} ms",
+                timeout.as_millis()
+            ))),
+        }
+    }
+
+    /// Writes one value as a line, within `deadline`.
+    pub fn send<T: Serialize>(&mut self, value: &T, deadline: Instant) -> Result<(), ConnError> {
+        let mut line = serde_json::to_vec(value)
+            .map_err(|error| ConnError::Other(format!("cannot encode a request: {error}")))?;
+        line.push(b'\n');
+        let timeout = remaining(deadline)?;
+        self.writer
+            .set_write_timeout(Some(timeout))
+            .map_err(|error| ConnError::Other(error.to_string()))?;
+        self.writer
+            .write_all(&line)
+            .map_err(|error| match error.kind() {
+                io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut => {
+                    ConnError::Timeout("the other side stopped reading".into())
+                }
+                _ => ConnError::Closed(format!("the connection broke while writing: {error}")),
+            })
+    }
+
+    /// Reads one line as JSON, within `deadline`; `Ok(None)` at a clean end.
+    pub fn receive_value(&mut self, deadline: Instant) -> Result<Option<Value>, ConnError> {
+        let mut line = Vec::new();
+        loop {
+            let timeout = remaining(deadline)?;
+            self.reader
+                .get_ref()
+                .set_read_timeout(Some(timeout))
+                .map_err(|error| ConnError::Other(error.to_string()))?;
+            let budget = MAX_LINE_BYTES.saturating_sub(line.len() as u64);
+            match self
+                .reader
+                .by_ref()
+                .take(budget)
+                .read_until(b'\n', &mut line)
+            {
+                Ok(0) => {
+                    if line.is_empty() {
+                        return Ok(None);
+                    }
+                    return Err(ConnError::Closed(
+                        "the connection closed in the middle of a message".into(),
+                    ));
+                }
+                Ok(_) if line.ends_with(b"\n") => break,
+                Ok(_) if line.len() as u64 >= MAX_LINE_BYTES => {
+                    return Err(ConnError::Other("a message over the size limit".into()));
+                }
+                Ok(_) => continue,
+                Err(error)
+                    if matches!(
+                        error.kind(),
+                        io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+                    ) =>
+                {
+                    continue;
+                }
+                Err(error) if error.kind() == io::ErrorKind::Interrupted => continue,
+                Err(error) => {
+                    return Err(ConnError::Closed(format!(
+                        "the connection broke while reading: {error}"
+                    )));
+                }
+            }
+        }
+        serde_json::from_slice(&line)
+            .map(Some)
+            .map_err(|error| ConnError::Other(format!("not a JSON line: {error}")))
+    }
+
+    /// Reads a reply: `ok: false` becomes an error carrying its `error`.
+    pub fn receive_reply<T: DeserializeOwned>(
+        &mut self,
+        deadline: Instant,
+    ) -> Result<T, ConnError> {
+        let value = self
+            .receive_value(deadline)?
+            .ok_or_else(|| ConnError::Closed("the daemon closed the connection".into()))?;
+        if value.get("ok").and_then(Value::as_bool) != Some(true) {
+            let why = value
+                .get("error")
+                .and_then(Value::as_str)
+                .unwrap_or("no reason given");
+            return Err(ConnError::Other(format!("the daemon refused: {why}")));
+        }
+        serde_json::from_value(value)
+            .map_err(|error| ConnError::Other(format!("an unexpected reply: {error}")))
+    }
+
+    /// Sends a request and reads its reply.
+    pub fn call<T: DeserializeOwned>(
+        &mut self,
+        request: &Request,
+        deadline: Instant,
+    ) -> Result<T, ConnError> {
+        self.send(request, deadline)?;
+        self.receive_reply(deadline)
+    }
+
+    /// `hello` both ways.
+    pub fn hello(&mut self, build: &str, deadline: Instant) -> Result<HelloReply, ConnError> {
+        self.call(
+            &Request::Hello {
+                protocol: PROTOCOL,
+                build: build.to_string(),
+            },
+            deadline,
+        )
+    }
+}
+
+/// A reply object: `{"ok": true, ..fields of value}`.
+pub fn ok_reply<T: Serialize>(value: &T) -> Value {
+    let mut reply = serde_json::to_value(value).unwrap_or(Value::Null);
+    match reply.as_object_mut() {
+        Some(object) => {
+            object.insert("ok".into(), Value::Bool(true));
+            reply
+        }
+        None => serde_json::json!({"ok": true}),
+    }
+}
+
+pub fn error_reply(message: &str) -> Value {
+    serde_json::json!({"ok": false, "error": message})
+}
+
+fn remaining(deadline: Instant) -> Result<Duration, ConnError> {
+    let left = deadline.saturating_duration_since(Instant::now());
+    if left.is_zero() {
+        return Err(ConnError::Timeout("no answer before the deadline".into()));
+    }
+    Ok(left)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn launch_round_trips_and_fingerprints_follow_the_config() {
+        let launch = Launch {
+            name: "fake".into(),
+            program: PathBuf::from("/bin/sh"),
+            args: vec!["-c".into()],
+            env: vec![("A".into(), "1".into())],
+            root: PathBuf::from("/p"),
+            initialization_options: None,
+            settings: Some(serde_json::json!({"x": 1})),
+            quiet: Duration::from_millis(50),
+            await_progress: None,
+            mode: DiagnosticMode::Auto,
+        };
+        let spec = LaunchSpec::from(&launch);
+        let back = Launch::from(&spec);
+        assert_eq!(LaunchSpec::from(&back), spec);
+        let mut changed = launch.clone();
+        changed.settings = Some(serde_json::json!({"x": 2}));
+        assert_ne!(fingerprint(&launch), fingerprint(&changed));
+        assert_eq!(fingerprint(&launch), fingerprint(&back));
+    }
+
+    #[test]
+    fn errors_keep_their_kind_across_the_wire() {
+        let error = LspError::Spawn {
+            program: PathBuf::from("/nope"),
+            error: io::Error::from(io::ErrorKind::NotFound),
+        };
+        let wire = WireError::from(&error);
+        let json = serde_json::to_string(&wire).unwrap();
+        let back: LspError = serde_json::from_str::<WireError>(&json).unwrap().into();
+        match back {
+            LspError::Spawn { error, .. } => assert_eq!(error.kind(), io::ErrorKind::NotFound),
+            other => panic!("{other:?}"),
+        }
+        let timeout = LspError::Timeout {
+            waiting_for: "the first diagnostics".into(),
+            after: Duration::from_millis(1500),
+            detail: String::new(),
+        };
+        let back: LspError = WireError::from(&timeout).into();
+        assert_eq!(back.to_string(), timeout.to_string());
+    }
+
+    #[test]
+    fn requests_are_tagged_by_op() {
+        let json = serde_json::to_value(Request::Stop {
+            reason: "test".into(),
+        })
+        .unwrap();
+        assert_eq!(json, serde_json::json!({"op": "stop", "reason": "test"}));
+        let reply = ok_reply(&HelloReply {
+            protocol: 1,
+            build: "b".into(),
+            pid: 3,
+        });
+        assert_eq!(reply["ok"], true);
+        assert_eq!(reply["pid"], 3);
+    }
+}

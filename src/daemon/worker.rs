@@ -1,0 +1,459 @@
+//! One server inside the daemon: a thread that owns its [`Client`] and runs
+//! the checks sent to it one after another (a client speaks to one server
+//! over one pipe, so checks of the same server cannot overlap anyway).
+//!
+//! Between checks the thread keeps the server's messages flowing (its
+//! requests answered, its death noticed), closes files not checked for a
+//! while, and shuts the server down when it has been idle long enough —
+//! then the thread ends and leaves the registry. A server that died is
+//! started again by the next check, at most `max_restarts_per_minute`
+//! times a minute; a changed configuration (fingerprint) restarts it.
+
+use std::collections::{HashMap, VecDeque};
+use std::path::PathBuf;
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender, SyncSender};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use super::procs;
+use super::server::Shared;
+use super::wire::{DiagnoseReply, Outcome};
+use crate::lsp::client::Client;
+use crate::lsp::{Launch, LspError, ServerDiagnostic, uri};
+
+/// Servers are keyed by name and workspace root; the rest of the
+/// configuration is the fingerprint.
+pub type Key = (String, PathBuf);
+
+/// How often an idle worker looks at its server.
+const TICK: Duration = Duration::from_millis(200);
+/// A pre-started server gets this long to come up.
+const PRESTART_DEADLINE: Duration = Duration::from_secs(30);
+const MINUTE: Duration = Duration::from_secs(60);
+
+pub struct DiagnoseJob {
+    pub launch: Launch,
+    pub fingerprint: String,
+    pub path: PathBuf,
+    pub text: String,
+    pub language_id: String,
+    pub deadline: Instant,
+}
+
+pub enum Job {
+    Diagnose {
+        job: Box<DiagnoseJob>,
+        reply: SyncSender<DiagnoseReply>,
+    },
+    Prestart {
+        launch: Box<Launch>,
+        fingerprint: String,
+    },
+    Shutdown {
+        reason: String,
+        done: Sender<()>,
+    },
+}
+
+/// What `daemon status` and the memory ceiling see of a worker.
+#[derive(Debug, Clone)]
+pub struct ServerInfo {
+    pub name: String,
+    pub root: PathBuf,
+    pub pid: Option<u32>,
+    pub last_used: Instant,
+    pub requests: u64,
+    pub warm_requests: u64,
+    pub restarts: u64,
+    pub open_files: usize,
+    pub busy: bool,
+    pub last_error: Option<String>,
+}
+
+pub struct WorkerHandle {
+    /// Tells this worker from a later one for the same key.
+    pub id: u64,
+    pub sender: Sender<Job>,
+    pub info: Arc<Mutex<ServerInfo>>,
+}
+
+/// Starts a worker thread for `key`.
+pub fn spawn(shared: &Arc<Shared>, key: Key, id: u64) -> std::io::Result<WorkerHandle> {
+    let (sender, receiver) = mpsc::channel();
+    let info = Arc::new(Mutex::new(ServerInfo {
+        name: key.0.clone(),
+        root: key.1.clone(),
+        pid: None,
+        last_used: Instant::now(),
+        requests: 0,
+        warm_requests: 0,
+        restarts: 0,
+        open_files: 0,
+        busy: false,
+        last_error: None,
+    }));
+    let worker = Worker {
+        id,
+        key: key.clone(),
+        shared: Arc::clone(shared),
+        info: Arc::clone(&info),
+        receiver,
+        client: None,
+        fingerprint: String::new(),
+        files: HashMap::new(),
+        failures: VecDeque::new(),
+        ever_started: false,
+        last_used: Instant::now(),
+    };
+    std::thread::Builder::new()
+        .name(format!("server-{}", key.0))
+        .spawn(move || worker.run())?;
+    Ok(WorkerHandle { id, sender, info })
+}
+
+struct Worker {
+    id: u64,
+    key: Key,
+    shared: Arc<Shared>,
+    info: Arc<Mutex<ServerInfo>>,
+    receiver: Receiver<Job>,
+    client: Option<Client>,
+    fingerprint: String,
+    /// Open files (compared form) and when each was last checked.
+    files: HashMap<PathBuf, Instant>,
+    /// When the server crashed or hung, within the last minute.
+    failures: VecDeque<Instant>,
+    ever_started: bool,
+    last_used: Instant,
+}
+
+#[derive(PartialEq, Eq)]
+enum Flow {
+    Continue,
+    Exit,
+}
+
+impl Worker {
+    fn run(mut self) {
+        loop {
+            match self.receiver.recv_timeout(TICK) {
+                Ok(job) => {
+                    if self.handle(job) == Flow::Exit {
+                        return;
+                    }
+                }
+                Err(RecvTimeoutError::Timeout) => {}
+                Err(RecvTimeoutError::Disconnected) => {
+                    self.stop_server("the daemon is stopping");
+                    return;
+                }
+            }
+            self.maintain();
+            let idle_limit = self.shared.config().server_idle();
+            if self.last_used.elapsed() >= idle_limit {
+                // Leave the registry under its lock, so no check can be
+                // sent to a worker that is going away.
+                let mut registry = self.shared.lock_registry();
+                if let Ok(job) = self.receiver.try_recv() {
+                    drop(registry);
+                    if self.handle(job) == Flow::Exit {
+                        return;
+                    }
+                    continue;
+                }
+                if registry
+                    .workers
+                    .get(&self.key)
+                    .is_some_and(|handle| handle.id == self.id)
+                {
+                    registry.workers.remove(&self.key);
+                }
+                drop(registry);
+                self.stop_server(&format!(
+                    "idle for {} s",
+                    self.last_used.elapsed().as_secs()
+                ));
+                return;
+            }
+        }
+    }
+
+    fn handle(&mut self, job: Job) -> Flow {
+        match job {
+            Job::Diagnose { job, reply } => {
+                let answer = self.diagnose(&job);
+                // The connection may have given up waiting; that is fine.
+                let _ = reply.send(answer);
+                Flow::Continue
+            }
+            Job::Prestart {
+                launch,
+                fingerprint,
+            } => {
+                self.last_used = Instant::now();
+                if self.client.is_none() && self.failures.is_empty() {
+                    let deadline = Instant::now() + PRESTART_DEADLINE;
+                    if let Err(error) = self.start(&launch, &fingerprint, deadline) {
+                        self.shared
+                            .log(&format!("pre-start of {} failed: {error}", self.key.0));
+                    }
+                }
+                Flow::Continue
+            }
+            Job::Shutdown { reason, done } => {
+                self.stop_server(&reason);
+                let _ = done.send(());
+                Flow::Exit
+            }
+        }
+    }
+
+    fn diagnose(&mut self, job: &DiagnoseJob) -> DiagnoseReply {
+        let started = Instant::now();
+        self.last_used = started;
+        self.update_info(|info| info.busy = true);
+        let (result, warm) = self.check(job);
+        self.last_used = Instant::now();
+        let server_pid = self.client.as_ref().map(Client::pid);
+        let error_text = result.as_ref().err().map(ToString::to_string);
+        let open_files = self.files.len();
+        self.update_info(|info| {
+            info.busy = false;
+            info.requests += 1;
+            if warm {
+                info.warm_requests += 1;
+            }
+            info.last_used = Instant::now();
+            info.pid = server_pid;
+            info.open_files = open_files;
+            if let Some(error) = error_text {
+                info.last_error = Some(error);
+            }
+        });
+        DiagnoseReply {
+            outcome: match result {
+                Ok(items) => Outcome::Diagnostics { items },
+                Err(error) => Outcome::Failed {
+                    error: (&error).into(),
+                },
+            },
+            warm,
+            server_pid,
+            elapsed_ms: started.elapsed().as_millis() as u64,
+        }
+    }
+
+    /// The check itself; the bool says whether a running server served it.
+    fn check(&mut self, job: &DiagnoseJob) -> (Result<Vec<ServerDiagnostic>, LspError>, bool) {
+        if Instant::now() >= job.deadline {
+            return (
+                Err(LspError::Timeout {
+                    waiting_for: "its turn (another check of this server was still running)".into(),
+                    after: Duration::ZERO,
+                    detail: String::new(),
+                }),
+                false,
+            );
+        }
+        // Take in what the server said meanwhile, so nothing stale counts
+        // as the answer to this change, and notice if it died.
+        self.maintain();
+        if self.client.is_some() && self.fingerprint != job.fingerprint {
+            self.shared.log(&format!(
+                "the configuration of {} changed: restarting it",
+                self.key.0
+            ));
+            self.drop_client(self.shared.config().shutdown_grace());
+        }
+        let warm = self.client.is_some();
+        if !warm && let Err(error) = self.start(&job.launch, &job.fingerprint, job.deadline) {
+            return (Err(error), false);
+        }
+        let mut result = self.run_check(job);
+        if let Err(error) = &result {
+            let crashed = matches!(error, LspError::Exited { .. });
+            self.fail(error);
+            // A warm server that died under this check is started again at
+            // once (within the restart bound): a crash costs one cold start,
+            // not an answer.
+            if warm
+                && crashed
+                && Instant::now() < job.deadline
+                && self
+                    .start(&job.launch, &job.fingerprint, job.deadline)
+                    .is_ok()
+            {
+                result = self.run_check(job);
+                if let Err(error) = &result {
+                    self.fail(error);
+                }
+            }
+        }
+        (result, warm)
+    }
+
+    fn run_check(&mut self, job: &DiagnoseJob) -> Result<Vec<ServerDiagnostic>, LspError> {
+        let Some(client) = &mut self.client else {
+            return Err(LspError::Exited {
+                during: "the start".into(),
+                detail: String::new(),
+            });
+        };
+        let result = client.diagnose(&job.path, &job.text, &job.language_id, job.deadline);
+        if result.is_ok() {
+            self.files
+                .insert(uri::comparable(&job.path), Instant::now());
+        }
+        result
+    }
+
+    /// Starts the server unless it failed too often in the last minute.
+    fn start(
+        &mut self,
+        launch: &Launch,
+        fingerprint: &str,
+        deadline: Instant,
+    ) -> Result<(), LspError> {
+        while self
+            .failures
+            .front()
+            .is_some_and(|at| at.elapsed() >= MINUTE)
+        {
+            self.failures.pop_front();
+        }
+        let limit = self.shared.config().max_restarts_per_minute.max(1) as usize;
+        if self.failures.len() >= limit
+            && let Some(oldest) = self.failures.front()
+        {
+            let wait = MINUTE.saturating_sub(oldest.elapsed());
+            return Err(LspError::Exited {
+                during: "earlier checks".into(),
+                detail: format!(
+                    " ({} crashes or hangs within a minute; the ralph-hooks daemon starts it again in {} s)",
+                    self.failures.len(),
+                    wait.as_secs().max(1)
+                ),
+            });
+        }
+        // The marker lets a later daemon find this server's processes if
+        // this daemon is killed before it could record them.
+        let mut launch = launch.clone();
+        launch.env.push((
+            procs::MARKER.to_string(),
+            self.shared.paths.state_root.to_string_lossy().into_owned(),
+        ));
+        let client = match Client::start(&launch, deadline) {
+            Ok(client) => client,
+            Err(error) => {
+                // Not installed is not a crash; everything else counts.
+                if !matches!(error, LspError::Spawn { .. }) {
+                    self.record_failure(&error.to_string());
+                }
+                self.shared
+                    .log(&format!("could not start {}: {error}", self.key.0));
+                return Err(error);
+            }
+        };
+        let pid = client.pid();
+        let restart = self.ever_started;
+        self.ever_started = true;
+        self.client = Some(client);
+        self.fingerprint = fingerprint.to_string();
+        self.update_info(|info| {
+            info.pid = Some(pid);
+            if restart {
+                info.restarts += 1;
+            }
+        });
+        self.shared.log(&format!(
+            "{} {} (pid {pid}) for {}",
+            if restart { "restarted" } else { "started" },
+            self.key.0,
+            self.key.1.display()
+        ));
+        self.shared.write_record();
+        self.shared.remember(&self.key);
+        Ok(())
+    }
+
+    /// A check failed: the server is killed (a hung one would only hang the
+    /// next check too) and the failure counts toward the restart bound.
+    fn fail(&mut self, error: &LspError) {
+        let pid = self.client.as_ref().map(Client::pid);
+        self.record_failure(&error.to_string());
+        self.shared.log(&format!(
+            "{} (pid {}) failed a check and was stopped: {error}",
+            self.key.0,
+            pid.map_or_else(|| "?".into(), |p| p.to_string())
+        ));
+        self.drop_client(Duration::ZERO);
+    }
+
+    fn record_failure(&mut self, why: &str) {
+        self.failures.push_back(Instant::now());
+        let why = why.to_string();
+        self.update_info(|info| info.last_error = Some(why));
+    }
+
+    /// Between checks: pump the server, notice its death, close old files.
+    fn maintain(&mut self) {
+        let Some(client) = &mut self.client else {
+            return;
+        };
+        client.pump_idle();
+        if !client.is_healthy() {
+            let pid = client.pid();
+            self.record_failure(&format!("the server (pid {pid}) exited"));
+            self.shared.log(&format!(
+                "{} (pid {pid}) exited between checks; the next check starts it again",
+                self.key.0
+            ));
+            self.drop_client(Duration::ZERO);
+            return;
+        }
+        let file_idle = self.shared.config().file_idle();
+        let stale: Vec<PathBuf> = self
+            .files
+            .iter()
+            .filter(|(_, at)| at.elapsed() >= file_idle)
+            .map(|(key, _)| key.clone())
+            .collect();
+        if !stale.is_empty() {
+            for key in &stale {
+                client.close_document(key);
+                self.files.remove(key);
+            }
+            let open_files = self.files.len();
+            self.update_info(|info| info.open_files = open_files);
+        }
+    }
+
+    fn stop_server(&mut self, reason: &str) {
+        if let Some(client) = &self.client {
+            self.shared.log(&format!(
+                "shut down {} (pid {}): {reason}",
+                self.key.0,
+                client.pid()
+            ));
+            self.drop_client(self.shared.config().shutdown_grace());
+        }
+    }
+
+    fn drop_client(&mut self, grace: Duration) {
+        if let Some(client) = self.client.take() {
+            client.shutdown(grace);
+        }
+        self.files.clear();
+        self.update_info(|info| {
+            info.pid = None;
+            info.open_files = 0;
+        });
+        self.shared.write_record();
+    }
+
+    fn update_info(&self, change: impl FnOnce(&mut ServerInfo)) {
+        if let Ok(mut info) = self.info.lock() {
+            change(&mut info);
+        }
+    }
+}
