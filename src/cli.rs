@@ -45,7 +45,7 @@ Orchestrator:
 Setup:
   install [--project DIR] [--uninstall]
   doctor
-  daemon [run|start|status [--json]|stop]   warm language servers for the hooks
+  daemon [run [--prestart]|start|status [--json]|stop]   warm language servers for the hooks
 
 Environment: CLAUDE_PROJECT_DIR (project root), RALPH_HOOKS_STATE_DIR (state root,
 default <project>/.claude/orchestrator), RALPH_HOOKS_DEBUG=1 (same as --debug).

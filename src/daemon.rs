@@ -43,7 +43,7 @@ pub fn pool(ctx: &Ctx) -> Pool {
 }
 
 /// SessionStart: start the daemon and the servers this project used before,
-/// without waiting for them. Nothing happens in a project that never ran a
+/// without waiting for either. Nothing happens in a project that never ran a
 /// server through the daemon, or when pre-start or the daemon is off.
 pub fn prestart(ctx: &Ctx) {
     let started = Instant::now();
@@ -58,17 +58,56 @@ pub fn prestart(ctx: &Ctx) {
         ));
         return;
     }
-    let recent = record::recent_servers(ctx.store());
-    if recent.is_empty() {
+    let servers = prestart_items(ctx);
+    if servers.is_empty() {
         ctx.debug(format_args!(
             "daemon: no pre-start (no server used in this project yet)"
         ));
         return;
     }
-    // The current configuration decides how each server starts; the record
-    // only says which ones this project uses.
+    let names: Vec<String> = servers.iter().map(|s| s.launch.name.clone()).collect();
+    let names = names.join(", ");
+    let target = remote::Target::for_ctx(ctx);
+    let Some(build) = target.expected_build() else {
+        ctx.debug(format_args!("daemon: no pre-start (no ralph-hooks binary)"));
+        return;
+    };
+    if let Some(mut connected) = remote::connect_ready(&target, &build) {
+        let sent = connected.conn.call::<serde_json::Value>(
+            &wire::Request::Prestart { servers },
+            Instant::now() + config.connect_timeout(),
+        );
+        match sent {
+            Ok(_) => ctx.debug(format_args!(
+                "daemon: pre-starting {names} in daemon {} ({} ms)",
+                connected.hello.pid,
+                started.elapsed().as_millis()
+            )),
+            Err(error) => ctx.debug(format_args!("daemon: no pre-start: {error}")),
+        }
+        return;
+    }
+    match remote::spawn_for_prestart(&target) {
+        Ok(Some(pid)) => ctx.debug(format_args!(
+            "daemon: started daemon {pid}, pre-starting {names} ({} ms)",
+            started.elapsed().as_millis()
+        )),
+        Ok(None) => ctx.debug(format_args!(
+            "daemon: no pre-start (a daemon is starting or not answering)"
+        )),
+        Err(remote::Unavailable(why)) => ctx.debug(format_args!("daemon: no pre-start: {why}")),
+    }
+}
+
+/// The servers to pre-start: those this project used, started the way the
+/// current configuration says (the record only says which ones).
+pub fn prestart_items(ctx: &Ctx) -> Vec<wire::PrestartItem> {
+    let recent = record::recent_servers(ctx.store());
+    if recent.is_empty() {
+        return Vec::new();
+    }
     let settings = Settings::load(ctx);
-    let servers: Vec<wire::PrestartItem> = recent
+    recent
         .iter()
         .filter_map(|used| {
             let server = settings
@@ -83,30 +122,5 @@ pub fn prestart(ctx: &Ctx) {
                 launch: (&launch).into(),
             })
         })
-        .collect();
-    if servers.is_empty() {
-        return;
-    }
-    let names: Vec<String> = servers.iter().map(|s| s.launch.name.clone()).collect();
-    let target = remote::Target::for_ctx(ctx);
-    let result = remote::connect_or_start(&target).and_then(|mut connected| {
-        connected
-            .conn
-            .call::<serde_json::Value>(
-                &wire::Request::Prestart { servers },
-                Instant::now() + config.connect_timeout(),
-            )
-            .map(|_| connected.hello.pid)
-            .map_err(|error| remote::Unavailable(error.to_string()))
-    });
-    match result {
-        Ok(pid) => ctx.debug(format_args!(
-            "daemon: pre-starting {} in daemon {pid} ({} ms)",
-            names.join(", "),
-            started.elapsed().as_millis()
-        )),
-        Err(remote::Unavailable(why)) => {
-            ctx.debug(format_args!("daemon: no pre-start: {why}"));
-        }
-    }
+        .collect()
 }

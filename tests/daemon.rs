@@ -783,7 +783,12 @@ fn over_the_memory_ceiling_the_least_recently_used_server_goes() {
 
 #[test]
 fn session_start_prestarts_the_servers_the_project_used() {
-    let project = Project::new("normal", &[], DEADLINE_MS, json!({}));
+    let project = Project::new(
+        "normal",
+        &[],
+        DEADLINE_MS,
+        json!({"start_timeout_ms": 10000}),
+    );
     let session_start = || {
         util::run_with_stdin(
             project.hook("ralph-session-start"),
@@ -813,6 +818,11 @@ fn session_start_prestarts_the_servers_the_project_used() {
     );
     let check = project.check("a.fake", "ERROR: two\n");
     assert!(check.stderr().contains("(warm)"), "{}", check.stderr());
+    // A running daemon is asked to pre-start; a running server is kept.
+    let output = session_start();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("pre-starting fake in daemon"), "{stderr}");
+    assert_eq!(project.spawns().len(), 2);
     project.finish();
 }
 

@@ -21,11 +21,12 @@ const STOP_WAIT: Duration = Duration::from_secs(15);
 pub fn run(ctx: &Ctx, args: &mut Args) -> anyhow::Result<ExitCode> {
     let sub = args.positional().unwrap_or_else(|| "run".into());
     let json = args.flag("--json");
+    let prestart = args.flag("--prestart");
     args.finish()?;
     let target = Target::for_ctx(ctx);
     match sub.as_str() {
         "run" => {
-            server::run(ctx)?;
+            server::run(ctx, prestart)?;
             Ok(ExitCode::SUCCESS)
         }
         "start" => start(&target),
@@ -165,7 +166,9 @@ fn stop(ctx: &Ctx, target: &Target) -> anyhow::Result<ExitCode> {
     }
     // Cleaning under the life lock: no daemon can start meanwhile and have
     // its fresh servers taken for leftovers.
-    if let Ok(Some(_life)) = FileLock::try_acquire(&target.paths.life_lock) {
+    if target.paths.life_lock.exists()
+        && let Ok(Some(_life)) = FileLock::try_acquire(&target.paths.life_lock)
+    {
         for note in record::clean_stale(&store, &target.paths) {
             lines.push(format!("cleaned up: {note}"));
         }

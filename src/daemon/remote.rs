@@ -138,6 +138,28 @@ fn attempt(target: &Target, build: Option<&str>) -> Attempt {
     }
 }
 
+/// Connects to a running daemon of our build, without starting one.
+pub fn connect_ready(target: &Target, build: &str) -> Option<Connected> {
+    match attempt(target, Some(build)) {
+        Attempt::Ready(connected) => Some(connected),
+        _ => None,
+    }
+}
+
+/// Starts a daemon that pre-starts the project's servers by itself, unless
+/// one runs or is being started; never waits for it (SessionStart must not).
+pub fn spawn_for_prestart(target: &Target) -> Result<Option<u32>, Unavailable> {
+    let Ok(Some(_start_lock)) = FileLock::try_acquire(&target.paths.start_lock) else {
+        return Ok(None);
+    };
+    if !life_lock_free(&target.paths) {
+        return Ok(None);
+    }
+    spawn_daemon(target, true)
+        .map(Some)
+        .map_err(|error| Unavailable(format!("cannot start the daemon: {error:#}")))
+}
+
 /// Connects to the running daemon of any build, without starting one
 /// (`daemon status` and `daemon stop`).
 pub fn connect_existing(target: &Target) -> Result<Connected, Unavailable> {
@@ -230,7 +252,7 @@ fn start(target: &Target, build: &str, note: Option<String>) -> Result<Connected
         // may still be shutting down its servers).
         if spawned.is_none() && life_lock_free(&target.paths) {
             spawned = Some(
-                spawn_daemon(target)
+                spawn_daemon(target, false)
                     .map_err(|error| Unavailable(format!("cannot start the daemon: {error:#}")))?,
             );
         }
@@ -254,15 +276,17 @@ fn with_note(mut connected: Connected, note: Option<String>) -> Connected {
 }
 
 /// Whether no daemon holds the state root (probing takes the lock for an
-/// instant; a daemon starting meanwhile waits for it).
+/// instant; a daemon starting meanwhile waits for it). No lock file means no
+/// daemon ever ran here, and nothing is created to find that out.
 pub fn life_lock_free(paths: &Paths) -> bool {
-    matches!(FileLock::try_acquire(&paths.life_lock), Ok(Some(_)))
+    !paths.life_lock.exists() || matches!(FileLock::try_acquire(&paths.life_lock), Ok(Some(_)))
 }
 
 /// Starts `ralph-hooks daemon` detached: its own session, no terminal, all
 /// three streams on /dev/null (a daemon holding the hook's stdout would make
-/// Claude Code wait for it). Returns its pid.
-pub fn spawn_daemon(target: &Target) -> anyhow::Result<u32> {
+/// Claude Code wait for it). With `prestart` it starts the servers the
+/// project used before. Returns its pid.
+pub fn spawn_daemon(target: &Target, prestart: bool) -> anyhow::Result<u32> {
     let exe = target
         .exe
         .as_deref()
@@ -272,6 +296,7 @@ pub fn spawn_daemon(target: &Target) -> anyhow::Result<u32> {
         .arg("--project")
         .arg(&target.project_root)
         .args(["daemon", "run"])
+        .args(prestart.then_some("--prestart"))
         .env("RALPH_HOOKS_STATE_DIR", &target.state_root)
         .current_dir(&target.project_root)
         .stdin(Stdio::null())

@@ -260,9 +260,10 @@ impl Shared {
     }
 }
 
-/// Runs the daemon until it is stopped or idle. Returns quietly when
-/// another daemon holds the state root.
-pub fn run(ctx: &Ctx) -> anyhow::Result<()> {
+/// Runs the daemon until it is stopped or idle; with `prestart`, first
+/// starts the servers the project used before. Returns quietly when another
+/// daemon holds the state root.
+pub fn run(ctx: &Ctx, prestart: bool) -> anyhow::Result<()> {
     let paths = Paths::new(&ctx.state_root);
     let store = Store::new(ctx.state_root.clone());
     let Some(_life) = wait_for_life_lock(&paths)? else {
@@ -310,6 +311,21 @@ pub fn run(ctx: &Ctx) -> anyhow::Result<()> {
         .spawn(move || accept_loop(&listener, &accepting))
         .context("cannot start the accept thread")?;
 
+    if prestart {
+        let items = super::prestart_items(ctx);
+        shared.note_request();
+        for item in items {
+            let launch = Launch::from(&item.launch);
+            let key = (launch.name.clone(), launch.root.clone());
+            let job = Job::Prestart {
+                launch: Box::new(launch),
+                fingerprint: item.fingerprint,
+            };
+            if let Err(why) = shared.route(&key, job) {
+                shared.log(&format!("pre-start of {} refused: {why}", key.0));
+            }
+        }
+    }
     let reason = main_loop(&shared, socket_identity, &ctx.project_root);
     shutdown(&shared, &reason, socket_identity);
     Ok(())
@@ -351,6 +367,15 @@ fn main_loop(shared: &Arc<Shared>, socket_identity: (u64, u64), project: &Path) 
     }
 }
 
+fn live_server_count(shared: &Shared) -> usize {
+    let registry = shared.lock_registry();
+    registry
+        .workers
+        .values()
+        .filter(|handle| handle.info.lock().is_ok_and(|info| info.pid.is_some()))
+        .count()
+}
+
 fn no_live_servers(shared: &Shared) -> bool {
     let registry = shared.lock_registry();
     registry.workers.values().all(|handle| {
@@ -367,7 +392,9 @@ fn no_live_servers(shared: &Shared) -> bool {
 /// kept (it is the one in use).
 fn enforce_memory_ceiling(shared: &Arc<Shared>) {
     let limit_mb = shared.config().memory_limit_mb;
-    if limit_mb == 0 {
+    // With fewer than two servers there is nothing to choose from: the one
+    // left is the one in use. Skipping saves reading all of /proc.
+    if limit_mb == 0 || live_server_count(shared) < 2 {
         return;
     }
     let table = procs::table();
