@@ -630,7 +630,8 @@ fn a_daemon_of_another_build_is_replaced() {
     std::fs::create_dir_all(cli.parent().unwrap()).unwrap();
     std::fs::copy(util::bin("ralph-hooks"), &cli).unwrap();
     project.cli = Some(cli.clone());
-    assert!(project.check("a.fake", "ERROR: one\n").served_by_daemon());
+    let first = project.check("a.fake", "ERROR: one\n");
+    assert!(first.served_by_daemon(), "{}", first.stderr());
     let old = project.daemon_pid();
     let old_build = project.status().unwrap()["build"].clone();
 
@@ -915,4 +916,34 @@ fn pyright_second_check_is_served_warm() {
         first.elapsed, second.elapsed
     );
     project.finish();
+}
+
+#[test]
+fn a_daemon_that_cannot_start_is_not_waited_for() {
+    // A start timeout far above the deadline: only noticing the exit keeps
+    // the hook quick.
+    let project = Project::new(
+        "normal",
+        &[],
+        DEADLINE_MS,
+        json!({"start_timeout_ms": 60000}),
+    );
+    std::fs::create_dir_all(project.state()).unwrap();
+    // The daemon's directory is a file: it cannot create its socket.
+    std::fs::write(project.state().join("daemon"), "not a directory").unwrap();
+    let check = project.check("a.fake", "ERROR: checked in the hook\n");
+    check.assert_ok();
+    assert!(check.context().contains("checked in the hook"));
+    let stderr = check.stderr();
+    assert!(stderr.contains("exited at once"), "{stderr}");
+    assert!(
+        stderr.contains("falling back to an in-process check"),
+        "{stderr}"
+    );
+    assert!(
+        check.elapsed < Duration::from_millis(DEADLINE_MS),
+        "{:?}",
+        check.elapsed
+    );
+    assert_nothing_left(project.path());
 }

@@ -26,7 +26,15 @@ pub fn run(ctx: &Ctx, args: &mut Args) -> anyhow::Result<ExitCode> {
     let target = Target::for_ctx(ctx);
     match sub.as_str() {
         "run" => {
-            server::run(ctx, prestart)?;
+            // Started by a hook, the daemon's stderr goes nowhere: a reason
+            // it could not run belongs in its log.
+            if let Err(error) = server::run(ctx, prestart) {
+                record::log(
+                    &Store::new(ctx.state_root.clone()),
+                    &format!("could not run: {error:#}"),
+                );
+                return Err(error);
+            }
             Ok(ExitCode::SUCCESS)
         }
         "start" => start(&target),

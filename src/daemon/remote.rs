@@ -156,7 +156,7 @@ pub fn spawn_for_prestart(target: &Target) -> Result<Option<u32>, Unavailable> {
         return Ok(None);
     }
     spawn_daemon(target, true)
-        .map(Some)
+        .map(|child| Some(child.id()))
         .map_err(|error| Unavailable(format!("cannot start the daemon: {error:#}")))
 }
 
@@ -230,11 +230,13 @@ fn start(target: &Target, build: &str, note: Option<String>) -> Result<Connected
         std::thread::sleep(pause);
         pause = (pause * 2).min(Duration::from_millis(20));
     };
-    let mut spawned: Option<u32> = None;
+    let mut spawned: Option<std::process::Child> = None;
     loop {
         match attempt(target, Some(build)) {
             Attempt::Ready(connected) => {
-                let started = spawned.map(|pid| format!("started daemon {pid}"));
+                let started = spawned
+                    .as_ref()
+                    .map(|child| format!("started daemon {}", child.id()));
                 let note = match (note, started) {
                     (Some(a), Some(b)) => Some(format!("{a}; {b}")),
                     (a, b) => a.or(b),
@@ -248,6 +250,16 @@ fn start(target: &Target, build: &str, note: Option<String>) -> Result<Connected
             }
             _ => {}
         }
+        // A daemon that exited without answering cannot start here (its
+        // reason is in daemon.log); waiting longer would not help.
+        if let Some(child) = &mut spawned
+            && let Ok(Some(status)) = child.try_wait()
+        {
+            return Err(Unavailable(format!(
+                "daemon {} exited at once ({status}); see daemon/daemon.log",
+                child.id()
+            )));
+        }
         // Start one only when no daemon holds the life lock (a replaced one
         // may still be shutting down its servers).
         if spawned.is_none() && life_lock_free(&target.paths) {
@@ -257,9 +269,10 @@ fn start(target: &Target, build: &str, note: Option<String>) -> Result<Connected
             );
         }
         if Instant::now() >= deadline {
-            return Err(Unavailable(match spawned {
-                Some(pid) => format!(
-                    "daemon {pid} did not answer within {} ms of being started",
+            return Err(Unavailable(match &spawned {
+                Some(child) => format!(
+                    "daemon {} did not answer within {} ms of being started",
+                    child.id(),
                     target.config.start_timeout_ms
                 ),
                 None => "a daemon holds the state root but does not answer".into(),
@@ -285,8 +298,10 @@ pub fn life_lock_free(paths: &Paths) -> bool {
 /// Starts `ralph-hooks daemon` detached: its own session, no terminal, all
 /// three streams on /dev/null (a daemon holding the hook's stdout would make
 /// Claude Code wait for it). With `prestart` it starts the servers the
-/// project used before. Returns its pid.
-pub fn spawn_daemon(target: &Target, prestart: bool) -> anyhow::Result<u32> {
+/// project used before. The child is not waited for unless it exits at once:
+/// the hook ends long before the daemon, which init (or the session's
+/// subreaper) then reaps.
+pub fn spawn_daemon(target: &Target, prestart: bool) -> anyhow::Result<std::process::Child> {
     let exe = target
         .exe
         .as_deref()
@@ -310,13 +325,21 @@ pub fn spawn_daemon(target: &Target, prestart: bool) -> anyhow::Result<u32> {
             Ok(())
         });
     }
-    // The child is not waited for: the hook exits long before the daemon,
-    // which init (or the session's subreaper) then reaps.
-    #[allow(clippy::zombie_processes)]
-    let child = command
-        .spawn()
-        .map_err(|error| anyhow::anyhow!("cannot run {}: {error}", exe.display()))?;
-    Ok(child.id())
+    // A binary being installed right now is "busy" for an instant (a
+    // writer's descriptor, or one a concurrent fork inherited).
+    let mut attempts = 0;
+    loop {
+        match command.spawn() {
+            Ok(child) => return Ok(child),
+            Err(error)
+                if error.kind() == std::io::ErrorKind::ExecutableFileBusy && attempts < 10 =>
+            {
+                attempts += 1;
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            Err(error) => anyhow::bail!("cannot run {}: {error}", exe.display()),
+        }
+    }
 }
 
 /// The pool's remote: checks go to the daemon while it works; after its
