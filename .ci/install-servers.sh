@@ -46,7 +46,7 @@ npm_global_has() {
 }
 
 if have pyright-langserver; then
-  log "pyright: present ($(pyright-langserver --version 2>/dev/null || echo installed))"
+  log "pyright: present ($(pyright --version 2>/dev/null || echo installed))"
 else
   log "installing pyright"
   npm install -g --no-fund --no-audit pyright >/dev/null
