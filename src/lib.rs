@@ -12,7 +12,7 @@
 //!   [`promise`], [`transcript`] and [`worktree`] gathering the evidence.
 //! - [`events`]: one handler per hook binary. [`cli`]: `ralph-hooks`.
 //! - Features: [`diagnostics`] (LSP after edits), [`tasks`], [`guards`] and
-//!   [`continuation`] (task steps), [`schema`] and [`orchestrator`]
+//!   [`continuation`] (task steps; [`todos`] reads Claude Code's own list), [`schema`] and [`orchestrator`]
 //!   (contract files, knowledge, resume).
 
 pub mod checks;
@@ -37,6 +37,7 @@ pub mod schema;
 pub mod state;
 pub mod tasks;
 pub mod text;
+pub mod todos;
 pub mod transcript;
 pub mod worktree;
 
