@@ -4,3 +4,5 @@
 mod util;
 // fixtures/golden/<binary>/<case>/: stdin in, stdout and state out.
 mod golden;
+// Task steps: markdown round trip (properties), transcripts, parallel CLI.
+mod tasks;

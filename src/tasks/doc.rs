@@ -505,8 +505,13 @@ impl TaskDoc {
         self.description = trim_blank_edges(lines);
     }
 
+    /// Appends a progress line; empty text adds nothing (a bare `- ` would
+    /// read back as a free line, not as progress).
     pub fn add_progress(&mut self, text: &str) {
-        self.progress.push(one_line(text));
+        let line = one_line(text);
+        if !line.is_empty() {
+            self.progress.push(line);
+        }
     }
 
     pub fn last_activity(&self) -> Option<&str> {
@@ -821,6 +826,15 @@ trailing note
         assert!(out.find("## Description").unwrap() < steps_at);
         assert!(steps_at < out.find("## Progress").unwrap());
         assert_eq!(TaskDoc::parse(&out, "elsewhere"), doc);
+    }
+
+    /// Found by the round-trip property: `- ` alone reads back as a free line.
+    #[test]
+    fn empty_progress_adds_nothing() {
+        let mut doc = TaskDoc::new("t");
+        doc.add_progress(" \n ");
+        assert!(doc.progress.is_empty());
+        assert_eq!(TaskDoc::parse(&doc.render(), "t"), doc);
     }
 
     #[test]
