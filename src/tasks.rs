@@ -147,7 +147,7 @@ pub fn create(ctx: &Ctx, description: &str, priority: &str) -> anyhow::Result<Ta
     if let Some(current) = active(store)? {
         let open = steps::open_steps(&current).len();
         bail!(
-            "task {} is still {} ({:?}, {open} open step{}): finish it with `ralph-hooks task complete`, pause it with `ralph-hooks task block --note \"why\"` only if you will come back to it, or drop it with `ralph-hooks task cancel`",
+            "task {} is still {} ({:?}, {open} open step{}): one task at a time — finish it with `ralph-hooks task complete`, or drop it with `ralph-hooks task cancel --note \"why\"`",
             current.id,
             current.field("Status").unwrap_or_default(),
             current.description_text(),
