@@ -395,11 +395,11 @@ fn state_file(ctx: &Ctx, file_path: &str) -> Option<HookOutput> {
         return None;
     }
     let path = Path::new(file_path);
-    let path = if path.is_absolute() {
+    let path = lexical_normalize(&if path.is_absolute() {
         path.to_path_buf()
     } else {
         ctx.project_root.join(path)
-    };
+    });
     let relative = relative_to_state_root(&ctx.state_root, &path)?;
     let first = relative.components().next()?;
     let Component::Normal(first) = first else {
