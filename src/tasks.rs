@@ -402,7 +402,7 @@ pub fn session_context(ctx: &Ctx) -> anyhow::Result<Option<String>> {
     }
     if !doc.steps().is_empty() {
         let progress = StepsProgress::of(doc.steps());
-        let _ = writeln!(text, "Steps {}:", progress_bar(&progress));
+        let _ = writeln!(text, "Checklist {}:", progress_bar(&progress));
         let _ = writeln!(text, "{}", crate::text::indent(&checklist(&doc), "  "));
         match steps::current_step(&doc) {
             Some(step) => {
