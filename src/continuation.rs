@@ -364,6 +364,15 @@ fn find_open(
                     doc.id
                 ));
             }
+            // A blocked task waits for the user: nothing may drive this
+            // session on, not even its todo list.
+            _ if doc.field("Status") == Some(tasks::BLOCKED) => {
+                ctx.debug(format_args!(
+                    "task {} is blocked: waiting for the user, not continuing",
+                    doc.id
+                ));
+                return Ok(None);
+            }
             _ if open == 0 || !in_progress => {
                 ctx.debug(format_args!(
                     "task {} is {} with {open} open steps: nothing to continue",
