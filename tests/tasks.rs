@@ -56,7 +56,7 @@ fn apply(doc: &mut TaskDoc, action: &Action) {
     let _ = match action {
         Action::Set(contents) => steps::set_steps(doc, contents).map(drop),
         Action::Add(content) => steps::add_step(doc, content).map(drop),
-        Action::Start(i) => steps::start_step(doc, &id_at(doc, *i)).map(drop),
+        Action::Start(i) => steps::start_step(doc, &id_at(doc, *i), None).map(drop),
         Action::Complete(i, note) => {
             steps::complete_step(doc, &id_at(doc, *i), note.as_deref()).map(drop)
         }

@@ -82,8 +82,10 @@ fn step(ctx: &Ctx, args: &mut Args) -> anyhow::Result<ExitCode> {
             }
         );
     }
-    if note.is_some() && !matches!(action.as_str(), "complete" | "done" | "skip") {
-        bail!("--note goes with `task step complete` or `task step skip`");
+    if note.is_some() && !matches!(action.as_str(), "start" | "complete" | "done" | "skip") {
+        bail!(
+            "--note goes with `task step start|complete|skip`; log other notes with `ralph-hooks task progress`"
+        );
     }
     let active = tasks::require_active(ctx.store())?;
     let session = ctx.session_id.clone();
@@ -98,7 +100,7 @@ fn step(ctx: &Ctx, args: &mut Args) -> anyhow::Result<ExitCode> {
                 (changes, format!("Added step {id}."))
             }
             "start" => {
-                let changes = steps::start_step(doc, &words[0])?;
+                let changes = steps::start_step(doc, &words[0], note.as_deref())?;
                 let message = if changes.is_empty() {
                     format!("Step {} is already in progress.", words[0])
                 } else {

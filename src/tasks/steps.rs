@@ -149,7 +149,7 @@ pub fn add_step(doc: &mut TaskDoc, content: &str) -> anyhow::Result<(String, Vec
     Ok((id.clone(), vec![Change::StepAdded(id)]))
 }
 
-pub fn start_step(doc: &mut TaskDoc, id: &str) -> anyhow::Result<Vec<Change>> {
+pub fn start_step(doc: &mut TaskDoc, id: &str, note: Option<&str>) -> anyhow::Result<Vec<Change>> {
     let index = find(doc, id)?;
     if doc.steps()[index].status == StepStatus::InProgress {
         return Ok(Vec::new());
@@ -161,7 +161,11 @@ pub fn start_step(doc: &mut TaskDoc, id: &str) -> anyhow::Result<Vec<Change>> {
     }
     let step = &mut doc.steps.items_mut()[index];
     step.status = StepStatus::InProgress;
-    let line = format!("[{}] {} — started", step.id, step.content);
+    let mut line = format!("[{}] {} — started", step.id, step.content);
+    if let Some(note) = note.map(one_line).filter(|n| !n.is_empty()) {
+        line.push_str(": ");
+        line.push_str(&note);
+    }
     doc.add_progress(&line);
     Ok(vec![Change::StepStarted(id.to_string())])
 }
@@ -347,7 +351,7 @@ mod tests {
     #[test]
     fn start_puts_the_current_step_back() {
         let mut doc = doc_with(&["a", "b", "c"]);
-        start_step(&mut doc, "s3").unwrap();
+        start_step(&mut doc, "s3", None).unwrap();
         assert_eq!(statuses(&doc), "s1  s2  s3>");
         complete_step(&mut doc, "s3", None).unwrap();
         assert_eq!(statuses(&doc), "s1> s2  s3x");
