@@ -6,7 +6,7 @@
 
 mod args;
 mod doctor;
-mod install;
+pub mod install;
 mod loop_cmd;
 mod resume;
 mod status;
@@ -36,11 +36,12 @@ Tasks:
   task steps reorder <step-id>...      task progress <text>
   task complete [--force] [--summary TEXT]
   task status [--json]                 task list [--json]
+  task block [--note TEXT]             task resume            task cancel [--note TEXT]
   status [--json]
 Orchestrator:
-  validate <file>... [--json]
-  resume save|list|show …             render <template> --context <file>...
-  path <relative>
+  validate <file>... [--json] [--as NAME]
+  validate --schema NAME               path <relative>
+  resume save|phase|list|show …        render <template> --context <file|phase>...
 Setup:
   install [--project DIR] [--uninstall]
   doctor

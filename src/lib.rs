@@ -12,8 +12,10 @@
 //!   [`promise`], [`transcript`] and [`worktree`] gathering the evidence.
 //! - [`events`]: one handler per hook binary. [`cli`]: `ralph-hooks`.
 //! - Features: [`diagnostics`] (LSP after edits), [`tasks`], [`guards`] and
-//!   [`continuation`] (task steps), [`schema`] and [`orchestrator`]
-//!   (contract files, knowledge, resume).
+//!   [`continuation`] (task steps; [`todos`] reads Claude Code's own list),
+//!   [`schema`] and [`orchestrator`] (contract files, knowledge, resume),
+//!   with [`resume`] and [`templates`] (seed 000's command state, prompt
+//!   templates and checked paths).
 
 pub mod checks;
 pub mod cli;
@@ -34,10 +36,13 @@ pub mod orchestrator;
 pub mod process;
 pub mod promise;
 pub mod protocol;
+pub mod resume;
 pub mod schema;
 pub mod state;
 pub mod tasks;
+pub mod templates;
 pub mod text;
+pub mod todos;
 pub mod transcript;
 pub mod worktree;
 

@@ -4,6 +4,22 @@
 mod util;
 // fixtures/golden/<binary>/<case>/: stdin in, stdout and state out.
 mod golden;
+// hooks-config/ agrees with the installer.
+mod config;
+// Property tests: stdin parser and promise matcher.
+mod properties;
+// 16 processes at once, and writers killed mid-write.
+mod concurrency;
+// ralph-hooks install / --uninstall / doctor on a real folder.
+mod install;
+// tests/e2e/scenarios/<name>/: the real Claude Code CLI against a scripted mock API.
+mod e2e;
+// Orchestrator file schemas: seed examples and mutations (issue 5).
+mod schema;
+// Seed 000 command state, resume, render and path (issue 5).
+mod resume;
+// Task steps: markdown round trip (properties), transcripts, parallel CLI.
+mod tasks;
 // The diagnostics hook against the scripted fake language server.
 mod lsp_fake;
 // The diagnostics hook against the real language servers.

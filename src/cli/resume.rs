@@ -1,10 +1,285 @@
-//! `ralph-hooks resume|render|path`: not built yet in this version.
+//! `ralph-hooks resume|render|path` (seed 000): saving and resuming
+//! interrupted multi-phase commands, rendering prompt templates from phase
+//! results, and turning relative paths into checked absolute ones.
+//!
+//! ```text
+//! resume save <command> <spec-id> --phase PHASE [--completed STEP,...] [--pending STEP,...] [--context KEY=VALUE]...
+//! resume phase <phase> [--status completed|error|interrupted] [--output KEY=VALUE]... [--file PATH]... [--next PHASE]
+//! resume list [--json]
+//! resume show <command> [<spec-id>] [--from STEP] [--restart]
+//! render <template|-> --context <phase-result.json|phase>...
+//! path <relative>
+//! ```
 
+use std::io::Read as _;
+use std::path::Path;
 use std::process::ExitCode;
+
+use anyhow::{Context as _, bail};
+use chrono::Duration;
+use serde_json::{Map, Value, json};
 
 use super::Args;
 use crate::ctx::Ctx;
+use crate::resume::{self, EXPIRY_DAYS, PhaseResult, ResumeState, ShowOptions};
+use crate::templates::{self, Variables};
 
-pub fn run(_ctx: &Ctx, command: &str, _args: &mut Args) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("`ralph-hooks {command}` is not available in this version yet")
+pub fn run(ctx: &Ctx, command: &str, args: &mut Args) -> anyhow::Result<ExitCode> {
+    match command {
+        "render" => render(ctx, args),
+        "path" => path(ctx, args),
+        _ => {
+            let Some(action) = args.positional() else {
+                bail!("usage: ralph-hooks resume save|phase|list|show …");
+            };
+            match action.as_str() {
+                "save" => save(ctx, args),
+                "phase" => phase(ctx, args),
+                "list" => list(ctx, args),
+                "show" => show(ctx, args),
+                other => bail!("unknown resume action {other:?}: use save, phase, list or show"),
+            }
+        }
+    }
+}
+
+/// `--completed a,b --completed c` → `[a, b, c]`.
+fn step_list(args: &mut Args, name: &str) -> anyhow::Result<Vec<String>> {
+    Ok(args
+        .values(name)?
+        .iter()
+        .flat_map(|value| value.split(','))
+        .map(str::trim)
+        .filter(|step| !step.is_empty())
+        .map(str::to_string)
+        .collect())
+}
+
+/// `KEY=VALUE` pairs; a VALUE that parses as JSON is kept as JSON
+/// (`["python","fastapi"]`, `3`), anything else is text.
+fn key_values(args: &mut Args, name: &str) -> anyhow::Result<Map<String, Value>> {
+    let mut map = Map::new();
+    for pair in args.values(name)? {
+        let Some((key, value)) = pair.split_once('=') else {
+            bail!("{name} takes KEY=VALUE, got {pair:?}");
+        };
+        if key.is_empty() {
+            bail!("{name} {pair:?} has an empty key");
+        }
+        let parsed = serde_json::from_str(value).unwrap_or_else(|_| Value::String(value.into()));
+        map.insert(key.to_string(), parsed);
+    }
+    Ok(map)
+}
+
+fn save(ctx: &Ctx, args: &mut Args) -> anyhow::Result<ExitCode> {
+    let phase = args.value("--phase")?;
+    let completed_steps = step_list(args, "--completed")?;
+    let pending_steps = step_list(args, "--pending")?;
+    let context = key_values(args, "--context")?;
+    let (Some(command), Some(spec_id)) = (args.positional(), args.positional()) else {
+        bail!(
+            "usage: ralph-hooks resume save <command> <spec-id> --phase PHASE [--completed STEP,...] [--pending STEP,...] [--context KEY=VALUE]..."
+        );
+    };
+    args.finish()?;
+    let Some(current_phase) = phase else {
+        bail!("resume save needs --phase PHASE: the phase the command is in");
+    };
+    let state = ResumeState {
+        command,
+        spec_id,
+        current_phase,
+        completed_steps,
+        pending_steps,
+        timestamp: ctx.now(),
+        expiry: ctx.now() + Duration::days(EXPIRY_DAYS),
+        context,
+    };
+    let saved = resume::save_state(ctx, &state)?;
+    println!(
+        "Saved the resume state of {} {} to {} (valid until {}).",
+        state.command,
+        state.spec_id,
+        saved.relative,
+        resume::rfc3339(state.valid_until())
+    );
+    for old in &saved.replaced {
+        println!("Replaced the older state {old}.");
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn phase(ctx: &Ctx, args: &mut Args) -> anyhow::Result<ExitCode> {
+    let status = args
+        .value("--status")?
+        .unwrap_or_else(|| "completed".to_string());
+    let outputs = key_values(args, "--output")?;
+    let files = args.values("--file")?;
+    let next_phase = args.value("--next")?;
+    let Some(phase) = args.positional() else {
+        bail!(
+            "usage: ralph-hooks resume phase <phase> [--status completed|error|interrupted] [--output KEY=VALUE]... [--file PATH]... [--next PHASE]"
+        );
+    };
+    args.finish()?;
+    if !matches!(status.as_str(), "completed" | "error" | "interrupted") {
+        bail!("--status must be completed, error or interrupted, got {status:?}");
+    }
+    let files_created = files
+        .iter()
+        .map(|file| templates::resolve_path(ctx, file).map(|p| p.display().to_string()))
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    let result = PhaseResult {
+        phase,
+        timestamp: ctx.now(),
+        status,
+        outputs,
+        files_created,
+        next_phase,
+    };
+    let relative = resume::save_phase(ctx, &result)?;
+    println!("Saved the result of phase {} to {relative}.", result.phase);
+    Ok(ExitCode::SUCCESS)
+}
+
+fn list(ctx: &Ctx, args: &mut Args) -> anyhow::Result<ExitCode> {
+    let json = args.flag("--json");
+    args.finish()?;
+    let resume::Resumable {
+        live: states,
+        invalidated: warnings,
+    } = resume::resumable(ctx)?;
+    for warning in &warnings {
+        eprintln!("ralph-hooks: warning: {warning}");
+    }
+    let phases: Vec<(String, PhaseResult)> = resume::load_all(ctx)?
+        .into_iter()
+        .filter_map(|(name, entry)| match entry {
+            resume::Entry::Phase(result) => Some((name, result)),
+            resume::Entry::Resume(_) => None,
+        })
+        .collect();
+    if json {
+        let output = json!({
+            "resumable": states.iter().map(|(file, state)| {
+                let mut value = serde_json::to_value(state).unwrap_or(Value::Null);
+                value["file"] = Value::String(file.clone());
+                value
+            }).collect::<Vec<_>>(),
+            "phase_results": phases.iter().map(|(file, result)| {
+                let mut value = serde_json::to_value(result).unwrap_or(Value::Null);
+                value["file"] = Value::String(file.clone());
+                value
+            }).collect::<Vec<_>>(),
+            "invalidated": warnings,
+        });
+        println!("{}", serde_json::to_string(&output)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    if states.is_empty() {
+        println!("No resumable commands.");
+    } else {
+        println!("Resumable commands:");
+        for (file, state) in &states {
+            println!("- {} ({file})", resume::describe(state));
+        }
+    }
+    if !phases.is_empty() {
+        println!("Phase results:");
+        for (file, result) in &phases {
+            let next = result
+                .next_phase
+                .as_deref()
+                .map(|next| format!(", next {next}"))
+                .unwrap_or_default();
+            println!(
+                "- {} {} at {}{next} ({file})",
+                result.phase,
+                result.status,
+                resume::rfc3339(result.timestamp)
+            );
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn show(ctx: &Ctx, args: &mut Args) -> anyhow::Result<ExitCode> {
+    let from = args.value("--from")?;
+    let restart = args.flag("--restart");
+    let Some(command) = args.positional() else {
+        bail!("usage: ralph-hooks resume show <command> [<spec-id>] [--from STEP] [--restart]");
+    };
+    let spec = args.positional();
+    args.finish()?;
+    if from.is_some() && restart {
+        bail!("--from and --restart contradict each other: give one");
+    }
+    let (relative, state) = resume::find(ctx, &command, spec.as_deref())?;
+    ctx.debug(format_args!(
+        "Loading context from {}",
+        ctx.store().path(&relative).display()
+    ));
+    let prompt = resume::continuation_prompt(&state, &ShowOptions { from, restart })?;
+    println!("{prompt}");
+    Ok(ExitCode::SUCCESS)
+}
+
+fn render(ctx: &Ctx, args: &mut Args) -> anyhow::Result<ExitCode> {
+    let contexts = args.values("--context")?;
+    let Some(template_arg) = args.positional() else {
+        bail!("usage: ralph-hooks render <template|-> --context <phase-result.json|phase>...");
+    };
+    args.finish()?;
+    let template = if template_arg == "-" {
+        let mut text = String::new();
+        std::io::stdin()
+            .read_to_string(&mut text)
+            .context("cannot read the template from stdin")?;
+        text
+    } else {
+        std::fs::read_to_string(&template_arg)
+            .with_context(|| format!("cannot read the template {template_arg}"))?
+    };
+    let mut variables = Variables::default();
+    for context in &contexts {
+        let (path, value) = load_context(ctx, context)?;
+        ctx.debug(format_args!("Loading context from {path}"));
+        variables.add_outputs(ctx, &path, &value)?;
+    }
+    let text = templates::render(ctx, &template, &variables)?;
+    print!("{text}");
+    Ok(ExitCode::SUCCESS)
+}
+
+/// A `--context` is a phase-result file, or the name of a phase whose latest
+/// result in `command-state/` is meant.
+fn load_context(ctx: &Ctx, context: &str) -> anyhow::Result<(String, Value)> {
+    let as_file = Path::new(context);
+    if as_file.is_file() {
+        let text = std::fs::read_to_string(as_file)
+            .with_context(|| format!("cannot read the context {context}"))?;
+        let value: Value = serde_json::from_str(&text)
+            .with_context(|| format!("the context {context} is not JSON"))?;
+        return Ok((context.to_string(), value));
+    }
+    if crate::ids::is_valid(context)
+        && let Some((relative, result)) = resume::latest_phase(ctx, context)?
+    {
+        let path = ctx.store().path(&relative).display().to_string();
+        return Ok((path, serde_json::to_value(result)?));
+    }
+    bail!(
+        "context {context:?} is neither a file nor a phase with a saved result in {}",
+        ctx.store().path(resume::DIR).display()
+    )
+}
+
+fn path(ctx: &Ctx, args: &mut Args) -> anyhow::Result<ExitCode> {
+    let Some(relative) = args.positional() else {
+        bail!("usage: ralph-hooks path <relative>");
+    };
+    args.finish()?;
+    println!("{}", templates::resolve_path(ctx, &relative)?.display());
+    Ok(ExitCode::SUCCESS)
 }

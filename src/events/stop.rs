@@ -66,10 +66,12 @@ fn on_stop(ctx: &Ctx, stop: &StopInput) -> anyhow::Result<HookOutput> {
     let ownership = loop_ctl::ownership(&state, ctx.session_id.as_deref());
     if ownership == Ownership::Other {
         ctx.debug(format_args!(
-            "loop {} belongs to session {:?}, not {:?}: leaving this stop alone",
+            "loop {} belongs to session {:?}, not {:?}: the loop leaves this stop alone",
             state.id, state.session_id, ctx.session_id
         ));
-        return Ok(HookOutput::silent());
+        // Another session's loop is none of this session's business; its own
+        // task steps and todos still are.
+        return continuation::on_stop(ctx, stop);
     }
     let running = stop.running_background_tasks();
     if running > 0 {
