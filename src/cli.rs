@@ -37,6 +37,7 @@ Tasks:
   task steps reorder <step-id>...      task progress <text>
   task complete [--force] [--summary TEXT]
   task status [--json]                 task list [--json]
+  task block [--note TEXT]             task resume            task cancel [--note TEXT]
   status [--json]
 Orchestrator:
   validate <file>... [--json] [--as NAME]

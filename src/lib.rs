@@ -12,9 +12,10 @@
 //!   [`promise`], [`transcript`] and [`worktree`] gathering the evidence.
 //! - [`events`]: one handler per hook binary. [`cli`]: `ralph-hooks`.
 //! - Features: [`diagnostics`] (LSP after edits), [`tasks`], [`guards`] and
-//!   [`continuation`] (task steps), [`schema`] and [`orchestrator`]
-//!   (contract files, knowledge, resume), with [`resume`] and [`templates`]
-//!   (seed 000's command state, prompt templates and checked paths).
+//!   [`continuation`] (task steps; [`todos`] reads Claude Code's own list),
+//!   [`schema`] and [`orchestrator`] (contract files, knowledge, resume),
+//!   with [`resume`] and [`templates`] (seed 000's command state, prompt
+//!   templates and checked paths).
 
 pub mod checks;
 pub mod cli;
@@ -42,6 +43,7 @@ pub mod state;
 pub mod tasks;
 pub mod templates;
 pub mod text;
+pub mod todos;
 pub mod transcript;
 pub mod worktree;
 

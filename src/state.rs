@@ -115,6 +115,39 @@ impl Store {
         fsio::append_line(&self.path(relative), line)
     }
 
+    /// Removes temp files left by writers that were killed mid-write
+    /// (`.<name>.tmp-<pid>-<nanos>` whose pid is gone), in the root and its
+    /// direct subdirectories. Best effort: returns how many were removed.
+    pub fn sweep_stale_temps(&self) -> usize {
+        let mut removed = 0;
+        let mut dirs = vec![self.root.clone()];
+        if let Ok(entries) = std::fs::read_dir(&self.root) {
+            dirs.extend(
+                entries
+                    .filter_map(|e| e.ok())
+                    .map(|e| e.path())
+                    .filter(|p| p.is_dir()),
+            );
+        }
+        for dir in dirs {
+            let Ok(entries) = std::fs::read_dir(&dir) else {
+                continue;
+            };
+            for entry in entries.filter_map(|e| e.ok()) {
+                let name = entry.file_name().to_string_lossy().into_owned();
+                let Some(writer_pid) = fsio::temp_writer_pid(&name) else {
+                    continue;
+                };
+                if !crate::process::is_alive(writer_pid)
+                    && std::fs::remove_file(entry.path()).is_ok()
+                {
+                    removed += 1;
+                }
+            }
+        }
+        removed
+    }
+
     /// Lists the file names in a directory under the root (empty when missing).
     pub fn list_dir(&self, relative: &str) -> anyhow::Result<Vec<String>> {
         let dir = self.path(relative);
@@ -308,6 +341,21 @@ mod tests {
             "{names:?}"
         );
         assert_eq!(store.take_warnings().len(), 1);
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
+    fn stale_temps_of_dead_writers_are_swept() {
+        let (dir, store) = temp_store();
+        std::fs::create_dir_all(dir.join("loops")).unwrap();
+        let dead = dir.join(".loop.json.tmp-999999999-12");
+        let alive = dir
+            .join("loops")
+            .join(format!(".x.json.tmp-{}-34", std::process::id()));
+        std::fs::write(&dead, "partial").unwrap();
+        std::fs::write(&alive, "in progress").unwrap();
+        assert_eq!(store.sweep_stale_temps(), 1);
+        assert!(!dead.exists() && alive.exists());
         std::fs::remove_dir_all(dir).unwrap();
     }
 

@@ -94,7 +94,7 @@ fn sorted_dirs(dir: &Path) -> Vec<PathBuf> {
 /// (`{{FAKE_LSP}}`, for `.lsp.json`); only files holding a placeholder are
 /// rewritten.
 fn substitute_project_files(project: &Path, state: &Path) {
-    for file in files_under(project) {
+    for file in util::files_under(project) {
         let Ok(text) = std::fs::read_to_string(&file) else {
             continue;
         };
@@ -128,7 +128,7 @@ fn run_case(binary: &str, case_dir: &Path) -> Vec<String> {
             ("PROJECT", project.display().to_string()),
             ("STATE", state.display().to_string()),
         ];
-        for file in files_under(&state) {
+        for file in util::files_under(&state) {
             if let Ok(text) = std::fs::read_to_string(&file) {
                 std::fs::write(&file, util::substitute(&text, &vars)).unwrap();
             }
@@ -315,7 +315,7 @@ fn compare_state(step: &Path, state: &Path, vars: &[(&str, String)]) -> Vec<Stri
     }
     let bless = std::env::var_os("BLESS").is_some();
     let mut problems = Vec::new();
-    for expected_file in files_under(&expected_dir) {
+    for expected_file in util::files_under(&expected_dir) {
         let relative = expected_file.strip_prefix(&expected_dir).unwrap();
         let actual_file = state.join(relative);
         let Ok(actual_text) = std::fs::read_to_string(&actual_file) else {
@@ -463,20 +463,6 @@ fn mask_corrupt_stamps(text: &str) -> String {
     }
     out.push_str(rest);
     out
-}
-
-fn files_under(dir: &Path) -> Vec<PathBuf> {
-    let mut files = Vec::new();
-    for entry in std::fs::read_dir(dir).unwrap().filter_map(|e| e.ok()) {
-        let path = entry.path();
-        if path.is_dir() {
-            files.extend(files_under(&path));
-        } else {
-            files.push(path);
-        }
-    }
-    files.sort();
-    files
 }
 
 fn glob_exists(dir: &Path, pattern: &str) -> bool {

@@ -30,20 +30,6 @@ fn fixture(short: &str) -> PathBuf {
     contracts_root().join(relative)
 }
 
-fn files_under(dir: &Path) -> Vec<PathBuf> {
-    let mut files = Vec::new();
-    for entry in std::fs::read_dir(dir).unwrap().filter_map(|e| e.ok()) {
-        let path = entry.path();
-        if path.is_dir() {
-            files.extend(files_under(&path));
-        } else {
-            files.push(path);
-        }
-    }
-    files.sort();
-    files
-}
-
 /// Validates `text` as the file at `path` (recognised by its place), as
 /// `line:col: message` lines.
 fn violations_at(path: &Path, text: &str) -> Vec<String> {
@@ -57,7 +43,7 @@ fn violations_at(path: &Path, text: &str) -> Vec<String> {
 
 #[test]
 fn every_seed_example_validates_as_written() {
-    let files = files_under(&contracts_root());
+    let files = util::files_under(&contracts_root());
     // Nine files of seed 001 and five of seed 003: none may be skipped.
     assert_eq!(files.len(), 14, "{files:?}");
     for path in &files {
@@ -110,7 +96,7 @@ proptest::proptest! {
         splice in "[\\[\\]{}:,\"'#&*!|>~ \n\t\\-a-zT0-9]{0,12}",
         cut in 0usize..6,
     ) {
-        for path in files_under(&contracts_root()) {
+        for path in util::files_under(&contracts_root()) {
             let text = std::fs::read_to_string(&path).unwrap();
             let mut at = at % (text.len() + 1);
             while !text.is_char_boundary(at) {
@@ -165,7 +151,7 @@ fn mutations_fail_with_exact_messages_and_positions() {
 fn every_schema_has_each_kind_of_mutation() {
     // Each fixture is mutated at least four ways (unknown, missing, type or
     // enum, cross-reference), so no schema goes untested.
-    for path in files_under(&contracts_root()) {
+    for path in util::files_under(&contracts_root()) {
         let n = MUTATIONS.iter().filter(|m| fixture(m.file) == path).count();
         assert!(n >= 4, "{} has only {n} mutations", path.display());
     }

@@ -4,14 +4,6 @@
 mod util;
 // fixtures/golden/<binary>/<case>/: stdin in, stdout and state out.
 mod golden;
-// The diagnostics hook against the scripted fake language server.
-mod lsp_fake;
-// The diagnostics hook against the real language servers.
-mod lsp_real;
-// The warm-server daemon (issue 6): reuse, restarts, faults, replacement.
-mod daemon;
-// Diagnostics and the Ralph loop: blocking edits, the Stop condition.
-mod diagnostics;
 // hooks-config/ agrees with the installer.
 mod config;
 // Property tests: stdin parser and promise matcher.
@@ -26,3 +18,13 @@ mod e2e;
 mod schema;
 // Seed 000 command state, resume, render and path (issue 5).
 mod resume;
+// Task steps: markdown round trip (properties), transcripts, parallel CLI.
+mod tasks;
+// The diagnostics hook against the scripted fake language server.
+mod lsp_fake;
+// The diagnostics hook against the real language servers.
+mod lsp_real;
+// Diagnostics and the Ralph loop: blocking edits, the Stop condition.
+mod diagnostics;
+// The warm-server daemon (issue 6): reuse, restarts, faults, replacement.
+mod daemon;

@@ -118,6 +118,21 @@ pub fn copy_tree(from: &Path, to: &Path) {
     }
 }
 
+/// Every file below `dir`, sorted.
+pub fn files_under(dir: &Path) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap().filter_map(|e| e.ok()) {
+        let path = entry.path();
+        if path.is_dir() {
+            files.extend(files_under(&path));
+        } else {
+            files.push(path);
+        }
+    }
+    files.sort();
+    files
+}
+
 /// Replaces `{{NAME}}` placeholders.
 pub fn substitute(text: &str, vars: &[(&str, String)]) -> String {
     let mut text = text.to_string();

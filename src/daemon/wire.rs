@@ -342,6 +342,10 @@ impl Conn {
     /// but blocks on a full backlog; it runs on a helper thread so a stuck
     /// one is abandoned (it ends with the process).
     pub fn connect(socket: &Path, timeout: Duration) -> Result<Conn, ConnError> {
+        // The common "no daemon yet" needs no thread.
+        if std::fs::symlink_metadata(socket).is_err() {
+            return Err(ConnError::Closed("no daemon listening (no socket)".into()));
+        }
         let (sender, receiver) = mpsc::sync_channel(1);
         let path = socket.to_path_buf();
         std::thread::Builder::new()

@@ -139,7 +139,13 @@ pub fn after_edit(ctx: &Ctx, tool: &ToolInput) -> anyhow::Result<HookOutput> {
     }
 
     let result = check::lsp_diagnostics(&mut pool, &target, &path, &text, min_severity, deadline);
+    let answered = Instant::now();
     pool.close(settings.shutdown_grace(target.server));
+    ctx.debug(format_args!(
+        "{display}: {server_name} answered after {} ms, shut down in {} ms",
+        answered.duration_since(started).as_millis(),
+        answered.elapsed().as_millis()
+    ));
     let ast_grep_findings = scan.and_then(|scan| {
         // It started with the server and has had its own time since.
         let ast_deadline = started + Duration::from_millis(settings.config.ast_grep_timeout_ms);
@@ -151,11 +157,6 @@ pub fn after_edit(ctx: &Ctx, tool: &ToolInput) -> anyhow::Result<HookOutput> {
             }
         }
     });
-    ctx.debug(format_args!(
-        "{display}: {} finished in {} ms",
-        server_name,
-        started.elapsed().as_millis()
-    ));
 
     let lsp_diags = match result {
         Ok(diags) => diags,

@@ -28,12 +28,22 @@ Config: <project>/.claude/ralph-hooks.json, section \"guard\".
         let HookInput::PreToolUse(tool) = input else {
             return Ok(HookOutput::silent());
         };
-        if let Some(output) = crate::guards::check(ctx, &tool) {
+        // A guard answer is either a deny, or only a note for the user that
+        // a rule could not be evaluated; a note must not hide the schema check.
+        let guard = crate::guards::check(ctx, &tool).unwrap_or_default();
+        if guard.hook_specific_output.is_some() {
+            return Ok(guard);
+        }
+        if let Some(mut output) = crate::schema::hook::check_write(ctx, &tool) {
+            if let Some(note) = guard.system_message {
+                let message = match output.system_message.take() {
+                    Some(own) => format!("{own}\n{note}"),
+                    None => note,
+                };
+                output.system_message = Some(message);
+            }
             return Ok(output);
         }
-        if let Some(output) = crate::schema::hook::check_write(ctx, &tool) {
-            return Ok(output);
-        }
-        Ok(HookOutput::silent())
+        Ok(guard)
     }
 }

@@ -36,6 +36,14 @@ Env: CLAUDE_PROJECT_DIR, RALPH_HOOKS_STATE_DIR, RALPH_HOOKS_DEBUG=1.
             return Ok(HookOutput::silent());
         };
         let source = start.source.as_deref().unwrap_or("startup");
+        // Writers killed mid-write leave hidden temp files; a session start is
+        // a quiet moment to remove them.
+        if ctx.store().root().is_dir() {
+            let swept = ctx.store().sweep_stale_temps();
+            ctx.debug(format_args!(
+                "removed {swept} stale temp file(s) of killed writers"
+            ));
+        }
         // Warm the servers this project used before (issue 6); never waits on them.
         crate::daemon::prestart(ctx);
         let sections: Vec<String> = [

@@ -280,8 +280,9 @@ pub fn builtin_servers() -> Vec<ServerDef> {
     rust_analyzer.startup_timeout = Some(Duration::from_secs(30));
     vec![
         // pyright, basedpyright, ruff and clangd send one complete publish
-        // for an open file, echoing its version (reference §3), so a short
-        // quiet window is enough.
+        // for an open file, echoing its version (reference §3): the first
+        // publish with our version is final, and any quiet window would only
+        // add to every edit's wait.
         ServerDef::builtin(
             "pyright",
             "Python",
@@ -291,7 +292,7 @@ pub fn builtin_servers() -> Vec<ServerDef> {
             &python_roots,
             "npm install -g pyright",
         )
-        .quiet_ms(50),
+        .quiet_ms(0),
         ServerDef::builtin(
             "basedpyright",
             "Python",
@@ -301,7 +302,7 @@ pub fn builtin_servers() -> Vec<ServerDef> {
             &python_roots,
             "pip install basedpyright",
         )
-        .quiet_ms(50),
+        .quiet_ms(0),
         ServerDef::builtin(
             "ruff",
             "Python",
@@ -311,7 +312,7 @@ pub fn builtin_servers() -> Vec<ServerDef> {
             &python_roots,
             "pip install ruff",
         )
-        .quiet_ms(50),
+        .quiet_ms(0),
         // It publishes `[]` first and the real list about 155 ms later.
         ServerDef::builtin(
             "typescript-language-server",
@@ -351,7 +352,7 @@ pub fn builtin_servers() -> Vec<ServerDef> {
             &["compile_commands.json", "compile_flags.txt", ".clangd"],
             "apt-get install clangd",
         )
-        .quiet_ms(50),
+        .quiet_ms(0),
         rust_analyzer,
         ServerDef::builtin(
             "gopls",

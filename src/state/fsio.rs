@@ -54,6 +54,18 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// The pid of the writer that owns a temp file name made by [`write_atomic`]
+/// (`.<name>.tmp-<pid>-<nanos>`), or `None` for any other name.
+pub fn temp_writer_pid(file_name: &str) -> Option<u32> {
+    if !file_name.starts_with('.') {
+        return None;
+    }
+    let (_, suffix) = file_name.rsplit_once(".tmp-")?;
+    let (pid, nanos) = suffix.split_once('-')?;
+    nanos.parse::<u32>().ok()?;
+    pid.parse().ok()
+}
+
 /// Appends `line` and a newline. Callers hold the file's lock.
 pub fn append_line(path: &Path, line: &str) -> anyhow::Result<()> {
     if let Some(dir) = path.parent() {
