@@ -158,7 +158,12 @@ fn main() {
 }
 
 fn ms(duration: Duration) -> String {
-    format!("{:.0} ms", duration.as_secs_f64() * 1000.0)
+    let ms = duration.as_secs_f64() * 1000.0;
+    if ms < 100.0 {
+        format!("{ms:.1} ms")
+    } else {
+        format!("{ms:.0} ms")
+    }
 }
 
 fn mb(kib: u64) -> String {

@@ -284,11 +284,6 @@ impl Client {
         self.pump(Instant::now());
     }
 
-    /// The open documents, in the compared form of their paths.
-    pub fn open_documents(&self) -> Vec<PathBuf> {
-        self.documents.keys().cloned().collect()
-    }
-
     /// Sends `didClose` for `path` when it is open; the next check of it
     /// opens it again (version 1).
     pub fn close_document(&mut self, path: &Path) -> bool {
