@@ -87,6 +87,23 @@ fn status(target: &Target, json: bool) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// The daemon's state for `ralph-hooks doctor`, without ever starting one.
+pub fn doctor_lines(ctx: &Ctx) -> Vec<String> {
+    let target = Target::for_ctx(ctx);
+    let reply = remote::connect_existing(&target).and_then(|mut connected| {
+        connected
+            .conn
+            .call::<StatusReply>(&Request::Status, Instant::now() + Duration::from_secs(2))
+            .map_err(|error| Unavailable(error.to_string()))
+    });
+    match reply {
+        Ok(status) => render_status(&status).lines().map(str::to_string).collect(),
+        Err(Unavailable(why)) => vec![format!(
+            "not running: {why}; the post-edit hook starts it when a language server is first needed"
+        )],
+    }
+}
+
 pub fn render_status(status: &StatusReply) -> String {
     let mut text = format!(
         "daemon: running, pid {}, build {}, up {}, idle {}, {} requests\nsocket: {}\n",

@@ -103,6 +103,10 @@ pub fn run(ctx: &Ctx, args: &mut Args) -> anyhow::Result<ExitCode> {
     for line in crate::diagnostics::doctor_lines(ctx) {
         println!("  {line}");
     }
+    println!("\ndaemon:");
+    for line in super::daemon::doctor_lines(ctx) {
+        println!("  {line}");
+    }
     println!(
         "\n{}",
         if problems == 0 {

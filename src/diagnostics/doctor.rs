@@ -100,14 +100,20 @@ pub fn doctor_lines(ctx: &Ctx) -> Vec<String> {
 }
 
 /// The version a server reports: `package.json` for node servers (whose
-/// language-server entry points have no `--version`), else `--version`.
+/// language-server entry points have no `--version`), else `--version`, else
+/// a `version` subcommand (the Go tools' convention: `gopls version`).
 fn version_of(program: &Path) -> Result<String, String> {
     if let Some(version) = node_package_version(program) {
         return Ok(version);
     }
+    version_with(program, "--version")
+        .or_else(|first_error| version_with(program, "version").map_err(|_| first_error))
+}
+
+fn version_with(program: &Path, argument: &str) -> Result<String, String> {
     let mut command = Command::new(program);
     command
-        .arg("--version")
+        .arg(argument)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
@@ -129,7 +135,7 @@ fn version_of(program: &Path) -> Result<String, String> {
         Ok(Some(status)) => status,
         _ => {
             child.kill();
-            return Err("`--version` did not finish".into());
+            return Err(format!("`{argument}` did not finish"));
         }
     };
     let stdout = out.join().unwrap_or_default();
