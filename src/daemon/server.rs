@@ -312,23 +312,28 @@ pub fn run(ctx: &Ctx, prestart: bool) -> anyhow::Result<()> {
         .context("cannot start the accept thread")?;
 
     if prestart {
-        let items = super::prestart_items(ctx);
-        shared.note_request();
-        for item in items {
-            let launch = Launch::from(&item.launch);
-            let key = (launch.name.clone(), launch.root.clone());
-            let job = Job::Prestart {
-                launch: Box::new(launch),
-                fingerprint: item.fingerprint,
-            };
-            if let Err(why) = shared.route(&key, job) {
-                shared.log(&format!("pre-start of {} refused: {why}", key.0));
-            }
-        }
+        prestart_servers(&shared, super::prestart_items(ctx));
     }
     let reason = main_loop(&shared, socket_identity, &ctx.project_root);
     shutdown(&shared, &reason, socket_identity);
     Ok(())
+}
+
+/// Hands each server to its worker to start without waiting for a request;
+/// a refusal (restart bound, memory ceiling) is logged, not fatal.
+fn prestart_servers(shared: &Arc<Shared>, items: Vec<wire::PrestartItem>) {
+    shared.note_request();
+    for item in items {
+        let launch = Launch::from(&item.launch);
+        let key = (launch.name.clone(), launch.root.clone());
+        let job = Job::Prestart {
+            launch: Box::new(launch),
+            fingerprint: item.fingerprint,
+        };
+        if let Err(why) = shared.route(&key, job) {
+            shared.log(&format!("pre-start of {} refused: {why}", key.0));
+        }
+    }
 }
 
 fn main_loop(shared: &Arc<Shared>, socket_identity: (u64, u64), project: &Path) -> String {
@@ -628,18 +633,7 @@ fn serve(shared: &Arc<Shared>, stream: UnixStream) {
                 }
             }
             Request::Prestart { servers } => {
-                shared.note_request();
-                for item in servers {
-                    let launch = Launch::from(&item.launch);
-                    let key = (launch.name.clone(), launch.root.clone());
-                    let job = Job::Prestart {
-                        launch: Box::new(launch),
-                        fingerprint: item.fingerprint,
-                    };
-                    if let Err(why) = shared.route(&key, job) {
-                        shared.log(&format!("pre-start of {} refused: {why}", key.0));
-                    }
-                }
+                prestart_servers(shared, servers);
                 json!({"ok": true})
             }
             Request::Status => wire::ok_reply(&shared.status()),
