@@ -3,7 +3,9 @@
 //! left on disk.
 //!
 //! A case folder holds:
-//! - `input.json` (stdin; `{{PROJECT}}` and `{{STATE}}` are substituted) or
+//! - `input.json` (stdin; `{{PROJECT}}`, `{{STATE}}` and `{{PROJECT_HASH}}`,
+//!   seed 001's `md5(project)[:8]`, are substituted here, in every expected
+//!   file, in copied fixture files, and in their path names) or
 //!   `input.bin` (raw bytes, for the bad-input table);
 //! - `state/`, copied to the state root, and `project/`, copied to the project
 //!   (in both, `{{PROJECT}}` and `{{STATE}}` are substituted; in project
@@ -94,6 +96,8 @@ fn sorted_dirs(dir: &Path) -> Vec<PathBuf> {
 /// (`{{FAKE_LSP}}`, for `.lsp.json`); only files holding a placeholder are
 /// rewritten.
 fn substitute_project_files(project: &Path, state: &Path) {
+    let mut vars = golden_vars(project, state);
+    vars.push(("FAKE_LSP", String::new()));
     for file in util::files_under(project) {
         let Ok(text) = std::fs::read_to_string(&file) else {
             continue;
@@ -101,14 +105,43 @@ fn substitute_project_files(project: &Path, state: &Path) {
         if !text.contains("{{") {
             continue;
         }
-        let mut vars = vec![
-            ("PROJECT", project.display().to_string()),
-            ("STATE", state.display().to_string()),
-        ];
-        if text.contains("{{FAKE_LSP}}") {
+        // Building the fake server is only worth it for files that name it.
+        if text.contains("{{FAKE_LSP}}") && vars.last().is_some_and(|(_, path)| path.is_empty()) {
+            vars.pop();
             vars.push(("FAKE_LSP", util::fake_lsp_server().display().to_string()));
         }
         std::fs::write(&file, util::substitute(&text, &vars)).unwrap();
+    }
+}
+
+/// The placeholders every fixture file may use: `{{PROJECT}}`, `{{STATE}}`
+/// and `{{PROJECT_HASH}}` (seed 001's `md5(project_root)[:8]`, which names
+/// the orchestrator's `sessions/` and `knowledge/` folders).
+fn golden_vars(project: &Path, state: &Path) -> Vec<(&'static str, String)> {
+    vec![
+        ("PROJECT", project.display().to_string()),
+        ("STATE", state.display().to_string()),
+        (
+            "PROJECT_HASH",
+            ralph_hooks::schema::md5::project_hash(project),
+        ),
+    ]
+}
+
+/// Renames every file or folder below `dir` named `{{PROJECT_HASH}}` to the
+/// project's hash, so fixtures can lay out `sessions/{{PROJECT_HASH}}/`.
+fn substitute_path_names(dir: &Path, vars: &[(&str, String)]) {
+    for entry in std::fs::read_dir(dir).unwrap().filter_map(|e| e.ok()) {
+        let mut path = entry.path();
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if name.contains("{{") {
+            let renamed = path.with_file_name(util::substitute(&name, vars));
+            std::fs::rename(&path, &renamed).unwrap();
+            path = renamed;
+        }
+        if path.is_dir() {
+            substitute_path_names(&path, vars);
+        }
     }
 }
 
@@ -120,14 +153,13 @@ fn run_case(binary: &str, case_dir: &Path) -> Vec<String> {
     let state = project.join(".claude").join("orchestrator");
     if case_dir.join("project").is_dir() {
         util::copy_tree(&case_dir.join("project"), &project);
+        substitute_path_names(&project, &golden_vars(&project, &state));
         substitute_project_files(&project, &state);
     }
     if case_dir.join("state").is_dir() {
         util::copy_tree(&case_dir.join("state"), &state);
-        let vars = [
-            ("PROJECT", project.display().to_string()),
-            ("STATE", state.display().to_string()),
-        ];
+        let vars = golden_vars(&project, &state);
+        substitute_path_names(&state, &vars);
         for file in util::files_under(&state) {
             if let Ok(text) = std::fs::read_to_string(&file) {
                 std::fs::write(&file, util::substitute(&text, &vars)).unwrap();
@@ -159,10 +191,7 @@ fn run_case(binary: &str, case_dir: &Path) -> Vec<String> {
 
 fn run_step(binary: &str, step: &Path, project: &Path, state: &Path) -> Vec<String> {
     let case: Value = read_json(&step.join("case.json")).unwrap_or(Value::Null);
-    let vars = [
-        ("PROJECT", project.display().to_string()),
-        ("STATE", state.display().to_string()),
-    ];
+    let vars = golden_vars(project, state);
     let mut problems = Vec::new();
 
     if case["git"].as_bool() == Some(true) && !project.join(".git").exists() {
@@ -293,10 +322,10 @@ fn compare_stdout(step: &Path, stdout: &str, vars: &[(&str, String)]) -> Vec<Str
         Err(error) => return vec![format!("stdout is not one JSON object ({error}): {stdout}")],
     };
     if bless {
-        let text = mask_corrupt_stamps(&unsubstitute(
+        let text = mask_measured_waits(&mask_corrupt_stamps(&unsubstitute(
             &serde_json::to_string_pretty(&actual).unwrap(),
             vars,
-        ));
+        )));
         std::fs::write(&json_path, text + "\n").unwrap();
         return vec![];
     }
@@ -325,13 +354,13 @@ fn compare_state(step: &Path, state: &Path, vars: &[(&str, String)]) -> Vec<Stri
         if bless {
             std::fs::write(
                 &expected_file,
-                unsubstitute(
+                mask_measured_waits(&unsubstitute(
                     &mask_volatile_text(
                         &actual_text,
                         relative.to_string_lossy().ends_with(".jsonl"),
                     ),
                     vars,
-                ),
+                )),
             )
             .unwrap();
             continue;
@@ -449,6 +478,28 @@ fn mask_new_loop_ids(text: &str) -> String {
 }
 
 /// `<name>.corrupt-<UTC timestamp>` names carry the wall-clock time.
+/// "no result within 0.7 s" reports how long one phase of a check waited,
+/// which depends on the machine's load; only its presence is expected.
+fn mask_measured_waits(text: &str) -> String {
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(at) = rest.find("within ") {
+        let (head, tail) = rest.split_at(at + "within ".len());
+        out.push_str(head);
+        let number_len = tail
+            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .unwrap_or(tail.len());
+        if number_len > 0 && tail[number_len..].starts_with(" s") {
+            out.push_str("[..]");
+            rest = &tail[number_len..];
+        } else {
+            rest = tail;
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
 fn mask_corrupt_stamps(text: &str) -> String {
     let mut out = String::new();
     let mut rest = text;
