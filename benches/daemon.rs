@@ -20,11 +20,11 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use ralph_hooks::config::Config;
 use ralph_hooks::daemon::config::DaemonConfig;
 use ralph_hooks::daemon::paths::Paths;
 use ralph_hooks::daemon::remote::{self, Target};
 use ralph_hooks::daemon::wire::{self, DiagnoseReply, Outcome, Request, StatusReply};
+use ralph_hooks::hook::config::Config;
 use ralph_hooks::lsp::Launch;
 use ralph_hooks::lsp::client::Client;
 use ralph_hooks::lsp::servers::{Registry, Selection, find_binary, workspace_root};

@@ -3,6 +3,9 @@
 //! Exit status: 0 success; 1 the request was refused or failed, with a
 //! message on stderr that says why and what to do. `--json` prints one JSON
 //! object on stdout.
+//!
+//! The top layer with [`crate::events`]: it may use every feature part;
+//! only `bin/ralph-hooks.rs` uses it.
 
 mod args;
 mod daemon;
@@ -18,7 +21,7 @@ use std::process::ExitCode;
 
 pub use args::Args;
 
-use crate::ctx::Ctx;
+use crate::hook::ctx::Ctx;
 
 const USAGE: &str = "\
 ralph-hooks — Claude Code hooks that keep the agent working until the work is done

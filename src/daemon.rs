@@ -14,6 +14,9 @@
 //!
 //! Configuration and behaviour are described in README.md, "Warm language
 //! servers (daemon)".
+//!
+//! Uses [`crate::lsp`] and the layers below it; used by the diagnostics (its
+//! [`pool`]), session start (pre-start) and the CLI (`ralph-hooks daemon`).
 
 pub mod config;
 pub mod paths;
@@ -26,10 +29,9 @@ pub mod worker;
 
 use std::time::Instant;
 
-use crate::ctx::Ctx;
-use crate::diagnostics::settings::Settings;
+use crate::hook::ctx::Ctx;
 use crate::lsp::Pool;
-use crate::lsp::servers::find_binary;
+use crate::lsp::servers::{Registry, find_binary};
 
 /// The pool the diagnostics checks use: it asks the daemon first, unless
 /// the daemon is turned off.
@@ -106,12 +108,16 @@ pub fn prestart_items(ctx: &Ctx) -> Vec<wire::PrestartItem> {
     if recent.is_empty() {
         return Vec::new();
     }
-    let settings = Settings::load(ctx);
+    // Only the server registry matters here (the include/exclude globs and
+    // the diagnostics section are for checks).
+    let registry = Registry::load(&ctx.project_root, ctx.config());
+    for warning in &registry.warnings {
+        eprintln!("ralph-hooks: warning: {warning}");
+    }
     recent
         .iter()
         .filter_map(|used| {
-            let server = settings
-                .registry
+            let server = registry
                 .servers
                 .iter()
                 .find(|server| server.enabled && server.name == used.name)?;

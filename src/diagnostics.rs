@@ -14,6 +14,10 @@
 //! [`model`] and [`report`] (what a diagnostic is and how it reads),
 //! [`baseline`] (`diagnostics.json`), [`lines`] and [`classify`]
 //! (introduced vs already there, line-shift aware), [`ast_grep`].
+//!
+//! Uses [`crate::daemon`], [`crate::lsp`], [`crate::ralph`] (the running
+//! loop it blocks for) and the layers below; used by the PostToolUse and
+//! Stop handlers and `doctor`.
 
 pub mod ast_grep;
 pub mod baseline;
@@ -27,10 +31,10 @@ pub mod model;
 pub mod report;
 pub mod settings;
 
-use crate::ctx::Ctx;
-use crate::loop_ctl::ConditionOutcome;
-use crate::loop_state::LoopState;
-use crate::protocol::{HookOutput, ToolInput};
+use crate::hook::ctx::Ctx;
+use crate::hook::protocol::{HookOutput, ToolInput};
+use crate::ralph::loop_ctl::ConditionOutcome;
+use crate::ralph::loop_state::LoopState;
 
 /// PostToolUse: the edited file's diagnostics (and a block, in a loop, when
 /// the edit introduced errors).

@@ -15,6 +15,9 @@
 //! call and only when a rule needs them. A rule that cannot be evaluated (its
 //! config is invalid, its state unreadable) lets the call through and says
 //! why on stderr and to the user.
+//!
+//! Uses [`crate::tasks`], [`crate::ralph`] and [`crate::orchestrator`] (what
+//! is open, what runs) and the layers below; used by the PreToolUse handler.
 
 pub mod shell;
 
@@ -24,10 +27,10 @@ use globset::{Glob, GlobSet, GlobSetBuilder};
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use crate::config::Config;
-use crate::ctx::Ctx;
-use crate::loop_state::{LOOP_FILE, LoopState};
-use crate::protocol::{HookOutput, ToolInput};
+use crate::hook::config::Config;
+use crate::hook::ctx::Ctx;
+use crate::hook::protocol::{HookOutput, ToolInput};
+use crate::ralph::loop_state::{LOOP_FILE, LoopState};
 use crate::state::Store;
 use crate::tasks;
 
@@ -68,7 +71,7 @@ const STATE_FILES: &[(&str, &str)] = &[
         "the event log is appended by the hooks and the CLI: read it, do not write it",
     ),
     (
-        crate::continuation::STATE_FILE,
+        crate::tasks::continuation::STATE_FILE,
         "the continuation counters belong to the Stop hook: finish or skip steps (`ralph-hooks task step …`), or pause the task with `ralph-hooks task block --note \"why\"`",
     ),
     (

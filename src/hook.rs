@@ -8,12 +8,25 @@
 //!   or an internal fault, which Claude Code treats as a non-blocking error: the
 //!   user's session always goes on (fail open);
 //! - never exit 2, because exit 2 blocks regardless of what we meant.
+//!
+//! The part also holds what every handler is given: [`protocol`] (the wire
+//! types, tolerant of unknown and missing fields), [`ctx`] (project root,
+//! state root, clock, config, built once per call), [`config`]
+//! (`.claude/ralph-hooks.json`) and [`transcript`] (reading Claude Code's
+//! transcript tail). It uses only [`crate::state`] and [`crate::util`];
+//! every feature part and both front ends ([`crate::events`],
+//! [`crate::cli`]) use it.
+
+pub mod config;
+pub mod ctx;
+pub mod protocol;
+pub mod transcript;
 
 use std::io::{Read, Write};
 use std::process::ExitCode;
 
-use crate::ctx::Ctx;
-use crate::protocol::{self, EventName, HookInput, HookOutput};
+use crate::hook::ctx::Ctx;
+use protocol::{EventName, HookInput, HookOutput};
 
 /// One hook binary: which events it takes and what it does with one.
 pub trait Hook {

@@ -12,6 +12,9 @@
 //!
 //! Measured server behaviour and the quirks this code works around are in
 //! `shared/reference/language-servers.md`.
+//!
+//! Uses [`crate::hook`] (the `lsp` config section), [`crate::state`] and
+//! [`crate::util`]; used by the daemon, the diagnostics and `doctor`.
 
 pub mod client;
 pub mod pool;

@@ -8,8 +8,15 @@
 //!   to `<name>.corrupt-<UTC timestamp>`, reported, and treated as absent.
 //! - Nothing is created on disk until something is written, so a hook that
 //!   finds no state leaves none behind.
+//!
+//! Also here: [`ids`], which checks every id from input before it becomes a
+//! path, and [`events_log`], the append-only `events.jsonl`. This is the
+//! lowest layer that knows about the system: it uses only [`crate::util`],
+//! and everything else uses it.
 
+pub mod events_log;
 mod fsio;
+pub mod ids;
 mod lock;
 
 use std::cell::RefCell;
@@ -48,7 +55,7 @@ impl Store {
     }
 
     /// The path of `relative` under the root. `relative` is one of our fixed
-    /// names, or built from ids checked by [`crate::ids`].
+    /// names, or built from ids checked by [`crate::state::ids`].
     pub fn path(&self, relative: &str) -> PathBuf {
         self.root.join(relative)
     }
@@ -138,7 +145,7 @@ impl Store {
                 let Some(writer_pid) = fsio::temp_writer_pid(&name) else {
                     continue;
                 };
-                if !crate::process::is_alive(writer_pid)
+                if !crate::util::process::is_alive(writer_pid)
                     && std::fs::remove_file(entry.path()).is_ok()
                 {
                     removed += 1;

@@ -13,9 +13,18 @@
 //! metadata): the Stop hook continues steps only for that session, and any
 //! session that changes a step through the CLI takes the task over (after a
 //! `/clear` the new session picks it up by working on it).
+//!
+//! Continuation lives here too: [`continuation`] blocks a Stop while the
+//! active task has open steps (or Claude Code's own todo list has open
+//! items, rebuilt by [`todos`] from the transcript) and no loop runs.
+//!
+//! Uses [`crate::hook`], [`crate::state`] and [`crate::util`]; used by the
+//! event handlers, the guard and the CLI.
 
+pub mod continuation;
 pub mod doc;
 pub mod steps;
+pub mod todos;
 
 use std::fmt::Write as _;
 
@@ -23,9 +32,8 @@ use anyhow::{Context as _, bail};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use crate::ctx::Ctx;
-use crate::events_log;
-use crate::ids;
+use crate::hook::ctx::Ctx;
+use crate::state::ids;
 use crate::state::{Store, Versioned};
 
 pub use doc::{Step, StepStatus, TaskDoc};
@@ -235,7 +243,7 @@ pub fn clear_active(ctx: &Ctx, id: &str) -> anyhow::Result<()> {
 /// Records one event in `events.jsonl`. The change is already saved, so a
 /// failure to log is a warning, never a failed command.
 pub fn log(ctx: &Ctx, kind: &str, task_id: &str, data: Value) {
-    if let Err(error) = events_log::append(ctx, kind, ("taskId", task_id), data) {
+    if let Err(error) = ctx.log_event(kind, ("taskId", task_id), data) {
         eprintln!("ralph-hooks: warning: cannot record a {kind} event: {error:#}");
     }
 }
@@ -403,7 +411,11 @@ pub fn session_context(ctx: &Ctx) -> anyhow::Result<Option<String>> {
     if !doc.steps().is_empty() {
         let progress = StepsProgress::of(doc.steps());
         let _ = writeln!(text, "Checklist {}:", progress_bar(&progress));
-        let _ = writeln!(text, "{}", crate::text::indent(&checklist(&doc), "  "));
+        let _ = writeln!(
+            text,
+            "{}",
+            crate::util::text::indent(&checklist(&doc), "  ")
+        );
         match steps::current_step(&doc) {
             Some(step) => {
                 let _ = writeln!(text, "Current step: ({}) {}", step.id, step.content);

@@ -397,7 +397,7 @@ fn a_crashed_server_is_restarted_by_the_next_check() {
     let project = Project::new("normal", &[], DEADLINE_MS, json!({}));
     project.check("a.fake", "ERROR: before\n");
     let first = project.spawns()[0];
-    ralph_hooks::process::kill_group(first);
+    ralph_hooks::util::process::kill_group(first);
     assert!(eventually(Duration::from_secs(2), || !alive(first)));
     let check = project.check("a.fake", "ERROR: after the crash\n");
     check.assert_ok();

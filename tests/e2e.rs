@@ -24,7 +24,7 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use ralph_hooks::process::GroupChild;
+use ralph_hooks::util::process::GroupChild;
 
 use crate::util;
 

@@ -123,7 +123,7 @@ fn golden_vars(project: &Path, state: &Path) -> Vec<(&'static str, String)> {
         ("STATE", state.display().to_string()),
         (
             "PROJECT_HASH",
-            ralph_hooks::schema::md5::project_hash(project),
+            ralph_hooks::orchestrator::schema::md5::project_hash(project),
         ),
     ]
 }

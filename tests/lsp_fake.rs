@@ -310,7 +310,7 @@ fn pool_reuses_a_warm_server_and_restarts_a_dead_one() {
     assert_eq!(second.len(), 2, "the change was seen");
     assert_eq!(pool.pids(), pids, "the same server answered");
 
-    ralph_hooks::process::kill_group(pids[0]);
+    ralph_hooks::util::process::kill_group(pids[0]);
     std::thread::sleep(Duration::from_millis(100));
     let third = pool
         .diagnose(&launch, &file, "clean\n", "fake", deadline())

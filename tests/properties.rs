@@ -2,8 +2,8 @@
 //! the promise matcher.
 
 use proptest::prelude::*;
-use ralph_hooks::promise::{final_promise, is_given, normalize_whitespace};
-use ralph_hooks::protocol::{EventName, HookInput, InputError, parse_input};
+use ralph_hooks::hook::protocol::{EventName, HookInput, InputError, parse_input};
+use ralph_hooks::ralph::promise::{final_promise, is_given, normalize_whitespace};
 
 const ALL_EVENTS: &[EventName] = &[
     EventName::SessionStart,

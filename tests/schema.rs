@@ -5,7 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
-use ralph_hooks::schema::{self, Layout};
+use ralph_hooks::orchestrator::schema::{self, Layout};
 
 use crate::util::{self, TempDir};
 

@@ -8,7 +8,7 @@ use std::process::Command;
 use proptest::prelude::*;
 use ralph_hooks::tasks::doc::TaskDoc;
 use ralph_hooks::tasks::steps;
-use ralph_hooks::todos::{self, TodoSource, TodoStatus};
+use ralph_hooks::tasks::todos::{self, TodoSource, TodoStatus};
 
 use crate::util::{self, TempDir};
 

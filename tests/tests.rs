@@ -28,3 +28,5 @@ mod lsp_real;
 mod diagnostics;
 // The warm-server daemon (issue 6): reuse, restarts, faults, replacement.
 mod daemon;
+// src/ layering: no part uses one above it (issue 9).
+mod layers;

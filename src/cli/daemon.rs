@@ -7,12 +7,12 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use super::Args;
-use crate::ctx::Ctx;
 use crate::daemon::paths::{self, Paths};
 use crate::daemon::record::{self, DaemonRecord};
 use crate::daemon::remote::{self, Target, Unavailable};
 use crate::daemon::wire::{Request, StatusReply};
 use crate::daemon::{procs, server};
+use crate::hook::ctx::Ctx;
 use crate::state::{FileLock, Store};
 
 /// How long `stop` waits for the daemon to shut its servers down.
@@ -230,7 +230,7 @@ fn kill_recorded_daemon(store: &Store) -> Option<u32> {
     // SAFETY: kill(2) on a pid whose identity we checked by start time.
     unsafe { libc::kill(pid, libc::SIGTERM) };
     let until = Instant::now() + Duration::from_secs(3);
-    while Instant::now() < until && crate::process::is_alive(record.pid) {
+    while Instant::now() < until && crate::util::process::is_alive(record.pid) {
         if procs::stat(record.pid).is_some_and(|p| p.zombie) {
             break;
         }

@@ -6,8 +6,8 @@ use serde_json::Value;
 
 use super::Args;
 use super::install::{self, HOOK_BINARIES, REGISTRATIONS};
-use crate::ctx::Ctx;
-use crate::loop_state::{LOOP_FILE, LoopState};
+use crate::hook::ctx::Ctx;
+use crate::ralph::loop_state::{LOOP_FILE, LoopState};
 
 pub fn run(ctx: &Ctx, args: &mut Args) -> anyhow::Result<ExitCode> {
     args.finish()?;

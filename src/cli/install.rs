@@ -14,7 +14,7 @@ use anyhow::{Context as _, bail};
 use serde_json::{Map, Value, json};
 
 use super::Args;
-use crate::ctx::Ctx;
+use crate::hook::ctx::Ctx;
 use crate::state::write_atomic;
 
 /// One handler we register.

@@ -6,10 +6,10 @@ use std::process::ExitCode;
 use anyhow::bail;
 
 use super::Args;
-use crate::checks;
-use crate::ctx::Ctx;
-use crate::loop_state::{DEFAULT_MAX_ITERATIONS, LOOP_FILE, LoopState};
-use crate::loops::{self, StartRequest};
+use crate::hook::ctx::Ctx;
+use crate::ralph::checks;
+use crate::ralph::loop_state::{DEFAULT_MAX_ITERATIONS, LOOP_FILE, LoopState};
+use crate::ralph::loops::{self, StartRequest};
 
 pub fn run(ctx: &Ctx, args: &mut Args) -> anyhow::Result<ExitCode> {
     let Some(action) = args.positional() else {

@@ -20,9 +20,9 @@ use chrono::Duration;
 use serde_json::{Map, Value, json};
 
 use super::Args;
-use crate::ctx::Ctx;
-use crate::resume::{self, EXPIRY_DAYS, PhaseResult, ResumeState, ShowOptions};
-use crate::templates::{self, Variables};
+use crate::hook::ctx::Ctx;
+use crate::orchestrator::resume::{self, EXPIRY_DAYS, PhaseResult, ResumeState, ShowOptions};
+use crate::orchestrator::templates::{self, Variables};
 
 pub fn run(ctx: &Ctx, command: &str, args: &mut Args) -> anyhow::Result<ExitCode> {
     match command {
@@ -263,7 +263,7 @@ fn load_context(ctx: &Ctx, context: &str) -> anyhow::Result<(String, Value)> {
             .with_context(|| format!("the context {context} is not JSON"))?;
         return Ok((context.to_string(), value));
     }
-    if crate::ids::is_valid(context)
+    if crate::state::ids::is_valid(context)
         && let Some((relative, result)) = resume::latest_phase(ctx, context)?
     {
         let path = ctx.store().path(&relative).display().to_string();

@@ -7,10 +7,10 @@ use std::process::ExitCode;
 use serde_json::json;
 
 use super::Args;
-use crate::continuation;
-use crate::ctx::Ctx;
-use crate::loop_state::{LOOP_FILE, LoopState};
+use crate::hook::ctx::Ctx;
+use crate::ralph::loop_state::{LOOP_FILE, LoopState};
 use crate::tasks;
+use crate::tasks::continuation;
 
 pub fn run(ctx: &Ctx, args: &mut Args) -> anyhow::Result<ExitCode> {
     let json = args.flag("--json");

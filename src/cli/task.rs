@@ -21,7 +21,7 @@ use anyhow::bail;
 use serde_json::json;
 
 use super::Args;
-use crate::ctx::Ctx;
+use crate::hook::ctx::Ctx;
 use crate::tasks::{self, StepsProgress, TaskDoc, steps};
 
 pub fn run(ctx: &Ctx, args: &mut Args) -> anyhow::Result<ExitCode> {
@@ -361,7 +361,7 @@ fn list(ctx: &Ctx, args: &mut Args) -> anyhow::Result<ExitCode> {
         let Some(id) = name.strip_suffix(".md") else {
             continue;
         };
-        if !crate::ids::is_valid(id) {
+        if !crate::state::ids::is_valid(id) {
             continue;
         }
         if let Some(doc) = tasks::load(store, id)? {
@@ -445,7 +445,7 @@ pub fn describe(doc: &TaskDoc) -> String {
         let _ = writeln!(
             text,
             "{}",
-            crate::text::indent(&tasks::checklist(doc), "    ")
+            crate::util::text::indent(&tasks::checklist(doc), "    ")
         );
     }
     let recent = doc.progress.items();

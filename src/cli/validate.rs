@@ -12,9 +12,9 @@ use anyhow::{Context as _, bail};
 use serde_json::json;
 
 use super::Args;
-use crate::ctx::Ctx;
-use crate::schema::tree::Pos;
-use crate::schema::{self, Role, Violation};
+use crate::hook::ctx::Ctx;
+use crate::orchestrator::schema::tree::Pos;
+use crate::orchestrator::schema::{self, Role, Violation};
 
 pub fn run(ctx: &Ctx, args: &mut Args) -> anyhow::Result<ExitCode> {
     let json = args.flag("--json");

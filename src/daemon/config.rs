@@ -8,8 +8,8 @@ use std::time::Duration;
 
 use serde::Deserialize;
 
-use crate::config::Config;
-use crate::ctx::Ctx;
+use crate::hook::config::Config;
+use crate::hook::ctx::Ctx;
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(default)]

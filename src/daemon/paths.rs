@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context as _, bail};
 
-use crate::text::fnv1a;
+use crate::util::text::fnv1a;
 
 /// The daemon's record (pid, build, socket, servers), relative to the state root.
 pub const RECORD: &str = "daemon/daemon.json";

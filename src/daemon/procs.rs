@@ -4,7 +4,7 @@
 
 use std::collections::HashMap;
 
-use crate::process::kill_group;
+use crate::util::process::kill_group;
 
 /// One line of `/proc/<pid>/stat`, the fields we use.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -202,7 +202,7 @@ mod tests {
         let pid = child.id();
         let start_time = stat(pid).unwrap().start_time;
         assert!(!kill_leftover_group(pid, start_time + 1), "another process");
-        assert!(crate::process::is_alive(pid));
+        assert!(crate::util::process::is_alive(pid));
         assert!(kill_leftover_group(pid, start_time));
         let status = child.wait().unwrap();
         assert!(!status.success(), "killed, not finished: {status}");

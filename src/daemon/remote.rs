@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 use super::config::{self, DaemonConfig};
 use super::paths::Paths;
 use super::wire::{self, Conn, ConnError, DiagnoseReply, HelloReply, Outcome, Request};
-use crate::ctx::Ctx;
+use crate::hook::ctx::Ctx;
 use crate::lsp::pool::Remote;
 use crate::lsp::{Launch, LspError, ServerDiagnostic};
 use crate::state::FileLock;

@@ -33,8 +33,8 @@ use super::wire::{
     self, Conn, DiagnoseReply, HelloReply, Outcome, PROTOCOL, Request, ServerStatus, StatusReply,
     WireError,
 };
-use super::worker::{self, DiagnoseJob, Job, Key, WorkerHandle};
-use crate::ctx::Ctx;
+use super::worker::{self, DiagnoseJob, Host, Job, Key, Registry, WorkerHandle};
+use crate::hook::ctx::Ctx;
 use crate::lsp::{Launch, LspError};
 use crate::state::{FileLock, Store};
 
@@ -62,11 +62,6 @@ extern "C" fn on_signal(_signal: libc::c_int) {
     SIGNALLED.store(true, Ordering::SeqCst);
 }
 
-pub struct Registry {
-    pub workers: HashMap<Key, WorkerHandle>,
-    pub stopping: bool,
-}
-
 /// Everything the daemon's threads share.
 pub struct Shared {
     pub paths: Paths,
@@ -82,6 +77,32 @@ pub struct Shared {
     evictions: AtomicU64,
     connections: AtomicUsize,
     next_worker: AtomicU64,
+}
+
+impl Host for Shared {
+    fn config(&self) -> DaemonConfig {
+        Shared::config(self)
+    }
+
+    fn lock_registry(&self) -> MutexGuard<'_, Registry> {
+        Shared::lock_registry(self)
+    }
+
+    fn log(&self, message: &str) {
+        Shared::log(self, message)
+    }
+
+    fn write_record(&self) {
+        Shared::write_record(self)
+    }
+
+    fn remember(&self, key: &Key) {
+        Shared::remember(self, key)
+    }
+
+    fn state_root(&self) -> &Path {
+        &self.paths.state_root
+    }
 }
 
 impl Shared {
@@ -204,7 +225,7 @@ impl Shared {
             None => job,
         };
         let id = self.next_worker.fetch_add(1, Ordering::SeqCst);
-        let handle = worker::spawn(self, key.clone(), id)
+        let handle = worker::spawn(Arc::clone(self) as Arc<dyn Host>, key.clone(), id)
             .map_err(|error| format!("cannot start a worker thread: {error}"))?;
         handle
             .sender
@@ -337,7 +358,7 @@ fn prestart_servers(shared: &Arc<Shared>, items: Vec<wire::PrestartItem>) {
 }
 
 fn main_loop(shared: &Arc<Shared>, socket_identity: (u64, u64), project: &Path) -> String {
-    let config_path = crate::config::Config::file_path(project);
+    let config_path = crate::hook::config::Config::file_path(project);
     let mut config_stamp = modified(&config_path);
     let mut last_memory_check = Instant::now();
     loop {
@@ -481,7 +502,7 @@ fn shutdown(shared: &Arc<Shared>, reason: &str, socket_identity: (u64, u64)) {
         if let Ok(info) = handle.info.lock()
             && let Some(pid) = info.pid
         {
-            crate::process::kill_group(pid);
+            crate::util::process::kill_group(pid);
         }
     }
     let store = shared.store();

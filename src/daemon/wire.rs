@@ -19,7 +19,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::lsp::{DiagnosticMode, Launch, LspError, ServerDiagnostic};
-use crate::text::fnv1a;
+use crate::util::text::fnv1a;
 
 /// Bumped when a request or reply changes shape.
 pub const PROTOCOL: u32 = 1;

@@ -10,13 +10,13 @@
 //! times a minute; a changed configuration (fingerprint) restarts it.
 
 use std::collections::{HashMap, VecDeque};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender, SyncSender};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
+use super::config::DaemonConfig;
 use super::procs;
-use super::server::Shared;
 use super::wire::{DiagnoseReply, Outcome};
 use crate::lsp::client::Client;
 use crate::lsp::{Launch, LspError, ServerDiagnostic, uri};
@@ -55,6 +55,30 @@ pub enum Job {
     },
 }
 
+/// The live workers by key. A worker that goes idle removes itself under
+/// this lock, so no job can be sent to a worker that is going away.
+pub struct Registry {
+    pub workers: HashMap<Key, WorkerHandle>,
+    pub stopping: bool,
+}
+
+/// What a worker needs from the daemon that runs it. The daemon's server
+/// implements it; the worker never sees the server's own types, so the
+/// dependency runs one way (server → worker).
+pub trait Host: Send + Sync {
+    /// The current `daemon` config section.
+    fn config(&self) -> DaemonConfig;
+    fn lock_registry(&self) -> MutexGuard<'_, Registry>;
+    /// One line in the daemon's log.
+    fn log(&self, message: &str);
+    /// A server started, stopped or changed: rewrite the daemon record.
+    fn write_record(&self);
+    /// Remember the server for pre-start in later sessions.
+    fn remember(&self, key: &Key);
+    /// Marks this daemon's server processes, for finding leftovers.
+    fn state_root(&self) -> &Path;
+}
+
 /// What `daemon status` and the memory ceiling see of a worker.
 #[derive(Debug, Clone)]
 pub struct ServerInfo {
@@ -78,7 +102,7 @@ pub struct WorkerHandle {
 }
 
 /// Starts a worker thread for `key`.
-pub fn spawn(shared: &Arc<Shared>, key: Key, id: u64) -> std::io::Result<WorkerHandle> {
+pub fn spawn(host: Arc<dyn Host>, key: Key, id: u64) -> std::io::Result<WorkerHandle> {
     let (sender, receiver) = mpsc::channel();
     let info = Arc::new(Mutex::new(ServerInfo {
         name: key.0.clone(),
@@ -95,7 +119,7 @@ pub fn spawn(shared: &Arc<Shared>, key: Key, id: u64) -> std::io::Result<WorkerH
     let worker = Worker {
         id,
         key: key.clone(),
-        shared: Arc::clone(shared),
+        host,
         info: Arc::clone(&info),
         receiver,
         client: None,
@@ -114,7 +138,7 @@ pub fn spawn(shared: &Arc<Shared>, key: Key, id: u64) -> std::io::Result<WorkerH
 struct Worker {
     id: u64,
     key: Key,
-    shared: Arc<Shared>,
+    host: Arc<dyn Host>,
     info: Arc<Mutex<ServerInfo>>,
     receiver: Receiver<Job>,
     client: Option<Client>,
@@ -149,11 +173,11 @@ impl Worker {
                 }
             }
             self.maintain();
-            let idle_limit = self.shared.config().server_idle();
+            let idle_limit = self.host.config().server_idle();
             if self.last_used.elapsed() >= idle_limit {
                 // Leave the registry under its lock, so no check can be
                 // sent to a worker that is going away.
-                let mut registry = self.shared.lock_registry();
+                let mut registry = self.host.lock_registry();
                 if let Ok(job) = self.receiver.try_recv() {
                     drop(registry);
                     if self.handle(job) == Flow::Exit {
@@ -194,7 +218,7 @@ impl Worker {
                 if self.client.is_none() && self.failures.is_empty() {
                     let deadline = Instant::now() + PRESTART_DEADLINE;
                     if let Err(error) = self.start(&launch, &fingerprint, deadline) {
-                        self.shared
+                        self.host
                             .log(&format!("pre-start of {} failed: {error}", self.key.0));
                     }
                 }
@@ -259,11 +283,11 @@ impl Worker {
         // as the answer to this change, and notice if it died.
         self.maintain();
         if self.client.is_some() && self.fingerprint != job.fingerprint {
-            self.shared.log(&format!(
+            self.host.log(&format!(
                 "the configuration of {} changed: restarting it",
                 self.key.0
             ));
-            self.drop_client(self.shared.config().shutdown_grace());
+            self.drop_client(self.host.config().shutdown_grace());
         }
         let warm = self.client.is_some();
         if !warm && let Err(error) = self.start(&job.launch, &job.fingerprint, job.deadline) {
@@ -321,7 +345,7 @@ impl Worker {
         {
             self.failures.pop_front();
         }
-        let limit = self.shared.config().max_restarts_per_minute.max(1) as usize;
+        let limit = self.host.config().max_restarts_per_minute.max(1) as usize;
         if self.failures.len() >= limit
             && let Some(oldest) = self.failures.front()
         {
@@ -340,7 +364,7 @@ impl Worker {
         let mut launch = launch.clone();
         launch.env.push((
             procs::MARKER.to_string(),
-            self.shared.paths.state_root.to_string_lossy().into_owned(),
+            self.host.state_root().to_string_lossy().into_owned(),
         ));
         let client = match Client::start(&launch, deadline) {
             Ok(client) => client,
@@ -349,7 +373,7 @@ impl Worker {
                 if !matches!(error, LspError::Spawn { .. }) {
                     self.record_failure(&error.to_string());
                 }
-                self.shared
+                self.host
                     .log(&format!("could not start {}: {error}", self.key.0));
                 return Err(error);
             }
@@ -365,14 +389,14 @@ impl Worker {
                 info.restarts += 1;
             }
         });
-        self.shared.log(&format!(
+        self.host.log(&format!(
             "{} {} (pid {pid}) for {}",
             if restart { "restarted" } else { "started" },
             self.key.0,
             self.key.1.display()
         ));
-        self.shared.write_record();
-        self.shared.remember(&self.key);
+        self.host.write_record();
+        self.host.remember(&self.key);
         Ok(())
     }
 
@@ -381,7 +405,7 @@ impl Worker {
     fn fail(&mut self, error: &LspError) {
         let pid = self.client.as_ref().map(Client::pid);
         self.record_failure(&error.to_string());
-        self.shared.log(&format!(
+        self.host.log(&format!(
             "{} (pid {}) failed a check and was stopped: {error}",
             self.key.0,
             pid.map_or_else(|| "?".into(), |p| p.to_string())
@@ -404,14 +428,14 @@ impl Worker {
         if !client.is_healthy() {
             let pid = client.pid();
             self.record_failure(&format!("the server (pid {pid}) exited"));
-            self.shared.log(&format!(
+            self.host.log(&format!(
                 "{} (pid {pid}) exited between checks; the next check starts it again",
                 self.key.0
             ));
             self.drop_client(Duration::ZERO);
             return;
         }
-        let file_idle = self.shared.config().file_idle();
+        let file_idle = self.host.config().file_idle();
         let stale: Vec<PathBuf> = self
             .files
             .iter()
@@ -430,12 +454,12 @@ impl Worker {
 
     fn stop_server(&mut self, reason: &str) {
         if let Some(client) = &self.client {
-            self.shared.log(&format!(
+            self.host.log(&format!(
                 "shut down {} (pid {}): {reason}",
                 self.key.0,
                 client.pid()
             ));
-            self.drop_client(self.shared.config().shutdown_grace());
+            self.drop_client(self.host.config().shutdown_grace());
         }
     }
 
@@ -448,7 +472,7 @@ impl Worker {
             info.pid = None;
             info.open_files = 0;
         });
-        self.shared.write_record();
+        self.host.write_record();
     }
 
     fn update_info(&self, change: impl FnOnce(&mut ServerInfo)) {

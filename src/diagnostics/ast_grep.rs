@@ -16,7 +16,7 @@ use serde_json::Value;
 
 use super::model::{Diag, Severity, fold_message};
 use crate::lsp::servers::find_binary;
-use crate::process::GroupChild;
+use crate::util::process::GroupChild;
 
 /// How long `sg --version` may take to prove it is ast-grep.
 const VERSION_PROBE_TIMEOUT: Duration = Duration::from_secs(2);

@@ -11,9 +11,9 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
 use super::model::Diag;
-use crate::ctx::Ctx;
+use crate::hook::ctx::Ctx;
 use crate::state::Versioned;
-use crate::text::fnv1a;
+use crate::util::text::fnv1a;
 
 pub const BASELINE_FILE: &str = "diagnostics.json";
 

@@ -7,7 +7,7 @@ use std::time::Instant;
 
 use super::model::{Diag, Severity};
 use super::settings::Settings;
-use crate::ctx::Ctx;
+use crate::hook::ctx::Ctx;
 use crate::lsp::servers::{ServerDef, workspace_root};
 use crate::lsp::{Launch, LspError, Pool};
 

@@ -8,9 +8,9 @@ use std::time::Duration;
 
 use super::ast_grep;
 use super::settings::Settings;
-use crate::ctx::Ctx;
+use crate::hook::ctx::Ctx;
 use crate::lsp::servers::{ServerDef, find_binary};
-use crate::process::GroupChild;
+use crate::util::process::GroupChild;
 
 /// How long `<server> --version` may take.
 const VERSION_TIMEOUT: Duration = Duration::from_secs(3);

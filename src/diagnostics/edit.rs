@@ -22,10 +22,10 @@ use super::lines::LineMap;
 use super::model::{Diag, Severity};
 use super::report::{self, Caps};
 use super::settings::{BlockOn, Settings};
-use crate::ctx::Ctx;
-use crate::loop_ctl::{self, Ownership};
-use crate::loop_state::{LOOP_FILE, LoopState};
-use crate::protocol::{Decision, EventName, HookOutput, ToolInput, cap_chars};
+use crate::hook::ctx::Ctx;
+use crate::hook::protocol::{Decision, EventName, HookOutput, ToolInput, cap_chars};
+use crate::ralph::loop_ctl::{self, Ownership};
+use crate::ralph::loop_state::{LOOP_FILE, LoopState};
 
 /// The share of a file's deadline the old text's check may use.
 const BASELINE_SHARE: f64 = 0.6;

@@ -24,10 +24,10 @@ use super::check::{self, Resolved};
 use super::model::{Diag, Severity};
 use super::report::{self, Caps};
 use super::settings::Settings;
-use crate::ctx::Ctx;
-use crate::loop_ctl::ConditionOutcome;
-use crate::loop_state::LoopState;
-use crate::text::fnv1a;
+use crate::hook::ctx::Ctx;
+use crate::ralph::loop_ctl::ConditionOutcome;
+use crate::ralph::loop_state::LoopState;
+use crate::util::text::fnv1a;
 
 pub const NAME: &str = "diagnostics";
 

@@ -10,7 +10,7 @@ use globset::{Glob, GlobSet, GlobSetBuilder};
 use serde::Deserialize;
 
 use super::model::Severity;
-use crate::ctx::Ctx;
+use crate::hook::ctx::Ctx;
 use crate::lsp::servers::{Registry, ServerDef};
 
 /// When an edit's diagnostics block (during a running loop only).

@@ -3,9 +3,9 @@
 //! the edit introduced errors); also flags orchestrator files that an edit
 //! left out of schema.
 
-use crate::ctx::Ctx;
 use crate::hook::Hook;
-use crate::protocol::{EventName, HookInput, HookOutput};
+use crate::hook::ctx::Ctx;
+use crate::hook::protocol::{EventName, HookInput, HookOutput};
 
 pub struct PostToolLspDiagnostic;
 
@@ -29,7 +29,7 @@ Config: <project>/.lsp.json and <project>/.claude/ralph-hooks.json (\"lsp\", \"d
         let HookInput::PostToolUse(tool) = input else {
             return Ok(HookOutput::silent());
         };
-        if let Some(output) = crate::schema::hook::check_edit(ctx, &tool) {
+        if let Some(output) = crate::orchestrator::schema::hook::check_edit(ctx, &tool) {
             return Ok(output);
         }
         crate::diagnostics::after_edit(ctx, &tool)

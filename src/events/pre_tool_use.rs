@@ -2,9 +2,9 @@
 //! call with a reason that says what to do instead, or stays silent; none
 //! ever answers `allow`, so the user's own permission prompts stay in charge.
 
-use crate::ctx::Ctx;
 use crate::hook::Hook;
-use crate::protocol::{EventName, HookInput, HookOutput};
+use crate::hook::ctx::Ctx;
+use crate::hook::protocol::{EventName, HookInput, HookOutput};
 
 pub struct PreToolStopGuard;
 
@@ -34,7 +34,7 @@ Config: <project>/.claude/ralph-hooks.json, section \"guard\".
         if guard.hook_specific_output.is_some() {
             return Ok(guard);
         }
-        if let Some(mut output) = crate::schema::hook::check_write(ctx, &tool) {
+        if let Some(mut output) = crate::orchestrator::schema::hook::check_write(ctx, &tool) {
             if let Some(note) = guard.system_message {
                 let message = match output.system_message.take() {
                     Some(own) => format!("{own}\n{note}"),

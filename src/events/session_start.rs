@@ -8,10 +8,10 @@
 
 use std::fmt::Write as _;
 
-use crate::ctx::Ctx;
 use crate::hook::Hook;
-use crate::loop_state::{LOOP_FILE, LoopState};
-use crate::protocol::{EventName, HookInput, HookOutput};
+use crate::hook::ctx::Ctx;
+use crate::hook::protocol::{EventName, HookInput, HookOutput};
+use crate::ralph::loop_state::{LOOP_FILE, LoopState};
 
 pub struct SessionStart;
 
@@ -140,7 +140,7 @@ pub fn loop_context(ctx: &Ctx, source: &str) -> anyhow::Result<Option<String>> {
                     text,
                     "  `{}` ended with:\n{}",
                     run.command,
-                    crate::text::indent(&tail.join("\n"), "    ")
+                    crate::util::text::indent(&tail.join("\n"), "    ")
                 );
             }
         }

@@ -1,5 +1,5 @@
 //! `ralph-stop-loop-controller`: the Ralph loop at every Stop, and, when no
-//! loop runs, task-step and todo continuation ([`crate::continuation`]).
+//! loop runs, task-step and todo continuation ([`crate::tasks::continuation`]).
 //!
 //! The hot path is "no loop": one `stat` of `loop.json` and we are done, so a
 //! session without a loop pays about the cost of starting a process.
@@ -9,12 +9,14 @@ use std::time::Duration;
 use anyhow::Context as _;
 use serde_json::json;
 
-use crate::ctx::Ctx;
 use crate::hook::Hook;
-use crate::loop_ctl::{self, Evidence, Ownership, StopDecision};
-use crate::loop_state::{LOOP_FILE, LoopState};
-use crate::protocol::{EventName, HookInput, HookOutput, StopInput};
-use crate::{checks, continuation, events_log, loops, promise, transcript, worktree};
+use crate::hook::ctx::Ctx;
+use crate::hook::protocol::{EventName, HookInput, HookOutput, StopInput};
+use crate::hook::transcript;
+use crate::ralph::loop_ctl::{self, Evidence, Ownership, StopDecision};
+use crate::ralph::loop_state::{LOOP_FILE, LoopState};
+use crate::ralph::{checks, loops, promise, worktree};
+use crate::tasks::continuation;
 
 pub struct StopLoopController;
 
@@ -162,7 +164,7 @@ fn last_failed(state: &LoopState) -> Vec<String> {
 fn log_event(ctx: &Ctx, state: &LoopState, event: &str, mut data: serde_json::Value) {
     data["event"] = json!(event);
     // The decision is already saved; a full disk must not turn it into a fault.
-    if let Err(error) = events_log::append(ctx, "loop_event", ("loopId", &state.id), data) {
+    if let Err(error) = ctx.log_event("loop_event", ("loopId", &state.id), data) {
         eprintln!("ralph-stop-loop-controller: warning: cannot record {event}: {error:#}");
     }
 }

@@ -26,7 +26,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::client::{DiagnosticMode, Launch};
-use crate::config::Config;
+use crate::hook::config::Config;
 
 /// One `.lsp.json` entry; every field optional so an entry can change one
 /// field of a built-in.

@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 
 use lsp_server::Message;
 
-use crate::process::GroupChild;
+use crate::util::process::GroupChild;
 
 /// What the reader thread saw on the server's stdout.
 #[derive(Debug)]

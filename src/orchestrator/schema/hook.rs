@@ -8,9 +8,9 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::ctx::Ctx;
-use crate::protocol::{HookOutput, ToolInput};
-use crate::schema::{self, Role, Violation};
+use crate::hook::ctx::Ctx;
+use crate::hook::protocol::{HookOutput, ToolInput};
+use crate::orchestrator::schema::{self, Role, Violation};
 
 /// At most this many violations are listed; the rest are counted.
 const MAX_LISTED: usize = 30;

@@ -6,7 +6,7 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::checks::CheckRun;
+use crate::ralph::checks::CheckRun;
 use crate::state::Versioned;
 
 pub const LOOP_FILE: &str = "loop.json";

@@ -11,8 +11,8 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context as _, bail};
 use serde_json::Value;
 
-use crate::ctx::Ctx;
-use crate::schema::normalize;
+use crate::hook::ctx::Ctx;
+use crate::orchestrator::schema::normalize;
 
 /// Template variables by name (`PROJECT_NAME`), each with the file it came from.
 #[derive(Debug, Default, Clone)]

@@ -4,11 +4,10 @@
 use anyhow::{Context as _, bail};
 use serde_json::json;
 
-use crate::ctx::Ctx;
-use crate::events_log;
-use crate::ids;
-use crate::loop_ctl;
-use crate::loop_state::{ARCHIVE_DIR, LOOP_FILE, LoopState, LoopStatus};
+use crate::hook::ctx::Ctx;
+use crate::ralph::loop_ctl;
+use crate::ralph::loop_state::{ARCHIVE_DIR, LOOP_FILE, LoopState, LoopStatus};
+use crate::state::ids;
 
 /// What `ralph-hooks loop start` asks for.
 #[derive(Debug, Clone, Default)]
@@ -72,7 +71,7 @@ pub fn start(ctx: &Ctx, request: StartRequest) -> anyhow::Result<LoopState> {
         goal: request.goal,
         promise: request
             .promise
-            .map(|p| crate::promise::normalize_whitespace(&p)),
+            .map(|p| crate::ralph::promise::normalize_whitespace(&p)),
         checks: request.checks,
         check_timeout_secs: request.check_timeout_secs,
         diagnostics: request.diagnostics,
@@ -86,14 +85,13 @@ pub fn start(ctx: &Ctx, request: StartRequest) -> anyhow::Result<LoopState> {
         ended_at: None,
         completion_reason: None,
         consecutive_blocks: 0,
-        worktree: crate::worktree::snapshot(&ctx.project_root, &ctx.state_root),
+        worktree: crate::ralph::worktree::snapshot(&ctx.project_root, &ctx.state_root),
         touched_files: Default::default(),
         history: Vec::new(),
     };
     locked.save_json(&state)?;
     drop(locked);
-    let _ = events_log::append(
-        ctx,
+    let _ = ctx.log_event(
         "loop_event",
         ("loopId", &state.id),
         json!({"event": "loop_started", "goal": state.goal, "maxIterations": state.max_iterations,
@@ -120,8 +118,7 @@ pub fn cancel(ctx: &Ctx) -> anyhow::Result<Option<LoopState>> {
     locked.save_json(&state)?;
     drop(locked);
     archive(ctx, &state)?;
-    let _ = events_log::append(
-        ctx,
+    let _ = ctx.log_event(
         "loop_event",
         ("loopId", &state.id),
         json!({"event": "loop_cancelled", "iteration": state.iteration}),

@@ -11,9 +11,10 @@ use std::path::{Path, PathBuf};
 use anyhow::Context as _;
 use chrono::{DateTime, Utc};
 
-use crate::config::Config;
-use crate::protocol::Common;
+use crate::hook::config::Config;
+use crate::hook::protocol::Common;
 use crate::state::Store;
+use crate::state::events_log;
 
 pub struct Ctx {
     /// `$CLAUDE_PROJECT_DIR`, else the input's `cwd`, else the process's cwd.
@@ -90,6 +91,25 @@ impl Ctx {
 
     /// The state store; its warnings (corrupt files moved aside) are shown to
     /// the user by the hook runner.
+    /// Appends one record to `events.jsonl`, stamped with this session and
+    /// the clock.
+    pub fn log_event(
+        &self,
+        kind: &str,
+        subject: (&str, &str),
+        data: serde_json::Value,
+    ) -> anyhow::Result<()> {
+        let agent_id = self.session_id.clone().unwrap_or_default();
+        let event = events_log::Event {
+            kind,
+            subject,
+            agent_id: &agent_id,
+            timestamp: self.now(),
+            data,
+        };
+        events_log::append(self.store(), event)
+    }
+
     pub fn store(&self) -> &Store {
         &self.store
     }

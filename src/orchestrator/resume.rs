@@ -4,7 +4,7 @@
 //!
 //! - A phase result, `<phase>-<timestamp>.json`, holds `phase`, `timestamp`,
 //!   `status`, `outputs`, `files_created` and `next_phase`; templates take
-//!   their `{{VARS}}` from its outputs ([`crate::templates`]).
+//!   their `{{VARS}}` from its outputs ([`crate::orchestrator::templates`]).
 //! - A resume state, `<command>-<spec_id>-<timestamp>.json`, holds `command`,
 //!   `spec_id`, `current_phase`, `completed_steps`, `pending_steps`,
 //!   `timestamp`, `expiry` and `context`. `<command>` in the name is the part
@@ -27,9 +27,9 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::ctx::Ctx;
-use crate::ids;
+use crate::hook::ctx::Ctx;
 use crate::state::Versioned;
+use crate::state::ids;
 
 pub const DIR: &str = "command-state";
 /// How long a resume state (and any command-state file) stays valid.

@@ -428,7 +428,7 @@ fn inline_hint(ty: &Ty) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::schema::tree::parse_yaml;
+    use crate::orchestrator::schema::tree::parse_yaml;
 
     const ITEM: &[Field] = &[
         required("id", Ty::Id(IdKind::Task)),

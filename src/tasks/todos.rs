@@ -81,7 +81,7 @@ impl TodoList {
 /// The current checklist of the session whose transcript is at `path`;
 /// `None` when the tail shows no todo tool at all (or cannot be read).
 pub fn current_list(path: &Path) -> Option<TodoList> {
-    let lines = crate::transcript::tail_lines(path, MAX_SCAN_BYTES).ok()?;
+    let lines = crate::hook::transcript::tail_lines(path, MAX_SCAN_BYTES).ok()?;
     from_lines(lines.iter().map(String::as_str))
 }
 

@@ -8,9 +8,9 @@ use std::fmt::Write as _;
 use chrono::{DateTime, Utc};
 use serde_json::Value;
 
-use crate::checks::CheckRun;
-use crate::loop_state::{HistoryEntry, LoopState, LoopStatus, STAGNANT_AFTER};
-use crate::text::{fnv1a, indent};
+use crate::ralph::checks::CheckRun;
+use crate::ralph::loop_state::{HistoryEntry, LoopState, LoopStatus, STAGNANT_AFTER};
+use crate::util::text::{fnv1a, indent};
 
 /// Claude Code force-ends a turn after this many Stop blocks in a row
 /// (`CLAUDE_CODE_STOP_HOOK_BLOCK_CAP`, v2.1.143+).

@@ -11,8 +11,8 @@ use std::time::{Duration, Instant};
 use anyhow::Context as _;
 use serde::{Deserialize, Serialize};
 
-use crate::process::GroupChild;
-use crate::text::{fnv1a, tail_lines_of};
+use crate::util::process::GroupChild;
+use crate::util::text::{fnv1a, tail_lines_of};
 
 /// Default time one check may take, as the issue asks.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(300);

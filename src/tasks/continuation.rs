@@ -29,12 +29,12 @@ use chrono::{DateTime, Duration, Utc};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-use crate::ctx::Ctx;
-use crate::protocol::{HookOutput, StopInput};
+use crate::hook::ctx::Ctx;
+use crate::hook::protocol::{HookOutput, StopInput};
 use crate::state::Versioned;
+use crate::tasks::todos::{self, TodoList, TodoSource, TodoStatus};
 use crate::tasks::{self, StepsProgress, TaskDoc};
-use crate::text::fnv1a;
-use crate::todos::{self, TodoList, TodoSource, TodoStatus};
+use crate::util::text::fnv1a;
 
 pub const STATE_FILE: &str = "continuation.json";
 

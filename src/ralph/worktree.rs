@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::{Command, Stdio};
 
-use crate::text::fnv1a;
+use crate::util::text::fnv1a;
 
 /// Path (relative to the project) to content hash.
 pub type Snapshot = BTreeMap<String, String>;

@@ -1,0 +1,20 @@
+//! The Ralph loop: a goal plus completion conditions, checked at every Stop;
+//! while a condition fails the stop is blocked with a follow-up prompt.
+//!
+//! - [`loop_state`]: `loop.json` and its archive `loops/<id>.json`;
+//! - [`loop_ctl`]: the Stop decision, pure (state and evidence in, decision out);
+//! - [`loops`]: start, cancel and archive, each a locked read-modify-write;
+//! - the evidence the Stop handler gathers: [`checks`] (check commands),
+//!   [`promise`] (the `<promise>` in the last message) and [`worktree`]
+//!   (what changed between iterations).
+//!
+//! Uses [`crate::hook`], [`crate::state`] and [`crate::util`]. Used by the
+//! Stop and session-start handlers, the guard, the diagnostics loop
+//! condition and the CLI; it knows nothing of them.
+
+pub mod checks;
+pub mod loop_ctl;
+pub mod loop_state;
+pub mod loops;
+pub mod promise;
+pub mod worktree;

@@ -1,0 +1,165 @@
+//! The source tree's layering (issue 9): each part of `src/` may use only
+//! the parts below it, so the architecture `ls src/` shows is the one the
+//! code has. A new part or a new dependency between parts is a change to
+//! the table here, made on purpose.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+/// Each part and the parts it may use. Lowest layer first.
+const ALLOWED: &[(&str, &[&str])] = &[
+    ("util", &[]),
+    ("state", &["util"]),
+    ("hook", &["state", "util"]),
+    ("lsp", &["hook", "state", "util"]),
+    ("ralph", &["hook", "state", "util"]),
+    ("tasks", &["hook", "state", "util"]),
+    ("orchestrator", &["hook", "state", "util"]),
+    ("daemon", &["lsp", "hook", "state", "util"]),
+    (
+        "diagnostics",
+        &["daemon", "lsp", "ralph", "hook", "state", "util"],
+    ),
+    (
+        "guards",
+        &["tasks", "ralph", "orchestrator", "hook", "state", "util"],
+    ),
+    (
+        "events",
+        &[
+            "guards",
+            "diagnostics",
+            "daemon",
+            "orchestrator",
+            "tasks",
+            "ralph",
+            "lsp",
+            "hook",
+            "state",
+            "util",
+        ],
+    ),
+    (
+        "cli",
+        &[
+            "guards",
+            "diagnostics",
+            "daemon",
+            "orchestrator",
+            "tasks",
+            "ralph",
+            "lsp",
+            "hook",
+            "state",
+            "util",
+        ],
+    ),
+];
+
+fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            rust_files(&path, out);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(path);
+        }
+    }
+}
+
+/// The part a file belongs to: `src/ralph.rs` and `src/ralph/x.rs` are both `ralph`.
+fn part_of(src: &Path, file: &Path) -> String {
+    let first = file.strip_prefix(src).unwrap().components().next().unwrap();
+    let name = first.as_os_str().to_string_lossy();
+    name.trim_end_matches(".rs").to_string()
+}
+
+/// The parts a file's code (not its comments) names through `crate::`.
+fn parts_used(text: &str) -> BTreeSet<String> {
+    let mut used = BTreeSet::new();
+    for line in text.lines() {
+        let code = line.split("//").next().unwrap_or("");
+        let mut rest = code;
+        while let Some(at) = rest.find("crate::") {
+            rest = &rest[at + "crate::".len()..];
+            let name: String = rest
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                .collect();
+            if !name.is_empty() {
+                used.insert(name);
+            }
+        }
+    }
+    used
+}
+
+#[test]
+fn no_part_uses_a_part_above_it() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    files.sort();
+    let known: BTreeSet<&str> = ALLOWED.iter().map(|(part, _)| *part).collect();
+    let mut violations = Vec::new();
+    for file in &files {
+        if file.ends_with("lib.rs") {
+            continue;
+        }
+        let part = part_of(&src, file);
+        let Some((_, allowed)) = ALLOWED.iter().find(|(name, _)| *name == part) else {
+            violations.push(format!(
+                "{}: part {part:?} is not in tests/layers.rs",
+                file.display()
+            ));
+            continue;
+        };
+        let text = std::fs::read_to_string(file).unwrap();
+        for used in parts_used(&text) {
+            if used == part {
+                continue;
+            }
+            if !known.contains(used.as_str()) {
+                violations.push(format!(
+                    "{}: uses crate::{used}, which is no part",
+                    file.display()
+                ));
+            } else if !allowed.contains(&used.as_str()) {
+                violations.push(format!(
+                    "{}: {part} uses {used}, which is not below it",
+                    file.display()
+                ));
+            }
+        }
+    }
+    assert!(
+        violations.is_empty(),
+        "layering violations:\n{}",
+        violations.join("\n")
+    );
+}
+
+#[test]
+fn every_part_is_a_folder_with_its_module_file() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    for (part, _) in ALLOWED {
+        assert!(
+            src.join(format!("{part}.rs")).is_file(),
+            "src/{part}.rs is missing"
+        );
+    }
+    let loose: Vec<String> = std::fs::read_dir(&src)
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|name| name.ends_with(".rs") && name != "lib.rs")
+        .filter(|name| {
+            !ALLOWED
+                .iter()
+                .any(|(part, _)| format!("{part}.rs") == *name)
+        })
+        .collect();
+    assert!(
+        loose.is_empty(),
+        "loose modules in src/ outside the parts: {loose:?}"
+    );
+}
