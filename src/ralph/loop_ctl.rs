@@ -411,6 +411,8 @@ mod tests {
             check_timeout_secs: 300,
             diagnostics: false,
             no_warnings: false,
+            project: false,
+            paths: Vec::new(),
             iteration: 0,
             max_iterations: max,
             session_id: Some("s".into()),

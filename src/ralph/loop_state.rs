@@ -56,6 +56,13 @@ pub struct LoopState {
     /// With `diagnostics`: warnings count as failures too.
     #[serde(default)]
     pub no_warnings: bool,
+    /// Issue 11: "no errors in the whole project" (or under `paths`) is a
+    /// condition: a loop started with only a goal.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub project: bool,
+    /// With `project`: the files or folders it covers (empty: all).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub paths: Vec<String>,
     /// Failed iterations so far.
     pub iteration: u32,
     pub max_iterations: u32,
@@ -98,6 +105,21 @@ impl LoopState {
         if let Some(promise) = &self.promise {
             lines.push(format!(
                 "your final message ends with <promise>{promise}</promise>"
+            ));
+        }
+        if self.project {
+            let what = if self.no_warnings {
+                "errors or warnings"
+            } else {
+                "errors"
+            };
+            let scope = if self.paths.is_empty() {
+                "the project".to_string()
+            } else {
+                self.paths.join(", ")
+            };
+            lines.push(format!(
+                "no {what} in {scope} (language servers and ast-grep, `ralph-hooks check`)"
             ));
         }
         if self.diagnostics {

@@ -19,6 +19,9 @@ pub struct StartRequest {
     pub max_iterations: u32,
     pub diagnostics: bool,
     pub no_warnings: bool,
+    /// No errors in the project (or under `paths`): a goal-only loop.
+    pub project: bool,
+    pub paths: Vec<String>,
 }
 
 /// Starts a loop, refusing while another one is running.
@@ -28,7 +31,11 @@ pub fn start(ctx: &Ctx, request: StartRequest) -> anyhow::Result<LoopState> {
             "the goal is empty: say what the loop should achieve, e.g. `ralph-hooks loop start \"make the tests pass\" --check \"cargo test\"`"
         );
     }
-    if request.promise.is_none() && request.checks.is_empty() && !request.diagnostics {
+    if request.promise.is_none()
+        && request.checks.is_empty()
+        && !request.diagnostics
+        && !request.project
+    {
         bail!(
             "a loop needs at least one completion condition: --promise TEXT, --check CMD or --diagnostics; without one it could never finish"
         );
@@ -76,6 +83,8 @@ pub fn start(ctx: &Ctx, request: StartRequest) -> anyhow::Result<LoopState> {
         check_timeout_secs: request.check_timeout_secs,
         diagnostics: request.diagnostics,
         no_warnings: request.no_warnings,
+        project: request.project,
+        paths: request.paths,
         iteration: 0,
         max_iterations: request.max_iterations,
         session_id: ctx.session_id.clone(),
