@@ -44,7 +44,44 @@ impl Variables {
             }
             self.values.insert(name, (source.to_string(), text));
         }
+        // The phase result's own fields (seed 000 REQ-2.2), after the outputs
+        // so an output cannot shadow them: `{{FILES_CREATED}}` is always the
+        // checked absolute paths.
+        if let Some(files) = phase_result.get("files_created").and_then(Value::as_array) {
+            let mut paths = Vec::new();
+            for file in files {
+                let file = file
+                    .as_str()
+                    .with_context(|| format!("{source}: files_created holds {file}, not a path"))?;
+                let path = resolve_path(ctx, file)
+                    .with_context(|| format!("{source}: files_created {file:?}"))?;
+                paths.push(path.display().to_string());
+            }
+            let text = if paths.is_empty() {
+                "(none)".to_string()
+            } else {
+                paths.join(", ")
+            };
+            self.insert_builtin(ctx, source, "FILES_CREATED", text);
+        }
+        for (field, name) in [("next_phase", "NEXT_PHASE"), ("phase", "PHASE")] {
+            if let Some(value) = phase_result.get(field).and_then(Value::as_str) {
+                self.insert_builtin(ctx, source, name, value.to_string());
+            }
+        }
         Ok(())
+    }
+
+    fn insert_builtin(&mut self, ctx: &Ctx, source: &str, name: &str, text: String) {
+        if let Some((previous_source, _)) = self.values.get(name)
+            && previous_source == source
+        {
+            ctx.debug(format_args!(
+                "{{{{{name}}}}} is the phase result's own field; the output of that name in {source} is ignored"
+            ));
+        }
+        self.values
+            .insert(name.to_string(), (source.to_string(), text));
     }
 
     pub fn get(&self, name: &str) -> Option<&str> {
