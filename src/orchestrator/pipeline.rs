@@ -275,7 +275,7 @@ fn phase_instructions(ctx: &Ctx, state: &ResumeState, mode: Mode) -> anyhow::Res
         ));
     }
     Ok(format!(
-        "\nPhase {}/3: {phase}. Start ONE sub-agent (the Agent tool) for it, with exactly this prompt, placeholders already filled:\n\n<<<PROMPT\n{prompt}PROMPT\n\nWhen the sub-agent has returned, run `{cli} pipeline next {spec}`: it checks the phase's saved result and prints the next step. Do not do the phase's work yourself.\n",
+        "\nPhase {}/3: {phase}. Start ONE sub-agent for it (the Agent tool, in the foreground: `run_in_background: false`, since the next step needs its result), with exactly this prompt, placeholders already filled:\n\n<<<PROMPT\n{prompt}PROMPT\n\nWhen the sub-agent has returned, run `{cli} pipeline next {spec}`: it checks the phase's saved result and prints the next step. Do not do the phase's work yourself.\n",
         index + 1,
         spec = state.spec_id
     ))
@@ -536,11 +536,26 @@ pub fn resume(
             "The ralph pipeline {spec} is done: nothing to resume (`--from <phase>` or `--restart` runs phases again).\n"
         ));
     } else {
-        PHASES
+        let current = PHASES
             .iter()
-            .find(|p| **p == state.current_phase)
-            .copied()
-            .with_context(|| format!("{spec} is at {:?}, not a phase", state.current_phase))?
+            .position(|p| *p == state.current_phase)
+            .with_context(|| format!("{spec} is at {:?}, not a phase", state.current_phase))?;
+        // Interrupted after a phase saved its result but before the pipeline
+        // moved on: that phase is done, continue after it.
+        let mut index = current;
+        while index < PHASES.len()
+            && phase_result(ctx, &spec, PHASES[index])?
+                .is_some_and(|(_, result)| result.status == "completed")
+        {
+            index += 1;
+        }
+        match PHASES.get(index) {
+            Some(phase) => phase,
+            None => {
+                let (text, _) = advance(ctx, Some(&spec))?;
+                return Ok(text);
+            }
+        }
     };
     let index = PHASES.iter().position(|p| *p == start_at).unwrap_or(0);
     state.completed_steps = PHASES[..index].iter().map(|p| p.to_string()).collect();
