@@ -44,18 +44,22 @@ views = json.loads(pipeline.stdout or "{}").get("pipelines") or []
 check.equal([view.get("current_phase") for view in views], ["done"], "pipeline status says the one pipeline is done")
 
 
-def first_user_text(call):
-    messages = call["body"].get("messages") or []
-    if not messages:
-        return ""
-    content = messages[0].get("content")
-    if isinstance(content, str):
-        return content
-    return "\n".join(block.get("text", "") for block in content or [] if isinstance(block, dict))
+def subagent_prompts(run):
+    """The distinct prompts sub-agents started with: the first user message's
+    block that begins "You are the <PHASE> phase of the ralph pipeline"."""
+    prompts = []
+    for call in run.calls:
+        messages = call["body"].get("messages") or []
+        content = messages[0].get("content") if messages else ""
+        blocks = [content] if isinstance(content, str) else [b.get("text", "") for b in content or [] if isinstance(b, dict)]
+        for text in blocks:
+            if text.startswith("You are the ") and "phase of the ralph pipeline" in text and text not in prompts:
+                prompts.append(text)
+    return prompts
 
 
-prompts = [first_user_text(call) for call in run.calls if "phase of the ralph pipeline" in first_user_text(call)]
-openings = sorted({text[text.find("You are the "):][:20] for text in prompts})
+prompts = subagent_prompts(run)
+openings = sorted(text[:20] for text in prompts)
 check.equal(openings, ["You are the PLAN pha", "You are the RUN phas", "You are the SYNC pha"],
             "the mock received the three sub-agent prompts")
 check(all("{{" not in text for text in prompts), "no sub-agent prompt had a placeholder left",
