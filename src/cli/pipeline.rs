@@ -9,8 +9,9 @@
 //! pipeline status [--json]
 //! ```
 //!
-//! `next` exits 0 when the pipeline moved on and 1 when it stopped at a
-//! failed phase: either way stdout says what happened and what to do.
+//! `next` and `phase` exit 0 when the pipeline moved on and 1 when it
+//! stopped at a failed or missing phase result: either way stdout says what
+//! happened and what to do.
 
 use std::process::ExitCode;
 
@@ -47,8 +48,13 @@ pub fn run(ctx: &Ctx, args: &mut Args) -> anyhow::Result<ExitCode> {
             };
             let spec = args.positional();
             args.finish()?;
-            print!("{}", pipeline::single_phase(ctx, &phase, spec.as_deref())?);
-            Ok(ExitCode::SUCCESS)
+            let (text, ready) = pipeline::single_phase(ctx, &phase, spec.as_deref())?;
+            print!("{text}");
+            Ok(if ready {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::from(1)
+            })
         }
         "next" => {
             let spec = args.positional();

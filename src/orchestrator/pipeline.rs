@@ -592,8 +592,8 @@ pub fn resume(
 
 /// `pipeline phase run|sync [SPEC]` (`/ralph-run`, `/ralph-sync`): the
 /// phase's instructions for the model itself, once the phase before it
-/// completed.
-pub fn single_phase(ctx: &Ctx, phase: &str, spec: Option<&str>) -> anyhow::Result<String> {
+/// completed; `false` with the STOPPED report when it did not.
+pub fn single_phase(ctx: &Ctx, phase: &str, spec: Option<&str>) -> anyhow::Result<(String, bool)> {
     let index = PHASES
         .iter()
         .position(|p| *p == phase)
@@ -608,7 +608,7 @@ pub fn single_phase(ctx: &Ctx, phase: &str, spec: Option<&str>) -> anyhow::Resul
     if state.current_phase == previous {
         let (moved, moved_on) = advance(ctx, Some(&state.spec_id))?;
         if !moved_on {
-            return Ok(moved);
+            return Ok((moved, false));
         }
         text.push_str(moved.lines().next().unwrap_or_default());
         text.push('\n');
@@ -622,7 +622,7 @@ pub fn single_phase(ctx: &Ctx, phase: &str, spec: Option<&str>) -> anyhow::Resul
     }
     let state = find(ctx, Some(&state.spec_id))?;
     text.push_str(&phase_instructions(ctx, &state, Mode::Yourself)?);
-    Ok(text)
+    Ok((text, true))
 }
 
 /// One phase of a pipeline as status shows it.

@@ -726,4 +726,139 @@ mod tests {
             "step \"deploy\" is not one of the saved steps of alfred:2-run SPEC-AUTH-001: spec_validation, test_setup, code_implementation, integration_test"
         );
     }
+
+    /// A fresh project folder under the system temp dir, removed on drop.
+    struct Project(std::path::PathBuf);
+
+    impl Project {
+        fn new(label: &str) -> Project {
+            let dir = std::env::temp_dir().join(format!(
+                "ralph-hooks-unit-{label}-{}-{}",
+                std::process::id(),
+                chrono::Utc::now().timestamp_nanos_opt().unwrap_or_default()
+            ));
+            std::fs::create_dir_all(&dir).unwrap();
+            Project(dir)
+        }
+
+        fn ctx(&self) -> Ctx {
+            Ctx::for_cli(Some(&self.0)).unwrap()
+        }
+    }
+
+    impl Drop for Project {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+
+    fn failing_write(_: &Ctx, _: &str, _: &str) -> anyhow::Result<()> {
+        bail!("injected write failure: no space left on device")
+    }
+
+    /// The backup path a failure message names (`… kept in PATH; …`).
+    fn backup_named_in(message: &str) -> std::path::PathBuf {
+        let after = message
+            .split("what it tried to save is kept in ")
+            .nth(1)
+            .unwrap_or_else(|| panic!("no backup named in: {message}"));
+        std::path::PathBuf::from(after.split(';').next().unwrap())
+    }
+
+    #[test]
+    fn a_failed_phase_save_keeps_a_backup_and_says_how_to_retry() {
+        let project = Project::new("failed-phase-save");
+        let ctx = project.ctx();
+        let mut result = PhaseResult {
+            phase: format!("unit-failed-save-{}", std::process::id()),
+            timestamp: "2025-11-12T10:30:00Z".parse().unwrap(),
+            status: "completed".into(),
+            outputs: Map::new(),
+            files_created: vec![],
+            next_phase: Some("1-plan".into()),
+        };
+        result
+            .outputs
+            .insert("project_name".into(), Value::String("MyProject".into()));
+        let error = save_phase_with(&ctx, &result, &failing_write).unwrap_err();
+        let message = format!("{error:#}");
+        assert!(
+            message.contains("injected write failure: no space left on device"),
+            "{message}"
+        );
+        assert!(
+            message.contains("retry with `ralph-hooks resume retry "),
+            "{message}"
+        );
+        assert!(load_all(&ctx).unwrap().is_empty(), "nothing was saved");
+        let backup = backup_named_in(&message);
+        let kept = std::fs::read_to_string(&backup).unwrap();
+        let Ok(Entry::Phase(kept)) = decode_entry(&kept) else {
+            panic!("the backup is not the phase result: {kept}")
+        };
+        assert_eq!(
+            kept, result,
+            "the backup holds what the save tried to write"
+        );
+
+        let relative = retry(&ctx, &backup).unwrap();
+        assert!(!backup.exists(), "the backup is removed once saved");
+        assert_eq!(
+            latest_phase(&ctx, &result.phase).unwrap().unwrap(),
+            (relative, result)
+        );
+    }
+
+    #[test]
+    fn a_failed_state_save_keeps_the_previous_state_and_a_backup() {
+        let project = Project::new("failed-state-save");
+        let ctx = project.ctx();
+        let mut first = state();
+        first.spec_id = format!("SPEC-UNIT-{}", std::process::id());
+        save_state(&ctx, &first).unwrap();
+        let mut second = first.clone();
+        second.timestamp = "2025-11-13T08:00:00Z".parse().unwrap();
+        second.current_phase = "verification".into();
+        let message = format!(
+            "{:#}",
+            save_state_with(&ctx, &second, &failing_write).unwrap_err()
+        );
+        assert!(
+            message.contains("the previous state is kept in command-state/2-run-"),
+            "{message}"
+        );
+        let backup = backup_named_in(&message);
+        let Ok(Entry::Resume(kept)) = decode_entry(&std::fs::read_to_string(&backup).unwrap())
+        else {
+            panic!("the backup is not the resume state")
+        };
+        assert_eq!(kept, second);
+        assert_eq!(states(&ctx).unwrap().len(), 1, "the previous state stays");
+        retry(&ctx, &backup).unwrap();
+        let now = states(&ctx).unwrap();
+        assert_eq!(now.len(), 1, "the retried save replaced the previous state");
+        assert_eq!(now[0].1.current_phase, "verification");
+    }
+
+    #[test]
+    fn from_past_a_pending_step_never_calls_it_completed() {
+        // Completed: spec_validation, test_setup. Pending: code_implementation,
+        // integration_test. `--from integration_test` skips code_implementation,
+        // which was never done.
+        let from = ShowOptions {
+            from: Some("integration_test".into()),
+            restart: false,
+        };
+        let text = continuation_prompt(&state(), &from).unwrap();
+        let completed = text
+            .split("do not redo them:\n")
+            .nth(1)
+            .and_then(|rest| rest.split("Never completed").next())
+            .unwrap();
+        assert_eq!(completed, "- spec_validation\n- test_setup\n", "{text}");
+        assert!(
+            text.contains("(they are NOT done; do them later if they are needed):\n- code_implementation\nContinue with step `integration_test` (--from)"),
+            "{text}"
+        );
+    }
 }

@@ -248,4 +248,42 @@ mod tests {
         assert_eq!(value_text(&serde_json::json!(3)), "3");
         assert_eq!(value_text(&serde_json::json!({"a": 1})), "{\"a\":1}");
     }
+
+    #[test]
+    fn files_created_and_next_phase_are_variables_with_checked_absolute_paths() {
+        let root =
+            std::env::temp_dir().join(format!("ralph-hooks-unit-templates-{}", std::process::id()));
+        std::fs::create_dir_all(root.join("docs")).unwrap();
+        let ctx = Ctx::for_cli(Some(&root)).unwrap();
+        let result = serde_json::json!({
+            "phase": "0-project",
+            "outputs": {"project_name": "MyProject"},
+            "files_created": ["docs/product.md", root.join("docs/structure.md").display().to_string()],
+            "next_phase": "1-plan"
+        });
+        let mut variables = Variables::default();
+        variables.add_outputs(&ctx, "p.json", &result).unwrap();
+        let text = render(
+            &ctx,
+            "{{PROJECT_NAME}} made {{FILES_CREATED}}; next {{NEXT_PHASE}}",
+            &variables,
+        )
+        .unwrap();
+        let root_text = normalize(&root).display().to_string();
+        assert_eq!(
+            text,
+            format!(
+                "MyProject made {root_text}/docs/product.md, {root_text}/docs/structure.md; next 1-plan"
+            )
+        );
+        let outside = serde_json::json!({"outputs": {}, "files_created": ["../elsewhere.md"]});
+        let error = Variables::default()
+            .add_outputs(&ctx, "q.json", &outside)
+            .unwrap_err();
+        assert!(
+            format!("{error:#}").contains("path outside the project root"),
+            "{error:#}"
+        );
+        let _ = std::fs::remove_dir_all(&root);
+    }
 }
