@@ -454,6 +454,8 @@ fn pr_without_gh_says_exactly_what_to_run() {
             &format!("spec_id={SPEC}"),
         ],
     ));
+    // The plan's test command must pass before the pipeline leaves run.
+    std::fs::write(project.join("test_greet.py"), "print('ok')\n").unwrap();
     ok(run(project, &["pipeline", "next"]));
     ok(run(
         project,
@@ -482,6 +484,56 @@ fn pr_without_gh_says_exactly_what_to_run() {
     assert_eq!(status["pipelines"][0]["current_phase"], "done");
     let again = ok(run(project, &["pipeline", "next"]));
     assert!(again.contains("already done"), "{again}");
+}
+
+#[test]
+fn a_run_phase_whose_test_command_fails_stops_the_pipeline() {
+    let temp = TempDir::new("pipeline-run-fails");
+    let project = temp.path();
+    ok(run(project, &["pipeline", "start", "add a greet function"]));
+    save_plan(project, "completed");
+    ok(run(project, &["pipeline", "next"]));
+    std::fs::write(
+        project.join("test_greet.py"),
+        "import sys\nprint('greet is missing')\nsys.exit(3)\n",
+    )
+    .unwrap();
+    // The run phase claims success; the test command says otherwise.
+    ok(run(
+        project,
+        &[
+            "resume",
+            "phase",
+            "run",
+            "--output",
+            &format!("spec_id={SPEC}"),
+            "--next",
+            "sync",
+        ],
+    ));
+    let stopped = run(project, &["pipeline", "next"]);
+    assert_eq!(stopped.status.code(), Some(1));
+    let text = stdout(&stopped);
+    assert!(
+        text.starts_with(&format!("STOPPED: phase run of the ralph pipeline {SPEC} saved \"completed\", but the plan's test command `python3 test_greet.py` fails: exit 3\n")),
+        "{text}"
+    );
+    assert!(
+        text.contains("greet is missing"),
+        "the output's tail is shown:\n{text}"
+    );
+    assert!(text.contains("sync did not run"), "{text}");
+    assert!(text.contains(&format!("`/ralph-resume {SPEC}`")), "{text}");
+    let status: serde_json::Value =
+        serde_json::from_str(&ok(run(project, &["pipeline", "status", "--json"]))).unwrap();
+    assert_eq!(
+        status["pipelines"][0]["current_phase"], "run",
+        "it did not move on"
+    );
+
+    std::fs::write(project.join("test_greet.py"), "print('ok')\n").unwrap();
+    let text = ok(run(project, &["pipeline", "next"]));
+    assert!(text.contains("Phase 3/3: sync."), "{text}");
 }
 
 #[test]

@@ -14,6 +14,7 @@
 //! happened and what to do.
 
 use std::process::ExitCode;
+use std::time::Duration;
 
 use anyhow::bail;
 
@@ -23,7 +24,15 @@ use crate::orchestrator::pipeline;
 
 const USAGE: &str = "usage: ralph-hooks pipeline start \"<request>\" [--branch] [--pr] [--plan-only] | next [<SPEC-ID>] | phase run|sync [<SPEC-ID>] | resume [<SPEC-ID>] [--from plan|run|sync] [--restart] | status [--json]";
 
+/// How long the plan's test command may run when the run phase is checked.
+const TEST_TIMEOUT: Duration = Duration::from_secs(600);
+
 pub fn run(ctx: &Ctx, args: &mut Args) -> anyhow::Result<ExitCode> {
+    // The run phase is checked with the Ralph loop's own check runner.
+    let verify = |command: &str| -> anyhow::Result<Option<String>> {
+        let run = crate::ralph::checks::run(&ctx.project_root, command, TEST_TIMEOUT)?;
+        Ok((!run.passed()).then(|| format!("{}\n{}", run.describe_status(), run.tail.trim_end())))
+    };
     let Some(action) = args.positional() else {
         bail!("{USAGE}");
     };
@@ -48,7 +57,7 @@ pub fn run(ctx: &Ctx, args: &mut Args) -> anyhow::Result<ExitCode> {
             };
             let spec = args.positional();
             args.finish()?;
-            let (text, ready) = pipeline::single_phase(ctx, &phase, spec.as_deref())?;
+            let (text, ready) = pipeline::single_phase(ctx, &phase, spec.as_deref(), &verify)?;
             print!("{text}");
             Ok(if ready {
                 ExitCode::SUCCESS
@@ -59,7 +68,7 @@ pub fn run(ctx: &Ctx, args: &mut Args) -> anyhow::Result<ExitCode> {
         "next" => {
             let spec = args.positional();
             args.finish()?;
-            let (text, moved_on) = pipeline::advance(ctx, spec.as_deref())?;
+            let (text, moved_on) = pipeline::advance(ctx, spec.as_deref(), &verify)?;
             print!("{text}");
             Ok(if moved_on {
                 ExitCode::SUCCESS
@@ -74,7 +83,7 @@ pub fn run(ctx: &Ctx, args: &mut Args) -> anyhow::Result<ExitCode> {
             args.finish()?;
             print!(
                 "{}",
-                pipeline::resume(ctx, spec.as_deref(), from.as_deref(), restart)?
+                pipeline::resume(ctx, spec.as_deref(), from.as_deref(), restart, &verify)?
             );
             Ok(ExitCode::SUCCESS)
         }

@@ -239,7 +239,12 @@ fn resume_part(ctx: &Ctx) -> anyhow::Result<Option<String>> {
     if !ctx.store().exists(resume::DIR) {
         return Ok(None);
     }
-    let states = resume::resumable(ctx)?.live;
+    // Pipelines have their own part, with their phases.
+    let states: Vec<_> = resume::resumable(ctx)?
+        .live
+        .into_iter()
+        .filter(|(_, state)| state.short_command() != crate::orchestrator::pipeline::COMMAND)
+        .collect();
     if states.is_empty() {
         return Ok(None);
     }

@@ -352,9 +352,14 @@ fn recovery(spec: &str, phase: &str) -> String {
     )
 }
 
+/// Runs a test command in the project: `None` when it passed, else what
+/// failed (status and the output's tail). The CLI passes the Ralph loop's
+/// check runner; tests pass their own.
+pub type Verify<'a> = &'a dyn Fn(&str) -> anyhow::Result<Option<String>>;
+
 /// `pipeline next [SPEC]`: `Ok((text, true))` moved on (or finished);
 /// `Ok((text, false))` stopped at a failed or missing phase result.
-pub fn advance(ctx: &Ctx, spec: Option<&str>) -> anyhow::Result<(String, bool)> {
+pub fn advance(ctx: &Ctx, spec: Option<&str>, verify: Verify) -> anyhow::Result<(String, bool)> {
     let mut state = find(ctx, spec)?;
     let spec = state.spec_id.clone();
     let phase = state.current_phase.clone();
@@ -392,6 +397,20 @@ pub fn advance(ctx: &Ctx, spec: Option<&str>) -> anyhow::Result<(String, bool)> 
             false,
         ));
     }
+    // The run phase's word is not enough: its test command must pass now,
+    // or the pipeline stops here (seed 004 AC-CMD-001, a failing run).
+    if phase == "run"
+        && let Some(command) = plan_test_command(ctx, &spec)?
+        && let Some(failure) = verify(&command)?
+    {
+        return Ok((
+            format!(
+                "STOPPED: phase run of the ralph pipeline {spec} saved \"completed\", but the plan's test command `{command}` fails: {failure}\nThe pipeline stops here; sync did not run.\n{}\n",
+                recovery(&spec, &phase)
+            ),
+            false,
+        ));
+    }
     let mut text = format!(
         "Phase {phase} of {spec} completed (result {}).\n",
         ctx.store().path(&relative).display()
@@ -419,6 +438,17 @@ pub fn advance(ctx: &Ctx, spec: Option<&str>) -> anyhow::Result<(String, bool)> 
         }
     }
     Ok((text, true))
+}
+
+/// The test command the plan phase saved (`test_command`), if any.
+fn plan_test_command(ctx: &Ctx, spec: &str) -> anyhow::Result<Option<String>> {
+    Ok(phase_result(ctx, spec, "plan")?.and_then(|(_, plan)| {
+        plan.outputs
+            .get("test_command")
+            .and_then(Value::as_str)
+            .filter(|command| !command.trim().is_empty())
+            .map(str::to_string)
+    }))
 }
 
 /// `--pr`: a draft PR with the plan's summary through `gh` when it is
@@ -499,6 +529,7 @@ pub fn resume(
     spec: Option<&str>,
     from: Option<&str>,
     restart: bool,
+    verify: Verify,
 ) -> anyhow::Result<String> {
     if from.is_some() && restart {
         bail!("--from and --restart contradict each other: give one");
@@ -552,7 +583,7 @@ pub fn resume(
         match PHASES.get(index) {
             Some(phase) => phase,
             None => {
-                let (text, _) = advance(ctx, Some(&spec))?;
+                let (text, _) = advance(ctx, Some(&spec), verify)?;
                 return Ok(text);
             }
         }
@@ -593,7 +624,12 @@ pub fn resume(
 /// `pipeline phase run|sync [SPEC]` (`/ralph-run`, `/ralph-sync`): the
 /// phase's instructions for the model itself, once the phase before it
 /// completed; `false` with the STOPPED report when it did not.
-pub fn single_phase(ctx: &Ctx, phase: &str, spec: Option<&str>) -> anyhow::Result<(String, bool)> {
+pub fn single_phase(
+    ctx: &Ctx,
+    phase: &str,
+    spec: Option<&str>,
+    verify: Verify,
+) -> anyhow::Result<(String, bool)> {
     let index = PHASES
         .iter()
         .position(|p| *p == phase)
@@ -606,7 +642,7 @@ pub fn single_phase(ctx: &Ctx, phase: &str, spec: Option<&str>) -> anyhow::Resul
     let previous = PHASES[index - 1];
     let mut text = String::new();
     if state.current_phase == previous {
-        let (moved, moved_on) = advance(ctx, Some(&state.spec_id))?;
+        let (moved, moved_on) = advance(ctx, Some(&state.spec_id), verify)?;
         if !moved_on {
             return Ok((moved, false));
         }
