@@ -12,6 +12,7 @@ mod daemon;
 mod doctor;
 pub mod install;
 mod loop_cmd;
+mod pipeline;
 mod resume;
 mod status;
 mod task;
@@ -45,7 +46,8 @@ Tasks:
 Orchestrator:
   validate <file>... [--json] [--as NAME]
   validate --schema NAME               path <relative>
-  resume save|phase|list|show …        render <template> --context <file|phase>...
+  resume save|phase|list|show|retry …  render <template> --context <file|phase>...
+  pipeline start|next|resume|status …  the plan → run → sync pipeline of /ralph
 Setup:
   install [--project DIR] [--uninstall]
   doctor
@@ -95,6 +97,7 @@ pub fn run(args: Vec<String>) -> anyhow::Result<ExitCode> {
         "status" => status::run(&ctx, &mut args)?,
         "validate" => validate::run(&ctx, &mut args)?,
         "resume" | "render" | "path" => resume::run(&ctx, &command, &mut args)?,
+        "pipeline" => pipeline::run(&ctx, &mut args)?,
         "install" => install::run(&ctx, &mut args)?,
         "doctor" => doctor::run(&ctx, &mut args)?,
         "daemon" => daemon::run(&ctx, &mut args)?,

@@ -30,3 +30,5 @@ mod diagnostics;
 mod daemon;
 // src/ layering: no part uses one above it (issue 9).
 mod layers;
+// The plan → run → sync pipeline, seed 000 gaps, slash commands (issue 15).
+mod pipeline;

@@ -81,6 +81,27 @@ pub const COMMANDS: &[(&str, &str)] = &[
         "loop-status.md",
         include_str!("../../hooks-config/commands/loop-status.md"),
     ),
+    // The plan → run → sync pipeline (issue 15).
+    (
+        "ralph.md",
+        include_str!("../../hooks-config/commands/ralph.md"),
+    ),
+    (
+        "ralph-plan.md",
+        include_str!("../../hooks-config/commands/ralph-plan.md"),
+    ),
+    (
+        "ralph-run.md",
+        include_str!("../../hooks-config/commands/ralph-run.md"),
+    ),
+    (
+        "ralph-sync.md",
+        include_str!("../../hooks-config/commands/ralph-sync.md"),
+    ),
+    (
+        "ralph-resume.md",
+        include_str!("../../hooks-config/commands/ralph-resume.md"),
+    ),
 ];
 
 /// Marks command files we wrote, so uninstall never deletes a user's file.
@@ -123,8 +144,13 @@ pub fn run(ctx: &Ctx, args: &mut Args) -> anyhow::Result<ExitCode> {
             registration.binary
         );
     }
+    let names: Vec<String> = COMMANDS
+        .iter()
+        .map(|(file, _)| format!("/{}", file.trim_end_matches(".md")))
+        .collect();
     println!(
-        "Slash commands: /ralph-loop, /cancel-loop, /loop-status in {}.",
+        "Slash commands: {} in {}.",
+        names.join(", "),
         project.join(".claude/commands").display()
     );
     println!("Start a loop with: ralph-hooks loop start \"<goal>\" --check \"<command>\"");
