@@ -30,3 +30,5 @@ mod diagnostics;
 mod daemon;
 // src/ layering: no part uses one above it (issue 9).
 mod layers;
+// Hardening (issue 10): damaged files × every reader, guard bypasses, signals, closed pipes.
+mod adversarial;
