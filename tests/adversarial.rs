@@ -455,6 +455,13 @@ fn every_file_times_every_fault_times_every_reader() {
                     moved || named,
                     "{what}: neither moved aside nor explained: {text}"
                 );
+                // Our own state is never left in the way: damage (of any
+                // kind but a newer version) is moved aside and reported.
+                let state = target.relative.starts_with(".claude/orchestrator/");
+                if state && fault != Fault::FutureVersion {
+                    assert!(moved, "{what}: not moved aside: {text}");
+                    assert!(named, "{what}: moved without a word: {text}");
+                }
                 if fault == Fault::FutureVersion && target.relative.ends_with("loop.json") {
                     assert!(text.contains("newer"), "{what}: {text}");
                 }
@@ -528,39 +535,71 @@ fn empty_check_is_refused() {
     assert!(!dir.path().join(".claude/orchestrator/loop.json").exists());
 }
 
-#[test]
-fn state_writes_never_follow_links_out_of_the_root() {
+/// Runs `args` in a project whose state entry `link` is a symlink to a
+/// fresh directory (or file, with `file`) outside; returns the outputs and
+/// what the outside holds afterwards.
+fn with_link_out(link: &str, file: bool, runs: &[&[&str]]) -> (Vec<Output>, Vec<String>) {
     let dir = TempDir::new("adversarial-links");
     let project = dir.path().join("project");
     base_project(&project);
     let elsewhere = dir.path().join("elsewhere");
     std::fs::create_dir_all(&elsewhere).unwrap();
-    std::fs::write(elsewhere.join("victim"), "mine\n").unwrap();
-    let state = project.join(".claude/orchestrator");
-    std::os::unix::fs::symlink(elsewhere.join("victim"), state.join("events.jsonl")).unwrap();
-    // A directory of the state that leads out of the root.
-    std::os::unix::fs::symlink(&elsewhere, state.join("loops")).unwrap();
-    std::os::unix::fs::symlink(elsewhere.join("lockdir"), state.join(".locks")).unwrap();
-
-    let run = |args: &[&str]| {
-        let mut command = util::command("ralph-hooks", &project);
-        command.args(args);
-        run_bounded(command, b"", &format!("{args:?}"))
+    let target = if file {
+        std::fs::write(elsewhere.join("victim"), "mine\n").unwrap();
+        elsewhere.join("victim")
+    } else {
+        elsewhere.clone()
     };
-    run(&["task", "progress", "hello"]);
-    run(&["loop", "start", "x", "--promise", "DONE"]);
-    run(&["loop", "cancel"]);
-    assert_eq!(
-        std::fs::read_to_string(elsewhere.join("victim")).unwrap(),
-        "mine\n"
-    );
-    let outside: Vec<_> = std::fs::read_dir(&elsewhere)
+    let state = project.join(".claude/orchestrator");
+    std::os::unix::fs::symlink(&target, state.join(link)).unwrap();
+    let outputs = runs
+        .iter()
+        .map(|args| {
+            let mut command = util::command("ralph-hooks", &project);
+            command.args(*args);
+            run_bounded(command, b"", &format!("{args:?}"))
+        })
+        .collect();
+    let mut outside: Vec<String> = std::fs::read_dir(&elsewhere)
         .unwrap()
         .flatten()
-        .map(|e| e.file_name())
+        .map(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let text = std::fs::read_to_string(e.path()).unwrap_or_default();
+            format!("{name}: {text}")
+        })
         .collect();
-    assert_eq!(outside.len(), 1, "files appeared outside: {outside:?}");
-    assert!(!elsewhere.join("lockdir").exists());
+    outside.sort();
+    (outputs, outside)
+}
+
+#[test]
+fn state_writes_never_follow_links_out_of_the_root() {
+    // The event log as a link to someone's file: moved aside, not appended to.
+    let (outputs, outside) = with_link_out("events.jsonl", true, &[&["task", "progress", "hi"]]);
+    assert!(outputs[0].status.success());
+    assert_eq!(outside, vec!["victim: mine\n"]);
+    assert!(String::from_utf8_lossy(&outputs[0].stderr).contains("symlink"));
+
+    // A state directory leading out: the archive of a cancelled loop is
+    // refused, and the refusal names the link.
+    let (outputs, outside) = with_link_out(
+        "loops",
+        false,
+        &[
+            &["loop", "start", "x", "--promise", "DONE"],
+            &["loop", "cancel"],
+        ],
+    );
+    assert!(outputs[0].status.success());
+    assert!(outside.is_empty(), "written outside: {outside:?}");
+    let cancel = String::from_utf8_lossy(&outputs[1].stderr);
+    assert!(cancel.contains("symlink out of the state root"), "{cancel}");
+
+    // The lock directory leading out: no lock file is created there.
+    let (outputs, outside) = with_link_out(".locks", false, &[&["task", "progress", "hi"]]);
+    assert!(outside.is_empty(), "written outside: {outside:?}");
+    assert_eq!(outputs[0].status.code(), Some(1));
 }
 
 // ---- the guard ----

@@ -154,6 +154,19 @@ pub fn append_line(path: &Path, line: &str) -> anyhow::Result<Appended> {
     if let Some(dir) = path.parent() {
         fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
     }
+    // Look before opening: opening a FIFO for writing without a reader
+    // fails (or, blocking, waits), a directory cannot be opened for append.
+    if let Ok(metadata) = fs::symlink_metadata(path) {
+        let kind = metadata.file_type();
+        if kind.is_symlink() {
+            return Ok(Appended::Refused(
+                "it is a symlink, and state files are never links",
+            ));
+        }
+        if !kind.is_file() {
+            return Ok(Appended::Refused("it is not a regular file"));
+        }
+    }
     let mut file = match OpenOptions::new()
         .create(true)
         .append(true)
@@ -165,6 +178,9 @@ pub fn append_line(path: &Path, line: &str) -> anyhow::Result<Appended> {
             return Ok(Appended::Refused(
                 "it is a symlink, and state files are never links",
             ));
+        }
+        Err(error) if matches!(error.raw_os_error(), Some(libc::EISDIR) | Some(libc::ENXIO)) => {
+            return Ok(Appended::Refused("it is not a regular file"));
         }
         Err(error) => {
             return Err(error).with_context(|| format!("cannot open {}", path.display()));
