@@ -449,9 +449,17 @@ fn running_loop(store: &Store) -> anyhow::Result<Option<LoopState>> {
 }
 
 /// Whether the agent is working unattended: a Ralph loop runs, or the
-/// active task's continuation would keep it going at Stop.
+/// active task is in progress with open steps, so its continuation keeps
+/// the agent going at Stop. (Continuation over Claude Code's own todo list
+/// is not counted: it lives in the transcript, not in our state.)
 fn unattended(ctx: &Ctx) -> anyhow::Result<bool> {
-    Ok(running_loop(ctx.store())?.is_some() || tasks::active(ctx.store())?.is_some())
+    if running_loop(ctx.store())?.is_some() {
+        return Ok(true);
+    }
+    Ok(tasks::active(ctx.store())?.is_some_and(|doc| {
+        doc.field("Status") == Some(tasks::IN_PROGRESS)
+            && !tasks::steps::open_steps(&doc).is_empty()
+    }))
 }
 
 /// What a path written by a tool is to us.

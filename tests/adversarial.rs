@@ -753,8 +753,19 @@ fn guard_config_and_state_are_protected_while_unattended() {
         assert!(!denied(&bash(project, command)), "denied: {command}");
     }
 
-    // Without a loop or task the user's own edits go through.
+    // A task in progress with open steps keeps the agent going too.
     std::fs::remove_file(project.join(".claude/orchestrator/loop.json")).unwrap();
+    base_project(project);
+    assert!(denied(&bash(
+        project,
+        "echo '{}' > .claude/ralph-hooks.json"
+    )));
+    // Without a loop or a continuing task the user's own edits go through.
+    std::fs::write(
+        project.join(format!(".claude/orchestrator/tasks/{TASK}.md")),
+        TASK_MD.replace("[>] (s2)", "[x] (s2)"),
+    )
+    .unwrap();
     assert!(!denied(&bash(
         project,
         "echo '{}' > .claude/ralph-hooks.json"
