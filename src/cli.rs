@@ -128,8 +128,8 @@ pub fn run(args: Vec<String>) -> anyhow::Result<ExitCode> {
         "daemon" => daemon::run(&ctx, &mut args)?,
         other => anyhow::bail!("unknown command {other:?}: run `ralph-hooks --help` for the list"),
     };
-    for warning in ctx.store().take_warnings() {
-        eprintln!("ralph-hooks: warning: {warning}");
-    }
+    // The store printed each warning on stderr as it happened; the CLI has
+    // no second channel to repeat them on.
+    drop(ctx.store().take_warnings());
     Ok(code)
 }
