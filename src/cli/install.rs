@@ -36,7 +36,7 @@ pub const REGISTRATIONS: &[Registration] = &[
     },
     Registration {
         event: "PreToolUse",
-        matcher: Some("^(Bash|Write|Edit|MultiEdit|Agent|Task|mcp__.*)$"),
+        matcher: Some("^(Bash|Write|Edit|MultiEdit|NotebookEdit|Agent|Task|mcp__.*)$"),
         binary: "ralph-pre-tool-stop-guard",
         timeout: 15,
     },
