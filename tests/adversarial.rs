@@ -216,7 +216,7 @@ fn targets() -> Vec<Target> {
         Target {
             relative: ".claude/orchestrator/diagnostics.json",
             good: |_| json!({"version": 1, "files": {}}).to_string(),
-            reader: None,
+            reader: Some("post edit"),
         },
         Target {
             relative: ".claude/orchestrator/events.jsonl",
@@ -226,7 +226,7 @@ fn targets() -> Vec<Target> {
         Target {
             relative: ".claude/orchestrator/command-state/plan-SPEC-1.json",
             good: |_| json!({"version": 1, "command": "plan"}).to_string(),
-            reader: None,
+            reader: Some("cli resume list"),
         },
         Target {
             relative: ".claude/ralph-hooks.json",

@@ -132,10 +132,9 @@ pub fn load_all(ctx: &Ctx) -> anyhow::Result<Vec<(String, Entry)>> {
         if name.starts_with('.') || !name.ends_with(".json") {
             continue;
         }
+        // Anything else under a `.json` name (a FIFO, a directory, a link)
+        // is damage: the store's reader refuses it and moves it aside.
         let relative = format!("{DIR}/{name}");
-        if !ctx.store().path(&relative).is_file() {
-            continue;
-        }
         if let Some(entry) = load_entry(ctx, &relative)? {
             entries.push((relative, entry));
         }
