@@ -32,3 +32,5 @@ mod daemon;
 mod layers;
 // The plan → run → sync pipeline, seed 000 gaps, slash commands (issue 15).
 mod pipeline;
+// Hardening (issue 10): damaged files × every reader, guard bypasses, signals, closed pipes.
+mod adversarial;

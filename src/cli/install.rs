@@ -16,6 +16,7 @@ use serde_json::{Map, Value, json};
 use super::Args;
 use crate::hook::ctx::Ctx;
 use crate::state::write_atomic;
+use crate::util::fsread::{self, Links, limits};
 
 /// One handler we register.
 pub struct Registration {
@@ -35,7 +36,7 @@ pub const REGISTRATIONS: &[Registration] = &[
     },
     Registration {
         event: "PreToolUse",
-        matcher: Some("^(Bash|Write|Edit|MultiEdit|Agent|Task|mcp__.*)$"),
+        matcher: Some("^(Bash|Write|Edit|MultiEdit|NotebookEdit|Agent|Task|mcp__.*)$"),
         binary: "ralph-pre-tool-stop-guard",
         timeout: 15,
     },
@@ -181,10 +182,8 @@ pub fn binary_dir() -> anyhow::Result<PathBuf> {
 }
 
 fn read_settings(path: &Path) -> anyhow::Result<Value> {
-    let text = match std::fs::read_to_string(path) {
-        Ok(text) => text,
-        Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(json!({})),
-        Err(error) => return Err(error).with_context(|| format!("cannot read {}", path.display())),
+    let Some(text) = fsread::read_text(path, limits::CONFIG, Links::Follow)? else {
+        return Ok(json!({}));
     };
     if text.trim().is_empty() {
         return Ok(json!({}));
@@ -324,7 +323,7 @@ fn install_commands(project: &Path, cli: &str) -> anyhow::Result<()> {
     let dir = project.join(".claude").join("commands");
     for (name, text) in COMMANDS {
         let path = dir.join(name);
-        if let Ok(existing) = std::fs::read_to_string(&path)
+        if let Ok(Some(existing)) = fsread::read_text(&path, limits::DOCUMENT, Links::Follow)
             && !existing.contains(COMMAND_MARKER)
         {
             eprintln!(
@@ -344,7 +343,9 @@ fn remove_commands(project: &Path) -> anyhow::Result<usize> {
     let mut removed = 0;
     for (name, _) in COMMANDS {
         let path = dir.join(name);
-        if std::fs::read_to_string(&path).is_ok_and(|text| text.contains(COMMAND_MARKER)) {
+        if fsread::read_text(&path, limits::DOCUMENT, Links::Follow)
+            .is_ok_and(|text| text.is_some_and(|text| text.contains(COMMAND_MARKER)))
+        {
             std::fs::remove_file(&path)
                 .with_context(|| format!("cannot remove {}", path.display()))?;
             removed += 1;

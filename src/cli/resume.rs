@@ -24,6 +24,7 @@ use super::Args;
 use crate::hook::ctx::Ctx;
 use crate::orchestrator::resume::{self, EXPIRY_DAYS, PhaseResult, ResumeState, ShowOptions};
 use crate::orchestrator::templates::{self, Variables};
+use crate::util::fsread::{self, Links, limits};
 
 pub fn run(ctx: &Ctx, command: &str, args: &mut Args) -> anyhow::Result<ExitCode> {
     match command {
@@ -303,8 +304,8 @@ fn render(ctx: &Ctx, args: &mut Args) -> anyhow::Result<ExitCode> {
             .context("cannot read the template from stdin")?;
         text
     } else {
-        std::fs::read_to_string(&template_arg)
-            .with_context(|| format!("cannot read the template {template_arg}"))?
+        fsread::read_text(Path::new(&template_arg), limits::DOCUMENT, Links::Follow)?
+            .with_context(|| format!("the template {template_arg} does not exist"))?
     };
     let mut variables = Variables::default();
     for context in &contexts {
@@ -322,8 +323,8 @@ fn render(ctx: &Ctx, args: &mut Args) -> anyhow::Result<ExitCode> {
 fn load_context(ctx: &Ctx, context: &str) -> anyhow::Result<(String, Value)> {
     let as_file = Path::new(context);
     if as_file.is_file() {
-        let text = std::fs::read_to_string(as_file)
-            .with_context(|| format!("cannot read the context {context}"))?;
+        let text = fsread::read_text(as_file, limits::DOCUMENT, Links::Follow)?
+            .with_context(|| format!("the context {context} does not exist"))?;
         let value: Value = serde_json::from_str(&text)
             .with_context(|| format!("the context {context} is not JSON"))?;
         return Ok((context.to_string(), value));

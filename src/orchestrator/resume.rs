@@ -132,8 +132,11 @@ pub fn load_all(ctx: &Ctx) -> anyhow::Result<Vec<(String, Entry)>> {
         if name.starts_with('.') || !name.ends_with(".json") {
             continue;
         }
+        // A directory is not a document and is left alone; anything else
+        // under a `.json` name that is not a regular file (a FIFO, a link)
+        // is damage: the store's reader refuses it and moves it aside.
         let relative = format!("{DIR}/{name}");
-        if !ctx.store().path(&relative).is_file() {
+        if std::fs::symlink_metadata(ctx.store().path(&relative)).is_ok_and(|m| m.is_dir()) {
             continue;
         }
         if let Some(entry) = load_entry(ctx, &relative)? {
