@@ -14,6 +14,7 @@ use ast_grep_config::{
 use ast_grep_language::SupportLang;
 
 use super::lang::Lang;
+use crate::util::fsread::{self, Links, limits};
 
 /// The built-in rules: (file name, YAML). Each file is one rule for one
 /// language; an id may span languages (`no-eval` for Python and JS/TS).
@@ -222,10 +223,11 @@ fn project_rules(project_root: &Path, problems: &mut Vec<String>) -> Vec<RuleCon
     let Some(config) = config_file(project_root) else {
         return Vec::new();
     };
-    let text = match std::fs::read_to_string(&config) {
-        Ok(text) => text,
+    let text = match fsread::read_text(&config, limits::CONFIG, Links::Follow) {
+        Ok(Some(text)) => text,
+        Ok(None) => return Vec::new(),
         Err(error) => {
-            problems.push(format!("{}: cannot read: {error}", config.display()));
+            problems.push(error.to_string());
             return Vec::new();
         }
     };
@@ -270,9 +272,10 @@ fn project_rules(project_root: &Path, problems: &mut Vec<String>) -> Vec<RuleCon
             .unwrap_or(&file)
             .display()
             .to_string();
-        match std::fs::read_to_string(&file) {
-            Ok(yaml) => rules.extend(parse_rules(&yaml, &origin, problems)),
-            Err(error) => problems.push(format!("{origin}: cannot read: {error}")),
+        match fsread::read_text(&file, limits::CONFIG, Links::Follow) {
+            Ok(Some(yaml)) => rules.extend(parse_rules(&yaml, &origin, problems)),
+            Ok(None) => {}
+            Err(error) => problems.push(format!("{origin}: cannot read: {}", error.reason())),
         }
     }
     rules

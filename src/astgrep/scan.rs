@@ -12,6 +12,7 @@ use ast_grep_language::SupportLang;
 
 use super::lang::Lang;
 use super::rules::RuleSet;
+use crate::util::fsread::{self, Links};
 
 /// Files larger than this are skipped: generated bundles, not source.
 pub const MAX_FILE_BYTES: u64 = 2 * 1024 * 1024;
@@ -150,23 +151,16 @@ impl RuleSet {
             findings: Vec::new(),
             skipped: Some(why),
         };
-        match std::fs::metadata(path) {
-            Ok(meta) if meta.len() > MAX_FILE_BYTES => {
-                return skipped(format!("larger than {} bytes", MAX_FILE_BYTES));
-            }
-            Ok(_) => {}
-            Err(error) => return skipped(format!("cannot read: {error}")),
-        }
-        match std::fs::read(path) {
-            Ok(bytes) => match String::from_utf8(bytes) {
-                Ok(text) => FileScan {
-                    path: path.to_path_buf(),
-                    findings: self.scan_source(path, &text),
-                    skipped: None,
-                },
-                Err(_) => skipped("not UTF-8".into()),
+        // The one bounded, type-checked reader: a FIFO or a huge file in the
+        // tree is skipped with its reason, never read.
+        match fsread::read_text(path, MAX_FILE_BYTES, Links::Follow) {
+            Ok(Some(text)) => FileScan {
+                path: path.to_path_buf(),
+                findings: self.scan_source(path, &text),
+                skipped: None,
             },
-            Err(error) => skipped(format!("cannot read: {error}")),
+            Ok(None) => skipped("it no longer exists".into()),
+            Err(error) => skipped(error.reason()),
         }
     }
 }

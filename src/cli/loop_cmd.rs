@@ -193,14 +193,29 @@ fn cancel(ctx: &Ctx, args: &mut Args) -> anyhow::Result<ExitCode> {
     args.finish()?;
     match loops::cancel(ctx)? {
         None => println!("No active loop to cancel."),
-        Some(state) => println!(
-            "Cancelled Ralph loop {} at iteration {}/{}. History kept in {}/loops/{}.json. Start a new one with `ralph-hooks loop start`.",
-            state.id,
-            state.iteration,
-            state.max_iterations,
-            ctx.state_root.display(),
-            state.id
-        ),
+        Some(state) => {
+            println!(
+                "Cancelled Ralph loop {} at iteration {}/{}. History kept in {}/loops/{}.json.",
+                state.id,
+                state.iteration,
+                state.max_iterations,
+                ctx.state_root.display(),
+                state.id
+            );
+            if state.project {
+                let latest = state
+                    .history
+                    .iter()
+                    .rev()
+                    .find_map(|entry| entry.conditions.get("project"))
+                    .or(state.start_record.as_ref());
+                println!(
+                    "Progress so far: {}.",
+                    state.project_progress(latest, ctx.now())
+                );
+            }
+            println!("Restart it with: {}", state.restart_command());
+        }
     }
     Ok(ExitCode::SUCCESS)
 }

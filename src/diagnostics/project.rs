@@ -26,6 +26,7 @@ use super::settings::Settings;
 use crate::astgrep::{Finding, Lang, Level, LoadOptions, RuleSet};
 use crate::hook::ctx::Ctx;
 use crate::lsp::Pool;
+use crate::util::fsread::{self, Links, limits};
 
 /// Folders never checked, whatever the ignore files say.
 const NEVER: &[&str] = &[
@@ -328,8 +329,16 @@ fn lsp_items(
     path: &Path,
     budget_end: Option<Instant>,
 ) -> Result<Vec<Item>, Status> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|error| Status::Inconclusive(format!("cannot read it: {error}")))?;
+    let text = match fsread::read_text(path, limits::SOURCE, Links::Follow) {
+        Ok(Some(text)) => text,
+        Ok(None) => return Err(Status::Inconclusive("it vanished while checking".into())),
+        Err(error) => {
+            return Err(Status::Inconclusive(format!(
+                "cannot read it: {}",
+                error.reason()
+            )));
+        }
+    };
     let mut deadline = Instant::now() + settings.file_timeout(target.server);
     if let Some(end) = budget_end {
         deadline = deadline.min(end);

@@ -8,7 +8,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use serde_json::json;
+use serde_json::{Value, json};
 
 use super::loop_condition::{FileResult, Problem, evaluate_in};
 use super::model::Severity;
@@ -65,14 +65,107 @@ pub fn project_condition(ctx: &Ctx, state: &LoopState) -> ConditionOutcome {
             };
         }
     };
-    let previous: Vec<Problem> = state
+    // The previous iteration: the last Stop's check, or the one made at
+    // `loop start` (so the first Stop already says what was fixed).
+    let previous_record = state
         .history
-        .last()
-        .and_then(|entry| entry.conditions.get(NAME))
+        .iter()
+        .rev()
+        .find_map(|entry| entry.conditions.get(NAME))
+        .or(state.start_record.as_ref());
+    let previous: Vec<Problem> = previous_record
         .and_then(|record| record.get("problems"))
         .and_then(|problems| serde_json::from_value(problems.clone()).ok())
         .unwrap_or_default();
-    outcome(&report, &scope(state), &previous, state.no_warnings, caps)
+    let mut outcome = outcome(&report, &scope(state), &previous, state.no_warnings, caps);
+    if !outcome.holds
+        && let Some(record) = previous_record
+    {
+        let by_file = per_file_changes(record, &outcome.record);
+        if !by_file.is_empty() {
+            outcome
+                .report
+                .push_str("\n  By file, since the previous check:\n");
+            outcome.report.push_str(&by_file);
+        }
+    }
+    outcome
+}
+
+/// Errors and warnings per file in a check record (checked files only).
+fn file_counts(record: &Value) -> std::collections::BTreeMap<String, (u64, u64)> {
+    record
+        .get("files")
+        .and_then(Value::as_object)
+        .map(|files| {
+            files
+                .iter()
+                .filter(|(_, c)| c.get("errors").is_some())
+                .map(|(file, c)| {
+                    let n = |key: &str| c.get(key).and_then(Value::as_u64).unwrap_or(0);
+                    (file.clone(), (n("errors"), n("warnings")))
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// "2 errors, 1 warning" or "clean".
+fn describe((errors, warnings): (u64, u64)) -> String {
+    let mut parts = Vec::new();
+    if errors > 0 {
+        parts.push(format!(
+            "{errors} error{}",
+            if errors == 1 { "" } else { "s" }
+        ));
+    }
+    if warnings > 0 {
+        parts.push(format!(
+            "{warnings} warning{}",
+            if warnings == 1 { "" } else { "s" }
+        ));
+    }
+    if parts.is_empty() {
+        "clean".into()
+    } else {
+        parts.join(", ")
+    }
+}
+
+/// One line per file whose counts changed between two check records:
+/// "app/models.py: fixed — 2 errors → clean", "web/a.ts: new — 1 error".
+pub fn per_file_changes(before: &Value, after: &Value) -> String {
+    let before = file_counts(before);
+    let after = file_counts(after);
+    let files: std::collections::BTreeSet<&String> = before.keys().chain(after.keys()).collect();
+    let mut text = String::new();
+    for file in files {
+        let old = before.get(file).copied().unwrap_or((0, 0));
+        let new = after.get(file).copied().unwrap_or((0, 0));
+        if old == new {
+            continue;
+        }
+        let verdict = if new.0 == 0 && old.0 > 0 {
+            "fixed"
+        } else if old == (0, 0) {
+            "new"
+        } else if new.0 + new.1 < old.0 + old.1 {
+            "better"
+        } else {
+            "worse"
+        };
+        let line = if old == (0, 0) {
+            format!("    {file}: {verdict} — {}\n", describe(new))
+        } else {
+            format!(
+                "    {file}: {verdict} — {} → {}\n",
+                describe(old),
+                describe(new)
+            )
+        };
+        text.push_str(&line);
+    }
+    text.trim_end().to_string()
 }
 
 /// The outcome for a finished check: pure over the report, for tests.
@@ -155,10 +248,21 @@ pub fn first_feedback(ctx: &Ctx, state: &LoopState) -> String {
         }
     };
     let outcome = outcome(&report, &scope(state), &[], state.no_warnings, caps);
+    if let Err(error) = crate::ralph::loops::record_start(ctx, &state.id, outcome.record.clone()) {
+        eprintln!("ralph-hooks: warning: cannot keep the start check in the loop: {error:#}");
+    }
     let mut text = format!("Project check now: {}\n", report.summary_line());
     if outcome.holds {
         text.push_str("Nothing to fix: the loop completes at the next stop.");
     } else {
+        // Where to begin: files with errors first, then by path.
+        let mut files: Vec<(String, (u64, u64))> =
+            file_counts(&outcome.record).into_iter().collect();
+        files.sort_by_key(|(file, (errors, _))| (*errors == 0, file.clone()));
+        text.push_str("By file:\n");
+        for (file, counts) in files {
+            text.push_str(&format!("    {file}: {}\n", describe(counts)));
+        }
         text.push_str(outcome.report.trim_end());
     }
     if report.budget_ran_out {

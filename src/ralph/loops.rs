@@ -2,7 +2,7 @@
 //! Stop hook; every change is a locked read-modify-write of `loop.json`.
 
 use anyhow::{Context as _, bail};
-use serde_json::json;
+use serde_json::{Value, json};
 
 use crate::hook::ctx::Ctx;
 use crate::ralph::loop_ctl;
@@ -85,6 +85,7 @@ pub fn start(ctx: &Ctx, request: StartRequest) -> anyhow::Result<LoopState> {
         no_warnings: request.no_warnings,
         project: request.project,
         paths: request.paths,
+        start_record: None,
         iteration: 0,
         max_iterations: request.max_iterations,
         session_id: ctx.session_id.clone(),
@@ -107,6 +108,20 @@ pub fn start(ctx: &Ctx, request: StartRequest) -> anyhow::Result<LoopState> {
                "checks": state.checks, "promise": state.promise, "diagnostics": state.diagnostics}),
     );
     Ok(state)
+}
+
+/// Keeps the project check made at `loop start` in the loop it was made
+/// for (still running, same id); a loop replaced meanwhile is left alone.
+pub fn record_start(ctx: &Ctx, id: &str, record: Value) -> anyhow::Result<()> {
+    let locked = ctx.store().lock(LOOP_FILE)?;
+    let Some(mut state) = locked.load_json::<LoopState>()? else {
+        return Ok(());
+    };
+    if state.id != id || !state.is_running() {
+        return Ok(());
+    }
+    state.start_record = Some(record);
+    locked.save_json(&state)
 }
 
 /// Cancels the running loop; `None` when there is none.
