@@ -11,6 +11,7 @@ const BELOW_FRONT_ENDS: &[&str] = &[
     "guards",
     "diagnostics",
     "daemon",
+    "astgrep",
     "orchestrator",
     "tasks",
     "ralph",
@@ -39,38 +40,8 @@ const ALLOWED: &[(&str, &[&str])] = &[
         "guards",
         &["tasks", "ralph", "orchestrator", "hook", "state", "util"],
     ),
-    (
-        "events",
-        &[
-            "guards",
-            "diagnostics",
-            "daemon",
-            "astgrep",
-            "orchestrator",
-            "tasks",
-            "ralph",
-            "lsp",
-            "hook",
-            "state",
-            "util",
-        ],
-    ),
-    (
-        "cli",
-        &[
-            "guards",
-            "diagnostics",
-            "daemon",
-            "astgrep",
-            "orchestrator",
-            "tasks",
-            "ralph",
-            "lsp",
-            "hook",
-            "state",
-            "util",
-        ],
-    ),
+    ("events", BELOW_FRONT_ENDS),
+    ("cli", BELOW_FRONT_ENDS),
 ];
 
 fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
