@@ -540,3 +540,30 @@ fn an_inconclusive_server_never_completes_a_goal_only_loop() {
         assert_eq!(loop_state(project.path())["status"], "RUNNING");
     }
 }
+
+#[test]
+fn install_adds_the_ralph_check_command() {
+    let dir = TempDir::new("install-check");
+    let output = util::command("ralph-hooks", dir.path())
+        .args(["install", "--project", dir.path().to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(
+        stdout(&output).contains("/loop-status, /ralph-check, /ralph"),
+        "{}",
+        stdout(&output)
+    );
+    let text = std::fs::read_to_string(dir.path().join(".claude/commands/ralph-check.md")).unwrap();
+    let cli = util::bin("ralph-hooks");
+    assert!(
+        text.contains(&format!("!`{} check $ARGUMENTS`", cli.display())),
+        "runs the installed CLI by path:\n{text}"
+    );
+    let text = std::fs::read_to_string(dir.path().join(".claude/commands/ralph-loop.md")).unwrap();
+    assert!(text.contains("With a goal alone"), "{text}");
+}

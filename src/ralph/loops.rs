@@ -101,12 +101,13 @@ pub fn start(ctx: &Ctx, request: StartRequest) -> anyhow::Result<LoopState> {
     };
     locked.save_json(&state)?;
     drop(locked);
-    let _ = ctx.log_event(
-        "loop_event",
-        ("loopId", &state.id),
-        json!({"event": "loop_started", "goal": state.goal, "maxIterations": state.max_iterations,
-               "checks": state.checks, "promise": state.promise, "diagnostics": state.diagnostics}),
-    );
+    let mut data = json!({"event": "loop_started", "goal": state.goal, "maxIterations": state.max_iterations,
+               "checks": state.checks, "promise": state.promise, "diagnostics": state.diagnostics});
+    if state.project {
+        data["project"] = json!(true);
+        data["paths"] = json!(state.paths);
+    }
+    let _ = ctx.log_event("loop_event", ("loopId", &state.id), data);
     Ok(state)
 }
 
