@@ -30,7 +30,9 @@ fn main() {
     let scratch = std::env::temp_dir().join(format!("ralph-bench-check-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&scratch);
     std::fs::create_dir_all(&scratch).unwrap();
-    println!("machine: shared, busy (other builds and tests ran at the same time); medians of {runs} runs\n");
+    println!(
+        "machine: shared, busy (other builds and tests ran at the same time); medians of {runs} runs\n"
+    );
     ast_grep_rows(&scratch.join("astgrep"), runs);
     loop_rows(&scratch.join("loop"), runs);
     let _ = std::fs::remove_dir_all(&scratch);
@@ -80,7 +82,12 @@ fn ast_grep_rows(root: &Path, runs: usize) {
         let (name, text) = match i % 10 {
             0..=3 => (format!("m{i}.py"), python_file(i)),
             4..=6 => (format!("m{i}.ts"), script_file(i)),
-            _ => (format!("m{i}.js"), script_file(i).replace(": string", "").replace(": number", "")),
+            _ => (
+                format!("m{i}.js"),
+                script_file(i)
+                    .replace(": string", "")
+                    .replace(": number", ""),
+            ),
         };
         let path = root.join(name);
         std::fs::write(&path, text).unwrap();
@@ -102,7 +109,10 @@ fn ast_grep_rows(root: &Path, runs: usize) {
         findings = scans.iter().map(|s| s.findings.len()).sum();
     }
     let scan = median(times);
-    println!("ast-grep, built-in rules, 1,000 files ({lines} lines; 400 .py, 300 .ts, 300 .js), {findings} findings, rules loaded in {} ms:", load.as_millis());
+    println!(
+        "ast-grep, built-in rules, 1,000 files ({lines} lines; 400 .py, 300 .ts, 300 .js), {findings} findings, rules loaded in {} ms:",
+        load.as_millis()
+    );
     println!("| what | time | files/s | seed limit | our aim |");
     println!("| --- | --- | --- | --- | --- |");
     println!(
@@ -190,7 +200,9 @@ fn generate_project(root: &Path) -> Vec<PathBuf> {
     }
     for i in 0..30 {
         let path = root.join(format!("web/m{i}.ts"));
-        let mut text = format!("export function total{i}(xs: number[]): number {{\n  return xs.reduce((a, b) => a + b, 0);\n}}\n");
+        let mut text = format!(
+            "export function total{i}(xs: number[]): number {{\n  return xs.reduce((a, b) => a + b, 0);\n}}\n"
+        );
         if i == 0 {
             text.push_str("export const wrong: string = total0([1]);\n");
             broken.push(path.clone());
@@ -202,7 +214,17 @@ fn generate_project(root: &Path) -> Vec<PathBuf> {
 
 fn loop_rows(root: &Path, runs: usize) {
     let broken = generate_project(root);
-    let (start, text) = cli(root, &["loop", "start", "fix all type errors", "--max-iterations", "100"], true);
+    let (start, text) = cli(
+        root,
+        &[
+            "loop",
+            "start",
+            "fix all type errors",
+            "--max-iterations",
+            "100",
+        ],
+        true,
+    );
     let summary = text
         .lines()
         .find(|l| l.starts_with("Project check now:"))
@@ -234,13 +256,28 @@ fn loop_rows(root: &Path, runs: usize) {
     }
     let _ = cli(root, &["loop", "cancel"], true);
     let blocked = last.contains("\"decision\":\"block\"") && last.contains("the project still has");
-    println!("goal-only loop, 150 files (120 .py, 30 .ts; {} with errors), pyright + typescript-language-server:", broken.len());
+    println!(
+        "goal-only loop, 150 files (120 .py, 30 .ts; {} with errors), pyright + typescript-language-server:",
+        broken.len()
+    );
     println!("{summary}");
     println!("| what | time | seed limit | our aim |");
     println!("| --- | --- | --- | --- |");
-    println!("| `loop start` (first feedback, servers cold) | {} | — | — |", secs(start));
-    println!("| Stop, warm, nothing changed | {} | 10 s | 2 s |", secs(median(unchanged)));
-    println!("| Stop, warm, one file changed | {} | 10 s | 2 s |", secs(median(one_fixed)));
-    println!("| Stop, daemon off (servers cold) | {} | 10 s | — |", secs(median(cold)));
+    println!(
+        "| `loop start` (first feedback, servers cold) | {} | — | — |",
+        secs(start)
+    );
+    println!(
+        "| Stop, warm, nothing changed | {} | 10 s | 2 s |",
+        secs(median(unchanged))
+    );
+    println!(
+        "| Stop, warm, one file changed | {} | 10 s | 2 s |",
+        secs(median(one_fixed))
+    );
+    println!(
+        "| Stop, daemon off (servers cold) | {} | 10 s | — |",
+        secs(median(cold))
+    );
     println!("(the last warm Stop still blocked on the remaining errors: {blocked})");
 }

@@ -567,3 +567,30 @@ fn install_adds_the_ralph_check_command() {
     let text = std::fs::read_to_string(dir.path().join(".claude/commands/ralph-loop.md")).unwrap();
     assert!(text.contains("With a goal alone"), "{text}");
 }
+
+#[test]
+fn the_follow_up_prompt_is_capped_with_and_n_more() {
+    let project = fake_project("normal", 5_000, 30_000);
+    write_config(
+        project.path(),
+        json!({"diagnostics": {"timeout_ms": 5_000, "max_items": 2}}),
+    );
+    std::fs::write(
+        project.path().join("a.fake"),
+        "WARN: w1\nERROR: e1\nERROR: e2\nERROR: e3\n",
+    )
+    .unwrap();
+    assert!(
+        cli(project.path(), &["loop", "start", "fix it"])
+            .status
+            .success()
+    );
+    let blocked = stop(project.path());
+    let prompt = blocked["reason"].as_str().unwrap();
+    assert!(
+        prompt.contains(
+            "    a.fake:2:1 error [fake E1] e1\n    a.fake:3:1 error [fake E1] e2\n    … and 2 more (1 error, 1 warning)"
+        ),
+        "errors first, then capped:\n{prompt}"
+    );
+}
