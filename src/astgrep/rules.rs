@@ -524,7 +524,7 @@ mod tests {
                 .skipped
                 .as_deref()
                 .unwrap()
-                .contains("cannot read")
+                .contains("no longer exists")
         );
         let _ = std::fs::remove_dir_all(&dir);
     }
