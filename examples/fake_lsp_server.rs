@@ -19,7 +19,10 @@
 //! - `flood`: after `didOpen`, an endless stream of log messages and
 //!   ever-changing publishes for the document (it never settles);
 //! - `flood-logs`: 20,000 log messages, then a normal publish;
-//! - `slow-start`: waits `--delay-ms` before answering `initialize`.
+//! - `slow-start`: waits `--delay-ms` before answering `initialize`;
+//! - `silent-if-unchanged`: like `normal`, but a `didChange` that sends the
+//!   text the document already has publishes nothing (as
+//!   typescript-language-server did for an unchanged clean file).
 //!
 //! Diagnostics come from the document text: a line containing `ERROR: msg`
 //! gives an error with message `msg` at that line, `WARN:` a warning and
@@ -47,6 +50,7 @@ enum Mode {
     Flood,
     FloodLogs,
     SlowStart,
+    SilentIfUnchanged,
 }
 
 struct Options {
@@ -108,7 +112,12 @@ fn main() {
                         .or_else(|| params["contentChanges"][0]["text"].as_str())
                         .unwrap_or_default()
                         .to_string();
+                    let unchanged = notification.method == "textDocument/didChange"
+                        && documents::text(&uri) == text;
                     documents::set(&uri, &text);
+                    if options.mode == Mode::SilentIfUnchanged && unchanged {
+                        continue;
+                    }
                     on_document(
                         &options,
                         &mut input,
@@ -145,6 +154,7 @@ fn parse_args() -> Options {
                     "flood" => Mode::Flood,
                     "flood-logs" => Mode::FloodLogs,
                     "slow-start" => Mode::SlowStart,
+                    "silent-if-unchanged" => Mode::SilentIfUnchanged,
                     other => {
                         eprintln!("fake_lsp_server: unknown mode {other:?}");
                         std::process::exit(2);
@@ -235,7 +245,7 @@ fn on_document(
 ) {
     let published_uri = reencode(uri);
     match options.mode {
-        Mode::Normal | Mode::SlowStart => {
+        Mode::Normal | Mode::SlowStart | Mode::SilentIfUnchanged => {
             publish(
                 output,
                 &published_uri,

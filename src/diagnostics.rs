@@ -28,6 +28,8 @@ pub mod edit;
 pub mod lines;
 pub mod loop_condition;
 pub mod model;
+pub mod project;
+pub mod project_loop;
 pub mod report;
 pub mod settings;
 

@@ -404,3 +404,51 @@ fn missing_ast_grep_is_skipped_with_a_warning() {
         "{stderr}"
     );
 }
+
+/// Issue 11: a project check re-checks files that did not change. The same
+/// text again is answered from the last result, once the server has been
+/// quiet after other changes — never by waiting for a publish that a server
+/// which publishes only on change never sends.
+#[test]
+fn unchanged_text_is_answered_without_waiting_for_a_publish() {
+    use ralph_hooks::lsp::{DiagnosticMode, Launch, Pool};
+
+    let dir = TempDir::new("lsp-unchanged");
+    let a = dir.path().join("a.fake");
+    let b = dir.path().join("b.fake");
+    let launch = Launch {
+        name: "fake".into(),
+        program: util::fake_lsp_server(),
+        args: vec!["--mode".into(), "silent-if-unchanged".into()],
+        env: vec![],
+        root: dir.path().to_path_buf(),
+        initialization_options: None,
+        settings: None,
+        quiet: Duration::from_millis(50),
+        await_progress: None,
+        mode: DiagnosticMode::Auto,
+    };
+    let deadline = || Instant::now() + Duration::from_secs(3);
+    let mut pool = Pool::default();
+    let check = |pool: &mut Pool, file: &std::path::Path, text: &str| {
+        let started = Instant::now();
+        let found = pool
+            .diagnose(&launch, file, text, "fake", deadline())
+            .unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+        (found.len(), started.elapsed())
+    };
+    assert_eq!(check(&mut pool, &a, "clean\n").0, 0);
+    assert_eq!(check(&mut pool, &b, "ERROR: b\n").0, 1);
+    // Nothing changed: answered at once, clean stays clean.
+    let (n, took) = check(&mut pool, &a, "clean\n");
+    assert_eq!(n, 0);
+    assert!(
+        took < Duration::from_secs(2),
+        "waited {took:?} for a publish"
+    );
+    assert_eq!(check(&mut pool, &b, "ERROR: b\n").0, 1, "the error is kept");
+    // A real change is still sent and seen.
+    assert_eq!(check(&mut pool, &b, "fine\n").0, 0);
+    assert_eq!(check(&mut pool, &a, "ERROR: now\n").0, 1);
+    pool.close(Duration::from_millis(500));
+}

@@ -34,3 +34,5 @@ mod layers;
 mod pipeline;
 // Hardening (issue 10): damaged files × every reader, guard bypasses, signals, closed pipes.
 mod adversarial;
+// `ralph-hooks check` and the goal-only loop (issue 11).
+mod project_check;

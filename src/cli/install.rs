@@ -82,6 +82,11 @@ pub const COMMANDS: &[(&str, &str)] = &[
         "loop-status.md",
         include_str!("../../hooks-config/commands/loop-status.md"),
     ),
+    // The project-wide check (issue 11).
+    (
+        "ralph-check.md",
+        include_str!("../../hooks-config/commands/ralph-check.md"),
+    ),
     // The plan → run → sync pipeline (issue 15).
     (
         "ralph.md",

@@ -41,6 +41,7 @@ fn start(ctx: &Ctx, args: &mut Args) -> anyhow::Result<ExitCode> {
     let explicit_diagnostics = args.flag("--diagnostics");
     let no_diagnostics = args.flag("--no-diagnostics");
     let no_warnings = args.flag("--no-warnings");
+    let paths = project_paths(ctx, args.values("--path")?)?;
     let goal = args.rest().join(" ");
     args.finish()?;
     if explicit_diagnostics && no_diagnostics {
@@ -48,13 +49,16 @@ fn start(ctx: &Ctx, args: &mut Args) -> anyhow::Result<ExitCode> {
     }
     // "No LSP errors in the touched files" guards every loop unless turned
     // off; on its own it is a condition only when asked for explicitly.
-    let diagnostics = !no_diagnostics;
+    // Issue 11: a goal alone (or --path) means "until the project has no
+    // errors"; that check covers the touched files too.
     let has_condition = promise.is_some() || !checks.is_empty() || explicit_diagnostics;
-    if !has_condition {
+    let project = !paths.is_empty() || (!has_condition && !no_diagnostics);
+    if !has_condition && !project {
         bail!(
-            "a loop needs at least one completion condition: --promise TEXT, --check CMD or --diagnostics; without one it could never finish"
+            "a loop needs at least one completion condition: --promise TEXT, --check CMD, --diagnostics or --path; without one it could never finish"
         );
     }
+    let diagnostics = !no_diagnostics && !project;
     let state = loops::start(
         ctx,
         StartRequest {
@@ -65,6 +69,8 @@ fn start(ctx: &Ctx, args: &mut Args) -> anyhow::Result<ExitCode> {
             max_iterations,
             diagnostics,
             no_warnings,
+            project,
+            paths,
         },
     )?;
     let mut text = format!(
@@ -87,7 +93,35 @@ fn start(ctx: &Ctx, args: &mut Args) -> anyhow::Result<ExitCode> {
     }
     let _ = write!(text, "Cancel with `ralph-hooks loop cancel`.");
     println!("{text}");
+    if state.project {
+        println!(
+            "\n{}",
+            crate::diagnostics::project_loop::first_feedback(ctx, &state)
+        );
+    }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `--path` values as project-relative paths (the Stop hook runs elsewhere);
+/// a path that does not exist is refused now rather than at every Stop.
+fn project_paths(ctx: &Ctx, paths: Vec<String>) -> anyhow::Result<Vec<String>> {
+    let cwd = std::env::current_dir().unwrap_or_else(|_| ctx.project_root.clone());
+    paths
+        .into_iter()
+        .map(|given| {
+            let absolute = cwd.join(&given);
+            if !absolute.exists() {
+                bail!("--path {given}: no such file or directory");
+            }
+            Ok(match absolute.strip_prefix(&ctx.project_root) {
+                Ok(relative) if !relative.as_os_str().is_empty() => {
+                    relative.to_string_lossy().into_owned()
+                }
+                Ok(_) => ".".into(),
+                Err(_) => absolute.to_string_lossy().into_owned(),
+            })
+        })
+        .collect()
 }
 
 fn status(ctx: &Ctx, args: &mut Args) -> anyhow::Result<ExitCode> {
@@ -159,14 +193,29 @@ fn cancel(ctx: &Ctx, args: &mut Args) -> anyhow::Result<ExitCode> {
     args.finish()?;
     match loops::cancel(ctx)? {
         None => println!("No active loop to cancel."),
-        Some(state) => println!(
-            "Cancelled Ralph loop {} at iteration {}/{}. History kept in {}/loops/{}.json. Start a new one with `ralph-hooks loop start`.",
-            state.id,
-            state.iteration,
-            state.max_iterations,
-            ctx.state_root.display(),
-            state.id
-        ),
+        Some(state) => {
+            println!(
+                "Cancelled Ralph loop {} at iteration {}/{}. History kept in {}/loops/{}.json.",
+                state.id,
+                state.iteration,
+                state.max_iterations,
+                ctx.state_root.display(),
+                state.id
+            );
+            if state.project {
+                let latest = state
+                    .history
+                    .iter()
+                    .rev()
+                    .find_map(|entry| entry.conditions.get("project"))
+                    .or(state.start_record.as_ref());
+                println!(
+                    "Progress so far: {}.",
+                    state.project_progress(latest, ctx.now())
+                );
+            }
+            println!("Restart it with: {}", state.restart_command());
+        }
     }
     Ok(ExitCode::SUCCESS)
 }

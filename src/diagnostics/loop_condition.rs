@@ -258,6 +258,24 @@ pub fn evaluate(
     no_warnings: bool,
     caps: Caps,
 ) -> ConditionOutcome {
+    evaluate_in(
+        "the files this loop touched still have",
+        results,
+        previous,
+        no_warnings,
+        caps,
+    )
+}
+
+/// [`evaluate`] for any scope; `scope` opens the report's first line, verb
+/// included (e.g. "the project still has").
+pub fn evaluate_in(
+    scope: &str,
+    results: &[(String, FileResult)],
+    previous: &[Problem],
+    no_warnings: bool,
+    caps: Caps,
+) -> ConditionOutcome {
     let mut problems: Vec<Problem> = Vec::new();
     let mut per_file = BTreeMap::new();
     let mut inconclusive = Vec::new();
@@ -320,6 +338,7 @@ pub fn evaluate(
         String::new()
     } else {
         render_report(
+            scope,
             &problems,
             n_failing,
             no_warnings,
@@ -366,6 +385,7 @@ pub fn evaluate(
 
 #[allow(clippy::too_many_arguments)]
 fn render_report(
+    scope: &str,
     problems: &[Problem],
     n_failing: usize,
     no_warnings: bool,
@@ -385,7 +405,7 @@ fn render_report(
         };
         let _ = writeln!(
             text,
-            "diagnostics: the files this loop touched still have {} (the loop needs no {what}). Fix them, errors first:",
+            "diagnostics: {scope} {} (the loop needs no {what}). Fix them, errors first:",
             report::counts(&diags)
         );
     } else if !problems.is_empty() {

@@ -207,6 +207,11 @@ fn gather_evidence(
     if state.diagnostics {
         conditions.push(crate::diagnostics::loop_condition(ctx, state));
     }
+    if state.project {
+        conditions.push(crate::diagnostics::project_loop::project_condition(
+            ctx, state,
+        ));
+    }
     let files_changed = match (state.worktree.as_ref(), snapshot) {
         (Some(before), Some(after)) => worktree::changed(before, after),
         // First Stop of the loop: everything dirty now counts as this

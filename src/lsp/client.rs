@@ -145,6 +145,14 @@ struct Publish {
     at: Instant,
 }
 
+/// A document's last answer: for which text, when.
+#[derive(Debug)]
+struct SettledResult {
+    text_hash: u64,
+    at: Instant,
+    diagnostics: Vec<ServerDiagnostic>,
+}
+
 /// The document whose diagnostics we are waiting for.
 #[derive(Debug)]
 struct ActiveCheck {
@@ -171,6 +179,14 @@ pub struct Client {
     capabilities: Value,
     pull: bool,
     documents: HashMap<PathBuf, i32>,
+    /// The last settled result per open document, to answer a re-check of
+    /// unchanged text without a round trip (see [`Client::diagnose`]).
+    results: HashMap<PathBuf, SettledResult>,
+    /// Counts the sends that changed a document's text on this server.
+    changes: u64,
+    /// `changes` when the server was last let go quiet for an unchanged
+    /// document's re-check.
+    quiet_after: u64,
     publishes: HashMap<PathBuf, Publish>,
     /// Open work-done progress: token → title.
     progress: HashMap<String, String>,
@@ -209,6 +225,9 @@ impl Client {
             capabilities: Value::Null,
             pull: false,
             documents: HashMap::new(),
+            results: HashMap::new(),
+            changes: 0,
+            quiet_after: 0,
             publishes: HashMap::new(),
             progress: HashMap::new(),
             last_progress_end: None,
@@ -288,6 +307,7 @@ impl Client {
     /// opens it again (version 1).
     pub fn close_document(&mut self, path: &Path) -> bool {
         let key = uri::comparable(path);
+        self.results.remove(&key);
         if self.documents.remove(&key).is_none() {
             return false;
         }
@@ -311,6 +331,41 @@ impl Client {
         self.last_used = Instant::now();
         let key = uri::comparable(path);
         let document_uri = uri::from_path(&key);
+        // The same text again (a project check re-checking a file that has
+        // not changed) is not sent again: the server already has it and
+        // re-publishes on its own what other changes affect. Sending it would
+        // not do: typescript-language-server publishes nothing for a change
+        // that changes nothing in a clean file (the check would wait out its
+        // deadline), and its version-less publishes for the other open files,
+        // computed from older texts, would race with their next checks. So:
+        // once other texts changed on this server, let it go quiet (once per
+        // change), then answer with its latest publish for the document.
+        let text_hash = crate::util::text::fnv1a(text.as_bytes());
+        self.pump(Instant::now());
+        if let Some(last) = self.results.get(&key)
+            && last.text_hash == text_hash
+            && self.exited.is_none()
+        {
+            let last_at = last.at;
+            if self.quiet_after != self.changes {
+                self.wait_quiet(deadline);
+                self.quiet_after = self.changes;
+            }
+            let newer = self
+                .publishes
+                .get(&key)
+                .filter(|p| p.at > last_at)
+                .map(|p| p.diagnostics.clone());
+            let last = self.results.get_mut(&key).expect("looked up above");
+            if let Some(diagnostics) = newer {
+                last.diagnostics = diagnostics;
+                last.at = Instant::now();
+            }
+            self.last_used = Instant::now();
+            return Ok(last.diagnostics.clone());
+        }
+        self.changes += 1;
+        self.results.remove(&key);
         let version = self.documents.get(&key).map_or(1, |v| v + 1);
         if version == 1 {
             self.notify(
@@ -328,6 +383,7 @@ impl Client {
         self.documents.insert(key.clone(), version);
         self.publishes.remove(&key);
         let sent_at = Instant::now();
+
         // rust-analyzer refreshes its cargo-check diagnostics only on save.
         if self.supports_save() {
             let mut params = json!({"textDocument": {"uri": document_uri}});
@@ -336,6 +392,7 @@ impl Client {
             }
             self.notify("textDocument/didSave", params);
         }
+        let key_for_result = key.clone();
         self.active = Some(ActiveCheck {
             key,
             uri: document_uri,
@@ -350,6 +407,16 @@ impl Client {
         });
         let result = self.wait_settled(deadline, sent_at);
         self.active = None;
+        if let Ok(diagnostics) = &result {
+            self.results.insert(
+                key_for_result,
+                SettledResult {
+                    text_hash,
+                    at: Instant::now(),
+                    diagnostics: diagnostics.clone(),
+                },
+            );
+        }
         if result.is_err() {
             self.responsive = false;
         }
@@ -385,6 +452,31 @@ impl Client {
                 });
             }
             self.pump(wake);
+        }
+    }
+
+    /// Pumps until the server has been quiet (no publish, no open progress)
+    /// for its quiet window, or until `deadline`.
+    fn wait_quiet(&mut self, deadline: Instant) {
+        let started = Instant::now();
+        loop {
+            let last_activity = self
+                .publishes
+                .values()
+                .map(|p| p.at)
+                .chain(self.last_progress_end)
+                .chain([started])
+                .max()
+                .unwrap_or(started);
+            let until = (last_activity + self.launch.quiet).min(deadline);
+            let now = Instant::now();
+            if now >= deadline || (now >= until && self.progress.is_empty()) {
+                return;
+            }
+            self.pump(until.max(now + Duration::from_millis(10)).min(deadline));
+            if self.exited.is_some() {
+                return;
+            }
         }
     }
 

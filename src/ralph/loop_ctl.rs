@@ -114,12 +114,26 @@ pub fn decide(
     if failed.is_empty() {
         next.history.push(entry(state.iteration, "complete"));
         finish(&mut next, LoopStatus::Completed, "conditions_met", now);
-        let message = format!(
+        let mut message = format!(
             "Ralph loop {} COMPLETED after {} failed iteration(s): {}",
             state.id,
             state.iteration,
             state.condition_lines().join("; ")
         );
+        if state.project {
+            // Goal-only loops end with a summary: iterations, problems
+            // fixed, time taken.
+            let latest = evidence
+                .conditions
+                .iter()
+                .find(|c| c.name == "project")
+                .map(|c| &c.record);
+            let _ = write!(
+                message,
+                ". Summary: {}.",
+                next.project_progress(latest, now)
+            );
+        }
         return (
             next,
             StopDecision::Complete {
@@ -411,6 +425,9 @@ mod tests {
             check_timeout_secs: 300,
             diagnostics: false,
             no_warnings: false,
+            project: false,
+            paths: Vec::new(),
+            start_record: None,
             iteration: 0,
             max_iterations: max,
             session_id: Some("s".into()),

@@ -56,6 +56,18 @@ pub struct LoopState {
     /// With `diagnostics`: warnings count as failures too.
     #[serde(default)]
     pub no_warnings: bool,
+    /// Issue 11: "no errors in the whole project" (or under `paths`) is a
+    /// condition: a loop started with only a goal.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub project: bool,
+    /// With `project`: the files or folders it covers (empty: all).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub paths: Vec<String>,
+    /// With `project`: the check's record at `loop start` (counts per file
+    /// and severity, the problems), the first Stop's "previous iteration"
+    /// and the completion summary's starting point.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start_record: Option<Value>,
     /// Failed iterations so far.
     pub iteration: u32,
     pub max_iterations: u32,
@@ -84,9 +96,79 @@ impl Versioned for LoopState {
     const VERSION: u64 = 1;
 }
 
+/// Errors and warnings counted in a project check record (its `files`:
+/// path → `{"errors": n, "warnings": m}`).
+pub fn record_counts(record: &Value) -> (u64, u64) {
+    let mut errors = 0;
+    let mut warnings = 0;
+    if let Some(files) = record.get("files").and_then(Value::as_object) {
+        for counts in files.values() {
+            errors += counts.get("errors").and_then(Value::as_u64).unwrap_or(0);
+            warnings += counts.get("warnings").and_then(Value::as_u64).unwrap_or(0);
+        }
+    }
+    (errors, warnings)
+}
+
+/// "1h 02m", "3m 05s", "12s".
+pub fn human_duration(seconds: i64) -> String {
+    let seconds = seconds.max(0);
+    match (seconds / 3600, (seconds % 3600) / 60, seconds % 60) {
+        (0, 0, s) => format!("{s}s"),
+        (0, m, s) => format!("{m}m {s:02}s"),
+        (h, m, _) => format!("{h}h {m:02}m"),
+    }
+}
+
 impl LoopState {
     pub fn is_running(&self) -> bool {
         self.status == LoopStatus::Running
+    }
+
+    /// A goal-only loop's progress from its start check to `latest` (the
+    /// newest project check record): iterations, problems fixed, time.
+    pub fn project_progress(&self, latest: Option<&Value>, now: DateTime<Utc>) -> String {
+        let elapsed = human_duration((now - self.started_at).num_seconds());
+        let iterations = self.history.len().max(self.iteration as usize);
+        let now_counts = latest.map(record_counts);
+        let start_counts = self.start_record.as_ref().map(record_counts);
+        let counts = match (start_counts, now_counts) {
+            (Some((e0, w0)), Some((e1, w1))) => format!(
+                "{} problem(s) fixed (errors {e0} → {e1}, warnings {w0} → {w1})",
+                e0.saturating_sub(e1) + w0.saturating_sub(w1)
+            ),
+            (None, Some((e1, w1))) => format!("{e1} error(s) and {w1} warning(s) now"),
+            (Some((e0, w0)), None) => {
+                format!("{e0} error(s) and {w0} warning(s) at the start, not checked since")
+            }
+            (None, None) => "no project check recorded".into(),
+        };
+        format!("{iterations} iteration(s), {counts}, {elapsed}")
+    }
+
+    /// The command that starts this loop again, for `loop cancel`.
+    pub fn restart_command(&self) -> String {
+        let quote = |text: &str| format!("\"{}\"", text.replace('\\', "\\\\").replace('"', "\\\""));
+        let mut command = format!("ralph-hooks loop start {}", quote(&self.goal));
+        for path in &self.paths {
+            command.push_str(&format!(" --path {}", quote(path)));
+        }
+        for check in &self.checks {
+            command.push_str(&format!(" --check {}", quote(check)));
+        }
+        if let Some(promise) = &self.promise {
+            command.push_str(&format!(" --promise {}", quote(promise)));
+        }
+        let other_condition = self.promise.is_some() || !self.checks.is_empty();
+        if self.diagnostics && !other_condition {
+            command.push_str(" --diagnostics");
+        } else if !self.diagnostics && !self.project {
+            command.push_str(" --no-diagnostics");
+        }
+        if self.no_warnings {
+            command.push_str(" --no-warnings");
+        }
+        command
     }
 
     /// One line per completion condition, for prompts and status.
@@ -98,6 +180,21 @@ impl LoopState {
         if let Some(promise) = &self.promise {
             lines.push(format!(
                 "your final message ends with <promise>{promise}</promise>"
+            ));
+        }
+        if self.project {
+            let what = if self.no_warnings {
+                "errors or warnings"
+            } else {
+                "errors"
+            };
+            let scope = if self.paths.is_empty() {
+                "the project".to_string()
+            } else {
+                self.paths.join(", ")
+            };
+            lines.push(format!(
+                "no {what} in {scope} (language servers and ast-grep, `ralph-hooks check`)"
             ));
         }
         if self.diagnostics {

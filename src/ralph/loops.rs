@@ -2,7 +2,7 @@
 //! Stop hook; every change is a locked read-modify-write of `loop.json`.
 
 use anyhow::{Context as _, bail};
-use serde_json::json;
+use serde_json::{Value, json};
 
 use crate::hook::ctx::Ctx;
 use crate::ralph::loop_ctl;
@@ -19,6 +19,9 @@ pub struct StartRequest {
     pub max_iterations: u32,
     pub diagnostics: bool,
     pub no_warnings: bool,
+    /// No errors in the project (or under `paths`): a goal-only loop.
+    pub project: bool,
+    pub paths: Vec<String>,
 }
 
 /// Starts a loop, refusing while another one is running.
@@ -28,7 +31,11 @@ pub fn start(ctx: &Ctx, request: StartRequest) -> anyhow::Result<LoopState> {
             "the goal is empty: say what the loop should achieve, e.g. `ralph-hooks loop start \"make the tests pass\" --check \"cargo test\"`"
         );
     }
-    if request.promise.is_none() && request.checks.is_empty() && !request.diagnostics {
+    if request.promise.is_none()
+        && request.checks.is_empty()
+        && !request.diagnostics
+        && !request.project
+    {
         bail!(
             "a loop needs at least one completion condition: --promise TEXT, --check CMD or --diagnostics; without one it could never finish"
         );
@@ -76,6 +83,9 @@ pub fn start(ctx: &Ctx, request: StartRequest) -> anyhow::Result<LoopState> {
         check_timeout_secs: request.check_timeout_secs,
         diagnostics: request.diagnostics,
         no_warnings: request.no_warnings,
+        project: request.project,
+        paths: request.paths,
+        start_record: None,
         iteration: 0,
         max_iterations: request.max_iterations,
         session_id: ctx.session_id.clone(),
@@ -91,13 +101,28 @@ pub fn start(ctx: &Ctx, request: StartRequest) -> anyhow::Result<LoopState> {
     };
     locked.save_json(&state)?;
     drop(locked);
-    let _ = ctx.log_event(
-        "loop_event",
-        ("loopId", &state.id),
-        json!({"event": "loop_started", "goal": state.goal, "maxIterations": state.max_iterations,
-               "checks": state.checks, "promise": state.promise, "diagnostics": state.diagnostics}),
-    );
+    let mut data = json!({"event": "loop_started", "goal": state.goal, "maxIterations": state.max_iterations,
+               "checks": state.checks, "promise": state.promise, "diagnostics": state.diagnostics});
+    if state.project {
+        data["project"] = json!(true);
+        data["paths"] = json!(state.paths);
+    }
+    let _ = ctx.log_event("loop_event", ("loopId", &state.id), data);
     Ok(state)
+}
+
+/// Keeps the project check made at `loop start` in the loop it was made
+/// for (still running, same id); a loop replaced meanwhile is left alone.
+pub fn record_start(ctx: &Ctx, id: &str, record: Value) -> anyhow::Result<()> {
+    let locked = ctx.store().lock(LOOP_FILE)?;
+    let Some(mut state) = locked.load_json::<LoopState>()? else {
+        return Ok(());
+    };
+    if state.id != id || !state.is_running() {
+        return Ok(());
+    }
+    state.start_record = Some(record);
+    locked.save_json(&state)
 }
 
 /// Cancels the running loop; `None` when there is none.

@@ -1,0 +1,5 @@
+"""Nothing wrong here."""
+
+
+def add(a: int, b: int) -> int:
+    return a + b

@@ -1,0 +1,5 @@
+"""An undefined name."""
+
+
+def broken():
+    return missing_helper()
