@@ -14,6 +14,7 @@ pub mod install;
 mod loop_cmd;
 mod resume;
 mod status;
+mod statusline;
 mod task;
 mod validate;
 
@@ -32,6 +33,7 @@ Loop:
   loop start <goal> [--check CMD]... [--promise TEXT] [--max-iterations N]
                     [--check-timeout SECS] [--diagnostics|--no-diagnostics] [--no-warnings]
   loop status [--json]
+  loop resume                          a loop the user paused (\"stop\") runs again
   loop cancel
 Tasks:
   task start <description> [--priority low|medium|high]
@@ -42,12 +44,13 @@ Tasks:
   task status [--json]                 task list [--json]
   task block [--note TEXT]             task resume            task cancel [--note TEXT]
   status [--json]
+  statusline                           one line for Claude Code's statusLine (JSON on stdin)
 Orchestrator:
   validate <file>... [--json] [--as NAME]
   validate --schema NAME               path <relative>
   resume save|phase|list|show …        render <template> --context <file|phase>...
 Setup:
-  install [--project DIR] [--uninstall]
+  install [--project DIR] [--statusline] [--uninstall]
   doctor
   daemon [run [--prestart]|start|status [--json]|stop]   warm language servers for the hooks
 
@@ -86,6 +89,10 @@ pub fn run(args: Vec<String>) -> anyhow::Result<ExitCode> {
     if command == "help" || args.peek_flag("--help") || args.peek_flag("-h") {
         print!("{USAGE}");
         return Ok(ExitCode::SUCCESS);
+    }
+    // The status line finds its project in the JSON on stdin.
+    if command == "statusline" {
+        return statusline::run(project.as_deref(), debug, &mut args);
     }
     let mut ctx = Ctx::for_cli(project.as_deref().map(std::path::Path::new))?;
     ctx.debug |= debug;
