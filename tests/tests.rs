@@ -30,3 +30,5 @@ mod diagnostics;
 mod daemon;
 // src/ layering: no part uses one above it (issue 9).
 mod layers;
+// The user stays in charge (issue 12): stop phrases, pause/resume, the status line.
+mod control;
