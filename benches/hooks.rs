@@ -87,6 +87,8 @@ fn main() {
         .unwrap_or(300);
     let stop = Path::new(env!("CARGO_BIN_EXE_ralph-stop-loop-controller"));
     let session_start = Path::new(env!("CARGO_BIN_EXE_ralph-session-start"));
+    let user_prompt = Path::new(env!("CARGO_BIN_EXE_ralph-user-prompt-submit"));
+    let cli = Path::new(env!("CARGO_BIN_EXE_ralph-hooks"));
     let true_bin = Path::new("/bin/true");
 
     let empty = temp_project("empty");
@@ -106,6 +108,11 @@ fn main() {
     let stop_input = br#"{"hook_event_name":"Stop","session_id":"bench","stop_hook_active":false,"last_assistant_message":"still working","background_tasks":[]}"#;
     let start_input =
         br#"{"hook_event_name":"SessionStart","session_id":"bench","source":"compact"}"#;
+
+    // Issue 12: the prompt hook runs on every prompt, the status line on
+    // every message update.
+    let prompt_input = br#"{"hook_event_name":"UserPromptSubmit","session_id":"bench","prompt":"please add a test for the parser"}"#;
+    let status_input = br#"{"hook_event_name":"Status","session_id":"bench","model":{"id":"m","display_name":"M"},"workspace":{}}"#;
 
     let rows = vec![
         measure("/bin/true (baseline)", runs, || {}, true_bin, &[], b"", &[]),
@@ -136,6 +143,42 @@ fn main() {
             start_input,
             &[("CLAUDE_PROJECT_DIR", &with_loop)],
         ),
+        measure(
+            "UserPromptSubmit hook, no loop, ordinary prompt",
+            runs,
+            || {},
+            user_prompt,
+            &[],
+            prompt_input,
+            &[("CLAUDE_PROJECT_DIR", &empty)],
+        ),
+        measure(
+            "UserPromptSubmit hook, running loop, ordinary prompt",
+            runs,
+            reset_loop,
+            user_prompt,
+            &[],
+            prompt_input,
+            &[("CLAUDE_PROJECT_DIR", &with_loop)],
+        ),
+        measure(
+            "statusline, no loop",
+            runs,
+            || {},
+            cli,
+            &["statusline"],
+            status_input,
+            &[("CLAUDE_PROJECT_DIR", &empty)],
+        ),
+        measure(
+            "statusline, running loop",
+            runs,
+            reset_loop,
+            cli,
+            &["statusline"],
+            status_input,
+            &[("CLAUDE_PROJECT_DIR", &with_loop)],
+        ),
     ];
     let baseline = rows[0].median;
     println!(
@@ -157,7 +200,7 @@ fn main() {
         );
     }
     println!(
-        "\ntargets: Stop hook with no loop within 3× of /bin/true and under 3 ms; peak RSS under 10 MB"
+        "\ntargets: Stop hook with no loop within 3× of /bin/true and under 3 ms; UserPromptSubmit hook and statusline with no loop within 2× of /bin/true (statusline under 5 ms); peak RSS under 10 MB"
     );
     let _ = std::fs::remove_dir_all(&empty);
     let _ = std::fs::remove_dir_all(&with_loop);
