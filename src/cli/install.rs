@@ -17,6 +17,7 @@ use serde_json::{Map, Value, json};
 use super::Args;
 use crate::hook::ctx::Ctx;
 use crate::state::write_atomic;
+use crate::util::fsread::{self, Links, limits};
 
 /// One handler we register.
 pub struct Registration {
@@ -42,7 +43,7 @@ pub const REGISTRATIONS: &[Registration] = &[
     },
     Registration {
         event: "PreToolUse",
-        matcher: Some("^(Bash|Write|Edit|MultiEdit|Agent|Task|mcp__.*)$"),
+        matcher: Some("^(Bash|Write|Edit|MultiEdit|NotebookEdit|Agent|Task|mcp__.*)$"),
         binary: "ralph-pre-tool-stop-guard",
         timeout: 15,
     },
@@ -92,6 +93,27 @@ pub const COMMANDS: &[(&str, &str)] = &[
     (
         "resume-loop.md",
         include_str!("../../hooks-config/commands/resume-loop.md"),
+    ),
+    // The plan → run → sync pipeline (issue 15).
+    (
+        "ralph.md",
+        include_str!("../../hooks-config/commands/ralph.md"),
+    ),
+    (
+        "ralph-plan.md",
+        include_str!("../../hooks-config/commands/ralph-plan.md"),
+    ),
+    (
+        "ralph-run.md",
+        include_str!("../../hooks-config/commands/ralph-run.md"),
+    ),
+    (
+        "ralph-sync.md",
+        include_str!("../../hooks-config/commands/ralph-sync.md"),
+    ),
+    (
+        "ralph-resume.md",
+        include_str!("../../hooks-config/commands/ralph-resume.md"),
     ),
 ];
 
@@ -144,8 +166,13 @@ pub fn run(ctx: &Ctx, args: &mut Args) -> anyhow::Result<ExitCode> {
             registration.binary
         );
     }
+    let names: Vec<String> = COMMANDS
+        .iter()
+        .map(|(file, _)| format!("/{}", file.trim_end_matches(".md")))
+        .collect();
     println!(
-        "Slash commands: /ralph-loop, /cancel-loop, /loop-status, /resume-loop in {}.",
+        "Slash commands: {} in {}.",
+        names.join(", "),
         project.join(".claude/commands").display()
     );
     if let Some(note) = statusline_note {
@@ -179,10 +206,8 @@ pub fn binary_dir() -> anyhow::Result<PathBuf> {
 }
 
 fn read_settings(path: &Path) -> anyhow::Result<Value> {
-    let text = match std::fs::read_to_string(path) {
-        Ok(text) => text,
-        Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(json!({})),
-        Err(error) => return Err(error).with_context(|| format!("cannot read {}", path.display())),
+    let Some(text) = fsread::read_text(path, limits::CONFIG, Links::Follow)? else {
+        return Ok(json!({}));
     };
     if text.trim().is_empty() {
         return Ok(json!({}));
@@ -372,7 +397,7 @@ fn install_commands(project: &Path, cli: &str) -> anyhow::Result<()> {
     let dir = project.join(".claude").join("commands");
     for (name, text) in COMMANDS {
         let path = dir.join(name);
-        if let Ok(existing) = std::fs::read_to_string(&path)
+        if let Ok(Some(existing)) = fsread::read_text(&path, limits::DOCUMENT, Links::Follow)
             && !existing.contains(COMMAND_MARKER)
         {
             eprintln!(
@@ -392,7 +417,9 @@ fn remove_commands(project: &Path) -> anyhow::Result<usize> {
     let mut removed = 0;
     for (name, _) in COMMANDS {
         let path = dir.join(name);
-        if std::fs::read_to_string(&path).is_ok_and(|text| text.contains(COMMAND_MARKER)) {
+        if fsread::read_text(&path, limits::DOCUMENT, Links::Follow)
+            .is_ok_and(|text| text.is_some_and(|text| text.contains(COMMAND_MARKER)))
+        {
             std::fs::remove_file(&path)
                 .with_context(|| format!("cannot remove {}", path.display()))?;
             removed += 1;
