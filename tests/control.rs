@@ -266,3 +266,172 @@ fn the_status_line_shows_each_state() {
     assert_eq!(output.status.code(), Some(1));
     assert!(output.stdout.is_empty());
 }
+
+/// The golden fixture's transcript: a TodoWrite with open items.
+const TODO_TRANSCRIPT: &str = "fixtures/golden/ralph-stop-loop-controller/todos-from-todowrite-continue/project/transcript.jsonl";
+
+#[test]
+fn a_stop_phrase_pauses_todo_continuation_too() {
+    let temp = TempDir::new("control-todos");
+    let project = temp.path();
+    let transcript = project.join("transcript.jsonl");
+    std::fs::copy(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join(TODO_TRANSCRIPT),
+        &transcript,
+    )
+    .unwrap();
+    let stop_with_todos = || {
+        let input = json!({"hook_event_name": "Stop", "session_id": SESSION, "cwd": project,
+                           "transcript_path": transcript, "stop_hook_active": false,
+                           "last_assistant_message": "I will stop here."});
+        let (code, stdout, stderr) = run("ralph-stop-loop-controller", project, &[], &input);
+        assert_eq!(code, 0, "stop hook failed: {stderr}");
+        stdout
+    };
+    assert!(
+        stop_with_todos().contains("\"decision\":\"block\""),
+        "open todos continue"
+    );
+    // No loop and no task: the pause is recorded silently.
+    assert_eq!(prompt(project, "that's enough"), "");
+    assert_eq!(stop_with_todos(), "", "todo continuation must hold");
+    assert_eq!(prompt(project, "now finish the todos"), "");
+    assert!(stop_with_todos().contains("\"decision\":\"block\""));
+}
+
+/// The guard's verdict on a Bash command, then the command itself run by a
+/// real shell with our CLI first on PATH: the guard and the CLI agree.
+fn guard_then_run(project: &Path, command: &str) -> (Option<String>, i32, String) {
+    let input = json!({"hook_event_name": "PreToolUse", "session_id": SESSION, "cwd": project,
+                       "tool_name": "Bash", "tool_input": {"command": command}});
+    let (code, stdout, stderr) = run("ralph-pre-tool-stop-guard", project, &[], &input);
+    assert_eq!(code, 0, "guard failed: {stderr}");
+    let denial = (!stdout.trim().is_empty()).then(|| {
+        let output: Value = serde_json::from_str(&stdout).unwrap();
+        assert_eq!(output["hookSpecificOutput"]["permissionDecision"], "deny");
+        output["hookSpecificOutput"]["permissionDecisionReason"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    });
+    let bin_dir = util::bin("ralph-hooks").parent().unwrap().to_path_buf();
+    let path = format!(
+        "{}:{}",
+        bin_dir.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    // The test environment of util::command (clean CLAUDE*/RALPH_HOOKS*,
+    // fixed clock), for a shell instead of a binary.
+    let mut template = util::command("ralph-hooks", project);
+    template
+        .env("PATH", path)
+        .env("CLAUDE_CODE_SESSION_ID", SESSION);
+    let mut sh = std::process::Command::new("sh");
+    sh.arg("-c").arg(command).current_dir(project);
+    for (key, value) in template.get_envs() {
+        match value {
+            Some(value) => sh.env(key, value),
+            None => sh.env_remove(key),
+        };
+    }
+    let output = util::run_with_stdin(sh, b"");
+    (
+        denial,
+        output.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
+
+fn task_with_four_steps(project: &Path) {
+    for args in [
+        &["task", "start", "add OAuth login"][..],
+        &["task", "steps", "set", "read", "google", "github", "tests"],
+        &["task", "step", "complete", "s1"],
+    ] {
+        let (code, _, stderr) = cli(project, args);
+        assert_eq!(code, 0, "{stderr}");
+    }
+}
+
+#[test]
+fn the_guard_and_the_cli_agree_on_chains() {
+    let rh = "ralph-hooks task";
+    // Allowed: the chain closes every open step before completing.
+    let temp = TempDir::new("control-chain-ok");
+    let project = temp.path();
+    task_with_four_steps(project);
+    let command = format!(
+        "{rh} step complete s2 && {rh} step complete s3; {rh} step skip s4 --note later && {rh} complete --summary done"
+    );
+    let (denial, code, stderr) = guard_then_run(project, &command);
+    assert_eq!(
+        denial, None,
+        "the guard denied a chain that closes every step"
+    );
+    assert_eq!(code, 0, "the CLI refused what the guard allowed: {stderr}");
+    let (_, status, _) = cli(project, &["task", "list"]);
+    assert!(status.contains("completed"), "{status}");
+
+    // Denied: s4 stays open; the CLI refuses it too when run anyway.
+    let temp = TempDir::new("control-chain-open");
+    let project = temp.path();
+    task_with_four_steps(project);
+    let command = format!("{rh} step complete s2 && {rh} step complete s3 && {rh} complete");
+    let (denial, code, stderr) = guard_then_run(project, &command);
+    let denial = denial.expect("the guard allowed a chain that leaves s4 open");
+    assert!(denial.contains("(s4) tests"), "{denial}");
+    assert_ne!(code, 0, "the CLI completed a task with s4 open");
+    assert!(stderr.contains("s4"), "{stderr}");
+}
+
+#[test]
+fn install_statusline_never_replaces_the_users() {
+    let temp = TempDir::new("control-install");
+    let project = temp.path();
+    let settings_path = project.join(".claude/settings.json");
+    std::fs::create_dir_all(project.join(".claude")).unwrap();
+    std::fs::write(
+        &settings_path,
+        r#"{"statusLine": {"type": "command", "command": "~/my-line.sh"}}"#,
+    )
+    .unwrap();
+    let project_arg = project.to_str().unwrap();
+    let (code, out, stderr) = cli(
+        project,
+        &["install", "--project", project_arg, "--statusline"],
+    );
+    assert_eq!(code, 0, "{stderr}");
+    assert!(out.contains("left yours alone"), "{out}");
+    let settings: Value =
+        serde_json::from_str(&std::fs::read_to_string(&settings_path).unwrap()).unwrap();
+    assert_eq!(settings["statusLine"]["command"], "~/my-line.sh");
+    assert!(
+        settings["hooks"]["UserPromptSubmit"].is_array(),
+        "{settings}"
+    );
+
+    // Without one, ours goes in, runs, and uninstall takes it out again.
+    std::fs::write(&settings_path, "{}").unwrap();
+    let (code, out, _) = cli(
+        project,
+        &["install", "--project", project_arg, "--statusline"],
+    );
+    assert_eq!(code, 0);
+    assert!(
+        out.contains("Status line: `ralph-hooks statusline`"),
+        "{out}"
+    );
+    let settings: Value =
+        serde_json::from_str(&std::fs::read_to_string(&settings_path).unwrap()).unwrap();
+    let command = settings["statusLine"]["command"].as_str().unwrap();
+    assert!(command.ends_with("/ralph-hooks statusline"), "{command}");
+    let (code, out, _) = cli(
+        project,
+        &["install", "--project", project_arg, "--uninstall"],
+    );
+    assert_eq!(code, 0);
+    assert!(out.contains("Removed the ralph-hooks status line"), "{out}");
+    let settings: Value =
+        serde_json::from_str(&std::fs::read_to_string(&settings_path).unwrap()).unwrap();
+    assert!(settings.get("statusLine").is_none(), "{settings}");
+}

@@ -335,9 +335,12 @@ fn is_our_statusline(value: &Value) -> bool {
         .get("command")
         .and_then(Value::as_str)
         .is_some_and(|command| {
-            let mut words = command.split_whitespace();
-            let program = words.next().unwrap_or_default().trim_matches(['\'', '"']);
-            program.rsplit('/').next() == Some("ralph-hooks") && words.next() == Some("statusline")
+            // `'/a b/ralph-hooks' statusline`: the program may be quoted.
+            let Some(program) = command.trim().strip_suffix(" statusline") else {
+                return false;
+            };
+            let program = program.trim().trim_matches(['\'', '"']);
+            program.rsplit('/').next() == Some("ralph-hooks")
         })
 }
 
@@ -470,6 +473,17 @@ mod tests {
         assert_eq!(settings, again);
         assert!(remove_statusline(&mut settings));
         assert_eq!(settings, json!({}));
+
+        // Installed from a folder with a space: still ours, replaced in place.
+        let mut settings = json!({});
+        add_statusline(&mut settings, Path::new("/opt/my tools"));
+        assert_eq!(
+            settings["statusLine"]["command"],
+            "'/opt/my tools/ralph-hooks' statusline"
+        );
+        let note = add_statusline(&mut settings, Path::new("/opt/bin"));
+        assert!(!note.contains("left yours alone"), "{note}");
+        assert!(remove_statusline(&mut settings));
     }
 
     #[test]

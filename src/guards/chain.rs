@@ -77,6 +77,24 @@ pub struct Denial {
 /// against `doc`; the first that would find steps open is the denial.
 pub fn judge(command: &str, doc: &TaskDoc) -> Option<Denial> {
     let segments = segments(command);
+    // A call the shell reader finds only across segments (`echo '… task
+    // complete' | sh`) has no place in the order: judged as the task is now.
+    let unforced_here = |text: &str| {
+        shell::task_complete_calls(text)
+            .iter()
+            .filter(|call| !call.force && call.project.is_none())
+            .count()
+    };
+    let placed: usize = segments.iter().map(|s| unforced_here(&s.text)).sum();
+    if placed < unforced_here(command) {
+        let message = tasks::stop_guard_message(doc)?;
+        return Some(Denial {
+            doc_after: doc.clone(),
+            reason: format!(
+                "{message}\n(The guard judged the task as it is now: a `task complete` runs from a script fed to a shell, where its order cannot be read.)"
+            ),
+        });
+    }
     for (index, segment) in segments.iter().enumerate() {
         match segment.effect {
             Effect::Complete { force: false } => {
@@ -591,6 +609,36 @@ mod tests {
         assert!(reason.contains("would fail"), "{reason}");
         let command = format!("{RH} step complete s2 | {RH} complete");
         assert!(denied(&command).is_some());
+    }
+
+    /// Every form the shell reader finds a `task complete` in (issue 10's
+    /// list) is still denied when steps are open and the chain closes none.
+    #[test]
+    fn every_invocation_form_is_still_judged() {
+        for command in [
+            "ralph-hooks task complete",
+            "/usr/local/bin/ralph-hooks task complete",
+            "./target/debug/ralph-hooks --debug task complete",
+            "cd /x && ralph-hooks task complete",
+            "cargo build; ralph-hooks task complete | tee log",
+            "RALPH_HOOKS_DEBUG=1 ralph-hooks task complete",
+            "env -i PATH=/bin ralph-hooks task complete",
+            "sudo -u me ralph-hooks task complete",
+            "timeout 10 ralph-hooks task complete",
+            "bash -c 'ralph-hooks task complete'",
+            "sh -lc \"cd x && ralph-hooks task complete\"",
+            "eval ralph-hooks task complete",
+            "echo \"$(ralph-hooks task complete)\"",
+            "x=`ralph-hooks task complete`",
+            "(ralph-hooks task complete)",
+            "if ralph-hooks task complete; then echo ok; fi",
+            "cargo run -q --bin ralph-hooks -- task complete",
+            "echo 'ralph-hooks task complete' | sh",
+            "printf 'ralph-hooks task step complete s2 && ralph-hooks task complete' | bash",
+            "bash <<< 'ralph-hooks task complete'",
+        ] {
+            assert!(denied(command).is_some(), "allowed: {command}");
+        }
     }
 
     #[test]

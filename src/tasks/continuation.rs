@@ -443,7 +443,12 @@ pub fn pause_for_user(ctx: &Ctx) -> anyhow::Result<()> {
     let locked = ctx.store().lock(STATE_FILE)?;
     let mut state = locked.load_json::<ContinuationState>()?.unwrap_or_default();
     state.version = ContinuationState::VERSION;
-    state.paused.insert(session, ctx.now());
+    let now = ctx.now();
+    // A session that said "stop" and was never heard from again.
+    state
+        .paused
+        .retain(|_, at| now.signed_duration_since(*at) < Duration::days(FORGET_AFTER_DAYS));
+    state.paused.insert(session, now);
     locked.save_json(&state)
 }
 
