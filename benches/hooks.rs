@@ -2,7 +2,10 @@
 //! tool call: median wall time and peak RSS of each binary beside `/bin/true`.
 //!
 //! Run with `cargo bench --bench hooks` (release build). `BENCH_RUNS=N`
-//! changes the number of runs per row (default 300).
+//! changes the number of runs per row (default 300). `BENCH_BEFORE=DIR`
+//! adds the Stop and SessionStart rows again for the binaries in DIR (an
+//! older build, e.g. main's `target/release`), measured in the same
+//! round-robin, so before and after see the same load.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -46,30 +49,46 @@ fn run_once(program: &Path, args: &[&str], stdin: &[u8], env: &[(&str, &Path)]) 
     (elapsed, usage.ru_maxrss)
 }
 
-fn measure(
+/// One row of the table: a binary, its input, and what to reset before
+/// each run.
+#[derive(Clone, Copy)]
+struct Case<'a> {
     name: &'static str,
-    runs: usize,
-    mut prepare: impl FnMut(),
-    program: &Path,
-    args: &[&str],
-    stdin: &[u8],
-    env: &[(&str, &Path)],
-) -> Row {
-    let mut times = Vec::with_capacity(runs);
-    let mut max_rss_kib = 0;
+    prepare: &'a dyn Fn(),
+    program: &'a Path,
+    args: &'a [&'a str],
+    stdin: &'a [u8],
+    env: &'a [(&'a str, &'a Path)],
+}
+
+/// Runs every case `runs` times, round-robin: on a busy machine each row
+/// sees the same load over the same stretch of time, so the ratios to
+/// `/bin/true` stay fair even when the absolute times drift.
+fn measure_all(cases: &[Case], runs: usize) -> Vec<Row> {
+    let mut times: Vec<Vec<Duration>> = vec![Vec::with_capacity(runs); cases.len()];
+    let mut max_rss_kib = vec![0; cases.len()];
     for _ in 0..runs {
-        prepare();
-        let (elapsed, rss) = run_once(program, args, stdin, env);
-        times.push(elapsed);
-        max_rss_kib = max_rss_kib.max(rss);
+        for (index, case) in cases.iter().enumerate() {
+            (case.prepare)();
+            let (elapsed, rss) = run_once(case.program, case.args, case.stdin, case.env);
+            times[index].push(elapsed);
+            max_rss_kib[index] = max_rss_kib[index].max(rss);
+        }
     }
-    times.sort();
-    Row {
-        name,
-        median: times[runs / 2],
-        p90: times[runs * 9 / 10],
-        max_rss_kib,
-    }
+    cases
+        .iter()
+        .zip(times)
+        .zip(max_rss_kib)
+        .map(|((case, mut times), max_rss_kib)| {
+            times.sort();
+            Row {
+                name: case.name,
+                median: times[runs / 2],
+                p90: times[runs * 9 / 10],
+                max_rss_kib,
+            }
+        })
+        .collect()
 }
 
 fn temp_project(label: &str) -> PathBuf {
@@ -114,75 +133,115 @@ fn main() {
     let prompt_input = br#"{"hook_event_name":"UserPromptSubmit","session_id":"bench","prompt":"please add a test for the parser"}"#;
     let status_input = br#"{"hook_event_name":"Status","session_id":"bench","model":{"id":"m","display_name":"M"},"workspace":{}}"#;
 
-    let rows = vec![
-        measure("/bin/true (baseline)", runs, || {}, true_bin, &[], b"", &[]),
-        measure(
-            "Stop hook, no loop",
-            runs,
-            || {},
-            stop,
-            &[],
-            stop_input,
-            &[("CLAUDE_PROJECT_DIR", &empty)],
-        ),
-        measure(
-            "Stop hook, running loop (promise only)",
-            runs,
-            reset_loop,
-            stop,
-            &[],
-            stop_input,
-            &[("CLAUDE_PROJECT_DIR", &with_loop)],
-        ),
-        measure(
-            "SessionStart hook, running loop",
-            runs,
-            reset_loop,
-            session_start,
-            &[],
-            start_input,
-            &[("CLAUDE_PROJECT_DIR", &with_loop)],
-        ),
-        measure(
-            "UserPromptSubmit hook, no loop, ordinary prompt",
-            runs,
-            || {},
-            user_prompt,
-            &[],
-            prompt_input,
-            &[("CLAUDE_PROJECT_DIR", &empty)],
-        ),
-        measure(
-            "UserPromptSubmit hook, running loop, ordinary prompt",
-            runs,
-            reset_loop,
-            user_prompt,
-            &[],
-            prompt_input,
-            &[("CLAUDE_PROJECT_DIR", &with_loop)],
-        ),
-        measure(
-            "statusline, no loop",
-            runs,
-            || {},
-            cli,
-            &["statusline"],
-            status_input,
-            &[("CLAUDE_PROJECT_DIR", &empty)],
-        ),
-        measure(
-            "statusline, running loop",
-            runs,
-            reset_loop,
-            cli,
-            &["statusline"],
-            status_input,
-            &[("CLAUDE_PROJECT_DIR", &with_loop)],
-        ),
+    let nothing = || {};
+    let in_empty = [("CLAUDE_PROJECT_DIR", empty.as_path())];
+    let in_loop = [("CLAUDE_PROJECT_DIR", with_loop.as_path())];
+    let cases = [
+        Case {
+            name: "/bin/true (baseline)",
+            prepare: &nothing,
+            program: true_bin,
+            args: &[],
+            stdin: b"",
+            env: &[],
+        },
+        Case {
+            name: "Stop hook, no loop",
+            prepare: &nothing,
+            program: stop,
+            args: &[],
+            stdin: stop_input,
+            env: &in_empty,
+        },
+        Case {
+            name: "Stop hook, running loop (promise only)",
+            prepare: &reset_loop,
+            program: stop,
+            args: &[],
+            stdin: stop_input,
+            env: &in_loop,
+        },
+        Case {
+            name: "SessionStart hook, running loop",
+            prepare: &reset_loop,
+            program: session_start,
+            args: &[],
+            stdin: start_input,
+            env: &in_loop,
+        },
+        Case {
+            name: "UserPromptSubmit hook, no loop, ordinary prompt",
+            prepare: &nothing,
+            program: user_prompt,
+            args: &[],
+            stdin: prompt_input,
+            env: &in_empty,
+        },
+        Case {
+            name: "UserPromptSubmit hook, running loop, ordinary prompt",
+            prepare: &reset_loop,
+            program: user_prompt,
+            args: &[],
+            stdin: prompt_input,
+            env: &in_loop,
+        },
+        Case {
+            name: "statusline, no loop",
+            prepare: &nothing,
+            program: cli,
+            args: &["statusline"],
+            stdin: status_input,
+            env: &in_empty,
+        },
+        Case {
+            name: "statusline, running loop",
+            prepare: &reset_loop,
+            program: cli,
+            args: &["statusline"],
+            stdin: status_input,
+            env: &in_loop,
+        },
     ];
+    let before_dir = std::env::var_os("BENCH_BEFORE").map(PathBuf::from);
+    let before_stop = before_dir
+        .as_ref()
+        .map(|dir| dir.join("ralph-stop-loop-controller"));
+    let before_start = before_dir
+        .as_ref()
+        .map(|dir| dir.join("ralph-session-start"));
+    let mut cases = Vec::from(cases);
+    if let (Some(stop), Some(start)) = (&before_stop, &before_start) {
+        cases.extend([
+            Case {
+                name: "before: Stop hook, no loop",
+                prepare: &nothing,
+                program: stop,
+                args: &[],
+                stdin: stop_input,
+                env: &in_empty,
+            },
+            Case {
+                name: "before: Stop hook, running loop (promise only)",
+                prepare: &reset_loop,
+                program: stop,
+                args: &[],
+                stdin: stop_input,
+                env: &in_loop,
+            },
+            Case {
+                name: "before: SessionStart hook, running loop",
+                prepare: &reset_loop,
+                program: start,
+                args: &[],
+                stdin: start_input,
+                env: &in_loop,
+            },
+        ]);
+    }
+    let rows = measure_all(&cases, runs);
     let baseline = rows[0].median;
     println!(
-        "\n{runs} runs each, release build, {} CPUs",
+        "\n{runs} runs each, round-robin, release build, {} CPUs",
         std::thread::available_parallelism()
             .map(|n| n.get())
             .unwrap_or(1)
