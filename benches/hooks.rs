@@ -1,5 +1,7 @@
 //! Hook start-up cost, the number that matters for hooks that run on every
-//! tool call: median wall time and peak RSS of each binary beside `/bin/true`.
+//! tool call: median wall time, median CPU time (user + system, which a
+//! busy machine's run queue does not inflate) and peak RSS of each binary
+//! beside `/bin/true`.
 //!
 //! Run with `cargo bench --bench hooks` (release build). `BENCH_RUNS=N`
 //! changes the number of runs per row (default 300). `BENCH_BEFORE=DIR`
@@ -15,12 +17,19 @@ use std::time::{Duration, Instant};
 struct Row {
     name: &'static str,
     median: Duration,
+    cpu_median: Duration,
     p90: Duration,
     max_rss_kib: i64,
 }
 
 /// Runs `program` with `stdin`, returning wall time and the child's peak RSS.
-fn run_once(program: &Path, args: &[&str], stdin: &[u8], env: &[(&str, &Path)]) -> (Duration, i64) {
+/// One run: wall time, the child's CPU time (user + system), peak RSS.
+fn run_once(
+    program: &Path,
+    args: &[&str],
+    stdin: &[u8],
+    env: &[(&str, &Path)],
+) -> (Duration, Duration, i64) {
     let mut command = Command::new(program);
     command
         .args(args)
@@ -46,7 +55,14 @@ fn run_once(program: &Path, args: &[&str], stdin: &[u8], env: &[(&str, &Path)]) 
     let pid = unsafe { libc::wait4(child.id() as libc::pid_t, &mut status, 0, &mut usage) };
     let elapsed = started.elapsed();
     assert_eq!(pid, child.id() as libc::pid_t, "wait4 failed");
-    (elapsed, usage.ru_maxrss)
+    let cpu = |t: libc::timeval| {
+        Duration::from_secs(t.tv_sec as u64) + Duration::from_micros(t.tv_usec as u64)
+    };
+    (
+        elapsed,
+        cpu(usage.ru_utime) + cpu(usage.ru_stime),
+        usage.ru_maxrss,
+    )
 }
 
 /// One row of the table: a binary, its input, and what to reset before
@@ -66,24 +82,29 @@ struct Case<'a> {
 /// `/bin/true` stay fair even when the absolute times drift.
 fn measure_all(cases: &[Case], runs: usize) -> Vec<Row> {
     let mut times: Vec<Vec<Duration>> = vec![Vec::with_capacity(runs); cases.len()];
+    let mut cpu_times: Vec<Vec<Duration>> = vec![Vec::with_capacity(runs); cases.len()];
     let mut max_rss_kib = vec![0; cases.len()];
     for _ in 0..runs {
         for (index, case) in cases.iter().enumerate() {
             (case.prepare)();
-            let (elapsed, rss) = run_once(case.program, case.args, case.stdin, case.env);
+            let (elapsed, cpu, rss) = run_once(case.program, case.args, case.stdin, case.env);
             times[index].push(elapsed);
+            cpu_times[index].push(cpu);
             max_rss_kib[index] = max_rss_kib[index].max(rss);
         }
     }
     cases
         .iter()
         .zip(times)
+        .zip(cpu_times)
         .zip(max_rss_kib)
-        .map(|((case, mut times), max_rss_kib)| {
+        .map(|(((case, mut times), mut cpu_times), max_rss_kib)| {
             times.sort();
+            cpu_times.sort();
             Row {
                 name: case.name,
                 median: times[runs / 2],
+                cpu_median: cpu_times[runs / 2],
                 p90: times[runs * 9 / 10],
                 max_rss_kib,
             }
@@ -240,21 +261,24 @@ fn main() {
     }
     let rows = measure_all(&cases, runs);
     let baseline = rows[0].median;
+    let cpu_baseline = rows[0].cpu_median.max(Duration::from_micros(1));
     println!(
         "\n{runs} runs each, round-robin, release build, {} CPUs",
         std::thread::available_parallelism()
             .map(|n| n.get())
             .unwrap_or(1)
     );
-    println!("| what | median | p90 | × /bin/true | peak RSS |");
-    println!("|---|---:|---:|---:|---:|");
+    println!("| what | median | p90 | × /bin/true | CPU median | CPU × /bin/true | peak RSS |");
+    println!("|---|---:|---:|---:|---:|---:|---:|");
     for row in &rows {
         println!(
-            "| {} | {:.2} ms | {:.2} ms | {:.1}× | {:.1} MB |",
+            "| {} | {:.2} ms | {:.2} ms | {:.1}× | {:.2} ms | {:.1}× | {:.1} MB |",
             row.name,
             row.median.as_secs_f64() * 1000.0,
             row.p90.as_secs_f64() * 1000.0,
             row.median.as_secs_f64() / baseline.as_secs_f64(),
+            row.cpu_median.as_secs_f64() * 1000.0,
+            row.cpu_median.as_secs_f64() / cpu_baseline.as_secs_f64(),
             row.max_rss_kib as f64 / 1024.0
         );
     }
