@@ -203,3 +203,80 @@ fn task_part(doc: &TaskDoc) -> String {
     }
     text
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn loop_state(status: &str, session: Option<&str>, history: Value) -> LoopState {
+        serde_json::from_value(json!({
+            "version": 1, "id": "loop-1", "status": status, "goal": "ship it",
+            "promise": "DONE", "checks": [], "check_timeout_secs": 300, "diagnostics": true,
+            "no_warnings": false, "iteration": 3, "max_iterations": 10, "session_id": session,
+            "project_root": "/p", "started_at": "2026-11-21T11:00:00Z",
+            "updated_at": "2026-11-21T11:00:00Z", "history": history
+        }))
+        .unwrap()
+    }
+
+    fn failing_with_errors() -> Value {
+        json!([{
+            "iteration": 3, "at": "2026-11-21T11:00:00Z", "decision": "block",
+            "failed": ["diagnostics", "promise"], "fingerprint": "x",
+            "conditions": {"diagnostics": {"files": {
+                "a.py": {"errors": 1, "warnings": 4},
+                "b.py": {"errors": 1, "warnings": 0},
+                "c.py": {"inconclusive": true}
+            }}}
+        }])
+    }
+
+    fn task(session: Option<&str>) -> TaskDoc {
+        let mut doc = TaskDoc::new("task_t");
+        if let Some(session) = session {
+            doc.set_field("Session", session);
+        }
+        let steps: Vec<String> = [
+            "read the auth code",
+            "google",
+            "GitHub OAuth callback handler",
+            "tests",
+            "docs",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        tasks::steps::set_steps(&mut doc, &steps).unwrap();
+        tasks::steps::complete_step(&mut doc, "s1", None).unwrap();
+        tasks::steps::complete_step(&mut doc, "s2", None).unwrap();
+        doc
+    }
+
+    #[test]
+    fn the_line_for_each_state() {
+        let running = loop_state("RUNNING", Some("me"), failing_with_errors());
+        let doc = task(Some("me"));
+        assert_eq!(
+            render(Some(&running), Some(&doc), Some("me"), false),
+            "ralph ▶ loop 3/10 · 2 errors · task 2/5 (s3 GitHub OAuth callb…)"
+        );
+        let paused = loop_state("PAUSED", None, failing_with_errors());
+        assert_eq!(
+            render(Some(&paused), None, Some("me"), false),
+            "ralph ⏸ loop 3/10 paused"
+        );
+        let done = loop_state("COMPLETED", Some("me"), json!([]));
+        assert_eq!(render(Some(&done), None, Some("me"), false), "");
+        assert_eq!(
+            render(Some(&running), Some(&doc), Some("other"), false),
+            "",
+            "another session's loop and task are not shown"
+        );
+        assert_eq!(render(None, None, Some("me"), true), "", "idle");
+        assert_eq!(
+            render(None, Some(&doc), Some("me"), true),
+            "ralph ⏸ task 2/5 (s3 GitHub OAuth callb…) · paused"
+        );
+    }
+}
