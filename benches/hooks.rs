@@ -4,10 +4,12 @@
 //! beside `/bin/true`.
 //!
 //! Run with `cargo bench --bench hooks` (release build). `BENCH_RUNS=N`
-//! changes the number of runs per row (default 300). `BENCH_BEFORE=DIR`
-//! adds the Stop and SessionStart rows again for the binaries in DIR (an
-//! older build, e.g. main's `target/release`), measured in the same
-//! round-robin, so before and after see the same load.
+//! changes the number of runs per row (default 300).
+//! `BENCH_COMPARE=DIR[:DIR…]` adds rows for the binaries in each DIR (e.g.
+//! copies of main's and this branch's `target/release`), measured in the
+//! same round-robin, so before and after see the same load. Compare copies
+//! made the same way: a freshly written copy of a binary starts measurably
+//! faster than the one cargo left in `target/` (page-cache layout).
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -15,7 +17,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 struct Row {
-    name: &'static str,
+    name: String,
     median: Duration,
     cpu_median: Duration,
     p90: Duration,
@@ -69,7 +71,7 @@ fn run_once(
 /// each run.
 #[derive(Clone, Copy)]
 struct Case<'a> {
-    name: &'static str,
+    name: &'a str,
     prepare: &'a dyn Fn(),
     program: &'a Path,
     args: &'a [&'a str],
@@ -102,7 +104,7 @@ fn measure_all(cases: &[Case], runs: usize) -> Vec<Row> {
             times.sort();
             cpu_times.sort();
             Row {
-                name: case.name,
+                name: case.name.to_string(),
                 median: times[runs / 2],
                 cpu_median: cpu_times[runs / 2],
                 p90: times[runs * 9 / 10],
@@ -223,41 +225,61 @@ fn main() {
             env: &in_loop,
         },
     ];
-    let before_dir = std::env::var_os("BENCH_BEFORE").map(PathBuf::from);
-    let before_stop = before_dir
-        .as_ref()
-        .map(|dir| dir.join("ralph-stop-loop-controller"));
-    let before_start = before_dir
-        .as_ref()
-        .map(|dir| dir.join("ralph-session-start"));
+    // Other builds to compare, measured in the same round-robin. Each row
+    // is labelled with its folder's name; a binary missing there (a hook
+    // that build does not have) is left out.
+    let compare: Vec<PathBuf> = std::env::var_os("BENCH_COMPARE")
+        .map(|dirs| std::env::split_paths(&dirs).collect())
+        .unwrap_or_default();
+    let labels: Vec<(PathBuf, PathBuf, PathBuf, PathBuf, String)> = compare
+        .iter()
+        .map(|dir| {
+            let label = dir
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_else(|| dir.display().to_string());
+            (
+                dir.join("ralph-stop-loop-controller"),
+                dir.join("ralph-session-start"),
+                dir.join("ralph-user-prompt-submit"),
+                dir.join("ralph-hooks"),
+                label,
+            )
+        })
+        .collect();
+    let names: Vec<[String; 5]> = labels
+        .iter()
+        .map(|(.., label)| {
+            [
+                format!("[{label}] Stop hook, no loop"),
+                format!("[{label}] Stop hook, running loop (promise only)"),
+                format!("[{label}] SessionStart hook, running loop"),
+                format!("[{label}] UserPromptSubmit hook, no loop, ordinary prompt"),
+                format!("[{label}] statusline, no loop"),
+            ]
+        })
+        .collect();
     let mut cases = Vec::from(cases);
-    if let (Some(stop), Some(start)) = (&before_stop, &before_start) {
-        cases.extend([
-            Case {
-                name: "before: Stop hook, no loop",
-                prepare: &nothing,
-                program: stop,
-                args: &[],
-                stdin: stop_input,
-                env: &in_empty,
-            },
-            Case {
-                name: "before: Stop hook, running loop (promise only)",
-                prepare: &reset_loop,
-                program: stop,
-                args: &[],
-                stdin: stop_input,
-                env: &in_loop,
-            },
-            Case {
-                name: "before: SessionStart hook, running loop",
-                prepare: &reset_loop,
-                program: start,
-                args: &[],
-                stdin: start_input,
-                env: &in_loop,
-            },
-        ]);
+    for ((stop, start, prompt, cli, _), names) in labels.iter().zip(&names) {
+        let rows: [(&PathBuf, &[&str], &[u8], &dyn Fn(), &[(&str, &Path)]); 5] = [
+            (stop, &[], stop_input, &nothing, &in_empty),
+            (stop, &[], stop_input, &reset_loop, &in_loop),
+            (start, &[], start_input, &reset_loop, &in_loop),
+            (prompt, &[], prompt_input, &nothing, &in_empty),
+            (cli, &["statusline"], status_input, &nothing, &in_empty),
+        ];
+        for ((program, args, stdin, prepare, env), name) in rows.into_iter().zip(names) {
+            if program.is_file() {
+                cases.push(Case {
+                    name,
+                    prepare,
+                    program,
+                    args,
+                    stdin,
+                    env,
+                });
+            }
+        }
     }
     let rows = measure_all(&cases, runs);
     let baseline = rows[0].median;
