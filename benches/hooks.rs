@@ -1,8 +1,15 @@
 //! Hook start-up cost, the number that matters for hooks that run on every
-//! tool call: median wall time and peak RSS of each binary beside `/bin/true`.
+//! tool call: median wall time, median CPU time (user + system, which a
+//! busy machine's run queue does not inflate) and peak RSS of each binary
+//! beside `/bin/true`.
 //!
 //! Run with `cargo bench --bench hooks` (release build). `BENCH_RUNS=N`
 //! changes the number of runs per row (default 300).
+//! `BENCH_COMPARE=DIR[:DIR…]` adds rows for the binaries in each DIR (e.g.
+//! copies of main's and this branch's `target/release`), measured in the
+//! same round-robin, so before and after see the same load. Compare copies
+//! made the same way: a freshly written copy of a binary starts measurably
+//! faster than the one cargo left in `target/` (page-cache layout).
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -10,14 +17,21 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 struct Row {
-    name: &'static str,
+    name: String,
     median: Duration,
+    cpu_median: Duration,
     p90: Duration,
     max_rss_kib: i64,
 }
 
 /// Runs `program` with `stdin`, returning wall time and the child's peak RSS.
-fn run_once(program: &Path, args: &[&str], stdin: &[u8], env: &[(&str, &Path)]) -> (Duration, i64) {
+/// One run: wall time, the child's CPU time (user + system), peak RSS.
+fn run_once(
+    program: &Path,
+    args: &[&str],
+    stdin: &[u8],
+    env: &[(&str, &Path)],
+) -> (Duration, Duration, i64) {
     let mut command = Command::new(program);
     command
         .args(args)
@@ -43,33 +57,61 @@ fn run_once(program: &Path, args: &[&str], stdin: &[u8], env: &[(&str, &Path)]) 
     let pid = unsafe { libc::wait4(child.id() as libc::pid_t, &mut status, 0, &mut usage) };
     let elapsed = started.elapsed();
     assert_eq!(pid, child.id() as libc::pid_t, "wait4 failed");
-    (elapsed, usage.ru_maxrss)
+    let cpu = |t: libc::timeval| {
+        Duration::from_secs(t.tv_sec as u64) + Duration::from_micros(t.tv_usec as u64)
+    };
+    (
+        elapsed,
+        cpu(usage.ru_utime) + cpu(usage.ru_stime),
+        usage.ru_maxrss,
+    )
 }
 
-fn measure(
-    name: &'static str,
-    runs: usize,
-    mut prepare: impl FnMut(),
-    program: &Path,
-    args: &[&str],
-    stdin: &[u8],
-    env: &[(&str, &Path)],
-) -> Row {
-    let mut times = Vec::with_capacity(runs);
-    let mut max_rss_kib = 0;
+/// One row of the table: a binary, its input, and what to reset before
+/// each run.
+#[derive(Clone, Copy)]
+struct Case<'a> {
+    name: &'a str,
+    prepare: &'a dyn Fn(),
+    program: &'a Path,
+    args: &'a [&'a str],
+    stdin: &'a [u8],
+    env: &'a [(&'a str, &'a Path)],
+}
+
+/// Runs every case `runs` times, round-robin: on a busy machine each row
+/// sees the same load over the same stretch of time, so the ratios to
+/// `/bin/true` stay fair even when the absolute times drift.
+fn measure_all(cases: &[Case], runs: usize) -> Vec<Row> {
+    let mut times: Vec<Vec<Duration>> = vec![Vec::with_capacity(runs); cases.len()];
+    let mut cpu_times: Vec<Vec<Duration>> = vec![Vec::with_capacity(runs); cases.len()];
+    let mut max_rss_kib = vec![0; cases.len()];
     for _ in 0..runs {
-        prepare();
-        let (elapsed, rss) = run_once(program, args, stdin, env);
-        times.push(elapsed);
-        max_rss_kib = max_rss_kib.max(rss);
+        for (index, case) in cases.iter().enumerate() {
+            (case.prepare)();
+            let (elapsed, cpu, rss) = run_once(case.program, case.args, case.stdin, case.env);
+            times[index].push(elapsed);
+            cpu_times[index].push(cpu);
+            max_rss_kib[index] = max_rss_kib[index].max(rss);
+        }
     }
-    times.sort();
-    Row {
-        name,
-        median: times[runs / 2],
-        p90: times[runs * 9 / 10],
-        max_rss_kib,
-    }
+    cases
+        .iter()
+        .zip(times)
+        .zip(cpu_times)
+        .zip(max_rss_kib)
+        .map(|(((case, mut times), mut cpu_times), max_rss_kib)| {
+            times.sort();
+            cpu_times.sort();
+            Row {
+                name: case.name.to_string(),
+                median: times[runs / 2],
+                cpu_median: cpu_times[runs / 2],
+                p90: times[runs * 9 / 10],
+                max_rss_kib,
+            }
+        })
+        .collect()
 }
 
 fn temp_project(label: &str) -> PathBuf {
@@ -87,6 +129,8 @@ fn main() {
         .unwrap_or(300);
     let stop = Path::new(env!("CARGO_BIN_EXE_ralph-stop-loop-controller"));
     let session_start = Path::new(env!("CARGO_BIN_EXE_ralph-session-start"));
+    let user_prompt = Path::new(env!("CARGO_BIN_EXE_ralph-user-prompt-submit"));
+    let cli = Path::new(env!("CARGO_BIN_EXE_ralph-hooks"));
     let true_bin = Path::new("/bin/true");
 
     let empty = temp_project("empty");
@@ -107,57 +151,161 @@ fn main() {
     let start_input =
         br#"{"hook_event_name":"SessionStart","session_id":"bench","source":"compact"}"#;
 
-    let rows = vec![
-        measure("/bin/true (baseline)", runs, || {}, true_bin, &[], b"", &[]),
-        measure(
-            "Stop hook, no loop",
-            runs,
-            || {},
-            stop,
-            &[],
-            stop_input,
-            &[("CLAUDE_PROJECT_DIR", &empty)],
-        ),
-        measure(
-            "Stop hook, running loop (promise only)",
-            runs,
-            reset_loop,
-            stop,
-            &[],
-            stop_input,
-            &[("CLAUDE_PROJECT_DIR", &with_loop)],
-        ),
-        measure(
-            "SessionStart hook, running loop",
-            runs,
-            reset_loop,
-            session_start,
-            &[],
-            start_input,
-            &[("CLAUDE_PROJECT_DIR", &with_loop)],
-        ),
+    // Issue 12: the prompt hook runs on every prompt, the status line on
+    // every message update.
+    let prompt_input = br#"{"hook_event_name":"UserPromptSubmit","session_id":"bench","prompt":"please add a test for the parser"}"#;
+    let status_input = br#"{"hook_event_name":"Status","session_id":"bench","model":{"id":"m","display_name":"M"},"workspace":{}}"#;
+
+    let nothing = || {};
+    let in_empty = [("CLAUDE_PROJECT_DIR", empty.as_path())];
+    let in_loop = [("CLAUDE_PROJECT_DIR", with_loop.as_path())];
+    let cases = [
+        Case {
+            name: "/bin/true (baseline)",
+            prepare: &nothing,
+            program: true_bin,
+            args: &[],
+            stdin: b"",
+            env: &[],
+        },
+        Case {
+            name: "Stop hook, no loop",
+            prepare: &nothing,
+            program: stop,
+            args: &[],
+            stdin: stop_input,
+            env: &in_empty,
+        },
+        Case {
+            name: "Stop hook, running loop (promise only)",
+            prepare: &reset_loop,
+            program: stop,
+            args: &[],
+            stdin: stop_input,
+            env: &in_loop,
+        },
+        Case {
+            name: "SessionStart hook, running loop",
+            prepare: &reset_loop,
+            program: session_start,
+            args: &[],
+            stdin: start_input,
+            env: &in_loop,
+        },
+        Case {
+            name: "UserPromptSubmit hook, no loop, ordinary prompt",
+            prepare: &nothing,
+            program: user_prompt,
+            args: &[],
+            stdin: prompt_input,
+            env: &in_empty,
+        },
+        Case {
+            name: "UserPromptSubmit hook, running loop, ordinary prompt",
+            prepare: &reset_loop,
+            program: user_prompt,
+            args: &[],
+            stdin: prompt_input,
+            env: &in_loop,
+        },
+        Case {
+            name: "statusline, no loop",
+            prepare: &nothing,
+            program: cli,
+            args: &["statusline"],
+            stdin: status_input,
+            env: &in_empty,
+        },
+        Case {
+            name: "statusline, running loop",
+            prepare: &reset_loop,
+            program: cli,
+            args: &["statusline"],
+            stdin: status_input,
+            env: &in_loop,
+        },
     ];
+    // Other builds to compare, measured in the same round-robin. Each row
+    // is labelled with its folder's name; a binary missing there (a hook
+    // that build does not have) is left out.
+    let compare: Vec<PathBuf> = std::env::var_os("BENCH_COMPARE")
+        .map(|dirs| std::env::split_paths(&dirs).collect())
+        .unwrap_or_default();
+    let labels: Vec<(PathBuf, PathBuf, PathBuf, PathBuf, String)> = compare
+        .iter()
+        .map(|dir| {
+            let label = dir
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_else(|| dir.display().to_string());
+            (
+                dir.join("ralph-stop-loop-controller"),
+                dir.join("ralph-session-start"),
+                dir.join("ralph-user-prompt-submit"),
+                dir.join("ralph-hooks"),
+                label,
+            )
+        })
+        .collect();
+    let names: Vec<[String; 5]> = labels
+        .iter()
+        .map(|(.., label)| {
+            [
+                format!("[{label}] Stop hook, no loop"),
+                format!("[{label}] Stop hook, running loop (promise only)"),
+                format!("[{label}] SessionStart hook, running loop"),
+                format!("[{label}] UserPromptSubmit hook, no loop, ordinary prompt"),
+                format!("[{label}] statusline, no loop"),
+            ]
+        })
+        .collect();
+    let mut cases = Vec::from(cases);
+    for ((stop, start, prompt, cli, _), names) in labels.iter().zip(&names) {
+        let rows: [(&PathBuf, &[&str], &[u8], &dyn Fn(), &[(&str, &Path)]); 5] = [
+            (stop, &[], stop_input, &nothing, &in_empty),
+            (stop, &[], stop_input, &reset_loop, &in_loop),
+            (start, &[], start_input, &reset_loop, &in_loop),
+            (prompt, &[], prompt_input, &nothing, &in_empty),
+            (cli, &["statusline"], status_input, &nothing, &in_empty),
+        ];
+        for ((program, args, stdin, prepare, env), name) in rows.into_iter().zip(names) {
+            if program.is_file() {
+                cases.push(Case {
+                    name,
+                    prepare,
+                    program,
+                    args,
+                    stdin,
+                    env,
+                });
+            }
+        }
+    }
+    let rows = measure_all(&cases, runs);
     let baseline = rows[0].median;
+    let cpu_baseline = rows[0].cpu_median.max(Duration::from_micros(1));
     println!(
-        "\n{runs} runs each, release build, {} CPUs",
+        "\n{runs} runs each, round-robin, release build, {} CPUs",
         std::thread::available_parallelism()
             .map(|n| n.get())
             .unwrap_or(1)
     );
-    println!("| what | median | p90 | × /bin/true | peak RSS |");
-    println!("|---|---:|---:|---:|---:|");
+    println!("| what | median | p90 | × /bin/true | CPU median | CPU × /bin/true | peak RSS |");
+    println!("|---|---:|---:|---:|---:|---:|---:|");
     for row in &rows {
         println!(
-            "| {} | {:.2} ms | {:.2} ms | {:.1}× | {:.1} MB |",
+            "| {} | {:.2} ms | {:.2} ms | {:.1}× | {:.2} ms | {:.1}× | {:.1} MB |",
             row.name,
             row.median.as_secs_f64() * 1000.0,
             row.p90.as_secs_f64() * 1000.0,
             row.median.as_secs_f64() / baseline.as_secs_f64(),
+            row.cpu_median.as_secs_f64() * 1000.0,
+            row.cpu_median.as_secs_f64() / cpu_baseline.as_secs_f64(),
             row.max_rss_kib as f64 / 1024.0
         );
     }
     println!(
-        "\ntargets: Stop hook with no loop within 3× of /bin/true and under 3 ms; peak RSS under 10 MB"
+        "\ntargets: Stop hook with no loop within 3× of /bin/true and under 3 ms; UserPromptSubmit hook and statusline with no loop within 2× of /bin/true (statusline under 5 ms); peak RSS under 10 MB"
     );
     let _ = std::fs::remove_dir_all(&empty);
     let _ = std::fs::remove_dir_all(&with_loop);

@@ -16,6 +16,7 @@ mod loop_cmd;
 mod pipeline;
 mod resume;
 mod status;
+mod statusline;
 mod task;
 mod validate;
 
@@ -35,6 +36,7 @@ Loop:
                     [--check-timeout SECS] [--diagnostics|--no-diagnostics] [--no-warnings]
                     [--path P]...   (a goal alone: until the project has no errors)
   loop status [--json]
+  loop resume                          a loop the user paused (\"stop\") runs again
   loop cancel
 Check:
   check [PATH...] [--json] [--min-severity error|warning|info|hint] [--no-ast-grep] [--budget SECS]
@@ -48,13 +50,14 @@ Tasks:
   task status [--json]                 task list [--json]
   task block [--note TEXT]             task resume            task cancel [--note TEXT]
   status [--json]
+  statusline                           one line for Claude Code's statusLine (JSON on stdin)
 Orchestrator:
   validate <file>... [--json] [--as NAME]
   validate --schema NAME               path <relative>
   resume save|phase|list|show|retry …  render <template> --context <file|phase>...
   pipeline start|next|resume|status …  the plan → run → sync pipeline of /ralph
 Setup:
-  install [--project DIR] [--uninstall]
+  install [--project DIR] [--statusline] [--uninstall]
   doctor
   daemon [run [--prestart]|start|status [--json]|stop]   warm language servers for the hooks
 
@@ -121,6 +124,10 @@ pub fn run(args: Vec<String>) -> anyhow::Result<ExitCode> {
     if command == "help" || args.peek_flag("--help") || args.peek_flag("-h") {
         print!("{USAGE}");
         return Ok(ExitCode::SUCCESS);
+    }
+    // The status line finds its project in the JSON on stdin.
+    if command == "statusline" {
+        return statusline::run(project.as_deref(), debug, &mut args);
     }
     let mut ctx = Ctx::for_cli(project.as_deref().map(std::path::Path::new))?;
     ctx.debug |= debug;

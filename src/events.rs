@@ -8,3 +8,4 @@ pub mod post_tool_use;
 pub mod pre_tool_use;
 pub mod session_start;
 pub mod stop;
+pub mod user_prompt_submit;

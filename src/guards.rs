@@ -4,7 +4,7 @@
 //!
 //! | rule (`guard` key in `.claude/ralph-hooks.json`) | tools | denies |
 //! | --- | --- | --- |
-//! | `task_complete` (true) | Bash | `ralph-hooks task complete` without `--force` while steps are open |
+//! | `task_complete` (true) | Bash | `ralph-hooks task complete` without `--force` while steps are open, counting the step actions the same command runs first ([`chain`]) |
 //! | `completion_tools` (`["mcp__*__task_complete"]`) | `mcp__…` | the same through an MCP tool, glob-matched by name |
 //! | `loop_commands` (push/publish globs) | Bash | a matching command while a Ralph loop is RUNNING |
 //! | `state_files` (true) | Write, Edit, MultiEdit, NotebookEdit | writing ralph-hooks' own state files |
@@ -26,6 +26,7 @@
 //! Uses [`crate::tasks`], [`crate::ralph`] and [`crate::orchestrator`] (what
 //! is open, what runs) and the layers below; used by the PreToolUse handler.
 
+pub mod chain;
 pub mod shell;
 
 use std::path::{Component, Path, PathBuf};
@@ -321,6 +322,7 @@ fn bash_task_complete(ctx: &Ctx, command: &str) -> anyhow::Result<Option<HookOut
     if !command.contains("complete") {
         return Ok(None);
     }
+    let mut this_project = false;
     for call in shell::task_complete_calls(command) {
         if call.force {
             continue;
@@ -330,13 +332,27 @@ fn bash_task_complete(ctx: &Ctx, command: &str) -> anyhow::Result<Option<HookOut
                 Some(store) => deny_if_open(ctx, &store, false)?,
                 None => deny_if_open(ctx, ctx.store(), true)?,
             },
-            None => deny_if_open(ctx, ctx.store(), true)?,
+            None => {
+                this_project = true;
+                None
+            }
         };
         if denied.is_some() {
             return Ok(denied);
         }
     }
-    Ok(None)
+    if !this_project {
+        return Ok(None);
+    }
+    // The steps the same command closes first count (issue 12).
+    let Some(doc) = tasks::active(ctx.store())? else {
+        return Ok(None);
+    };
+    let Some(denial) = chain::judge(command, &doc) else {
+        return Ok(None);
+    };
+    tasks::log_stop_guard(ctx, &denial.doc_after, "pre_tool_use");
+    Ok(Some(HookOutput::deny(denial.reason)))
 }
 
 /// The state of another project named by `--project` (relative to the cwd

@@ -3,7 +3,9 @@
 //!
 //! - [`loop_state`]: `loop.json` and its archive `loops/<id>.json`;
 //! - [`loop_ctl`]: the Stop decision, pure (state and evidence in, decision out);
-//! - [`loops`]: start, cancel and archive, each a locked read-modify-write;
+//! - [`loops`]: start, pause, resume, cancel and archive, each a locked
+//!   read-modify-write;
+//! - [`stop_phrases`]: whether a user's prompt asks the loop to stop (pure);
 //! - the evidence the Stop handler gathers: [`checks`] (check commands),
 //!   [`promise`] (the `<promise>` in the last message) and [`worktree`]
 //!   (what changed between iterations).
@@ -17,4 +19,5 @@ pub mod loop_ctl;
 pub mod loop_state;
 pub mod loops;
 pub mod promise;
+pub mod stop_phrases;
 pub mod worktree;

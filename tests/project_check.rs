@@ -554,7 +554,7 @@ fn install_adds_the_ralph_check_command() {
         String::from_utf8_lossy(&output.stderr)
     );
     assert!(
-        stdout(&output).contains("/loop-status, /ralph-check, /ralph"),
+        stdout(&output).contains("/loop-status, /ralph-check, "),
         "{}",
         stdout(&output)
     );

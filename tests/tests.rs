@@ -36,3 +36,5 @@ mod pipeline;
 mod adversarial;
 // `ralph-hooks check` and the goal-only loop (issue 11).
 mod project_check;
+// The user stays in charge (issue 12): stop phrases, pause/resume, the status line.
+mod control;

@@ -58,6 +58,7 @@ pub fn bin(name: &str) -> PathBuf {
         "ralph-session-start" => env!("CARGO_BIN_EXE_ralph-session-start"),
         "ralph-pre-tool-stop-guard" => env!("CARGO_BIN_EXE_ralph-pre-tool-stop-guard"),
         "ralph-post-tool-lsp-diagnostic" => env!("CARGO_BIN_EXE_ralph-post-tool-lsp-diagnostic"),
+        "ralph-user-prompt-submit" => env!("CARGO_BIN_EXE_ralph-user-prompt-submit"),
         other => panic!("unknown binary {other}"),
     };
     PathBuf::from(path)

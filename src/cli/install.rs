@@ -1,6 +1,7 @@
-//! `ralph-hooks install [--project DIR] [--uninstall]`: registers our hooks in
-//! `<project>/.claude/settings.json` and our slash commands in
-//! `<project>/.claude/commands/`.
+//! `ralph-hooks install [--project DIR] [--statusline] [--uninstall]`:
+//! registers our hooks in `<project>/.claude/settings.json` and our slash
+//! commands in `<project>/.claude/commands/`; with `--statusline`, also
+//! `ralph-hooks statusline` as the status line, unless the user has one.
 //!
 //! The merge keeps every other key and hook as it was (key order included).
 //! Our handlers are recognised by the file name of their command, so
@@ -35,6 +36,12 @@ pub const REGISTRATIONS: &[Registration] = &[
         timeout: 30,
     },
     Registration {
+        event: "UserPromptSubmit",
+        matcher: None,
+        binary: "ralph-user-prompt-submit",
+        timeout: 10,
+    },
+    Registration {
         event: "PreToolUse",
         matcher: Some("^(Bash|Write|Edit|MultiEdit|NotebookEdit|Agent|Task|mcp__.*)$"),
         binary: "ralph-pre-tool-stop-guard",
@@ -66,6 +73,7 @@ pub const HOOK_BINARIES: &[&str] = &[
     "ralph-pre-tool-stop-guard",
     "ralph-post-tool-lsp-diagnostic",
     "ralph-stop-loop-controller",
+    "ralph-user-prompt-submit",
 ];
 
 /// Slash commands we install, with their text.
@@ -86,6 +94,10 @@ pub const COMMANDS: &[(&str, &str)] = &[
     (
         "ralph-check.md",
         include_str!("../../hooks-config/commands/ralph-check.md"),
+    ),
+    (
+        "resume-loop.md",
+        include_str!("../../hooks-config/commands/resume-loop.md"),
     ),
     // The plan → run → sync pipeline (issue 15).
     (
@@ -115,6 +127,7 @@ const COMMAND_MARKER: &str = "<!-- installed by ralph-hooks -->";
 
 pub fn run(ctx: &Ctx, args: &mut Args) -> anyhow::Result<ExitCode> {
     let uninstall = args.flag("--uninstall");
+    let statusline = args.flag("--statusline");
     args.finish()?;
     let project = &ctx.project_root;
     if !project.is_dir() {
@@ -124,6 +137,9 @@ pub fn run(ctx: &Ctx, args: &mut Args) -> anyhow::Result<ExitCode> {
     let mut settings = read_settings(&settings_path)?;
     let removed = remove_ours(&mut settings);
     if uninstall {
+        if remove_statusline(&mut settings) {
+            println!("Removed the ralph-hooks status line.");
+        }
         write_settings(&settings_path, &settings)?;
         let n_commands = remove_commands(project)?;
         println!(
@@ -134,6 +150,11 @@ pub fn run(ctx: &Ctx, args: &mut Args) -> anyhow::Result<ExitCode> {
     }
     let bin_dir = binary_dir()?;
     add_ours(&mut settings, &bin_dir);
+    let statusline_note = if statusline {
+        Some(add_statusline(&mut settings, &bin_dir))
+    } else {
+        None
+    };
     write_settings(&settings_path, &settings)?;
     let cli = shell_quote(&bin_dir.join("ralph-hooks"));
     install_commands(project, &cli)?;
@@ -144,7 +165,7 @@ pub fn run(ctx: &Ctx, args: &mut Args) -> anyhow::Result<ExitCode> {
     );
     for registration in REGISTRATIONS {
         println!(
-            "  {:<13} {:<45} {}",
+            "  {:<16} {:<45} {}",
             registration.event,
             registration.matcher.unwrap_or("*"),
             registration.binary
@@ -159,6 +180,9 @@ pub fn run(ctx: &Ctx, args: &mut Args) -> anyhow::Result<ExitCode> {
         names.join(", "),
         project.join(".claude/commands").display()
     );
+    if let Some(note) = statusline_note {
+        println!("{note}");
+    }
     println!("Start a loop with: ralph-hooks loop start \"<goal>\" --check \"<command>\"");
     Ok(ExitCode::SUCCESS)
 }
@@ -310,6 +334,59 @@ pub fn add_ours(settings: &mut Value, bin_dir: &Path) {
     }
 }
 
+/// Whether a `statusLine` setting runs our `ralph-hooks statusline`.
+fn is_our_statusline(value: &Value) -> bool {
+    value
+        .get("command")
+        .and_then(Value::as_str)
+        .is_some_and(|command| {
+            // `'/a b/ralph-hooks' statusline`: the program may be quoted.
+            let Some(program) = command.trim().strip_suffix(" statusline") else {
+                return false;
+            };
+            let program = program.trim().trim_matches(['\'', '"']);
+            program.rsplit('/').next() == Some("ralph-hooks")
+        })
+}
+
+/// Adds our status line, never replacing one the user already has; says
+/// what it did.
+pub fn add_statusline(settings: &mut Value, bin_dir: &Path) -> String {
+    let object = settings
+        .as_object_mut()
+        .expect("settings checked to be an object");
+    let command = format!("{} statusline", shell_quote(&bin_dir.join("ralph-hooks")));
+    match object.get("statusLine") {
+        Some(existing) if !is_our_statusline(existing) => format!(
+            "Status line: left yours alone ({}). To use ralph-hooks' instead, set \"statusLine\": {{\"type\": \"command\", \"command\": \"{command}\"}}.",
+            existing
+                .get("command")
+                .and_then(Value::as_str)
+                .map(|c| format!("command {c:?}"))
+                .unwrap_or_else(|| existing.to_string())
+        ),
+        _ => {
+            object.insert(
+                "statusLine".into(),
+                json!({"type": "command", "command": command, "padding": 0}),
+            );
+            "Status line: `ralph-hooks statusline` shows the loop and the task at the bottom of Claude Code.".into()
+        }
+    }
+}
+
+/// Removes our status line (not the user's); true when there was one.
+pub fn remove_statusline(settings: &mut Value) -> bool {
+    let Some(object) = settings.as_object_mut() else {
+        return false;
+    };
+    if object.get("statusLine").is_some_and(is_our_statusline) {
+        object.remove("statusLine");
+        return true;
+    }
+    false
+}
+
 /// Quotes a path for the `sh -c` that Claude Code runs a command through,
 /// only when it needs it.
 pub fn shell_quote(path: &Path) -> String {
@@ -380,6 +457,38 @@ mod tests {
         assert_eq!(stop_handlers.len(), 2);
         remove_ours(&mut settings);
         assert_eq!(settings, original);
+    }
+
+    #[test]
+    fn statusline_never_replaces_the_users() {
+        let mut settings = json!({"statusLine": {"type": "command", "command": "~/my-line.sh"}});
+        let note = add_statusline(&mut settings, Path::new("/opt/bin"));
+        assert!(note.contains("left yours alone"), "{note}");
+        assert_eq!(settings["statusLine"]["command"], "~/my-line.sh");
+        assert!(!remove_statusline(&mut settings));
+
+        let mut settings = json!({});
+        add_statusline(&mut settings, Path::new("/opt/bin"));
+        assert_eq!(
+            settings["statusLine"]["command"],
+            "/opt/bin/ralph-hooks statusline"
+        );
+        let again = settings.clone();
+        add_statusline(&mut settings, Path::new("/opt/bin"));
+        assert_eq!(settings, again);
+        assert!(remove_statusline(&mut settings));
+        assert_eq!(settings, json!({}));
+
+        // Installed from a folder with a space: still ours, replaced in place.
+        let mut settings = json!({});
+        add_statusline(&mut settings, Path::new("/opt/my tools"));
+        assert_eq!(
+            settings["statusLine"]["command"],
+            "'/opt/my tools/ralph-hooks' statusline"
+        );
+        let note = add_statusline(&mut settings, Path::new("/opt/bin"));
+        assert!(!note.contains("left yours alone"), "{note}");
+        assert!(remove_statusline(&mut settings));
     }
 
     #[test]

@@ -1,4 +1,4 @@
-//! `ralph-hooks loop start|status|cancel`.
+//! `ralph-hooks loop start|status|resume|cancel`.
 
 use std::fmt::Write as _;
 use std::process::ExitCode;
@@ -8,18 +8,19 @@ use anyhow::bail;
 use super::Args;
 use crate::hook::ctx::Ctx;
 use crate::ralph::checks;
-use crate::ralph::loop_state::{DEFAULT_MAX_ITERATIONS, LOOP_FILE, LoopState};
+use crate::ralph::loop_state::{DEFAULT_MAX_ITERATIONS, LOOP_FILE, LoopState, LoopStatus};
 use crate::ralph::loops::{self, StartRequest};
 
 pub fn run(ctx: &Ctx, args: &mut Args) -> anyhow::Result<ExitCode> {
     let Some(action) = args.positional() else {
-        bail!("usage: ralph-hooks loop start|status|cancel")
+        bail!("usage: ralph-hooks loop start|status|resume|cancel")
     };
     match action.as_str() {
         "start" => start(ctx, args),
         "status" => status(ctx, args),
+        "resume" => resume(ctx, args),
         "cancel" => cancel(ctx, args),
-        other => bail!("unknown loop action {other:?}: use start, status or cancel"),
+        other => bail!("unknown loop action {other:?}: use start, status, resume or cancel"),
     }
 }
 
@@ -158,6 +159,13 @@ pub fn describe(state: &LoopState) -> String {
         state.session_id.as_deref().unwrap_or("(not claimed yet)")
     );
     let _ = writeln!(text, "  started:    {}", state.started_at.to_rfc3339());
+    if state.status == LoopStatus::Paused {
+        let _ = writeln!(
+            text,
+            "  paused:     {} by the user — it blocks no stop; `ralph-hooks loop resume` (or /resume-loop) runs it again, `ralph-hooks loop cancel` ends it",
+            state.paused_at.map(|t| t.to_rfc3339()).unwrap_or_default()
+        );
+    }
     if let Some(reason) = &state.completion_reason {
         let _ = writeln!(
             text,
@@ -187,6 +195,29 @@ pub fn describe(state: &LoopState) -> String {
         }
     }
     text
+}
+
+fn resume(ctx: &Ctx, args: &mut Args) -> anyhow::Result<ExitCode> {
+    args.finish()?;
+    match loops::resume(ctx)? {
+        loops::Resumed::Resumed(state) => println!(
+            "Resumed Ralph loop {} at iteration {}/{}: it blocks stops again until its conditions hold.\nGoal: {}",
+            state.id, state.iteration, state.max_iterations, state.goal
+        ),
+        loops::Resumed::AlreadyRunning(state) => println!(
+            "Ralph loop {} is already RUNNING (iteration {}/{}).",
+            state.id, state.iteration, state.max_iterations
+        ),
+        loops::Resumed::NotPaused(None) => {
+            bail!("no paused loop to resume: start one with `ralph-hooks loop start`")
+        }
+        loops::Resumed::NotPaused(Some(state)) => bail!(
+            "loop {} is {}, not paused: a finished loop cannot be resumed; start a new one with `ralph-hooks loop start`",
+            state.id,
+            state.status.as_str()
+        ),
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 fn cancel(ctx: &Ctx, args: &mut Args) -> anyhow::Result<ExitCode> {

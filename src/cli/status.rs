@@ -8,7 +8,7 @@ use serde_json::json;
 
 use super::Args;
 use crate::hook::ctx::Ctx;
-use crate::ralph::loop_state::{LOOP_FILE, LoopState};
+use crate::ralph::loop_state::{LOOP_FILE, LoopState, LoopStatus};
 use crate::tasks;
 use crate::tasks::continuation;
 
@@ -46,6 +46,13 @@ pub fn run(ctx: &Ctx, args: &mut Args) -> anyhow::Result<ExitCode> {
                 let _ = writeln!(text, "  still failing: {}", last.failed.join(", "));
             }
         }
+        Some(state) if state.status == LoopStatus::Paused => {
+            let _ = writeln!(
+                text,
+                "Ralph loop {}: PAUSED by the user, iteration {}/{} — {}\n  resume with `ralph-hooks loop resume`, end with `ralph-hooks loop cancel`",
+                state.id, state.iteration, state.max_iterations, state.goal
+            );
+        }
         Some(state) => {
             let _ = writeln!(
                 text,
@@ -70,6 +77,12 @@ pub fn run(ctx: &Ctx, args: &mut Args) -> anyhow::Result<ExitCode> {
         Some(doc) => {
             let _ = write!(text, "{}", super::task::describe(doc));
         }
+    }
+    if continuation::paused_by_user(ctx)? {
+        let _ = writeln!(
+            text,
+            "Continuation: paused by the user's stop phrase until their next message"
+        );
     }
     if let Some(counter) = &counter {
         let state = match &counter.stopped {

@@ -71,69 +71,11 @@ fn step(ctx: &Ctx, args: &mut Args) -> anyhow::Result<ExitCode> {
     let note = args.value("--note")?;
     let words = args.rest();
     args.finish()?;
-    let needs_one_id = matches!(action.as_str(), "start" | "complete" | "skip" | "done");
-    if needs_one_id && words.len() != 1 {
-        bail!(
-            "`task step {action}` takes one step id, e.g. `ralph-hooks task step {action} s2`{}",
-            if words.is_empty() {
-                ""
-            } else {
-                " (to add a note use --note \"…\")"
-            }
-        );
-    }
-    if note.is_some() && !matches!(action.as_str(), "start" | "complete" | "done" | "skip") {
-        bail!(
-            "--note goes with `task step start|complete|skip`; log other notes with `ralph-hooks task progress`"
-        );
-    }
+    let action = steps::StepAction::parse(&action, words, note)?;
     let active = tasks::require_active(ctx.store())?;
     let session = ctx.session_id.clone();
     let (doc, (changes, message)) = tasks::update(ctx, &active.id, |doc| {
-        let result = match action.as_str() {
-            "set" => {
-                let changes = steps::set_steps(doc, &words)?;
-                (changes, format!("Set {} steps.", doc.steps().len()))
-            }
-            "add" => {
-                let (id, changes) = steps::add_step(doc, &words.join(" "))?;
-                (changes, format!("Added step {id}."))
-            }
-            "start" => {
-                let changes = steps::start_step(doc, &words[0], note.as_deref())?;
-                let message = if changes.is_empty() {
-                    format!("Step {} is already in progress.", words[0])
-                } else {
-                    format!("Started step {}.", words[0])
-                };
-                (changes, message)
-            }
-            "complete" | "done" => {
-                let changes = steps::complete_step(doc, &words[0], note.as_deref())?;
-                let message = if changes.is_empty() {
-                    format!("Step {} was already done.", words[0])
-                } else {
-                    format!("Step {} done.", words[0])
-                };
-                (changes, message)
-            }
-            "skip" => {
-                let changes = steps::skip_step(doc, &words[0], note.as_deref())?;
-                let message = if changes.is_empty() {
-                    format!("Step {} was already skipped.", words[0])
-                } else {
-                    format!("Skipped step {}.", words[0])
-                };
-                (changes, message)
-            }
-            "reorder" => {
-                let changes = steps::reorder_steps(doc, &words)?;
-                (changes, "Reordered the steps.".to_string())
-            }
-            other => bail!(
-                "unknown step action {other:?}: use `task steps set|reorder …` or `task step add|start|complete|skip …`"
-            ),
-        };
+        let result = steps::apply(doc, &action)?;
         adopt(doc, session.as_deref());
         Ok(result)
     })?;

@@ -11,7 +11,7 @@ use std::fmt::Write as _;
 use crate::hook::Hook;
 use crate::hook::ctx::Ctx;
 use crate::hook::protocol::{EventName, HookInput, HookOutput};
-use crate::ralph::loop_state::{LOOP_FILE, LoopState};
+use crate::ralph::loop_state::{LOOP_FILE, LoopState, LoopStatus};
 
 pub struct SessionStart;
 
@@ -95,17 +95,31 @@ pub fn loop_context(ctx: &Ctx, source: &str) -> anyhow::Result<Option<String>> {
     let Some(state) = ctx.store().read_json::<LoopState>(LOOP_FILE)? else {
         return Ok(None);
     };
-    if !state.is_running() {
+    if !state.is_active() {
         return Ok(None);
     }
     let mut text = String::new();
-    let _ = writeln!(text, "RALPH LOOP RUNNING ({}): {}", state.id, state.goal);
+    let _ = writeln!(
+        text,
+        "RALPH LOOP {} ({}): {}",
+        state.status.as_str(),
+        state.id,
+        state.goal
+    );
     if let (Some(owner), Some(session)) = (&state.session_id, &ctx.session_id)
         && owner != session
     {
         let _ = writeln!(
             text,
             "It belongs to another session ({owner}); its stops are not controlled here. Run `ralph-hooks loop cancel` to end it."
+        );
+        return Ok(Some(text.trim_end().to_string()));
+    }
+    if state.status == LoopStatus::Paused {
+        let _ = writeln!(
+            text,
+            "The user paused it at iteration {}/{}: it does not block your stops. Do not resume it yourself; when the user asks, run `ralph-hooks loop resume`.",
+            state.iteration, state.max_iterations
         );
         return Ok(Some(text.trim_end().to_string()));
     }

@@ -57,6 +57,8 @@ fn on_stop(ctx: &Ctx, stop: &StopInput) -> anyhow::Result<HookOutput> {
     let Some(state) = ctx.store().read_json::<LoopState>(LOOP_FILE)? else {
         return continuation::on_stop(ctx, stop);
     };
+    // A PAUSED loop (the user said "stop") never blocks: the stop goes on
+    // to continuation, which holds on its own until the user's next prompt.
     if !state.is_running() {
         ctx.debug(format_args!(
             "loop {} is {}, not running",

@@ -359,7 +359,7 @@ pub fn task_complete_calls(text: &str) -> Vec<CompleteCall> {
 }
 
 /// The arguments given to ralph-hooks, if this simple command runs it.
-fn ralph_hooks_args(words: &[String]) -> Option<&[String]> {
+pub fn ralph_hooks_args(words: &[String]) -> Option<&[String]> {
     let rest = command_part(words);
     let name = basename(rest.first()?);
     if name == "ralph-hooks" || name == "ralph-hooks.exe" {

@@ -13,6 +13,7 @@ use serde_json::Value;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum EventName {
     SessionStart,
+    UserPromptSubmit,
     PreToolUse,
     PostToolUse,
     Stop,
@@ -23,6 +24,7 @@ impl EventName {
     pub fn as_str(self) -> &'static str {
         match self {
             EventName::SessionStart => "SessionStart",
+            EventName::UserPromptSubmit => "UserPromptSubmit",
             EventName::PreToolUse => "PreToolUse",
             EventName::PostToolUse => "PostToolUse",
             EventName::Stop => "Stop",
@@ -33,6 +35,7 @@ impl EventName {
     pub fn parse(name: &str) -> Option<EventName> {
         Some(match name {
             "SessionStart" => EventName::SessionStart,
+            "UserPromptSubmit" => EventName::UserPromptSubmit,
             "PreToolUse" => EventName::PreToolUse,
             "PostToolUse" => EventName::PostToolUse,
             "Stop" => EventName::Stop,
@@ -69,6 +72,16 @@ pub struct SessionStartInput {
     /// `startup`, `resume`, `clear`, `compact` or `fork`; absent on old clients.
     #[serde(default)]
     pub source: Option<String>,
+}
+
+/// UserPromptSubmit: what the user just sent, before Claude sees it.
+#[derive(Debug, Clone, Default, Deserialize)]
+pub struct UserPromptInput {
+    #[serde(flatten)]
+    pub common: Common,
+    /// The prompt as typed (a slash command arrives as its `/name …` text).
+    #[serde(default)]
+    pub prompt: String,
 }
 
 /// PreToolUse and PostToolUse share this shape; `tool_response` is only
@@ -148,6 +161,7 @@ impl StopInput {
 #[derive(Debug, Clone)]
 pub enum HookInput {
     SessionStart(SessionStartInput),
+    UserPromptSubmit(UserPromptInput),
     PreToolUse(ToolInput),
     PostToolUse(ToolInput),
     Stop(StopInput),
@@ -158,6 +172,7 @@ impl HookInput {
     pub fn event(&self) -> EventName {
         match self {
             HookInput::SessionStart(_) => EventName::SessionStart,
+            HookInput::UserPromptSubmit(_) => EventName::UserPromptSubmit,
             HookInput::PreToolUse(_) => EventName::PreToolUse,
             HookInput::PostToolUse(_) => EventName::PostToolUse,
             HookInput::Stop(_) => EventName::Stop,
@@ -168,6 +183,7 @@ impl HookInput {
     pub fn common(&self) -> &Common {
         match self {
             HookInput::SessionStart(input) => &input.common,
+            HookInput::UserPromptSubmit(input) => &input.common,
             HookInput::PreToolUse(input) | HookInput::PostToolUse(input) => &input.common,
             HookInput::Stop(input) | HookInput::SubagentStop(input) => &input.common,
         }
@@ -286,6 +302,9 @@ pub fn parse_input(bytes: &[u8], accepted: &[EventName]) -> Result<HookInput, In
     Ok(match event {
         EventName::SessionStart => {
             HookInput::SessionStart(serde_json::from_value(value).map_err(bad)?)
+        }
+        EventName::UserPromptSubmit => {
+            HookInput::UserPromptSubmit(serde_json::from_value(value).map_err(bad)?)
         }
         EventName::PreToolUse => HookInput::PreToolUse(serde_json::from_value(value).map_err(bad)?),
         EventName::PostToolUse => {

@@ -437,6 +437,7 @@ mod tests {
             ended_at: None,
             completion_reason: None,
             consecutive_blocks: 0,
+            paused_at: None,
             worktree: None,
             touched_files: Default::default(),
             history: vec![],

@@ -22,6 +22,9 @@ pub const STAGNANT_AFTER: usize = 3;
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum LoopStatus {
     Running,
+    /// The user said "stop" (issue 12): the loop keeps its iteration count
+    /// but blocks no stop until `ralph-hooks loop resume`.
+    Paused,
     Completed,
     Cancelled,
     Failed,
@@ -31,6 +34,7 @@ impl LoopStatus {
     pub fn as_str(self) -> &'static str {
         match self {
             LoopStatus::Running => "RUNNING",
+            LoopStatus::Paused => "PAUSED",
             LoopStatus::Completed => "COMPLETED",
             LoopStatus::Cancelled => "CANCELLED",
             LoopStatus::Failed => "FAILED",
@@ -83,6 +87,9 @@ pub struct LoopState {
     /// Our own count of Stop blocks in a row (Claude Code caps them at 8).
     #[serde(default)]
     pub consecutive_blocks: u32,
+    /// When the user paused the loop, while it is PAUSED.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub paused_at: Option<DateTime<Utc>>,
     /// Work-tree snapshot taken at the last Stop, to tell what changed since.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub worktree: Option<BTreeMap<String, String>>,
@@ -121,6 +128,7 @@ pub fn human_duration(seconds: i64) -> String {
 }
 
 impl LoopState {
+    /// Only a RUNNING loop blocks stops, diagnoses edits and guards commands.
     pub fn is_running(&self) -> bool {
         self.status == LoopStatus::Running
     }
@@ -169,6 +177,12 @@ impl LoopState {
             command.push_str(" --no-warnings");
         }
         command
+    }
+
+    /// Not finished: RUNNING or PAUSED. A new loop may not start while one
+    /// is active, and `loop cancel` ends either.
+    pub fn is_active(&self) -> bool {
+        matches!(self.status, LoopStatus::Running | LoopStatus::Paused)
     }
 
     /// One line per completion condition, for prompts and status.

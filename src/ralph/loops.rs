@@ -1,5 +1,6 @@
-//! Loop lifecycle on disk: start, cancel, archive. Used by the CLI and the
-//! Stop hook; every change is a locked read-modify-write of `loop.json`.
+//! Loop lifecycle on disk: start, pause, resume, cancel, archive. Used by
+//! the CLI, the Stop hook and the UserPromptSubmit hook; every change is a
+//! locked read-modify-write of `loop.json`.
 
 use anyhow::{Context as _, bail};
 use serde_json::{Value, json};
@@ -53,11 +54,12 @@ pub fn start(ctx: &Ctx, request: StartRequest) -> anyhow::Result<LoopState> {
     let store = ctx.store();
     let locked = store.lock(LOOP_FILE)?;
     if let Some(existing) = locked.load_json::<LoopState>()?
-        && existing.is_running()
+        && existing.is_active()
     {
         bail!(
-            "loop {} is already RUNNING (goal: {:?}, iteration {}/{}, session {}): finish it, or run `ralph-hooks loop cancel` first",
+            "loop {} is already {} (goal: {:?}, iteration {}/{}, session {}): finish it, or run `ralph-hooks loop cancel` first",
             existing.id,
+            existing.status.as_str(),
             existing.goal,
             existing.iteration,
             existing.max_iterations,
@@ -95,6 +97,7 @@ pub fn start(ctx: &Ctx, request: StartRequest) -> anyhow::Result<LoopState> {
         ended_at: None,
         completion_reason: None,
         consecutive_blocks: 0,
+        paused_at: None,
         worktree: crate::ralph::worktree::snapshot(&ctx.project_root, &ctx.state_root),
         touched_files: Default::default(),
         history: Vec::new(),
@@ -125,7 +128,7 @@ pub fn record_start(ctx: &Ctx, id: &str, record: Value) -> anyhow::Result<()> {
     locked.save_json(&state)
 }
 
-/// Cancels the running loop; `None` when there is none.
+/// Cancels the running or paused loop; `None` when there is none.
 pub fn cancel(ctx: &Ctx) -> anyhow::Result<Option<LoopState>> {
     let store = ctx.store();
     // Nothing to cancel must leave nothing behind, not even a lock file.
@@ -136,9 +139,10 @@ pub fn cancel(ctx: &Ctx) -> anyhow::Result<Option<LoopState>> {
     let Some(mut state) = locked.load_json::<LoopState>()? else {
         return Ok(None);
     };
-    if !state.is_running() {
+    if !state.is_active() {
         return Ok(None);
     }
+    state.paused_at = None;
     loop_ctl::finish(&mut state, LoopStatus::Cancelled, "cancelled", ctx.now());
     locked.save_json(&state)?;
     drop(locked);
@@ -149,6 +153,107 @@ pub fn cancel(ctx: &Ctx) -> anyhow::Result<Option<LoopState>> {
         json!({"event": "loop_cancelled", "iteration": state.iteration}),
     );
     Ok(Some(state))
+}
+
+/// What a user's prompt did to the loop.
+#[derive(Debug, Clone)]
+pub enum PromptEffect {
+    /// No loop file, a finished loop, or another session's loop.
+    None,
+    /// The stop phrase paused this RUNNING loop.
+    Paused(Box<LoopState>),
+    /// The loop was already paused; nothing changed.
+    AlreadyPaused(Box<LoopState>),
+    /// An ordinary prompt: the consecutive-block count starts again.
+    CounterReset,
+}
+
+/// A user prompt reached the loop. `stop` says whether it was a stop phrase:
+/// then a RUNNING loop of this session (or not yet claimed) becomes PAUSED.
+/// Any prompt starts the loop's consecutive-block count again, because the
+/// user has spoken and Claude Code's own count of Stop blocks starts over.
+pub fn on_user_prompt(ctx: &Ctx, stop: bool) -> anyhow::Result<PromptEffect> {
+    let store = ctx.store();
+    if !store.exists(LOOP_FILE) {
+        return Ok(PromptEffect::None);
+    }
+    // Read before locking: an ordinary prompt with nothing to reset must not
+    // write, and most prompts are ordinary.
+    let Some(seen) = store.read_json::<LoopState>(LOOP_FILE)? else {
+        return Ok(PromptEffect::None);
+    };
+    let mine = loop_ctl::ownership(&seen, ctx.session_id.as_deref()) != loop_ctl::Ownership::Other;
+    if !seen.is_active() || !mine {
+        return Ok(PromptEffect::None);
+    }
+    if !stop && seen.consecutive_blocks == 0 {
+        return Ok(PromptEffect::None);
+    }
+    let locked = store.lock(LOOP_FILE)?;
+    let Some(mut state) = locked.load_json::<LoopState>()? else {
+        return Ok(PromptEffect::None);
+    };
+    if state.id != seen.id || !state.is_active() {
+        return Ok(PromptEffect::None);
+    }
+    let now = ctx.now();
+    state.consecutive_blocks = 0;
+    let effect = if stop && state.is_running() {
+        state.status = LoopStatus::Paused;
+        state.paused_at = Some(now);
+        PromptEffect::Paused(Box::new(state.clone()))
+    } else if stop {
+        PromptEffect::AlreadyPaused(Box::new(state.clone()))
+    } else {
+        PromptEffect::CounterReset
+    };
+    state.updated_at = now;
+    locked.save_json(&state)?;
+    drop(locked);
+    if let PromptEffect::Paused(state) = &effect {
+        let _ = ctx.log_event(
+            "loop_event",
+            ("loopId", &state.id),
+            json!({"event": "loop_paused", "iteration": state.iteration, "by": "user_prompt"}),
+        );
+    }
+    Ok(effect)
+}
+
+/// Makes a PAUSED loop RUNNING again, its iteration count kept.
+pub enum Resumed {
+    Resumed(Box<LoopState>),
+    AlreadyRunning(Box<LoopState>),
+    /// No loop, or a finished one (its status given).
+    NotPaused(Option<Box<LoopState>>),
+}
+
+pub fn resume(ctx: &Ctx) -> anyhow::Result<Resumed> {
+    let store = ctx.store();
+    if !store.exists(LOOP_FILE) {
+        return Ok(Resumed::NotPaused(None));
+    }
+    let locked = store.lock(LOOP_FILE)?;
+    let Some(mut state) = locked.load_json::<LoopState>()? else {
+        return Ok(Resumed::NotPaused(None));
+    };
+    match state.status {
+        LoopStatus::Paused => {}
+        LoopStatus::Running => return Ok(Resumed::AlreadyRunning(Box::new(state))),
+        _ => return Ok(Resumed::NotPaused(Some(Box::new(state)))),
+    }
+    state.status = LoopStatus::Running;
+    state.paused_at = None;
+    state.consecutive_blocks = 0;
+    state.updated_at = ctx.now();
+    locked.save_json(&state)?;
+    drop(locked);
+    let _ = ctx.log_event(
+        "loop_event",
+        ("loopId", &state.id),
+        json!({"event": "loop_resumed", "iteration": state.iteration}),
+    );
+    Ok(Resumed::Resumed(Box::new(state)))
 }
 
 /// Copies a finished loop to `loops/<id>.json`; `loop.json` keeps it as "the last loop".

@@ -74,6 +74,10 @@ pub struct ContinuationState {
     pub version: u64,
     #[serde(default)]
     pub sessions: BTreeMap<String, Counter>,
+    /// Sessions whose user said "stop" (issue 12), with when: continuation
+    /// holds for them until their next prompt that is not a stop phrase.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub paused: BTreeMap<String, DateTime<Utc>>,
 }
 
 impl Versioned for ContinuationState {
@@ -257,6 +261,12 @@ pub fn on_stop(ctx: &Ctx, stop: &StopInput) -> anyhow::Result<HookOutput> {
         }
     };
     let session = ctx.session_id.clone().unwrap_or_default();
+    if paused_by_user(ctx)? {
+        ctx.debug(format_args!(
+            "the user said stop in session {session:?}: continuation is paused until their next prompt"
+        ));
+        return Ok(HookOutput::silent());
+    }
     let open = find_open(ctx, stop, &config)?;
     let Some(open) = open else {
         forget(ctx, &session)?;
@@ -412,6 +422,53 @@ fn find_open(
         }
     }
     Ok(None)
+}
+
+/// Whether this session's user paused continuation with a stop phrase.
+pub fn paused_by_user(ctx: &Ctx) -> anyhow::Result<bool> {
+    let store = ctx.store();
+    if !store.exists(STATE_FILE) {
+        return Ok(false);
+    }
+    let session = ctx.session_id.clone().unwrap_or_default();
+    Ok(store
+        .read_json::<ContinuationState>(STATE_FILE)?
+        .is_some_and(|state| state.paused.contains_key(&session)))
+}
+
+/// The user said a stop phrase: no continuation for this session until
+/// their next ordinary prompt ([`lift_user_pause`]).
+pub fn pause_for_user(ctx: &Ctx) -> anyhow::Result<()> {
+    let session = ctx.session_id.clone().unwrap_or_default();
+    let locked = ctx.store().lock(STATE_FILE)?;
+    let mut state = locked.load_json::<ContinuationState>()?.unwrap_or_default();
+    state.version = ContinuationState::VERSION;
+    let now = ctx.now();
+    // A session that said "stop" and was never heard from again.
+    state
+        .paused
+        .retain(|_, at| now.signed_duration_since(*at) < Duration::days(FORGET_AFTER_DAYS));
+    state.paused.insert(session, now);
+    locked.save_json(&state)
+}
+
+/// An ordinary prompt: continuation may drive this session again. Returns
+/// whether a pause was lifted. Reads before locking, so the usual prompt
+/// (nothing paused) writes nothing.
+pub fn lift_user_pause(ctx: &Ctx) -> anyhow::Result<bool> {
+    if !paused_by_user(ctx)? {
+        return Ok(false);
+    }
+    let session = ctx.session_id.clone().unwrap_or_default();
+    let locked = ctx.store().lock(STATE_FILE)?;
+    let Some(mut state) = locked.load_json::<ContinuationState>()? else {
+        return Ok(false);
+    };
+    if state.paused.remove(&session).is_none() {
+        return Ok(false);
+    }
+    locked.save_json(&state)?;
+    Ok(true)
 }
 
 /// Nothing is open: the session's counter goes, so the next run starts at 1.

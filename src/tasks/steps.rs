@@ -85,6 +85,124 @@ impl StepsProgress {
     }
 }
 
+/// One step action as the CLI takes it (`task step(s) <action> …`). The CLI
+/// and the guard's chain reading ([`crate::guards`]) both build one and
+/// [`apply`] it, so the guard's simulation is the CLI's own code path.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StepAction {
+    Set(Vec<String>),
+    Add(String),
+    Start { id: String, note: Option<String> },
+    Complete { id: String, note: Option<String> },
+    Skip { id: String, note: Option<String> },
+    Reorder(Vec<String>),
+}
+
+impl StepAction {
+    /// `action` is the word after `step`/`steps`; `words` the positionals
+    /// after it; `note` the `--note` value.
+    pub fn parse(
+        action: &str,
+        words: Vec<String>,
+        note: Option<String>,
+    ) -> anyhow::Result<StepAction> {
+        let needs_one_id = matches!(action, "start" | "complete" | "skip" | "done");
+        if needs_one_id && words.len() != 1 {
+            bail!(
+                "`task step {action}` takes one step id, e.g. `ralph-hooks task step {action} s2`{}",
+                if words.is_empty() {
+                    ""
+                } else {
+                    " (to add a note use --note \"…\")"
+                }
+            );
+        }
+        if note.is_some() && !needs_one_id {
+            bail!(
+                "--note goes with `task step start|complete|skip`; log other notes with `ralph-hooks task progress`"
+            );
+        }
+        let first = || words[0].clone();
+        Ok(match action {
+            "set" => StepAction::Set(words),
+            "add" => StepAction::Add(words.join(" ")),
+            "start" => StepAction::Start { id: first(), note },
+            "complete" | "done" => StepAction::Complete { id: first(), note },
+            "skip" => StepAction::Skip { id: first(), note },
+            "reorder" => StepAction::Reorder(words),
+            other => bail!(
+                "unknown step action {other:?}: use `task steps set|reorder …` or `task step add|start|complete|skip …`"
+            ),
+        })
+    }
+
+    /// How the command reads, for messages: `step complete s2`.
+    pub fn describe(&self) -> String {
+        match self {
+            StepAction::Set(steps) => format!("steps set ({} steps)", steps.len()),
+            StepAction::Add(text) => format!("step add {text:?}"),
+            StepAction::Start { id, .. } => format!("step start {id}"),
+            StepAction::Complete { id, .. } => format!("step complete {id}"),
+            StepAction::Skip { id, .. } => format!("step skip {id}"),
+            StepAction::Reorder(ids) => format!("steps reorder {}", ids.join(" ")),
+        }
+    }
+
+    /// Whether it can leave more steps open than before (so a guard that is
+    /// unsure it ran must assume it did).
+    pub fn may_open_steps(&self) -> bool {
+        matches!(
+            self,
+            StepAction::Set(_) | StepAction::Add(_) | StepAction::Start { .. }
+        )
+    }
+}
+
+/// Applies one action: the changes, and the line the CLI prints.
+pub fn apply(doc: &mut TaskDoc, action: &StepAction) -> anyhow::Result<(Vec<Change>, String)> {
+    Ok(match action {
+        StepAction::Set(contents) => {
+            let changes = set_steps(doc, contents)?;
+            (changes, format!("Set {} steps.", doc.steps().len()))
+        }
+        StepAction::Add(content) => {
+            let (id, changes) = add_step(doc, content)?;
+            (changes, format!("Added step {id}."))
+        }
+        StepAction::Start { id, note } => {
+            let changes = start_step(doc, id, note.as_deref())?;
+            let message = if changes.is_empty() {
+                format!("Step {id} is already in progress.")
+            } else {
+                format!("Started step {id}.")
+            };
+            (changes, message)
+        }
+        StepAction::Complete { id, note } => {
+            let changes = complete_step(doc, id, note.as_deref())?;
+            let message = if changes.is_empty() {
+                format!("Step {id} was already done.")
+            } else {
+                format!("Step {id} done.")
+            };
+            (changes, message)
+        }
+        StepAction::Skip { id, note } => {
+            let changes = skip_step(doc, id, note.as_deref())?;
+            let message = if changes.is_empty() {
+                format!("Step {id} was already skipped.")
+            } else {
+                format!("Skipped step {id}.")
+            };
+            (changes, message)
+        }
+        StepAction::Reorder(order) => {
+            let changes = reorder_steps(doc, order)?;
+            (changes, "Reordered the steps.".to_string())
+        }
+    })
+}
+
 /// Steps still pending or in progress, in order.
 pub fn open_steps(doc: &TaskDoc) -> Vec<&Step> {
     doc.steps().iter().filter(|s| s.status.is_open()).collect()
