@@ -6,6 +6,21 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
+/// The front ends (`events`, `cli`) may use every part but each other.
+const BELOW_FRONT_ENDS: &[&str] = &[
+    "guards",
+    "diagnostics",
+    "daemon",
+    "astgrep",
+    "orchestrator",
+    "tasks",
+    "ralph",
+    "lsp",
+    "hook",
+    "state",
+    "util",
+];
+
 /// Each part and the parts it may use. Lowest layer first.
 const ALLOWED: &[(&str, &[&str])] = &[
     ("util", &[]),
@@ -25,38 +40,8 @@ const ALLOWED: &[(&str, &[&str])] = &[
         "guards",
         &["tasks", "ralph", "orchestrator", "hook", "state", "util"],
     ),
-    (
-        "events",
-        &[
-            "guards",
-            "diagnostics",
-            "daemon",
-            "astgrep",
-            "orchestrator",
-            "tasks",
-            "ralph",
-            "lsp",
-            "hook",
-            "state",
-            "util",
-        ],
-    ),
-    (
-        "cli",
-        &[
-            "guards",
-            "diagnostics",
-            "daemon",
-            "astgrep",
-            "orchestrator",
-            "tasks",
-            "ralph",
-            "lsp",
-            "hook",
-            "state",
-            "util",
-        ],
-    ),
+    ("events", BELOW_FRONT_ENDS),
+    ("cli", BELOW_FRONT_ENDS),
 ];
 
 fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
