@@ -19,7 +19,9 @@
 //! - `flood`: after `didOpen`, an endless stream of log messages and
 //!   ever-changing publishes for the document (it never settles);
 //! - `flood-logs`: 20,000 log messages, then a normal publish;
-//! - `slow-start`: waits `--delay-ms` before answering `initialize`.
+//! - `slow-start`: waits `--delay-ms` before answering `initialize`;
+//! - `hang-after-first`: like `normal` for the first document message, then
+//!   never reads or writes again (a warm server that hangs).
 //!
 //! Diagnostics come from the document text: a line containing `ERROR: msg`
 //! gives an error with message `msg` at that line, `WARN:` a warning and
@@ -47,6 +49,7 @@ enum Mode {
     Flood,
     FloodLogs,
     SlowStart,
+    HangAfterFirst,
 }
 
 struct Options {
@@ -139,6 +142,7 @@ fn parse_args() -> Options {
                     "pull-only" => Mode::PullOnly,
                     "server-requests" => Mode::ServerRequests,
                     "hang" => Mode::Hang,
+                    "hang-after-first" => Mode::HangAfterFirst,
                     "crash" => Mode::Crash,
                     "garbage" => Mode::Garbage,
                     "junk-then-normal" => Mode::JunkThenNormal,
@@ -257,6 +261,20 @@ fn on_document(
             publish(output, uri, None, json!([]));
             std::thread::sleep(Duration::from_millis(150));
             publish(output, uri, None, diagnostics_for(text, settings));
+        }
+        Mode::HangAfterFirst => {
+            static SEEN: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+            if SEEN.swap(true, std::sync::atomic::Ordering::SeqCst) {
+                loop {
+                    std::thread::sleep(Duration::from_secs(3600));
+                }
+            }
+            publish(
+                output,
+                &published_uri,
+                Some(version),
+                diagnostics_for(text, settings),
+            );
         }
         Mode::PullOnly | Mode::Hang | Mode::Garbage => {}
         Mode::Crash => {

@@ -75,6 +75,13 @@ pub enum LspError {
         method: String,
         message: String,
     },
+    /// The server is still starting (process start, initialize, first
+    /// project load) and keeps starting in the daemon: not broken, and not
+    /// clean either. The next check will find it warm.
+    WarmingUp {
+        server: String,
+        waited: Duration,
+    },
 }
 
 impl fmt::Display for LspError {
@@ -98,6 +105,11 @@ impl fmt::Display for LspError {
             LspError::Rejected { method, message } => {
                 write!(f, "the server refused {method}: {message}")
             }
+            LspError::WarmingUp { server, waited } => write!(
+                f,
+                "{server} is still warming up after {:.1} s (it keeps starting in the background)",
+                waited.as_secs_f64()
+            ),
         }
     }
 }
