@@ -34,3 +34,5 @@ mod layers;
 mod pipeline;
 // Hardening (issue 10): damaged files × every reader, guard bypasses, signals, closed pipes.
 mod adversarial;
+// Unused variables and imports as warnings (issue 11, AC-LSP-002), real servers.
+mod unused;

@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use super::model::{Diag, Severity};
+use super::model::{Diag, Severity, UnusedLevel};
 use super::settings::Settings;
 use crate::hook::ctx::Ctx;
 use crate::lsp::pool::Limits;
@@ -77,6 +77,7 @@ pub fn lsp_diagnostics(
     path: &Path,
     text: &str,
     min_severity: Severity,
+    unused: UnusedLevel,
     deadline: Instant,
 ) -> Result<Vec<Diag>, LspError> {
     lsp_diagnostics_within(
@@ -85,6 +86,7 @@ pub fn lsp_diagnostics(
         path,
         text,
         min_severity,
+        unused,
         &Limits::until(deadline),
     )
     .0
@@ -98,6 +100,7 @@ pub fn lsp_diagnostics_within(
     path: &Path,
     text: &str,
     min_severity: Severity,
+    unused: UnusedLevel,
     limits: &Limits,
 ) -> (Result<Vec<Diag>, LspError>, Duration) {
     let answer = pool.diagnose_within(&target.launch, path, text, &target.language_id, limits);
@@ -107,7 +110,7 @@ pub fn lsp_diagnostics_within(
     };
     let mut diags: Vec<Diag> = found
         .iter()
-        .map(|d| Diag::from_server(d, text))
+        .map(|d| Diag::from_server_as(d, text, unused))
         .filter(|d| d.severity <= min_severity)
         .collect();
     sort_and_dedup(&mut diags);

@@ -103,7 +103,7 @@ pub fn after_edit(ctx: &Ctx, tool: &ToolInput) -> anyhow::Result<HookOutput> {
     ));
 
     let scan = if settings.config.ast_grep {
-        ast_grep::start(&ctx.project_root, &path)
+        ast_grep::start(ctx, &path)
     } else {
         None
     };
@@ -143,6 +143,7 @@ pub fn after_edit(ctx: &Ctx, tool: &ToolInput) -> anyhow::Result<HookOutput> {
                     &path,
                     old,
                     min_severity,
+                    settings.config.unused,
                     &limits,
                 );
                 // What the old text's check took of the file's own time.
@@ -163,8 +164,15 @@ pub fn after_edit(ctx: &Ctx, tool: &ToolInput) -> anyhow::Result<HookOutput> {
         budget: Some(timeout.saturating_sub(baseline_used)),
         startup,
     };
-    let (result, _) =
-        check::lsp_diagnostics_within(&mut pool, &target, &path, &text, min_severity, &limits);
+    let (result, _) = check::lsp_diagnostics_within(
+        &mut pool,
+        &target,
+        &path,
+        &text,
+        min_severity,
+        settings.config.unused,
+        &limits,
+    );
     let answered = Instant::now();
     pool.close(settings.shutdown_grace(target.server));
     ctx.debug(format_args!(
@@ -172,11 +180,15 @@ pub fn after_edit(ctx: &Ctx, tool: &ToolInput) -> anyhow::Result<HookOutput> {
         answered.duration_since(started).as_millis(),
         answered.elapsed().as_millis()
     ));
+    let mut ast_grep_extras = ast_grep::Extras::default();
     let ast_grep_findings = scan.and_then(|scan| {
         // It started with the server and has had its own time since.
         let ast_deadline = started + Duration::from_millis(settings.config.ast_grep_timeout_ms);
-        match scan.and_then(|scan| scan.finish(ast_deadline)) {
-            Ok(diags) => Some(diags),
+        match scan.and_then(|scan| scan.finish_with_extras(ast_deadline)) {
+            Ok((diags, extras)) => {
+                ast_grep_extras = extras;
+                Some(diags)
+            }
             Err(why) => {
                 eprintln!("ralph-hooks: warning: ast-grep skipped for {display}: {why}");
                 None
@@ -240,7 +252,7 @@ pub fn after_edit(ctx: &Ctx, tool: &ToolInput) -> anyhow::Result<HookOutput> {
         max_items: settings.config.max_items,
         max_chars: settings.config.max_chars,
     };
-    let context = report::edit_context(
+    let mut context = report::edit_context(
         &display,
         &server_name,
         &classification.items,
@@ -248,6 +260,12 @@ pub fn after_edit(ctx: &Ctx, tool: &ToolInput) -> anyhow::Result<HookOutput> {
         min_severity,
         caps,
     );
+    let shown: Vec<&Diag> = classification.items.iter().map(|c| &c.diag).collect();
+    let extras = ast_grep::render_extras(&shown, &ast_grep_extras);
+    if !extras.is_empty() {
+        context.push('\n');
+        context.push_str(&extras);
+    }
     let running_loop = record_touched(ctx, &path);
     let blocking = running_loop
         .filter(|state| state.diagnostics)

@@ -346,7 +346,7 @@ fn lsp_items(
         Ok(found) => Ok(found
             .iter()
             .map(|d| {
-                let diag = Diag::from_server(d, &text);
+                let diag = Diag::from_server_as(d, &text, settings.config.unused);
                 let end = d.range.end;
                 let end_text = text.lines().nth(end.line as usize).unwrap_or_default();
                 Item {

@@ -9,7 +9,7 @@ use std::time::Duration;
 use globset::{Glob, GlobSet, GlobSetBuilder};
 use serde::Deserialize;
 
-use super::model::Severity;
+use super::model::{Severity, UnusedLevel};
 use crate::hook::ctx::Ctx;
 use crate::lsp::servers::{Registry, ServerDef};
 
@@ -39,6 +39,9 @@ pub struct DiagnosticsConfig {
     pub warmup_wait_ms: u64,
     /// The least severe diagnostic reported; hints never by default.
     pub min_severity: Severity,
+    /// Unused variables and imports (hints tagged `Unnecessary`):
+    /// `warning` (default), `info`, `hint` or `off` (as sent); never blocking.
+    pub unused: UnusedLevel,
     pub block_on: BlockOn,
     pub max_items: usize,
     pub max_chars: usize,
@@ -60,6 +63,7 @@ impl Default for DiagnosticsConfig {
             timeout_ms: 5_000,
             warmup_wait_ms: 10_000,
             min_severity: Severity::Warning,
+            unused: UnusedLevel::Warning,
             block_on: BlockOn::IntroducedErrors,
             max_items: 20,
             max_chars: 4_000,

@@ -130,14 +130,20 @@ impl Pool {
                 Err(error) => return (Err(error), began.elapsed()),
             },
         };
+        // A server just started is warming up: its first check (the
+        // project load) may use the whole deadline. A warm one gets its
+        // budget from now.
+        let check_deadline = if reused.is_some() {
+            limits.from_now()
+        } else {
+            deadline
+        };
+        let mut result = self.clients[index].diagnose(path, text, language_id, check_deadline);
         let warmup = if reused.is_some() {
             Duration::ZERO
         } else {
             began.elapsed()
         };
-        // The budget counts from now: a start just done is not taken out.
-        let check_deadline = limits.from_now();
-        let mut result = self.clients[index].diagnose(path, text, language_id, check_deadline);
         if result.is_err() {
             let broken = self.clients.swap_remove(index);
             broken.shutdown(Duration::ZERO);
