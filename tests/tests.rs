@@ -36,3 +36,5 @@ mod pipeline;
 mod adversarial;
 // Unused variables and imports as warnings (issue 11, AC-LSP-002), real servers.
 mod unused;
+// PostToolUse for Bash: files changed by a command (issue 11).
+mod bash_edits;

@@ -345,7 +345,7 @@ fn classify_all(
 
 /// The errors that block under `block_on`, and whether they are the
 /// introduced ones.
-fn blocking_errors(
+pub(super) fn blocking_errors(
     classification: &Classification,
     block_on: BlockOn,
 ) -> Option<(Vec<Diag>, bool)> {
@@ -367,7 +367,7 @@ fn blocking_errors(
 
 /// Records `path` in the running loop's `touched_files` when the loop is
 /// this session's (or not yet claimed); returns that loop.
-fn record_touched(ctx: &Ctx, path: &std::path::Path) -> Option<LoopState> {
+pub(super) fn record_touched(ctx: &Ctx, path: &std::path::Path) -> Option<LoopState> {
     if !ctx.store().exists(LOOP_FILE) {
         return None;
     }
