@@ -949,7 +949,7 @@ fn session_start_prestarts_the_servers_the_project_used() {
     assert!(output.status.success());
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(
-        stderr.contains("no server used in this project yet"),
+        stderr.contains("no server used here yet and no language detected"),
         "{stderr}"
     );
     assert!(project.status().is_none());
@@ -972,6 +972,54 @@ fn session_start_prestarts_the_servers_the_project_used() {
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(stderr.contains("pre-starting fake in daemon"), "{stderr}");
     assert_eq!(project.spawns().len(), 2);
+    project.finish();
+}
+
+#[test]
+fn session_start_prestarts_the_servers_of_the_languages_the_project_contains() {
+    // A `.fake` file near the root and no server ever used: pre-started
+    // anyway (issue 11), unless `prestart_detect` is off.
+    let project = Project::new(
+        "normal",
+        &[],
+        DEADLINE_MS,
+        json!({"start_timeout_ms": 10000, "prestart_detect": false}),
+    );
+    std::fs::create_dir_all(project.path().join("src")).unwrap();
+    std::fs::write(project.path().join("src/a.fake"), "ERROR: one\n").unwrap();
+    let session_start = || {
+        let started = Instant::now();
+        let output = util::run_with_stdin(
+            project.hook("ralph-session-start"),
+            br#"{"hook_event_name":"SessionStart","session_id":"s3","source":"startup"}"#,
+        );
+        assert!(output.status.success());
+        (
+            String::from_utf8_lossy(&output.stderr).into_owned(),
+            started.elapsed(),
+        )
+    };
+    let (stderr, _) = session_start();
+    assert!(stderr.contains("no language detected"), "{stderr}");
+    assert!(project.status().is_none());
+
+    reconfigure(
+        &project,
+        json!({"timeout_ms": DEADLINE_MS, "ast_grep": false}),
+        json!({"start_timeout_ms": 10000}),
+        json!({}),
+    );
+    let (stderr, elapsed) = session_start();
+    assert!(stderr.contains("pre-starting fake"), "{stderr}");
+    // The hook does not wait for the daemon or the server.
+    assert!(elapsed < Duration::from_secs(2), "took {elapsed:?}");
+    assert!(
+        eventually(Duration::from_secs(5), || project.spawns().len() == 1),
+        "the server was not pre-started"
+    );
+    let check = project.check("src/a.fake", "ERROR: two\n");
+    assert!(check.stderr().contains("(warm)"), "{}", check.stderr());
+    assert_eq!(project.spawns().len(), 1);
     project.finish();
 }
 

@@ -336,7 +336,10 @@ pub fn run(ctx: &Ctx, prestart: bool) -> anyhow::Result<()> {
         .context("cannot start the accept thread")?;
 
     if prestart {
-        prestart_servers(&shared, super::prestart_items(ctx));
+        prestart_servers(
+            &shared,
+            super::prestart_items(ctx, shared.config().prestart_detect),
+        );
     }
     let reason = main_loop(&shared, socket_identity, &ctx.project_root);
     shutdown(&shared, &reason, socket_identity);
