@@ -87,6 +87,9 @@ fn main() {
         .unwrap_or(300);
     let stop = Path::new(env!("CARGO_BIN_EXE_ralph-stop-loop-controller"));
     let session_start = Path::new(env!("CARGO_BIN_EXE_ralph-session-start"));
+    let post_tool = Path::new(env!("CARGO_BIN_EXE_ralph-post-tool-lsp-diagnostic"));
+    let git_path = which::which("git").expect("git on PATH");
+    let git = git_path.as_path();
     let true_bin = Path::new("/bin/true");
 
     let empty = temp_project("empty");
@@ -106,6 +109,40 @@ fn main() {
     let stop_input = br#"{"hook_event_name":"Stop","session_id":"bench","stop_hook_active":false,"last_assistant_message":"still working","background_tasks":[]}"#;
     let start_input =
         br#"{"hook_event_name":"SessionStart","session_id":"bench","source":"compact"}"#;
+
+    // A git project of 200 Python files, 3 of them dirty, for the Bash
+    // PostToolUse hook on a command that changed nothing (issue 11).
+    let repo = temp_project("git");
+    for i in 0..200 {
+        std::fs::write(repo.join(format!("m{i}.py")), format!("x{i} = {i}\n")).unwrap();
+    }
+    std::fs::write(repo.join(".gitignore"), ".claude/\n").unwrap();
+    let git_in = |args: &[&str]| {
+        Command::new(git)
+            .args([
+                "-c",
+                "user.name=b",
+                "-c",
+                "user.email=b@b",
+                "-c",
+                "commit.gpgsign=false",
+            ])
+            .args(args)
+            .current_dir(&repo)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .expect("git");
+    };
+    git_in(&["init", "-q"]);
+    git_in(&["add", "-A"]);
+    git_in(&["commit", "-q", "-m", "init"]);
+    for i in 0..3 {
+        std::fs::write(repo.join(format!("m{i}.py")), format!("x{i} = {i} + 1\n")).unwrap();
+    }
+    let bash_input = br#"{"hook_event_name":"PostToolUse","session_id":"bench","tool_name":"Bash","tool_input":{"command":"ls"},"tool_response":{"stdout":"","stderr":""}}"#;
+    // The first run records the dirty files; the measured ones find nothing new.
+    run_once(post_tool, &[], bash_input, &[("CLAUDE_PROJECT_DIR", &repo)]);
 
     let rows = vec![
         measure("/bin/true (baseline)", runs, || {}, true_bin, &[], b"", &[]),
@@ -136,6 +173,32 @@ fn main() {
             start_input,
             &[("CLAUDE_PROJECT_DIR", &with_loop)],
         ),
+        measure(
+            "git status (200 files, 3 dirty)",
+            runs,
+            || {},
+            git,
+            &[
+                "-C",
+                repo.to_str().unwrap(),
+                "status",
+                "--porcelain=v1",
+                "-z",
+                "--untracked-files=all",
+                "--no-renames",
+            ],
+            b"",
+            &[],
+        ),
+        measure(
+            "PostToolUse Bash hook, command changed nothing",
+            runs,
+            || {},
+            post_tool,
+            &[],
+            bash_input,
+            &[("CLAUDE_PROJECT_DIR", &repo)],
+        ),
     ];
     let baseline = rows[0].median;
     println!(
@@ -161,4 +224,5 @@ fn main() {
     );
     let _ = std::fs::remove_dir_all(&empty);
     let _ = std::fs::remove_dir_all(&with_loop);
+    let _ = std::fs::remove_dir_all(&repo);
 }

@@ -38,3 +38,5 @@ mod adversarial;
 mod unused;
 // PostToolUse for Bash: files changed by a command (issue 11).
 mod bash_edits;
+// `ralph-hooks check` vs pyright --outputjson and tsc --noEmit (issue 11).
+mod check_parity;
