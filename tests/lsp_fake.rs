@@ -309,6 +309,30 @@ fn pool_reuses_a_warm_server_and_restarts_a_dead_one() {
         .unwrap();
     assert_eq!(second.len(), 2, "the change was seen");
     assert_eq!(pool.pids(), pids, "the same server answered");
+    // The same text again: the warm server's latest publish answers at once
+    // (no change sent, so no quiet window to wait out); a different text is
+    // sent and seen.
+    let started = Instant::now();
+    let again = pool
+        .diagnose(
+            &launch,
+            &file,
+            "ERROR: one\nERROR: two\n",
+            "fake",
+            deadline(),
+        )
+        .unwrap();
+    assert_eq!(again, second);
+    assert!(
+        started.elapsed() < launch.quiet,
+        "waited {:?}: a change was sent",
+        started.elapsed()
+    );
+    let changed = pool
+        .diagnose(&launch, &file, "ERROR: three\n", "fake", deadline())
+        .unwrap();
+    assert_eq!(changed.len(), 1);
+    assert!(changed[0].message.contains("three"), "{changed:?}");
 
     ralph_hooks::util::process::kill_group(pids[0]);
     std::thread::sleep(Duration::from_millis(100));
