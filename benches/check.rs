@@ -130,7 +130,8 @@ fn daemon_rss_kib(root: &Path) -> Option<(u64, Vec<(String, u64)>)> {
         .stderr(Stdio::null())
         .output()
         .ok()?;
-    let status: Value = serde_json::from_slice(&output.stdout).ok()?;
+    let reply: Value = serde_json::from_slice(&output.stdout).ok()?;
+    let status = &reply["status"];
     let servers = status["servers"]
         .as_array()?
         .iter()

@@ -328,14 +328,31 @@ fn lsp_items(
     path: &Path,
     budget_end: Option<Instant>,
 ) -> Result<Vec<Item>, Status> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|error| Status::Inconclusive(format!("cannot read it: {error}")))?;
-    let mut deadline = Instant::now() + settings.file_timeout(target.server);
+    let text = match crate::util::fsread::read_text(
+        path,
+        crate::util::fsread::limits::SOURCE,
+        crate::util::fsread::Links::Follow,
+    ) {
+        Ok(Some(text)) => text,
+        Ok(None) => return Err(Status::Inconclusive("gone".into())),
+        Err(error) => return Err(Status::Inconclusive(format!("cannot read it: {error}"))),
+    };
+    // As after an edit: a server still starting gets the warm-up wait on
+    // top, and the file's own time counts from when it is warm.
+    let timeout = settings.file_timeout(target.server);
+    let mut deadline = Instant::now() + settings.warmup_wait() + timeout;
     if let Some(end) = budget_end {
         deadline = deadline.min(end);
     }
+    let limits = crate::lsp::pool::Limits {
+        deadline,
+        budget: Some(timeout),
+        startup: target.server.startup_timeout,
+    };
     let started = Instant::now();
-    let found = pool.diagnose(&target.launch, path, &text, &target.language_id, deadline);
+    let found = pool
+        .diagnose_within(&target.launch, path, &text, &target.language_id, &limits)
+        .result;
     ctx.debug(format_args!(
         "{}: {} answered in {} ms",
         path.display(),
