@@ -146,9 +146,14 @@ fn pyright_edit_tells_new_errors_from_old_across_a_line_shift() {
         ]},
     });
     let (context, _) = run_hook(dir.path(), &edit);
+    // The two new imports are unused: warnings since issue 11.
     let introduced = context
-        .find("Introduced by this edit (1):")
+        .find("Introduced by this edit (3):")
         .expect(&context);
+    assert_line(
+        &context,
+        "m.py:1:8 warning [Pyright] \"sys\" is not accessed",
+    );
     let already = context
         .find("Already there before this edit (1):")
         .expect(&context);

@@ -17,7 +17,7 @@
 //! the tree after every command would cost far more than `git status`).
 //!
 //! Cost of a command that changed nothing: one `git status`, one `stat`
-//! per dirty file, one small state write.
+//! per dirty file, one small read (a write only when the dirty set changed).
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -90,19 +90,25 @@ pub fn after_bash(ctx: &Ctx, _tool: &ToolInput) -> anyhow::Result<HookOutput> {
     if let Some(previous) = &previous {
         candidates.extend(previous.dirty.iter().cloned());
     }
-    let record = Record {
-        version: Record::VERSION,
-        at_ms: now_ms,
-        dirty,
-    };
-    if let Err(error) = save_record(ctx, &record) {
-        eprintln!("ralph-hooks: warning: cannot save {RECORD_FILE}: {error:#}");
-    }
     let recent: Vec<PathBuf> = candidates
         .iter()
         .map(|relative| ctx.project_root.join(relative))
         .filter(|path| modified_ms(path).is_some_and(|ms| ms >= cutoff_ms))
         .collect();
+    // Nothing recent and the same dirty files: the record still says all
+    // there is to know (moving its time on would exclude nothing), so the
+    // quiet case costs no write and no fsync.
+    let same_dirty = previous.as_ref().is_some_and(|p| p.dirty == dirty);
+    if !(recent.is_empty() && same_dirty) {
+        let record = Record {
+            version: Record::VERSION,
+            at_ms: now_ms,
+            dirty,
+        };
+        if let Err(error) = save_record(ctx, &record) {
+            eprintln!("ralph-hooks: warning: cannot save {RECORD_FILE}: {error:#}");
+        }
+    }
     if recent.is_empty() {
         ctx.debug(format_args!("Bash: no file changed"));
         return Ok(HookOutput::silent());
