@@ -10,7 +10,7 @@
 //! Targets (issue 11): cold ≤ 1.5× the CLI, warm ≤ 0.5×.
 //!
 //! Run with `cargo bench --bench check`. `BENCH_FILES=N` sets the files per
-//! tree (default 100).
+//! tree (default 100); `BENCH_MEMORY_ONLY=1` runs only the memory part.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -183,7 +183,10 @@ fn main() {
     );
     println!("|---|---:|---:|---:|---:|---|");
 
-    if which::which("pyright").is_ok() {
+    // BENCH_MEMORY_ONLY=1: only the memory part.
+    let timing = std::env::var_os("BENCH_MEMORY_ONLY").is_none();
+    if !timing {
+    } else if which::which("pyright").is_ok() {
         let root = temp_project("py");
         python_tree(&root, n);
         let (cli, out) = timed(
@@ -214,7 +217,7 @@ fn main() {
         println!("| Python | pyright not installed | | | | |");
     }
 
-    match typescript_package() {
+    match typescript_package().filter(|_| timing) {
         Some(typescript) => {
             let root = temp_project("ts");
             typescript_tree(&root, n, &typescript);
