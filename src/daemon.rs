@@ -134,6 +134,7 @@ pub fn prestart_items(ctx: &Ctx, detect: bool) -> Vec<wire::PrestartItem> {
             Some(wire::PrestartItem {
                 fingerprint: wire::fingerprint(&launch),
                 launch: (&launch).into(),
+                startup_ms: server.startup_timeout.map(|d| d.as_millis() as u64),
             })
         })
         .collect();
@@ -155,6 +156,7 @@ pub fn prestart_items(ctx: &Ctx, detect: bool) -> Vec<wire::PrestartItem> {
         items.push(wire::PrestartItem {
             fingerprint: wire::fingerprint(&launch),
             launch: (&launch).into(),
+            startup_ms: server.startup_timeout.map(|d| d.as_millis() as u64),
         });
     }
     items

@@ -356,6 +356,9 @@ fn prestart_servers(shared: &Arc<Shared>, items: Vec<wire::PrestartItem>) {
         let job = Job::Prestart {
             launch: Box::new(launch),
             fingerprint: item.fingerprint,
+            startup: item
+                .startup_ms
+                .map_or(worker::DEFAULT_STARTUP, Duration::from_millis),
         };
         if let Err(why) = shared.route(&key, job) {
             shared.log(&format!("pre-start of {} refused: {why}", key.0));

@@ -70,6 +70,9 @@ pub enum Request {
 pub struct PrestartItem {
     pub launch: LaunchSpec,
     pub fingerprint: String,
+    /// The server's start-up time (`startupTimeout`); absent: the default.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub startup_ms: Option<u64>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

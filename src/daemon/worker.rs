@@ -62,6 +62,7 @@ pub enum Job {
     Prestart {
         launch: Box<Launch>,
         fingerprint: String,
+        startup: Duration,
     },
     Shutdown {
         reason: String,
@@ -233,10 +234,11 @@ impl Worker {
             Job::Prestart {
                 launch,
                 fingerprint,
+                startup,
             } => {
                 self.last_used = Instant::now();
                 if self.client.is_none() && self.failures.is_empty() {
-                    if let Err(error) = self.start(&launch, &fingerprint, DEFAULT_STARTUP) {
+                    if let Err(error) = self.start(&launch, &fingerprint, startup) {
                         self.host
                             .log(&format!("pre-start of {} failed: {error}", self.key.0));
                     }
@@ -318,6 +320,11 @@ impl Worker {
         let warm = self.client.is_some();
         if !warm && let Err(error) = self.start(&job.launch, &job.fingerprint, job.startup) {
             return (Err(error), false, began.elapsed());
+        }
+        if let Some(until) = self.warming_until {
+            // A pre-started server loads the project at its first check: its
+            // start-up time counts from there too.
+            self.warming_until = Some(until.max(began + job.startup));
         }
         let warming = self.warming_until.is_some();
         let mut result = self.run_check(job, self.check_deadline(job));
