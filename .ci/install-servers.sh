@@ -73,6 +73,15 @@ else
   try npm install -g --no-fund --no-audit typescript@5
 fi
 
+# tsc (typescript@5's compiler) is the reference of the `ralph-hooks check`
+# parity test; the global typescript@5 above puts it in npm's bin.
+if have tsc; then
+  log "tsc: present ($(tsc --version))"
+else
+  log "installing typescript@5 for tsc"
+  try npm install -g --no-fund --no-audit typescript@5
+fi
+
 # --- python tools (ruff, ast-grep) ---
 python=""
 for candidate in python3 python; do

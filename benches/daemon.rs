@@ -496,6 +496,8 @@ fn servers_together() -> Result<(StatusReply, Vec<String>), String> {
             text,
             language_id,
             deadline_ms: 30_000,
+            budget_ms: None,
+            startup_ms: None,
         };
         let reply: DiagnoseReply = connected
             .conn

@@ -24,7 +24,6 @@ struct Row {
     max_rss_kib: i64,
 }
 
-/// Runs `program` with `stdin`, returning wall time and the child's peak RSS.
 /// One run: wall time, the child's CPU time (user + system), peak RSS.
 fn run_once(
     program: &Path,
@@ -131,6 +130,9 @@ fn main() {
     let session_start = Path::new(env!("CARGO_BIN_EXE_ralph-session-start"));
     let user_prompt = Path::new(env!("CARGO_BIN_EXE_ralph-user-prompt-submit"));
     let cli = Path::new(env!("CARGO_BIN_EXE_ralph-hooks"));
+    let post_tool = Path::new(env!("CARGO_BIN_EXE_ralph-post-tool-lsp-diagnostic"));
+    let git_path = which::which("git").expect("git on PATH");
+    let git = git_path.as_path();
     let true_bin = Path::new("/bin/true");
 
     let empty = temp_project("empty");
@@ -156,7 +158,52 @@ fn main() {
     let prompt_input = br#"{"hook_event_name":"UserPromptSubmit","session_id":"bench","prompt":"please add a test for the parser"}"#;
     let status_input = br#"{"hook_event_name":"Status","session_id":"bench","model":{"id":"m","display_name":"M"},"workspace":{}}"#;
 
+    // A git project of 200 Python files, 3 of them dirty, for the Bash
+    // PostToolUse hook on a command that changed nothing (issue 11).
+    let repo = temp_project("git");
+    for i in 0..200 {
+        std::fs::write(repo.join(format!("m{i}.py")), format!("x{i} = {i}\n")).unwrap();
+    }
+    std::fs::write(repo.join(".gitignore"), ".claude/\n").unwrap();
+    let git_in = |args: &[&str]| {
+        Command::new(git)
+            .args([
+                "-c",
+                "user.name=b",
+                "-c",
+                "user.email=b@b",
+                "-c",
+                "commit.gpgsign=false",
+            ])
+            .args(args)
+            .current_dir(&repo)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .expect("git");
+    };
+    git_in(&["init", "-q"]);
+    git_in(&["add", "-A"]);
+    git_in(&["commit", "-q", "-m", "init"]);
+    for i in 0..3 {
+        std::fs::write(repo.join(format!("m{i}.py")), format!("x{i} = {i} + 1\n")).unwrap();
+    }
+    let bash_input = br#"{"hook_event_name":"PostToolUse","session_id":"bench","tool_name":"Bash","tool_input":{"command":"ls"},"tool_response":{"stdout":"","stderr":""}}"#;
+    // The first run records the dirty files; the measured ones find nothing new.
+    run_once(post_tool, &[], bash_input, &[("CLAUDE_PROJECT_DIR", &repo)]);
+
     let nothing = || {};
+    let repo_dir = repo.to_str().unwrap().to_owned();
+    let git_status_args = [
+        "-C",
+        repo_dir.as_str(),
+        "status",
+        "--porcelain=v1",
+        "-z",
+        "--untracked-files=all",
+        "--no-renames",
+    ];
+    let in_repo = [("CLAUDE_PROJECT_DIR", repo.as_path())];
     let in_empty = [("CLAUDE_PROJECT_DIR", empty.as_path())];
     let in_loop = [("CLAUDE_PROJECT_DIR", with_loop.as_path())];
     let cases = [
@@ -223,6 +270,22 @@ fn main() {
             args: &["statusline"],
             stdin: status_input,
             env: &in_loop,
+        },
+        Case {
+            name: "git status (200 files, 3 dirty)",
+            prepare: &nothing,
+            program: git,
+            args: &git_status_args,
+            stdin: b"",
+            env: &[],
+        },
+        Case {
+            name: "PostToolUse Bash hook, command changed nothing",
+            prepare: &nothing,
+            program: post_tool,
+            args: &[],
+            stdin: bash_input,
+            env: &in_repo,
         },
     ];
     // Other builds to compare, measured in the same round-robin. Each row
@@ -309,4 +372,5 @@ fn main() {
     );
     let _ = std::fs::remove_dir_all(&empty);
     let _ = std::fs::remove_dir_all(&with_loop);
+    let _ = std::fs::remove_dir_all(&repo);
 }

@@ -23,6 +23,8 @@
 //! - `silent-if-unchanged`: like `normal`, but a `didChange` that sends the
 //!   text the document already has publishes nothing (as
 //!   typescript-language-server did for an unchanged clean file).
+//! - `hang-after-first`: like `normal` for the first document message, then
+//!   never reads or writes again (a warm server that hangs).
 //!
 //! Diagnostics come from the document text: a line containing `ERROR: msg`
 //! gives an error with message `msg` at that line, `WARN:` a warning and
@@ -51,6 +53,7 @@ enum Mode {
     FloodLogs,
     SlowStart,
     SilentIfUnchanged,
+    HangAfterFirst,
 }
 
 struct Options {
@@ -148,6 +151,7 @@ fn parse_args() -> Options {
                     "pull-only" => Mode::PullOnly,
                     "server-requests" => Mode::ServerRequests,
                     "hang" => Mode::Hang,
+                    "hang-after-first" => Mode::HangAfterFirst,
                     "crash" => Mode::Crash,
                     "garbage" => Mode::Garbage,
                     "junk-then-normal" => Mode::JunkThenNormal,
@@ -267,6 +271,20 @@ fn on_document(
             publish(output, uri, None, json!([]));
             std::thread::sleep(Duration::from_millis(150));
             publish(output, uri, None, diagnostics_for(text, settings));
+        }
+        Mode::HangAfterFirst => {
+            static SEEN: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+            if SEEN.swap(true, std::sync::atomic::Ordering::SeqCst) {
+                loop {
+                    std::thread::sleep(Duration::from_secs(3600));
+                }
+            }
+            publish(
+                output,
+                &published_uri,
+                Some(version),
+                diagnostics_for(text, settings),
+            );
         }
         Mode::PullOnly | Mode::Hang | Mode::Garbage => {}
         Mode::Crash => {

@@ -19,6 +19,7 @@
 //! [`pool`]), session start (pre-start) and the CLI (`ralph-hooks daemon`).
 
 pub mod config;
+pub mod detect;
 pub mod paths;
 pub mod procs;
 pub mod record;
@@ -31,7 +32,7 @@ use std::time::Instant;
 
 use crate::hook::ctx::Ctx;
 use crate::lsp::Pool;
-use crate::lsp::servers::{Registry, find_binary};
+use crate::lsp::servers::{Registry, Selection, find_binary, workspace_root};
 
 /// The pool the diagnostics checks use: it asks the daemon first, unless
 /// the daemon is turned off.
@@ -44,9 +45,10 @@ pub fn pool(ctx: &Ctx) -> Pool {
     Pool::with_remote(Box::new(remote::DaemonRemote::new(target, ctx.debug)))
 }
 
-/// SessionStart: start the daemon and the servers this project used before,
-/// without waiting for either. Nothing happens in a project that never ran a
-/// server through the daemon, or when pre-start or the daemon is off.
+/// SessionStart: start the daemon and the servers this project used before
+/// or whose languages it contains ([`detect`]), without waiting for either.
+/// Nothing happens when neither finds a server, or when pre-start or the
+/// daemon is off.
 pub fn prestart(ctx: &Ctx) {
     let started = Instant::now();
     if let Some(why) = remote::disabled_reason(ctx) {
@@ -60,10 +62,10 @@ pub fn prestart(ctx: &Ctx) {
         ));
         return;
     }
-    let servers = prestart_items(ctx);
+    let servers = prestart_items(ctx, config.prestart_detect);
     if servers.is_empty() {
         ctx.debug(format_args!(
-            "daemon: no pre-start (no server used in this project yet)"
+            "daemon: no pre-start (no server used here yet and no language detected)"
         ));
         return;
     }
@@ -102,10 +104,16 @@ pub fn prestart(ctx: &Ctx) {
 }
 
 /// The servers to pre-start: those this project used, started the way the
-/// current configuration says (the record only says which ones).
-pub fn prestart_items(ctx: &Ctx) -> Vec<wire::PrestartItem> {
+/// current configuration says (the record only says which ones), and with
+/// `detect` those of the languages the project contains.
+pub fn prestart_items(ctx: &Ctx, detect: bool) -> Vec<wire::PrestartItem> {
     let recent = record::recent_servers(ctx.store());
-    if recent.is_empty() {
+    let probes = if detect {
+        detect::language_probes(&ctx.project_root)
+    } else {
+        Vec::new()
+    };
+    if recent.is_empty() && probes.is_empty() {
         return Vec::new();
     }
     // Only the server registry matters here (the include/exclude globs and
@@ -114,7 +122,7 @@ pub fn prestart_items(ctx: &Ctx) -> Vec<wire::PrestartItem> {
     for warning in &registry.warnings {
         eprintln!("ralph-hooks: warning: {warning}");
     }
-    recent
+    let mut items: Vec<wire::PrestartItem> = recent
         .iter()
         .filter_map(|used| {
             let server = registry
@@ -126,7 +134,30 @@ pub fn prestart_items(ctx: &Ctx) -> Vec<wire::PrestartItem> {
             Some(wire::PrestartItem {
                 fingerprint: wire::fingerprint(&launch),
                 launch: (&launch).into(),
+                startup_ms: server.startup_timeout.map(|d| d.as_millis() as u64),
             })
         })
-        .collect()
+        .collect();
+    for probe in probes {
+        let Selection::Found {
+            server, program, ..
+        } = registry.select(&probe, &ctx.project_root)
+        else {
+            continue;
+        };
+        let root = workspace_root(server, &probe, &ctx.project_root);
+        if items
+            .iter()
+            .any(|item| item.launch.name == server.name && item.launch.root == root)
+        {
+            continue;
+        }
+        let launch = server.launch(program, root, &ctx.project_root);
+        items.push(wire::PrestartItem {
+            fingerprint: wire::fingerprint(&launch),
+            launch: (&launch).into(),
+            startup_ms: server.startup_timeout.map(|d| d.as_millis() as u64),
+        });
+    }
+    items
 }

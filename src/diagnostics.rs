@@ -6,6 +6,8 @@
 //!   crash — never reported as clean), unsupported (silent) or not installed
 //!   (one notice per session). During a running loop the file is recorded in
 //!   `touched_files` and an edit that introduced errors is blocked.
+//! - [`after_bash`] (PostToolUse of Bash): the same for the files the
+//!   command changed, in one message; silent when it changed none.
 //! - [`loop_condition`] (Stop): no errors left in the files the loop touched,
 //!   checked fresh; inconclusive never completes a loop.
 //! - [`doctor_lines`]: which server each language would use.
@@ -21,6 +23,7 @@
 
 pub mod ast_grep;
 pub mod baseline;
+pub mod bash;
 pub mod check;
 pub mod classify;
 pub mod doctor;
@@ -42,6 +45,12 @@ use crate::ralph::loop_state::LoopState;
 /// the edit introduced errors).
 pub fn after_edit(ctx: &Ctx, tool: &ToolInput) -> anyhow::Result<HookOutput> {
     edit::after_edit(ctx, tool)
+}
+
+/// PostToolUse of Bash: the diagnostics of the files the command changed
+/// (silent when it changed none).
+pub fn after_bash(ctx: &Ctx, tool: &ToolInput) -> anyhow::Result<HookOutput> {
+    bash::after_bash(ctx, tool)
 }
 
 /// Stop: the loop's diagnostics condition over the files it touched.

@@ -467,7 +467,11 @@ fn a_server_that_keeps_crashing_is_not_restarted_past_the_bound() {
 #[test]
 fn a_hung_server_answers_inconclusive_within_the_deadline() {
     let deadline = 1_500;
-    let project = Project::new("hang", &[], deadline, json!({}));
+    // Warm first (a server that never answered its first check is warming
+    // up, not hung: see the warm-up tests), then hung.
+    let project = Project::new("hang-after-first", &[], deadline, json!({}));
+    let first = project.check("a.fake", "ERROR: seen\n");
+    assert!(first.context().contains("seen"), "{}", first.context());
     let check = project.check("a.fake", "ERROR: never seen\n");
     check.assert_ok();
     assert!(
@@ -487,6 +491,150 @@ fn a_hung_server_answers_inconclusive_within_the_deadline() {
     let hung = project.spawns()[0];
     assert!(eventually(Duration::from_secs(2), || !alive(hung)));
     assert!(project.status().is_some());
+    project.finish();
+}
+
+/// Rewrites the project's config: `diagnostics` and `daemon` sections, and
+/// extra fields of the fake server's `.lsp.json` entry.
+fn reconfigure(project: &Project, diagnostics: Value, daemon: Value, server: Value) {
+    std::fs::write(
+        project.path().join(".claude/ralph-hooks.json"),
+        json!({"diagnostics": diagnostics, "daemon": daemon}).to_string(),
+    )
+    .unwrap();
+    let path = project.path().join(".lsp.json");
+    let mut servers: Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    for (key, value) in server.as_object().unwrap() {
+        servers["fake"][key] = value.clone();
+    }
+    std::fs::write(&path, servers.to_string()).unwrap();
+}
+
+#[test]
+fn a_server_slow_to_start_is_warming_up_not_broken() {
+    // Start-up (4 s) is longer than two edits' file time (1 s) plus the
+    // warm-up wait (0.5 s): the first edits are told "warming up", the
+    // server is neither killed nor restart-limited (bound 1), and the next
+    // edit gets a real answer from the same, now warm, server.
+    let project = Project::new("slow-start", &["--delay-ms", "4000"], 1_000, json!({}));
+    reconfigure(
+        &project,
+        json!({"timeout_ms": 1_000, "warmup_wait_ms": 500, "ast_grep": false}),
+        json!({"max_restarts_per_minute": 1}),
+        json!({}),
+    );
+    for _ in 0..2 {
+        let check = project.check("a.fake", "ERROR: later\n");
+        check.assert_ok();
+        let text = check.context();
+        assert!(
+            text.contains("warming up"),
+            "{text}\n{}\n{}",
+            check.stderr(),
+            std::fs::read_to_string(project.state().join("daemon/daemon.log")).unwrap_or_default()
+        );
+        assert!(text.contains("checked on the next edit"), "{text}");
+        assert!(!text.contains("inconclusive"), "{text}");
+        assert!(
+            check.elapsed <= Duration::from_millis(1_500) + SLACK,
+            "took {:?}",
+            check.elapsed
+        );
+    }
+    std::thread::sleep(Duration::from_millis(1_500));
+    let check = project.check("a.fake", "ERROR: answered\n");
+    assert!(
+        check
+            .context()
+            .contains("a.fake:1:1 error [fake E1] answered"),
+        "{}",
+        check.context()
+    );
+    assert_eq!(
+        project.spawns().len(),
+        1,
+        "never restarted for a slow start"
+    );
+    project.finish();
+}
+
+#[test]
+fn the_text_before_the_edit_is_checked_after_the_start_up() {
+    // Start-up 1.2 s, file time 1 s: the old text's share (0.6 s) counts
+    // from when the server is up, so the first Edit of an existing file
+    // still tells what it introduced.
+    let project = Project::new("slow-start", &["--delay-ms", "1200"], 1_000, json!({}));
+    reconfigure(
+        &project,
+        json!({"timeout_ms": 1_000, "warmup_wait_ms": 5_000, "ast_grep": false}),
+        json!({}),
+        json!({}),
+    );
+    let file = project.path().join("a.fake");
+    std::fs::write(&file, "ERROR: old one\nERROR: new one\n").unwrap();
+    let input = json!({
+        "session_id": "s1",
+        "hook_event_name": "PostToolUse",
+        "cwd": project.path(),
+        "tool_name": "Edit",
+        "tool_input": {"file_path": file},
+        "tool_response": {"filePath": file, "originalFile": "ERROR: old one\nfine\n"},
+    });
+    let started = Instant::now();
+    let output = util::run_with_stdin(
+        project.hook("ralph-post-tool-lsp-diagnostic"),
+        input.to_string().as_bytes(),
+    );
+    let check = Check {
+        output,
+        elapsed: started.elapsed(),
+    };
+    check.assert_ok();
+    let text = check.context();
+    assert!(text.contains("new one"), "{text}");
+    assert!(!text.contains("warming up"), "{text}");
+    assert!(text.contains("Introduced by this edit (1)"), "{text}");
+    assert!(
+        text.contains("Already there before this edit (1)"),
+        "{text}"
+    );
+    assert!(
+        !check.stderr().contains("could not check the text before"),
+        "{}",
+        check.stderr()
+    );
+    project.finish();
+}
+
+#[test]
+fn a_server_that_never_warms_up_is_stopped_after_its_startup_timeout_but_not_restart_limited() {
+    // `hang` answers initialize, then nothing: it never gets through its
+    // first check. The hook waits its start-up time (1.5 s, above the file
+    // time) and says inconclusive; the server is stopped, but a slow start
+    // does not count toward the restart bound (1): the next edit starts it
+    // again.
+    let project = Project::new("hang", &[], 800, json!({}));
+    reconfigure(
+        &project,
+        json!({"timeout_ms": 800, "warmup_wait_ms": 200, "ast_grep": false}),
+        json!({"max_restarts_per_minute": 1}),
+        json!({"startupTimeout": 1_500}),
+    );
+    for round in 1..=2 {
+        let check = project.check("a.fake", "ERROR: never seen\n");
+        let text = check.context();
+        assert!(text.contains("inconclusive"), "{text}");
+        assert!(!text.contains("crashes or hangs"), "{text}");
+        assert!(
+            check.elapsed <= Duration::from_millis(1_700) + SLACK,
+            "took {:?}",
+            check.elapsed
+        );
+        assert_eq!(project.spawns().len(), round);
+        let pid = project.spawns()[round - 1];
+        assert!(eventually(Duration::from_secs(3), || !alive(pid)));
+    }
     project.finish();
 }
 
@@ -801,7 +949,7 @@ fn session_start_prestarts_the_servers_the_project_used() {
     assert!(output.status.success());
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(
-        stderr.contains("no server used in this project yet"),
+        stderr.contains("no server used here yet and no language detected"),
         "{stderr}"
     );
     assert!(project.status().is_none());
@@ -824,6 +972,54 @@ fn session_start_prestarts_the_servers_the_project_used() {
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(stderr.contains("pre-starting fake in daemon"), "{stderr}");
     assert_eq!(project.spawns().len(), 2);
+    project.finish();
+}
+
+#[test]
+fn session_start_prestarts_the_servers_of_the_languages_the_project_contains() {
+    // A `.fake` file near the root and no server ever used: pre-started
+    // anyway (issue 11), unless `prestart_detect` is off.
+    let project = Project::new(
+        "normal",
+        &[],
+        DEADLINE_MS,
+        json!({"start_timeout_ms": 10000, "prestart_detect": false}),
+    );
+    std::fs::create_dir_all(project.path().join("src")).unwrap();
+    std::fs::write(project.path().join("src/a.fake"), "ERROR: one\n").unwrap();
+    let session_start = || {
+        let started = Instant::now();
+        let output = util::run_with_stdin(
+            project.hook("ralph-session-start"),
+            br#"{"hook_event_name":"SessionStart","session_id":"s3","source":"startup"}"#,
+        );
+        assert!(output.status.success());
+        (
+            String::from_utf8_lossy(&output.stderr).into_owned(),
+            started.elapsed(),
+        )
+    };
+    let (stderr, _) = session_start();
+    assert!(stderr.contains("no language detected"), "{stderr}");
+    assert!(project.status().is_none());
+
+    reconfigure(
+        &project,
+        json!({"timeout_ms": DEADLINE_MS, "ast_grep": false}),
+        json!({"start_timeout_ms": 10000}),
+        json!({}),
+    );
+    let (stderr, elapsed) = session_start();
+    assert!(stderr.contains("pre-starting fake"), "{stderr}");
+    // The hook does not wait for the daemon or the server.
+    assert!(elapsed < Duration::from_secs(2), "took {elapsed:?}");
+    assert!(
+        eventually(Duration::from_secs(5), || project.spawns().len() == 1),
+        "the server was not pre-started"
+    );
+    let check = project.check("src/a.fake", "ERROR: two\n");
+    assert!(check.stderr().contains("(warm)"), "{}", check.stderr());
+    assert_eq!(project.spawns().len(), 1);
     project.finish();
 }
 

@@ -32,7 +32,7 @@ impl Project {
         std::fs::create_dir_all(dir.path().join(".claude")).unwrap();
         std::fs::write(
             dir.path().join(".claude/ralph-hooks.json"),
-            json!({"diagnostics": {"timeout_ms": timeout_ms}}).to_string(),
+            json!({"diagnostics": {"timeout_ms": timeout_ms, "warmup_wait_ms": 0}}).to_string(),
         )
         .unwrap();
         Project { dir }

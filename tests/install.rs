@@ -23,7 +23,7 @@ fn install_merges_is_idempotent_and_uninstalls_exactly() {
         "permissions": {"allow": ["Bash(ls:*)"]},
         "hooks": {
             "Stop": [{"hooks": [{"type": "command", "command": "/usr/local/bin/notify-done"}]}],
-            "PostToolUse": [{"matcher": "Write|Edit|MultiEdit", "hooks": [{"type": "command", "command": "prettier-hook"}]}]
+            "PostToolUse": [{"matcher": "Write|Edit|MultiEdit|Bash", "hooks": [{"type": "command", "command": "prettier-hook"}]}]
         },
         "zz_last_key": true
     });

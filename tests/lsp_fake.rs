@@ -58,7 +58,7 @@ impl FakeProject {
         std::fs::create_dir_all(dir.path().join(".claude")).unwrap();
         std::fs::write(
             dir.path().join(".claude/ralph-hooks.json"),
-            json!({"diagnostics": {"timeout_ms": timeout_ms}}).to_string(),
+            json!({"diagnostics": {"timeout_ms": timeout_ms, "warmup_wait_ms": 0}}).to_string(),
         )
         .unwrap();
         FakeProject { dir, pid_file }
@@ -309,6 +309,30 @@ fn pool_reuses_a_warm_server_and_restarts_a_dead_one() {
         .unwrap();
     assert_eq!(second.len(), 2, "the change was seen");
     assert_eq!(pool.pids(), pids, "the same server answered");
+    // The same text again: the warm server's latest publish answers at once
+    // (no change sent, so no quiet window to wait out); a different text is
+    // sent and seen.
+    let started = Instant::now();
+    let again = pool
+        .diagnose(
+            &launch,
+            &file,
+            "ERROR: one\nERROR: two\n",
+            "fake",
+            deadline(),
+        )
+        .unwrap();
+    assert_eq!(again, second);
+    assert!(
+        started.elapsed() < launch.quiet,
+        "waited {:?}: a change was sent",
+        started.elapsed()
+    );
+    let changed = pool
+        .diagnose(&launch, &file, "ERROR: three\n", "fake", deadline())
+        .unwrap();
+    assert_eq!(changed.len(), 1);
+    assert!(changed[0].message.contains("three"), "{changed:?}");
 
     ralph_hooks::util::process::kill_group(pids[0]);
     std::thread::sleep(Duration::from_millis(100));
@@ -353,17 +377,16 @@ fn write_payload_for(file: &Path) -> Value {
 }
 
 #[test]
-fn ast_grep_findings_are_merged_with_the_servers() {
-    let Some(ast_grep) = util::require_tool("ast-grep", "the ast-grep merge test") else {
-        return;
-    };
+fn ast_grep_findings_are_merged_with_the_servers_in_process() {
     let dir = ast_grep_project();
+    std::fs::write(
+        dir.path().join("rules/no-eval.yml"),
+        "id: no-eval\nlanguage: python\nseverity: error\nmessage: Do not call eval\nnote: eval runs any code\nrule:\n  pattern: eval($A)\nfix: ast.literal_eval($A)\n",
+    )
+    .unwrap();
     let mut command = util::command("ralph-post-tool-lsp-diagnostic", dir.path());
-    // Only ast-grep's own directory and the system: no other `sg` in reach.
-    command.env(
-        "PATH",
-        format!("{}:/usr/bin:/bin", ast_grep.parent().unwrap().display()),
-    );
+    // No ast-grep binary in reach: the engine is built in.
+    command.env("PATH", "/usr/bin:/bin");
     let output = util::run_with_stdin(
         command,
         write_payload_for(&dir.path().join("a.py"))
@@ -372,6 +395,7 @@ fn ast_grep_findings_are_merged_with_the_servers() {
     );
     let text = context(&output);
     assert!(text.contains("issues found — 1 error, 1 warning"), "{text}");
+    // The project's rule wins over the built-in rule of the same id.
     assert!(
         text.contains("a.py:2:5 error [ast-grep no-eval] Do not call eval"),
         "{text}"
@@ -380,29 +404,49 @@ fn ast_grep_findings_are_merged_with_the_servers() {
         text.contains("a.py:1:10 warning [fake W1] from the server"),
         "{text}"
     );
+    assert!(
+        text.contains("- note (no-eval): eval runs any code"),
+        "{text}"
+    );
+    assert!(
+        text.contains("- fix for line 2 (no-eval): ast.literal_eval(\"1+1\")"),
+        "{text}"
+    );
 }
 
 #[test]
-fn missing_ast_grep_is_skipped_with_a_warning() {
+fn built_in_rules_run_after_an_edit_unless_turned_off() {
     let dir = ast_grep_project();
-    let mut command = util::command("ralph-post-tool-lsp-diagnostic", dir.path());
-    // /usr/bin/sg, where present, is shadow-utils' and must not be run as ast-grep.
-    command.env("PATH", "/usr/bin:/bin");
-    let output = util::run_with_stdin(
-        command,
-        write_payload_for(&dir.path().join("a.py"))
-            .to_string()
-            .as_bytes(),
+    std::fs::remove_file(dir.path().join("sgconfig.yml")).unwrap();
+    let run = || {
+        let command = util::command("ralph-post-tool-lsp-diagnostic", dir.path());
+        let output = util::run_with_stdin(
+            command,
+            write_payload_for(&dir.path().join("a.py"))
+                .to_string()
+                .as_bytes(),
+        );
+        assert_eq!(output.status.code(), Some(0));
+        context(&output)
+    };
+    let text = run();
+    assert!(
+        text.contains("a.py:2:5 warning [ast-grep no-eval] eval() runs a string as code"),
+        "{text}"
     );
-    assert_eq!(output.status.code(), Some(0));
-    let text = context(&output);
+    assert!(
+        text.contains("- note (no-eval): Code built from input and passed to eval() or exec()"),
+        "{text}"
+    );
+    std::fs::create_dir_all(dir.path().join(".claude")).unwrap();
+    std::fs::write(
+        dir.path().join(".claude/ralph-hooks.json"),
+        r#"{"check": {"ast_grep": {"builtin": false}}}"#,
+    )
+    .unwrap();
+    let text = run();
     assert!(text.contains("issues found — 1 warning"), "{text}");
     assert!(!text.contains("ast-grep"), "{text}");
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(
-        stderr.contains("ast-grep skipped for a.py: the project has an sgconfig.yml but ast-grep is not installed"),
-        "{stderr}"
-    );
 }
 
 /// Issue 11: a project check re-checks files that did not change. The same

@@ -40,7 +40,7 @@ fn require_working(name: &str, version_args: &[&str], why: &str) -> Option<PathB
     None
 }
 
-fn project(config: Value) -> TempDir {
+pub(crate) fn project(config: Value) -> TempDir {
     let dir = TempDir::new("lsp-real");
     std::fs::create_dir_all(dir.path().join(".claude")).unwrap();
     let mut config = config;
@@ -53,7 +53,7 @@ fn project(config: Value) -> TempDir {
     dir
 }
 
-fn write(project: &Path, relative: &str, text: &str) -> PathBuf {
+pub(crate) fn write(project: &Path, relative: &str, text: &str) -> PathBuf {
     let path = project.join(relative);
     std::fs::create_dir_all(path.parent().unwrap()).unwrap();
     std::fs::write(&path, text).unwrap();
@@ -61,7 +61,7 @@ fn write(project: &Path, relative: &str, text: &str) -> PathBuf {
 }
 
 /// Runs the hook on `payload`; returns its additionalContext and the whole output.
-fn run_hook(project: &Path, payload: &Value) -> (String, Value) {
+pub(crate) fn run_hook(project: &Path, payload: &Value) -> (String, Value) {
     let command = util::command("ralph-post-tool-lsp-diagnostic", project);
     let output = util::run_with_stdin(command, payload.to_string().as_bytes());
     let stderr = String::from_utf8_lossy(&output.stderr);
@@ -76,7 +76,7 @@ fn run_hook(project: &Path, payload: &Value) -> (String, Value) {
     (context, value)
 }
 
-fn write_payload(file: &Path, text: &str) -> Value {
+pub(crate) fn write_payload(file: &Path, text: &str) -> Value {
     json!({
         "session_id": "real-session",
         "hook_event_name": "PostToolUse",
@@ -146,9 +146,14 @@ fn pyright_edit_tells_new_errors_from_old_across_a_line_shift() {
         ]},
     });
     let (context, _) = run_hook(dir.path(), &edit);
+    // The two new imports are unused: warnings since issue 11.
     let introduced = context
-        .find("Introduced by this edit (1):")
+        .find("Introduced by this edit (3):")
         .expect(&context);
+    assert_line(
+        &context,
+        "m.py:1:8 warning [Pyright] \"sys\" is not accessed",
+    );
     let already = context
         .find("Already there before this edit (1):")
         .expect(&context);
@@ -189,7 +194,7 @@ fn ruff_reports_an_undefined_name() {
 
 /// The global TypeScript 5 or 6 that `.ci/install-servers.sh` installs,
 /// linked into the test project (TypeScript 7 ships no tsserver).
-fn typescript_with_tsserver() -> Option<PathBuf> {
+pub(crate) fn typescript_with_tsserver() -> Option<PathBuf> {
     let output = Command::new("npm")
         .args(["root", "-g"])
         .stderr(Stdio::null())

@@ -38,3 +38,9 @@ mod adversarial;
 mod project_check;
 // The user stays in charge (issue 12): stop phrases, pause/resume, the status line.
 mod control;
+// Unused variables and imports as warnings (issue 11, AC-LSP-002), real servers.
+mod unused;
+// PostToolUse for Bash: files changed by a command (issue 11).
+mod bash_edits;
+// `ralph-hooks check` vs pyright --outputjson and tsc --noEmit (issue 11).
+mod check_parity;

@@ -49,7 +49,7 @@ pub const REGISTRATIONS: &[Registration] = &[
     },
     Registration {
         event: "PostToolUse",
-        matcher: Some("Write|Edit|MultiEdit"),
+        matcher: Some("Write|Edit|MultiEdit|Bash"),
         binary: "ralph-post-tool-lsp-diagnostic",
         timeout: 60,
     },

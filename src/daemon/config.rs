@@ -32,6 +32,9 @@ pub struct DaemonConfig {
     /// `ralph-session-start` starts the daemon and the servers this project
     /// used before (nothing when it never used one).
     pub prestart: bool,
+    /// With `prestart`, also the servers of the languages the project
+    /// contains (marker files, source files near the root), used or not.
+    pub prestart_detect: bool,
     /// How long a hook waits to connect and for the daemon's handshake.
     pub connect_timeout_ms: u64,
     /// How long a hook waits for a daemon it just started to answer.
@@ -50,6 +53,7 @@ impl Default for DaemonConfig {
             max_restarts_per_minute: 3,
             memory_limit_mb: 1024,
             prestart: true,
+            prestart_detect: true,
             connect_timeout_ms: 200,
             start_timeout_ms: 1500,
             shutdown_grace_ms: 1000,

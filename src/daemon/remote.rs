@@ -22,8 +22,8 @@ use super::config::{self, DaemonConfig};
 use super::paths::Paths;
 use super::wire::{self, Conn, ConnError, DiagnoseReply, HelloReply, Outcome, Request};
 use crate::hook::ctx::Ctx;
-use crate::lsp::pool::Remote;
-use crate::lsp::{Launch, LspError, ServerDiagnostic};
+use crate::lsp::pool::{Answer, Limits, Remote};
+use crate::lsp::{Launch, LspError};
 use crate::state::FileLock;
 
 /// How much later than the check's deadline the hook waits for the reply.
@@ -367,22 +367,21 @@ impl DaemonRemote {
         }
     }
 
-    fn give_up(
-        &mut self,
-        why: &str,
-        deadline: Instant,
-    ) -> Option<Result<Vec<ServerDiagnostic>, LspError>> {
+    fn give_up(&mut self, why: &str, deadline: Instant) -> Option<Answer> {
         self.failed = true;
         self.connected = None;
         if Instant::now() >= deadline {
             self.debug(format_args!(
                 "{why}; no time is left to check in-process either"
             ));
-            return Some(Err(LspError::Timeout {
-                waiting_for: "the ralph-hooks daemon".into(),
-                after: Duration::ZERO,
-                detail: format!(" ({why})"),
-            }));
+            return Some(Answer {
+                result: Err(LspError::Timeout {
+                    waiting_for: "the ralph-hooks daemon".into(),
+                    after: Duration::ZERO,
+                    detail: format!(" ({why})"),
+                }),
+                warmup: Duration::ZERO,
+            });
         }
         self.debug(format_args!(
             "{why}; falling back to an in-process check (cold server start)"
@@ -398,8 +397,9 @@ impl Remote for DaemonRemote {
         path: &Path,
         text: &str,
         language_id: &str,
-        deadline: Instant,
-    ) -> Option<Result<Vec<ServerDiagnostic>, LspError>> {
+        limits: &Limits,
+    ) -> Option<Answer> {
+        let deadline = limits.deadline;
         if self.failed {
             return None;
         }
@@ -428,6 +428,8 @@ impl Remote for DaemonRemote {
             deadline_ms: deadline
                 .saturating_duration_since(Instant::now())
                 .as_millis() as u64,
+            budget_ms: limits.budget.map(|b| b.as_millis() as u64),
+            startup_ms: limits.startup.map(|s| s.as_millis() as u64),
         };
         let reply: DiagnoseReply = match connected.conn.call(&request, deadline + REPLY_GRACE) {
             Ok(reply) => reply,
@@ -438,6 +440,7 @@ impl Remote for DaemonRemote {
                 );
             }
         };
+        let warmup = Duration::from_millis(reply.warmup_ms);
         let state = if reply.warm { "warm" } else { "cold start" };
         let server = reply.server_pid.map_or_else(
             || "no server running".to_string(),
@@ -451,7 +454,10 @@ impl Remote for DaemonRemote {
                     started.elapsed().as_millis(),
                     reply.elapsed_ms
                 ));
-                Some(Ok(items))
+                Some(Answer {
+                    result: Ok(items),
+                    warmup,
+                })
             }
             Outcome::Failed { error } => {
                 let error = LspError::from(error);
@@ -459,7 +465,10 @@ impl Remote for DaemonRemote {
                     "{} failed in the daemon ({state}) after {} ms: {error}",
                     launch.name, reply.elapsed_ms
                 ));
-                Some(Err(error))
+                Some(Answer {
+                    result: Err(error),
+                    warmup,
+                })
             }
         }
     }

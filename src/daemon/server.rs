@@ -33,7 +33,7 @@ use super::wire::{
     self, Conn, DiagnoseReply, HelloReply, Outcome, PROTOCOL, Request, ServerStatus, StatusReply,
     WireError,
 };
-use super::worker::{self, DiagnoseJob, Host, Job, Key, Registry, WorkerHandle};
+use super::worker::{self, DiagnoseJob, Host, Job, Key, Registry, ServerInfo, WorkerHandle};
 use crate::hook::ctx::Ctx;
 use crate::lsp::{Launch, LspError};
 use crate::state::{FileLock, Store};
@@ -210,14 +210,16 @@ impl Shared {
     }
 
     /// Sends `job` to the worker of `key`, starting one when needed.
-    fn route(self: &Arc<Shared>, key: &Key, job: Job) -> Result<(), String> {
+    /// Sends `job` to the worker of `key` (started if needed); returns what
+    /// the worker shows of its server.
+    fn route(self: &Arc<Shared>, key: &Key, job: Job) -> Result<Arc<Mutex<ServerInfo>>, String> {
         let mut registry = self.lock_registry();
         if registry.stopping {
             return Err("the daemon is stopping".into());
         }
         let job = match registry.workers.get(key) {
             Some(handle) => match handle.sender.send(job) {
-                Ok(()) => return Ok(()),
+                Ok(()) => return Ok(Arc::clone(&handle.info)),
                 // The worker ended without leaving the registry (it
                 // panicked): replace it.
                 Err(mpsc::SendError(job)) => job,
@@ -231,8 +233,9 @@ impl Shared {
             .sender
             .send(job)
             .map_err(|_| "the new worker ended at once".to_string())?;
+        let info = Arc::clone(&handle.info);
         registry.workers.insert(key.clone(), handle);
-        Ok(())
+        Ok(info)
     }
 
     fn status(&self) -> StatusReply {
@@ -333,7 +336,10 @@ pub fn run(ctx: &Ctx, prestart: bool) -> anyhow::Result<()> {
         .context("cannot start the accept thread")?;
 
     if prestart {
-        prestart_servers(&shared, super::prestart_items(ctx));
+        prestart_servers(
+            &shared,
+            super::prestart_items(ctx, shared.config().prestart_detect),
+        );
     }
     let reason = main_loop(&shared, socket_identity, &ctx.project_root);
     shutdown(&shared, &reason, socket_identity);
@@ -350,6 +356,9 @@ fn prestart_servers(shared: &Arc<Shared>, items: Vec<wire::PrestartItem>) {
         let job = Job::Prestart {
             launch: Box::new(launch),
             fingerprint: item.fingerprint,
+            startup: item
+                .startup_ms
+                .map_or(worker::DEFAULT_STARTUP, Duration::from_millis),
         };
         if let Err(why) = shared.route(&key, job) {
             shared.log(&format!("pre-start of {} refused: {why}", key.0));
@@ -625,9 +634,12 @@ fn serve(shared: &Arc<Shared>, stream: UnixStream) {
                 text,
                 language_id,
                 deadline_ms,
+                budget_ms,
+                startup_ms,
             } => {
                 shared.note_request();
-                let deadline = Instant::now() + Duration::from_millis(deadline_ms);
+                let received = Instant::now();
+                let deadline = received + Duration::from_millis(deadline_ms);
                 let launch = Launch::from(launch.as_ref());
                 let key = (launch.name.clone(), launch.root.clone());
                 let (reply, answer) = mpsc::sync_channel(1);
@@ -639,15 +651,19 @@ fn serve(shared: &Arc<Shared>, stream: UnixStream) {
                         text,
                         language_id,
                         deadline,
+                        budget: budget_ms.map(Duration::from_millis),
+                        startup: startup_ms.map_or(worker::DEFAULT_STARTUP, Duration::from_millis),
                     }),
                     reply,
                 };
                 match shared.route(&key, job) {
-                    Ok(()) => {
+                    Ok(info) => {
                         let wait = deadline.saturating_duration_since(Instant::now()) + REPLY_SLACK;
                         match answer.recv_timeout(wait) {
                             Ok(reply) => wire::ok_reply(&reply),
-                            Err(_) => wire::ok_reply(&late_reply(deadline_ms)),
+                            Err(_) => {
+                                wire::ok_reply(&late_reply(&key.0, &info, received, deadline_ms))
+                            }
                         }
                     }
                     Err(why) => wire::error_reply(&why),
@@ -674,12 +690,27 @@ fn serve(shared: &Arc<Shared>, stream: UnixStream) {
     }
 }
 
-/// The answer when the server's worker did not answer in time.
-fn late_reply(deadline_ms: u64) -> DiagnoseReply {
-    let error = LspError::Timeout {
-        waiting_for: "the daemon's server".into(),
-        after: Duration::from_millis(deadline_ms),
-        detail: String::new(),
+/// The answer when the server's worker did not answer in time: "warming
+/// up" while the server is still starting (it goes on starting), else a
+/// timeout.
+fn late_reply(
+    name: &str,
+    info: &Mutex<ServerInfo>,
+    received: Instant,
+    deadline_ms: u64,
+) -> DiagnoseReply {
+    let warming = info.lock().map(|info| info.warming).unwrap_or(false);
+    let error = if warming {
+        LspError::WarmingUp {
+            server: name.to_string(),
+            waited: received.elapsed(),
+        }
+    } else {
+        LspError::Timeout {
+            waiting_for: "the daemon's server".into(),
+            after: Duration::from_millis(deadline_ms),
+            detail: String::new(),
+        }
     };
     DiagnoseReply {
         outcome: Outcome::Failed {
@@ -688,5 +719,6 @@ fn late_reply(deadline_ms: u64) -> DiagnoseReply {
         warm: false,
         server_pid: None,
         elapsed_ms: deadline_ms,
+        warmup_ms: 0,
     }
 }

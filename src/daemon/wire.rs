@@ -22,7 +22,7 @@ use crate::lsp::{DiagnosticMode, Launch, LspError, ServerDiagnostic};
 use crate::util::text::fnv1a;
 
 /// Bumped when a request or reply changes shape.
-pub const PROTOCOL: u32 = 1;
+pub const PROTOCOL: u32 = 2;
 
 /// The longest line either side accepts (a 4 MiB file, JSON-escaped, fits).
 pub const MAX_LINE_BYTES: u64 = 64 * 1024 * 1024;
@@ -45,6 +45,16 @@ pub enum Request {
         language_id: String,
         /// Milliseconds left until the hook's deadline, start-up included.
         deadline_ms: u64,
+        /// The check's own time, counted from when the server is warm
+        /// (start-up and the first project load not included); the
+        /// deadline above still caps it. Absent: the deadline alone.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        budget_ms: Option<u64>,
+        /// How long the server may take to start and load the project
+        /// before it counts as hung (its `startupTimeout`). It keeps
+        /// starting in the daemon after the hook stopped waiting.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        startup_ms: Option<u64>,
     },
     /// Start these servers now, without waiting for them.
     Prestart {
@@ -60,6 +70,9 @@ pub enum Request {
 pub struct PrestartItem {
     pub launch: LaunchSpec,
     pub fingerprint: String,
+    /// The server's start-up time (`startupTimeout`); absent: the default.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub startup_ms: Option<u64>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -77,6 +90,10 @@ pub struct DiagnoseReply {
     pub server_pid: Option<u32>,
     /// Time spent in the daemon.
     pub elapsed_ms: u64,
+    /// Of that, time spent waiting for the server to warm up (start-up
+    /// and its first check): not part of the check's own budget.
+    #[serde(default)]
+    pub warmup_ms: u64,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -111,6 +128,10 @@ pub enum WireError {
         method: String,
         message: String,
     },
+    WarmingUp {
+        server: String,
+        waited_ms: u64,
+    },
 }
 
 impl From<&LspError> for WireError {
@@ -138,6 +159,10 @@ impl From<&LspError> for WireError {
             LspError::Rejected { method, message } => WireError::Rejected {
                 method: method.clone(),
                 message: message.clone(),
+            },
+            LspError::WarmingUp { server, waited } => WireError::WarmingUp {
+                server: server.clone(),
+                waited_ms: waited.as_millis() as u64,
             },
         }
     }
@@ -170,6 +195,10 @@ impl From<WireError> for LspError {
             },
             WireError::Exited { during, detail } => LspError::Exited { during, detail },
             WireError::Rejected { method, message } => LspError::Rejected { method, message },
+            WireError::WarmingUp { server, waited_ms } => LspError::WarmingUp {
+                server,
+                waited: Duration::from_millis(waited_ms),
+            },
         }
     }
 }

@@ -8,6 +8,14 @@
 //! then the thread ends and leaves the registry. A server that died is
 //! started again by the next check, at most `max_restarts_per_minute`
 //! times a minute; a changed configuration (fingerprint) restarts it.
+//!
+//! Warm-up (issue 11): a server is *warming* from its start until its first
+//! check answers (typescript-language-server loads the project then). While
+//! warming it has its own time, the server's `startupTimeout` (30 s unless
+//! configured), not the hook's: the check goes on after the hook stopped
+//! waiting (the hook is told "warming up"), so the next check finds it warm.
+//! A slow start is never a failure: it is not killed before its start-up
+//! time is over and never counts toward the restart bound.
 
 use std::collections::{HashMap, VecDeque};
 use std::path::{Path, PathBuf};
@@ -27,8 +35,9 @@ pub type Key = (String, PathBuf);
 
 /// How often an idle worker looks at its server.
 const TICK: Duration = Duration::from_millis(200);
-/// A pre-started server gets this long to come up.
-const PRESTART_DEADLINE: Duration = Duration::from_secs(30);
+/// A server's start-up time (start, initialize, first check) unless its
+/// `startupTimeout` says otherwise; pre-started servers get it too.
+pub const DEFAULT_STARTUP: Duration = Duration::from_secs(30);
 const MINUTE: Duration = Duration::from_secs(60);
 
 pub struct DiagnoseJob {
@@ -37,7 +46,12 @@ pub struct DiagnoseJob {
     pub path: PathBuf,
     pub text: String,
     pub language_id: String,
+    /// When the hook stops waiting for the answer.
     pub deadline: Instant,
+    /// The check's own time once the server is warm (capped by `deadline`).
+    pub budget: Option<Duration>,
+    /// The server's start-up time.
+    pub startup: Duration,
 }
 
 pub enum Job {
@@ -48,6 +62,7 @@ pub enum Job {
     Prestart {
         launch: Box<Launch>,
         fingerprint: String,
+        startup: Duration,
     },
     Shutdown {
         reason: String,
@@ -91,6 +106,8 @@ pub struct ServerInfo {
     pub restarts: u64,
     pub open_files: usize,
     pub busy: bool,
+    /// Started but not yet through its first check.
+    pub warming: bool,
     pub last_error: Option<String>,
 }
 
@@ -114,6 +131,7 @@ pub fn spawn(host: Arc<dyn Host>, key: Key, id: u64) -> std::io::Result<WorkerHa
         restarts: 0,
         open_files: 0,
         busy: false,
+        warming: false,
         last_error: None,
     }));
     let worker = Worker {
@@ -127,6 +145,7 @@ pub fn spawn(host: Arc<dyn Host>, key: Key, id: u64) -> std::io::Result<WorkerHa
         files: HashMap::new(),
         failures: VecDeque::new(),
         ever_started: false,
+        warming_until: None,
         last_used: Instant::now(),
     };
     std::thread::Builder::new()
@@ -148,6 +167,8 @@ struct Worker {
     /// When the server crashed or hung, within the last minute.
     failures: VecDeque<Instant>,
     ever_started: bool,
+    /// Set while the server is warming: the end of its start-up time.
+    warming_until: Option<Instant>,
     last_used: Instant,
 }
 
@@ -213,11 +234,11 @@ impl Worker {
             Job::Prestart {
                 launch,
                 fingerprint,
+                startup,
             } => {
                 self.last_used = Instant::now();
                 if self.client.is_none() && self.failures.is_empty() {
-                    let deadline = Instant::now() + PRESTART_DEADLINE;
-                    if let Err(error) = self.start(&launch, &fingerprint, deadline) {
+                    if let Err(error) = self.start(&launch, &fingerprint, startup) {
                         self.host
                             .log(&format!("pre-start of {} failed: {error}", self.key.0));
                     }
@@ -236,7 +257,7 @@ impl Worker {
         let started = Instant::now();
         self.last_used = started;
         self.update_info(|info| info.busy = true);
-        let (result, warm) = self.check(job);
+        let (result, warm, warmup) = self.check(job);
         self.last_used = Instant::now();
         let server_pid = self.client.as_ref().map(Client::pid);
         let error_text = result.as_ref().err().map(ToString::to_string);
@@ -264,12 +285,18 @@ impl Worker {
             warm,
             server_pid,
             elapsed_ms: started.elapsed().as_millis() as u64,
+            warmup_ms: warmup.as_millis() as u64,
         }
     }
 
-    /// The check itself; the bool says whether a running server served it.
-    fn check(&mut self, job: &DiagnoseJob) -> (Result<Vec<ServerDiagnostic>, LspError>, bool) {
-        if Instant::now() >= job.deadline {
+    /// The check itself; the bool says whether a running server served it,
+    /// the duration how much of the check was the server's warm-up.
+    fn check(
+        &mut self,
+        job: &DiagnoseJob,
+    ) -> (Result<Vec<ServerDiagnostic>, LspError>, bool, Duration) {
+        let began = Instant::now();
+        if began >= job.deadline {
             return (
                 Err(LspError::Timeout {
                     waiting_for: "its turn (another check of this server was still running)".into(),
@@ -277,6 +304,7 @@ impl Worker {
                     detail: String::new(),
                 }),
                 false,
+                Duration::ZERO,
             );
         }
         // Take in what the server said meanwhile, so nothing stale counts
@@ -290,11 +318,34 @@ impl Worker {
             self.drop_client(self.host.config().shutdown_grace());
         }
         let warm = self.client.is_some();
-        if !warm && let Err(error) = self.start(&job.launch, &job.fingerprint, job.deadline) {
-            return (Err(error), false);
+        if !warm && let Err(error) = self.start(&job.launch, &job.fingerprint, job.startup) {
+            return (Err(error), false, began.elapsed());
         }
-        let mut result = self.run_check(job);
+        if let Some(until) = self.warming_until {
+            // A pre-started server loads the project at its first check: its
+            // start-up time counts from there too.
+            self.warming_until = Some(until.max(began + job.startup));
+        }
+        let warming = self.warming_until.is_some();
+        let mut result = self.run_check(job, self.check_deadline(job));
+        let warmup = if warming {
+            began.elapsed()
+        } else {
+            Duration::ZERO
+        };
         if let Err(error) = &result {
+            if warming && matches!(error, LspError::Timeout { .. }) {
+                // Not even its start-up time was enough: stop it, but a
+                // slow start is not a crash and never restart-limits it.
+                self.host.log(&format!(
+                    "{} did not warm up within its start-up time ({} s) and was stopped: {error}",
+                    self.key.0,
+                    job.startup.as_secs()
+                ));
+                self.update_info(|info| info.last_error = Some(error.to_string()));
+                self.drop_client(Duration::ZERO);
+                return (result, warm, warmup);
+            }
             let crashed = matches!(error, LspError::Exited { .. });
             self.fail(error);
             // A warm server that died under this check is started again at
@@ -304,40 +355,61 @@ impl Worker {
                 && crashed
                 && Instant::now() < job.deadline
                 && self
-                    .start(&job.launch, &job.fingerprint, job.deadline)
+                    .start(&job.launch, &job.fingerprint, job.startup)
                     .is_ok()
             {
-                result = self.run_check(job);
+                result = self.run_check(job, self.check_deadline(job));
                 if let Err(error) = &result {
                     self.fail(error);
                 }
             }
         }
-        (result, warm)
+        (result, warm, warmup)
     }
 
-    fn run_check(&mut self, job: &DiagnoseJob) -> Result<Vec<ServerDiagnostic>, LspError> {
+    /// A warming server's check runs to the end of its start-up time (the
+    /// hook may have stopped waiting; the next check finds it warm); a warm
+    /// one's to the hook's deadline, or its budget from now if sooner.
+    fn check_deadline(&self, job: &DiagnoseJob) -> Instant {
+        match self.warming_until {
+            Some(until) => until.max(job.deadline),
+            None => job.budget.map_or(job.deadline, |budget| {
+                job.deadline.min(Instant::now() + budget)
+            }),
+        }
+    }
+
+    fn run_check(
+        &mut self,
+        job: &DiagnoseJob,
+        deadline: Instant,
+    ) -> Result<Vec<ServerDiagnostic>, LspError> {
         let Some(client) = &mut self.client else {
             return Err(LspError::Exited {
                 during: "the start".into(),
                 detail: String::new(),
             });
         };
-        let result = client.diagnose(&job.path, &job.text, &job.language_id, job.deadline);
+        let result = client.diagnose(&job.path, &job.text, &job.language_id, deadline);
         if result.is_ok() {
             self.files
                 .insert(uri::comparable(&job.path), Instant::now());
+            if self.warming_until.take().is_some() {
+                self.update_info(|info| info.warming = false);
+            }
         }
         result
     }
 
-    /// Starts the server unless it failed too often in the last minute.
+    /// Starts the server unless it failed too often in the last minute;
+    /// it has `startup` to start and answer its first check.
     fn start(
         &mut self,
         launch: &Launch,
         fingerprint: &str,
-        deadline: Instant,
+        startup: Duration,
     ) -> Result<(), LspError> {
+        let deadline = Instant::now() + startup;
         while self
             .failures
             .front()
@@ -366,11 +438,18 @@ impl Worker {
             procs::MARKER.to_string(),
             self.host.state_root().to_string_lossy().into_owned(),
         ));
+        // Starting counts as warming: a check that stops waiting meanwhile
+        // is told so (the start goes on).
+        self.update_info(|info| info.warming = true);
         let client = match Client::start(&launch, deadline) {
             Ok(client) => client,
             Err(error) => {
-                // Not installed is not a crash; everything else counts.
-                if !matches!(error, LspError::Spawn { .. }) {
+                self.update_info(|info| info.warming = false);
+                // Not installed is not a crash, nor is a slow start (it had
+                // its whole start-up time); everything else counts.
+                if matches!(error, LspError::Spawn { .. } | LspError::Timeout { .. }) {
+                    self.update_info(|info| info.last_error = Some(error.to_string()));
+                } else {
                     self.record_failure(&error.to_string());
                 }
                 self.host
@@ -383,7 +462,9 @@ impl Worker {
         self.ever_started = true;
         self.client = Some(client);
         self.fingerprint = fingerprint.to_string();
+        self.warming_until = Some(deadline);
         self.update_info(|info| {
+            info.warming = true;
             info.pid = Some(pid);
             if restart {
                 info.restarts += 1;
@@ -468,7 +549,9 @@ impl Worker {
             client.shutdown(grace);
         }
         self.files.clear();
+        self.warming_until = None;
         self.update_info(|info| {
+            info.warming = false;
             info.pid = None;
             info.open_files = 0;
         });

@@ -1,35 +1,39 @@
 //! ast-grep rule findings merged into a file's diagnostics (source
-//! `ast-grep`), when the project has an `sgconfig.yml` and ast-grep is
-//! installed. It runs beside the language server and gets its own timeout;
-//! a missing or failing ast-grep is skipped with a warning, never a fault.
+//! `ast-grep`, code the rule id), from the in-process engine
+//! ([`crate::astgrep`], issue 11): the built-in rules (unless
+//! `check.ast_grep.builtin` is false) plus the project's `sgconfig.yml`
+//! rules. No separate tool is needed. It runs on its own thread beside the
+//! language server and gets its own timeout; a file it cannot scan is
+//! skipped with a warning, never a fault.
 //!
-//! `sg` is also shadow-utils' "execute command as another group", so a bare
-//! `sg` is used only after its `--version` says it is ast-grep.
+//! A rule's `note` and `fix` go to Claude with the finding ([`Extras`]).
 
-use std::io::Read;
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::thread::JoinHandle;
-use std::time::{Duration, Instant};
-
-use serde_json::Value;
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
+use std::time::Instant;
 
 use super::model::{Diag, Severity, fold_message};
-use crate::lsp::servers::find_binary;
-use crate::util::process::GroupChild;
+use crate::astgrep::{Finding, Level};
+use crate::hook::ctx::Ctx;
+use crate::util::fsread::{self, Links, limits};
 
-/// How long `sg --version` may take to prove it is ast-grep.
-const VERSION_PROBE_TIMEOUT: Duration = Duration::from_secs(2);
-
-/// A running `ast-grep scan`.
+/// A scan running on its own thread.
 pub struct Scan {
-    child: GroupChild,
-    stdout: Option<JoinHandle<Vec<u8>>>,
-    stderr: Option<JoinHandle<Vec<u8>>>,
-    program: PathBuf,
+    receiver: Receiver<Result<Vec<Finding>, String>>,
 }
 
-/// The project's ast-grep config, if any.
+/// What a finding says beyond its diagnostic line: the rule's note (once per
+/// rule) and the fix at each finding.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Extras {
+    /// Rule id → note.
+    pub notes: BTreeMap<String, String>,
+    /// (line, column, rule id) → the replacement text.
+    pub fixes: BTreeMap<(u32, u32, String), String>,
+}
+
+/// The project's sgconfig.yml, if any.
 pub fn config_file(project_root: &Path) -> Option<PathBuf> {
     ["sgconfig.yml", "sgconfig.yaml"]
         .iter()
@@ -37,192 +41,200 @@ pub fn config_file(project_root: &Path) -> Option<PathBuf> {
         .find(|path| path.is_file())
 }
 
-/// The ast-grep binary: `ast-grep`, else an `sg` that says it is ast-grep.
-pub fn find_program(project_root: &Path) -> Option<PathBuf> {
-    let roots = [project_root];
-    if let Some(path) = find_binary("ast-grep", project_root, &roots) {
-        return Some(path);
+/// Starts scanning `file` with the project's rules; `None` when no rule
+/// covers its language.
+pub fn start(ctx: &Ctx, file: &Path) -> Option<Result<Scan, String>> {
+    let rules = super::project::rule_set(ctx);
+    for problem in rules.problems() {
+        eprintln!("ralph-hooks: warning: ast-grep: {problem}");
     }
-    let sg = find_binary("sg", project_root, &roots)?;
-    is_ast_grep(&sg).then_some(sg)
-}
-
-/// Whether `program --version` names ast-grep (shadow-utils' `sg` does not).
-pub fn is_ast_grep(program: &Path) -> bool {
-    let mut command = Command::new(program);
-    command
-        .arg("--version")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null());
-    let Ok(mut child) = GroupChild::spawn(&mut command) else {
-        return false;
-    };
-    let mut stdout = child.child_mut().stdout.take();
-    match child.wait_timeout(VERSION_PROBE_TIMEOUT) {
-        Ok(Some(_)) => {
-            let mut text = String::new();
-            if let Some(stdout) = stdout.as_mut() {
-                let _ = stdout.take(4096).read_to_string(&mut text);
-            }
-            text.to_lowercase().contains("ast-grep")
-        }
-        _ => false,
+    if !rules.covers(file) {
+        return None;
     }
-}
-
-/// Starts `ast-grep scan --json=compact <file>` in the project; `None`
-/// when the project has no sgconfig.yml or ast-grep is not installed.
-pub fn start(project_root: &Path, file: &Path) -> Option<Result<Scan, String>> {
-    config_file(project_root)?;
-    let Some(program) = find_program(project_root) else {
-        return Some(Err(
-            "the project has an sgconfig.yml but ast-grep is not installed (npm install -g @ast-grep/cli, or pip install ast-grep-cli)".into(),
-        ));
-    };
-    let mut command = Command::new(&program);
-    command
-        .args(["scan", "--json=compact"])
-        .arg(file)
-        .current_dir(project_root)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    let mut child = match GroupChild::spawn(&mut command) {
-        Ok(child) => child,
-        Err(error) => return Some(Err(format!("cannot start {}: {error}", program.display()))),
-    };
-    // Both pipes are drained on threads so a large report cannot block it.
-    let stdout = child.child_mut().stdout.take().map(|mut pipe| {
-        std::thread::spawn(move || {
-            let mut bytes = Vec::new();
-            let _ = pipe.read_to_end(&mut bytes);
-            bytes
-        })
-    });
-    let stderr = child.child_mut().stderr.take().map(|pipe| {
-        std::thread::spawn(move || {
-            let mut bytes = Vec::new();
-            let _ = pipe.take(64 * 1024).read_to_end(&mut bytes);
-            bytes
-        })
-    });
-    Some(Ok(Scan {
-        child,
-        stdout,
-        stderr,
-        program,
-    }))
+    let file = file.to_path_buf();
+    let (sender, receiver) = mpsc::channel();
+    let spawned = std::thread::Builder::new()
+        .name("ast-grep".into())
+        .spawn(move || {
+            let result = match fsread::read_text(&file, limits::SOURCE, Links::Follow) {
+                Ok(Some(text)) => Ok(rules.scan_source(&file, &text)),
+                Ok(None) => Ok(Vec::new()),
+                Err(error) => Err(error.to_string()),
+            };
+            let _ = sender.send(result);
+        });
+    Some(
+        spawned
+            .map(|_| Scan { receiver })
+            .map_err(|error| format!("cannot start the ast-grep thread: {error}")),
+    )
 }
 
 impl Scan {
     /// Waits until `deadline` for the findings.
-    pub fn finish(mut self, deadline: Instant) -> Result<Vec<Diag>, String> {
+    pub fn finish(self, deadline: Instant) -> Result<Vec<Diag>, String> {
+        self.finish_with_extras(deadline).map(|(diags, _)| diags)
+    }
+
+    /// The findings as diagnostics, and their notes and fixes.
+    pub fn finish_with_extras(self, deadline: Instant) -> Result<(Vec<Diag>, Extras), String> {
         let timeout = deadline.saturating_duration_since(Instant::now());
-        let status = match self.child.wait_timeout(timeout) {
-            Ok(Some(status)) => status,
-            Ok(None) => {
-                self.child.kill();
+        let findings = match self.receiver.recv_timeout(timeout) {
+            Ok(result) => result?,
+            Err(RecvTimeoutError::Timeout) => {
                 return Err(format!(
-                    "{} timed out after {:.1} s",
-                    self.program.display(),
+                    "the scan did not finish within {:.1} s",
                     timeout.as_secs_f64()
                 ));
             }
-            Err(error) => return Err(format!("cannot wait for ast-grep: {error}")),
+            Err(RecvTimeoutError::Disconnected) => return Err("the scan failed".into()),
         };
-        let stdout = self
-            .stdout
-            .take()
-            .and_then(|t| t.join().ok())
-            .unwrap_or_default();
-        let stderr = self
-            .stderr
-            .take()
-            .and_then(|t| t.join().ok())
-            .unwrap_or_default();
-        // ast-grep exits 1 when it found error-level matches; the JSON is
-        // what counts.
-        match parse(&stdout) {
-            Some(diags) => Ok(diags),
-            None => Err(format!(
-                "ast-grep failed ({status}): {}",
-                String::from_utf8_lossy(&stderr)
-                    .lines()
-                    .next()
-                    .unwrap_or("no output")
-            )),
-        }
+        Ok(convert(&findings))
     }
 }
 
-/// Parses `--json=compact` output; `None` when it is not a JSON array.
-pub fn parse(stdout: &[u8]) -> Option<Vec<Diag>> {
-    let value: Value = serde_json::from_slice(stdout).ok()?;
-    let matches = value.as_array()?;
-    let mut diags = Vec::new();
-    for found in matches {
-        let severity = match found.get("severity").and_then(Value::as_str) {
-            Some("error") => Severity::Error,
-            Some("warning") => Severity::Warning,
-            Some("info") => Severity::Info,
-            Some("hint") => Severity::Hint,
-            // "off" rules report nothing.
-            _ => continue,
-        };
-        let position = |key: &str| {
-            found
-                .pointer(&format!("/range/start/{key}"))
-                .and_then(Value::as_u64)
-                .and_then(|n| u32::try_from(n).ok())
-                .unwrap_or(0)
-        };
-        let message = found
-            .get("message")
-            .and_then(Value::as_str)
-            .filter(|m| !m.is_empty())
-            .unwrap_or("ast-grep rule matched");
-        diags.push(Diag {
-            line: position("line") + 1,
-            column: position("column") + 1,
-            severity,
-            source: Some("ast-grep".into()),
-            code: found
-                .get("ruleId")
-                .and_then(Value::as_str)
-                .map(str::to_string),
-            message: fold_message(message),
-        });
+/// Findings as diagnostics plus their extras.
+pub fn convert(findings: &[Finding]) -> (Vec<Diag>, Extras) {
+    let mut extras = Extras::default();
+    let diags = findings
+        .iter()
+        .map(|finding| {
+            let diag = diag_from_finding(finding);
+            if let Some(note) = &finding.note {
+                extras
+                    .notes
+                    .entry(finding.rule_id.clone())
+                    .or_insert_with(|| note.trim().to_string());
+            }
+            if let Some(fix) = &finding.fix {
+                extras.fixes.insert(
+                    (diag.line, diag.column, finding.rule_id.clone()),
+                    fix.replacement.clone(),
+                );
+            }
+            diag
+        })
+        .collect();
+    (diags, extras)
+}
+
+pub fn diag_from_finding(finding: &Finding) -> Diag {
+    Diag {
+        line: finding.line,
+        column: finding.column,
+        severity: match finding.severity {
+            Level::Error => Severity::Error,
+            Level::Warning => Severity::Warning,
+            Level::Info => Severity::Info,
+            Level::Hint => Severity::Hint,
+        },
+        source: Some("ast-grep".into()),
+        code: Some(finding.rule_id.clone()),
+        message: fold_message(&finding.message),
     }
-    Some(diags)
+}
+
+/// The lines Claude reads under the findings: each shown rule's note (once)
+/// and each shown finding's fix.
+pub fn render_extras(shown: &[&Diag], extras: &Extras) -> String {
+    let mut notes = Vec::new();
+    let mut fixes = Vec::new();
+    for diag in shown {
+        let Some(rule) = diag.code.as_deref() else {
+            continue;
+        };
+        if diag.source.as_deref() != Some("ast-grep") {
+            continue;
+        }
+        if let Some(note) = extras.notes.get(rule)
+            && !notes.iter().any(|(r, _): &(&str, &String)| *r == rule)
+        {
+            notes.push((rule, note));
+        }
+        if let Some(fix) = extras
+            .fixes
+            .get(&(diag.line, diag.column, rule.to_string()))
+        {
+            fixes.push(format!(
+                "- fix for line {} ({rule}): {}",
+                diag.line,
+                one_line(fix)
+            ));
+        }
+    }
+    if notes.is_empty() && fixes.is_empty() {
+        return String::new();
+    }
+    let mut text = String::from("ast-grep rules:");
+    for (rule, note) in notes {
+        text.push_str(&format!("\n- note ({rule}): {}", one_line(note)));
+    }
+    for fix in fixes {
+        text.push('\n');
+        text.push_str(&fix);
+    }
+    text
+}
+
+fn one_line(text: &str) -> String {
+    let folded: Vec<&str> = text
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect();
+    if folded.is_empty() {
+        "(remove it)".into()
+    } else {
+        folded.join(" ⏎ ")
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::astgrep::Fix;
 
-    #[test]
-    fn parses_a_compact_report() {
-        let json = br#"[{"text":"eval(\"1+1\")","range":{"byteOffset":{"start":10,"end":21},"start":{"line":1,"column":4},"end":{"line":1,"column":15}},"file":"a.py","ruleId":"no-eval","severity":"error","note":"n","message":"Do not call eval"},
-                        {"range":{"start":{"line":0,"column":0}},"ruleId":"quiet","severity":"off","message":"x"}]"#;
-        let diags = parse(json).unwrap();
-        assert_eq!(diags.len(), 1);
-        assert_eq!(
-            diags[0].render("a.py"),
-            "a.py:2:5 error [ast-grep no-eval] Do not call eval"
-        );
-        assert!(parse(b"Error: no config").is_none());
+    fn finding(line: u32, rule: &str, note: Option<&str>, fix: Option<&str>) -> Finding {
+        Finding {
+            path: PathBuf::from("a.js"),
+            line,
+            column: 1,
+            end_line: line,
+            end_column: 10,
+            rule_id: rule.into(),
+            severity: Level::Warning,
+            message: "Use const".into(),
+            note: note.map(str::to_string),
+            fix: fix.map(|r| Fix {
+                start_byte: 0,
+                end_byte: 1,
+                replacement: r.into(),
+            }),
+        }
     }
 
     #[test]
-    fn shadow_utils_sg_is_not_ast_grep() {
-        // /usr/bin/sg on Debian is shadow-utils; when present it must fail
-        // the probe. `true` prints nothing, so it fails it too.
-        for program in ["/usr/bin/sg", "/bin/true"] {
-            let path = Path::new(program);
-            if path.exists() {
-                assert!(!is_ast_grep(path), "{program} taken for ast-grep");
-            }
-        }
+    fn notes_once_per_rule_and_a_fix_per_finding() {
+        let findings = vec![
+            finding(
+                1,
+                "convert-var-to-const",
+                Some("var is function-scoped"),
+                Some("const a = 1"),
+            ),
+            finding(
+                2,
+                "convert-var-to-const",
+                Some("var is function-scoped"),
+                Some("const b = 2"),
+            ),
+        ];
+        let (diags, extras) = convert(&findings);
+        let shown: Vec<&Diag> = diags.iter().collect();
+        assert_eq!(
+            render_extras(&shown, &extras),
+            "ast-grep rules:\n- note (convert-var-to-const): var is function-scoped\n- fix for line 1 (convert-var-to-const): const a = 1\n- fix for line 2 (convert-var-to-const): const b = 2"
+        );
+        assert_eq!(render_extras(&[], &extras), "");
     }
 }

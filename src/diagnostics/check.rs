@@ -3,11 +3,12 @@
 //! the post-edit report and the loop's Stop condition.
 
 use std::path::{Path, PathBuf};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
-use super::model::{Diag, Severity};
+use super::model::{Diag, Severity, UnusedLevel};
 use super::settings::Settings;
 use crate::hook::ctx::Ctx;
+use crate::lsp::pool::Limits;
 use crate::lsp::servers::{ServerDef, workspace_root};
 use crate::lsp::{Launch, LspError, Pool};
 
@@ -76,16 +77,44 @@ pub fn lsp_diagnostics(
     path: &Path,
     text: &str,
     min_severity: Severity,
+    unused: UnusedLevel,
     deadline: Instant,
 ) -> Result<Vec<Diag>, LspError> {
-    let found = pool.diagnose(&target.launch, path, text, &target.language_id, deadline)?;
+    lsp_diagnostics_within(
+        pool,
+        target,
+        path,
+        text,
+        min_severity,
+        unused,
+        &Limits::until(deadline),
+    )
+    .0
+}
+
+/// [`lsp_diagnostics`] under [`Limits`]; also how long the server's
+/// warm-up took of it.
+pub fn lsp_diagnostics_within(
+    pool: &mut Pool,
+    target: &Target<'_>,
+    path: &Path,
+    text: &str,
+    min_severity: Severity,
+    unused: UnusedLevel,
+    limits: &Limits,
+) -> (Result<Vec<Diag>, LspError>, Duration) {
+    let answer = pool.diagnose_within(&target.launch, path, text, &target.language_id, limits);
+    let found = match answer.result {
+        Ok(found) => found,
+        Err(error) => return (Err(error), answer.warmup),
+    };
     let mut diags: Vec<Diag> = found
         .iter()
-        .map(|d| Diag::from_server(d, text))
+        .map(|d| Diag::from_server_as(d, text, unused))
         .filter(|d| d.severity <= min_severity)
         .collect();
     sort_and_dedup(&mut diags);
-    Ok(diags)
+    (Ok(diags), answer.warmup)
 }
 
 pub fn sort_and_dedup(diags: &mut Vec<Diag>) {

@@ -73,26 +73,20 @@ pub fn doctor_lines(ctx: &Ctx) -> Vec<String> {
         }
     }
     let sgconfig = ast_grep::config_file(&ctx.project_root);
-    let ast_grep_line = match ast_grep::find_program(&ctx.project_root) {
-        Some(path) => format!(
-            "ast-grep: {} ({}){}",
-            path.display(),
-            version_of(&path).unwrap_or_else(|why| format!("NOT WORKING: {why}")),
-            if sgconfig.is_some() {
-                ""
-            } else {
-                "; unused here: the project has no sgconfig.yml"
-            }
-        ),
-        None => format!(
-            "ast-grep: not installed{}",
-            if sgconfig.is_some() {
-                " but the project has an sgconfig.yml — npm install -g @ast-grep/cli"
-            } else {
-                " (optional: used when the project has an sgconfig.yml)"
-            }
-        ),
-    };
+    let rules = super::project::rule_set(ctx);
+    let ast_grep_line = format!(
+        "ast-grep: built in (in-process engine; built-in rules{}){}",
+        if sgconfig.is_some() {
+            " + the project's sgconfig.yml rules"
+        } else {
+            ""
+        },
+        if rules.problems().is_empty() {
+            String::new()
+        } else {
+            format!(" — problems: {}", rules.problems().join("; "))
+        }
+    );
     lines.push(ast_grep_line);
     for warning in &settings.registry.warnings {
         lines.push(format!("warning: {warning}"));

@@ -24,6 +24,8 @@ use super::report::{self, Caps};
 use super::settings::{BlockOn, Settings};
 use crate::hook::ctx::Ctx;
 use crate::hook::protocol::{Decision, EventName, HookOutput, ToolInput, cap_chars};
+use crate::lsp::LspError;
+use crate::lsp::pool::Limits;
 use crate::ralph::loop_ctl::{self, Ownership};
 use crate::ralph::loop_state::{LOOP_FILE, LoopState};
 use crate::util::fsread::{self, Links, limits};
@@ -88,7 +90,10 @@ pub fn after_edit(ctx: &Ctx, tool: &ToolInput) -> anyhow::Result<HookOutput> {
     let stored = baseline::load_entry(ctx, &display);
     let started = Instant::now();
     let timeout = settings.file_timeout(target.server);
-    let deadline = started + timeout;
+    // A server still starting gets `warmup_wait` on top: its start-up is
+    // not taken out of the check's own time (issue 11).
+    let deadline = started + settings.warmup_wait() + timeout;
+    let startup = target.server.startup_timeout;
     ctx.debug(format_args!(
         "{display}: checking with {} ({}), root {}, deadline {:.1} s",
         server_name,
@@ -98,7 +103,7 @@ pub fn after_edit(ctx: &Ctx, tool: &ToolInput) -> anyhow::Result<HookOutput> {
     ));
 
     let scan = if settings.config.ast_grep {
-        ast_grep::start(&ctx.project_root, &path)
+        ast_grep::start(ctx, &path)
     } else {
         None
     };
@@ -117,6 +122,7 @@ pub fn after_edit(ctx: &Ctx, tool: &ToolInput) -> anyhow::Result<HookOutput> {
         before_has_ast_grep = entry.ast_grep;
     }
     let mut pool = crate::daemon::pool(ctx);
+    let mut baseline_used = Duration::ZERO;
     if before.is_none() {
         match original.as_deref() {
             Some("") => {
@@ -124,15 +130,25 @@ pub fn after_edit(ctx: &Ctx, tool: &ToolInput) -> anyhow::Result<HookOutput> {
                 before_has_ast_grep = true;
             }
             Some(old) if old != text && target.server.await_progress.is_none() => {
-                let baseline_deadline = started + timeout.mul_f64(BASELINE_SHARE);
-                match check::lsp_diagnostics(
+                let share = timeout.mul_f64(BASELINE_SHARE);
+                let limits = Limits {
+                    deadline: started + settings.warmup_wait() + share,
+                    budget: Some(share),
+                    startup,
+                };
+                let asked = Instant::now();
+                let (result, warmup) = check::lsp_diagnostics_within(
                     &mut pool,
                     &target,
                     &path,
                     old,
                     min_severity,
-                    baseline_deadline,
-                ) {
+                    settings.config.unused,
+                    &limits,
+                );
+                // What the old text's check took of the file's own time.
+                baseline_used = asked.elapsed().saturating_sub(warmup);
+                match result {
                     Ok(diags) => before = Some(diags),
                     Err(error) => ctx.debug(format_args!(
                         "{display}: could not check the text before the edit: {error}"
@@ -143,7 +159,20 @@ pub fn after_edit(ctx: &Ctx, tool: &ToolInput) -> anyhow::Result<HookOutput> {
         }
     }
 
-    let result = check::lsp_diagnostics(&mut pool, &target, &path, &text, min_severity, deadline);
+    let limits = Limits {
+        deadline,
+        budget: Some(timeout.saturating_sub(baseline_used)),
+        startup,
+    };
+    let (result, _) = check::lsp_diagnostics_within(
+        &mut pool,
+        &target,
+        &path,
+        &text,
+        min_severity,
+        settings.config.unused,
+        &limits,
+    );
     let answered = Instant::now();
     pool.close(settings.shutdown_grace(target.server));
     ctx.debug(format_args!(
@@ -151,11 +180,15 @@ pub fn after_edit(ctx: &Ctx, tool: &ToolInput) -> anyhow::Result<HookOutput> {
         answered.duration_since(started).as_millis(),
         answered.elapsed().as_millis()
     ));
+    let mut ast_grep_extras = ast_grep::Extras::default();
     let ast_grep_findings = scan.and_then(|scan| {
         // It started with the server and has had its own time since.
         let ast_deadline = started + Duration::from_millis(settings.config.ast_grep_timeout_ms);
-        match scan.and_then(|scan| scan.finish(ast_deadline)) {
-            Ok(diags) => Some(diags),
+        match scan.and_then(|scan| scan.finish_with_extras(ast_deadline)) {
+            Ok((diags, extras)) => {
+                ast_grep_extras = extras;
+                Some(diags)
+            }
             Err(why) => {
                 eprintln!("ralph-hooks: warning: ast-grep skipped for {display}: {why}");
                 None
@@ -173,6 +206,14 @@ pub fn after_edit(ctx: &Ctx, tool: &ToolInput) -> anyhow::Result<HookOutput> {
                 std::slice::from_ref(&target.server.command),
                 &target.server.install_hint,
             );
+        }
+        Err(LspError::WarmingUp { .. }) => {
+            ctx.debug(format_args!(
+                "{display}: {server_name} is warming up: checked on the next edit"
+            ));
+            record_touched(ctx, &path);
+            let text = report::warming_up(&display, &server_name, started.elapsed().as_secs_f64());
+            return Ok(HookOutput::context(EventName::PostToolUse, text));
         }
         Err(error) => {
             ctx.debug(format_args!("{display}: inconclusive: {error}"));
@@ -211,7 +252,7 @@ pub fn after_edit(ctx: &Ctx, tool: &ToolInput) -> anyhow::Result<HookOutput> {
         max_items: settings.config.max_items,
         max_chars: settings.config.max_chars,
     };
-    let context = report::edit_context(
+    let mut context = report::edit_context(
         &display,
         &server_name,
         &classification.items,
@@ -219,6 +260,12 @@ pub fn after_edit(ctx: &Ctx, tool: &ToolInput) -> anyhow::Result<HookOutput> {
         min_severity,
         caps,
     );
+    let shown: Vec<&Diag> = classification.items.iter().map(|c| &c.diag).collect();
+    let extras = ast_grep::render_extras(&shown, &ast_grep_extras);
+    if !extras.is_empty() {
+        context.push('\n');
+        context.push_str(&extras);
+    }
     let running_loop = record_touched(ctx, &path);
     let blocking = running_loop
         .filter(|state| state.diagnostics)
@@ -298,7 +345,7 @@ fn classify_all(
 
 /// The errors that block under `block_on`, and whether they are the
 /// introduced ones.
-fn blocking_errors(
+pub(super) fn blocking_errors(
     classification: &Classification,
     block_on: BlockOn,
 ) -> Option<(Vec<Diag>, bool)> {
@@ -320,7 +367,7 @@ fn blocking_errors(
 
 /// Records `path` in the running loop's `touched_files` when the loop is
 /// this session's (or not yet claimed); returns that loop.
-fn record_touched(ctx: &Ctx, path: &std::path::Path) -> Option<LoopState> {
+pub(super) fn record_touched(ctx: &Ctx, path: &std::path::Path) -> Option<LoopState> {
     if !ctx.store().exists(LOOP_FILE) {
         return None;
     }

@@ -183,7 +183,7 @@ fn check_files(ctx: &Ctx, settings: &Settings, state: &LoopState) -> Vec<(String
             }
         };
         let scan = if settings.config.ast_grep {
-            ast_grep::start(&ctx.project_root, &path)
+            ast_grep::start(ctx, &path)
         } else {
             None
         };
@@ -194,6 +194,7 @@ fn check_files(ctx: &Ctx, settings: &Settings, state: &LoopState) -> Vec<(String
             &path,
             &text,
             settings.config.min_severity,
+            settings.config.unused,
             deadline,
         );
         let findings = scan.and_then(|scan| {

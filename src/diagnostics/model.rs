@@ -38,6 +38,56 @@ impl Severity {
     }
 }
 
+/// How unused variables and imports are reported (issue 11, seed
+/// AC-LSP-002). Servers send them as hints tagged `Unnecessary`, below the
+/// default minimum severity; `warning` (the default) shows them to Claude.
+/// There is no `error`: an unused name never blocks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum UnusedLevel {
+    #[default]
+    Warning,
+    Info,
+    Hint,
+    /// As the server sent it (a hint, so not shown by default).
+    Off,
+}
+
+impl UnusedLevel {
+    fn severity(self) -> Option<Severity> {
+        match self {
+            UnusedLevel::Warning => Some(Severity::Warning),
+            UnusedLevel::Info => Some(Severity::Info),
+            UnusedLevel::Hint => Some(Severity::Hint),
+            UnusedLevel::Off => None,
+        }
+    }
+}
+
+/// TypeScript's "declared but never read/used" family: 6133 (a local or
+/// import), 6138 (a property), 6192 (all imports unused), 6196 (never used),
+/// 6198/6199 (all destructured elements / variables), 6205 (type parameters).
+const TS_UNUSED_CODES: &[&str] = &["6133", "6138", "6192", "6196", "6198", "6199", "6205"];
+
+/// An unused variable or import: tagged `Unnecessary` (1) at hint or info
+/// level, and by its code (TypeScript) or words (pyright's "is not
+/// accessed") one of those — not every faded-out hint (unreachable code is
+/// tagged `Unnecessary` too).
+pub fn is_unused_name(diagnostic: &ServerDiagnostic) -> bool {
+    let unnecessary = diagnostic
+        .tags
+        .as_ref()
+        .is_some_and(|tags| tags.contains(&1));
+    let quiet = matches!(diagnostic.severity, Some(3) | Some(4));
+    if !unnecessary || !quiet {
+        return false;
+    }
+    let code = diagnostic.code_text().unwrap_or_default();
+    TS_UNUSED_CODES.contains(&code.as_str())
+        || diagnostic.message.contains("is not accessed")
+        || diagnostic.message.contains("is declared but")
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Diag {
     /// 1-based.
@@ -66,6 +116,18 @@ impl Diag {
             code: diagnostic.code_text().filter(|c| !c.trim().is_empty()),
             message: fold_message(&diagnostic.message),
         }
+    }
+
+    /// [`Diag::from_server`], with unused variables and imports at the
+    /// configured level.
+    pub fn from_server_as(diagnostic: &ServerDiagnostic, text: &str, unused: UnusedLevel) -> Diag {
+        let mut diag = Diag::from_server(diagnostic, text);
+        if let Some(severity) = unused.severity()
+            && is_unused_name(diagnostic)
+        {
+            diag.severity = severity;
+        }
+        diag
     }
 
     /// `path:line:col severity [source code] message`.
@@ -135,6 +197,37 @@ mod tests {
 
     fn server(value: serde_json::Value) -> ServerDiagnostic {
         serde_json::from_value(value).unwrap()
+    }
+
+    #[test]
+    fn only_unused_names_are_promoted() {
+        let range =
+            json!({"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 1}});
+        let unused_ts = server(
+            json!({"range": range, "severity": 4, "code": 6133, "tags": [1],
+            "message": "'x' is declared but its value is never read."}),
+        );
+        let unused_py = server(json!({"range": range, "severity": 4, "tags": [1],
+            "message": "\"x\" is not accessed"}));
+        let unreachable = server(
+            json!({"range": range, "severity": 4, "code": 7027, "tags": [1],
+            "message": "Unreachable code detected."}),
+        );
+        let untagged = server(json!({"range": range, "severity": 4, "code": 6133,
+            "message": "'x' is declared but its value is never read."}));
+        let error = server(
+            json!({"range": range, "severity": 1, "code": 6133, "tags": [1],
+            "message": "'x' is declared but its value is never read."}),
+        );
+        let level = |d: &ServerDiagnostic, unused| Diag::from_server_as(d, "x\n", unused).severity;
+        assert_eq!(level(&unused_ts, UnusedLevel::Warning), Severity::Warning);
+        assert_eq!(level(&unused_py, UnusedLevel::Warning), Severity::Warning);
+        assert_eq!(level(&unused_py, UnusedLevel::Info), Severity::Info);
+        assert_eq!(level(&unused_py, UnusedLevel::Off), Severity::Hint);
+        assert_eq!(level(&unreachable, UnusedLevel::Warning), Severity::Hint);
+        assert_eq!(level(&untagged, UnusedLevel::Warning), Severity::Hint);
+        // noUnusedLocals makes it an error: left as the server says.
+        assert_eq!(level(&error, UnusedLevel::Warning), Severity::Error);
     }
 
     #[test]

@@ -339,12 +339,22 @@ fn lsp_items(
             )));
         }
     };
-    let mut deadline = Instant::now() + settings.file_timeout(target.server);
+    // As after an edit: a server still starting gets the warm-up wait on
+    // top, and the file's own time counts from when it is warm.
+    let timeout = settings.file_timeout(target.server);
+    let mut deadline = Instant::now() + settings.warmup_wait() + timeout;
     if let Some(end) = budget_end {
         deadline = deadline.min(end);
     }
+    let limits = crate::lsp::pool::Limits {
+        deadline,
+        budget: Some(timeout),
+        startup: target.server.startup_timeout,
+    };
     let started = Instant::now();
-    let found = pool.diagnose(&target.launch, path, &text, &target.language_id, deadline);
+    let found = pool
+        .diagnose_within(&target.launch, path, &text, &target.language_id, &limits)
+        .result;
     ctx.debug(format_args!(
         "{}: {} answered in {} ms",
         path.display(),
@@ -355,7 +365,7 @@ fn lsp_items(
         Ok(found) => Ok(found
             .iter()
             .map(|d| {
-                let diag = Diag::from_server(d, &text);
+                let diag = Diag::from_server_as(d, &text, settings.config.unused);
                 let end = d.range.end;
                 let end_text = text.lines().nth(end.line as usize).unwrap_or_default();
                 Item {

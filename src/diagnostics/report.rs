@@ -181,6 +181,13 @@ pub fn inconclusive(display_path: &str, server: &str, reason: &str) -> String {
     )
 }
 
+/// The server is still starting: not broken, not clean, checked next time.
+pub fn warming_up(display_path: &str, server: &str, waited_secs: f64) -> String {
+    format!(
+        "LSP diagnostics for {display_path} ({server}): warming up — the server is still starting and loading the project ({waited_secs:.1} s so far); this file is checked on the next edit. Not checked yet: do not take this as clean."
+    )
+}
+
 pub fn not_installed(language: &str, tried: &[String], hint: &str) -> String {
     format!(
         "LSP diagnostics: no {language} language server is installed (looked for {}), so {language} files are not checked after edits. Install one: {hint}",

@@ -9,7 +9,7 @@ use std::time::Duration;
 use globset::{Glob, GlobSet, GlobSetBuilder};
 use serde::Deserialize;
 
-use super::model::Severity;
+use super::model::{Severity, UnusedLevel};
 use crate::hook::ctx::Ctx;
 use crate::lsp::servers::{Registry, ServerDef};
 
@@ -32,8 +32,16 @@ pub struct DiagnosticsConfig {
     /// Per file, server start included (the seed asks for 5 s). A server's
     /// own `startupTimeout` raises it for that server.
     pub timeout_ms: u64,
+    /// How much longer than `timeout_ms` an edit's check waits for a
+    /// server that is still starting (start-up is not taken out of the
+    /// check's own time). Past it Claude is told "warming up, checked on
+    /// the next edit" and the server goes on starting in the daemon.
+    pub warmup_wait_ms: u64,
     /// The least severe diagnostic reported; hints never by default.
     pub min_severity: Severity,
+    /// Unused variables and imports (hints tagged `Unnecessary`):
+    /// `warning` (default), `info`, `hint` or `off` (as sent); never blocking.
+    pub unused: UnusedLevel,
     pub block_on: BlockOn,
     pub max_items: usize,
     pub max_chars: usize,
@@ -53,7 +61,9 @@ impl Default for DiagnosticsConfig {
         DiagnosticsConfig {
             enabled: true,
             timeout_ms: 5_000,
+            warmup_wait_ms: 10_000,
             min_severity: Severity::Warning,
+            unused: UnusedLevel::Warning,
             block_on: BlockOn::IntroducedErrors,
             max_items: 20,
             max_chars: 4_000,
@@ -165,6 +175,12 @@ impl Settings {
         server
             .startup_timeout
             .map_or(configured, |startup| startup.max(configured))
+    }
+
+    /// How long the hook waits for a starting server on top of the check's
+    /// own time.
+    pub fn warmup_wait(&self) -> Duration {
+        Duration::from_millis(self.config.warmup_wait_ms)
     }
 
     pub fn shutdown_grace(&self, server: &ServerDef) -> Duration {

@@ -13,11 +13,12 @@ impl Hook for PostToolLspDiagnostic {
     const NAME: &'static str = "ralph-post-tool-lsp-diagnostic";
     const EVENTS: &'static [EventName] = &[EventName::PostToolUse];
     const HELP: &'static str = "\
-ralph-post-tool-lsp-diagnostic — Claude Code PostToolUse hook (Write|Edit|MultiEdit)
+ralph-post-tool-lsp-diagnostic — Claude Code PostToolUse hook (Write|Edit|MultiEdit|Bash)
 
 Reads one PostToolUse hook JSON object on stdin, runs the edited file's
 language server and reports its diagnostics as additionalContext, marking
-which ones this edit introduced. While a Ralph loop runs, an edit that
+which ones this edit introduced. After a Bash command, the same for the
+files it changed (one message; silent when it changed none). While a Ralph loop runs, an edit that
 introduces errors is blocked with them as the reason. Orchestrator files
 (state.json, contract YAMLs, knowledge.yaml) are validated against their schema.
 
@@ -31,6 +32,9 @@ Config: <project>/.lsp.json and <project>/.claude/ralph-hooks.json (\"lsp\", \"d
         };
         if let Some(output) = crate::orchestrator::schema::hook::check_edit(ctx, &tool) {
             return Ok(output);
+        }
+        if tool.tool_name == "Bash" {
+            return crate::diagnostics::after_bash(ctx, &tool);
         }
         crate::diagnostics::after_edit(ctx, &tool)
     }

@@ -75,6 +75,13 @@ pub enum LspError {
         method: String,
         message: String,
     },
+    /// The server is still starting (process start, initialize, first
+    /// project load) and keeps starting in the daemon: not broken, and not
+    /// clean either. The next check will find it warm.
+    WarmingUp {
+        server: String,
+        waited: Duration,
+    },
 }
 
 impl fmt::Display for LspError {
@@ -98,6 +105,11 @@ impl fmt::Display for LspError {
             LspError::Rejected { method, message } => {
                 write!(f, "the server refused {method}: {message}")
             }
+            LspError::WarmingUp { server, waited } => write!(
+                f,
+                "{server} is still warming up after {:.1} s (it keeps starting in the background)",
+                waited.as_secs_f64()
+            ),
         }
     }
 }
@@ -408,6 +420,13 @@ impl Client {
         let result = self.wait_settled(deadline, sent_at);
         self.active = None;
         if let Ok(diagnostics) = &result {
+            // Settling waited out the quiet window for this document; when
+            // no other document was published meanwhile either, the whole
+            // server is quiet after every change so far, and the next
+            // unchanged re-check need not wait for it again.
+            if self.is_quiet_now() {
+                self.quiet_after = self.changes;
+            }
             self.results.insert(
                 key_for_result,
                 SettledResult {
@@ -457,6 +476,18 @@ impl Client {
 
     /// Pumps until the server has been quiet (no publish, no open progress)
     /// for its quiet window, or until `deadline`.
+    /// No progress open and nothing published for the quiet window.
+    fn is_quiet_now(&self) -> bool {
+        let now = Instant::now();
+        self.progress.is_empty()
+            && self
+                .publishes
+                .values()
+                .map(|p| p.at)
+                .chain(self.last_progress_end)
+                .all(|at| at + self.launch.quiet <= now)
+    }
+
     fn wait_quiet(&mut self, deadline: Instant) {
         let started = Instant::now();
         loop {

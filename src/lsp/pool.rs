@@ -12,6 +12,42 @@ use std::time::{Duration, Instant};
 
 use super::client::{Client, Launch, LspError, ServerDiagnostic};
 
+/// How long one check may take.
+#[derive(Debug, Clone, Copy)]
+pub struct Limits {
+    /// When the caller stops waiting, start-up included.
+    pub deadline: Instant,
+    /// The check's own time, counted from when the server is warm (so a
+    /// server's start-up is not taken out of it); capped by `deadline`.
+    pub budget: Option<Duration>,
+    /// The server's start-up time (`startupTimeout`): in the daemon a
+    /// server keeps starting for that long after the caller stopped waiting.
+    pub startup: Option<Duration>,
+}
+
+impl Limits {
+    pub fn until(deadline: Instant) -> Limits {
+        Limits {
+            deadline,
+            budget: None,
+            startup: None,
+        }
+    }
+
+    /// The deadline of a check on a server that is ready now.
+    fn from_now(&self) -> Instant {
+        self.budget.map_or(self.deadline, |budget| {
+            self.deadline.min(Instant::now() + budget)
+        })
+    }
+}
+
+/// A check's answer and how much of its time went to warming the server up.
+pub struct Answer {
+    pub result: Result<Vec<ServerDiagnostic>, LspError>,
+    pub warmup: Duration,
+}
+
 /// Somewhere else that may hold a warm server: the daemon (issue 6). A pool
 /// with a remote asks it first and starts servers itself only when the
 /// remote answers `None` (not available).
@@ -22,8 +58,8 @@ pub trait Remote {
         path: &Path,
         text: &str,
         language_id: &str,
-        deadline: Instant,
-    ) -> Option<Result<Vec<ServerDiagnostic>, LspError>>;
+        limits: &Limits,
+    ) -> Option<Answer>;
 }
 
 #[derive(Default)]
@@ -51,17 +87,63 @@ impl Pool {
         language_id: &str,
         deadline: Instant,
     ) -> Result<Vec<ServerDiagnostic>, LspError> {
+        self.diagnose_within(launch, path, text, language_id, &Limits::until(deadline))
+            .result
+    }
+
+    /// [`Pool::diagnose`] with a budget that does not count the server's
+    /// start-up (see [`Limits`]).
+    pub fn diagnose_within(
+        &mut self,
+        launch: &Launch,
+        path: &Path,
+        text: &str,
+        language_id: &str,
+        limits: &Limits,
+    ) -> Answer {
         if let Some(remote) = &mut self.remote
-            && let Some(result) = remote.diagnose(launch, path, text, language_id, deadline)
+            && let Some(answer) = remote.diagnose(launch, path, text, language_id, limits)
         {
-            return result;
+            return answer;
         }
+        let (result, warmup) = self.diagnose_here(launch, path, text, language_id, limits);
+        Answer { result, warmup }
+    }
+
+    /// In this process; the duration is the server's start, when it had to
+    /// be started.
+    fn diagnose_here(
+        &mut self,
+        launch: &Launch,
+        path: &Path,
+        text: &str,
+        language_id: &str,
+        limits: &Limits,
+    ) -> (Result<Vec<ServerDiagnostic>, LspError>, Duration) {
+        let deadline = limits.deadline;
+        let began = Instant::now();
         let reused = self.position(launch);
         let index = match reused {
             Some(index) => index,
-            None => self.start(launch, deadline)?,
+            None => match self.start(launch, deadline) {
+                Ok(index) => index,
+                Err(error) => return (Err(error), began.elapsed()),
+            },
         };
-        let mut result = self.clients[index].diagnose(path, text, language_id, deadline);
+        // A server just started is warming up: its first check (the
+        // project load) may use the whole deadline. A warm one gets its
+        // budget from now.
+        let check_deadline = if reused.is_some() {
+            limits.from_now()
+        } else {
+            deadline
+        };
+        let mut result = self.clients[index].diagnose(path, text, language_id, check_deadline);
+        let warmup = if reused.is_some() {
+            Duration::ZERO
+        } else {
+            began.elapsed()
+        };
         if result.is_err() {
             let broken = self.clients.swap_remove(index);
             broken.shutdown(Duration::ZERO);
@@ -71,7 +153,10 @@ impl Pool {
                 && matches!(result, Err(LspError::Exited { .. }))
                 && Instant::now() < deadline
             {
-                let index = self.start(launch, deadline)?;
+                let index = match self.start(launch, deadline) {
+                    Ok(index) => index,
+                    Err(error) => return (Err(error), warmup),
+                };
                 result = self.clients[index].diagnose(path, text, language_id, deadline);
                 if result.is_err() {
                     let broken = self.clients.swap_remove(index);
@@ -79,7 +164,7 @@ impl Pool {
                 }
             }
         }
-        result
+        (result, warmup)
     }
 
     fn start(&mut self, launch: &Launch, deadline: Instant) -> Result<usize, LspError> {

@@ -1,0 +1,374 @@
+//! After a Bash command (issue 11): Claude changes files through the shell
+//! too (`sed -i`, formatters, code generators, `git checkout`). When the
+//! command changed files a language server handles, their diagnostics are
+//! reported as for an edit — one message for all of them, each problem
+//! marked introduced or already there — and a command that changed nothing
+//! stays silent.
+//!
+//! What changed: PostToolUse runs only after the command, so there is no
+//! snapshot from before it. Instead each run records (`bash-edits.json`)
+//! when it ran and which files git saw dirty; the next run's candidates are
+//! the files git sees dirty now plus those dirty last time (a `git checkout`
+//! makes a file clean by changing it), whose mtime is not older than the
+//! last run. A candidate whose content is exactly what `diagnostics.json`
+//! last checked (an Edit already reported it, or an earlier command) is not
+//! new. Without a record (the first command) the window is the last
+//! [`FIRST_WINDOW`]. Outside a git work tree nothing is reported (walking
+//! the tree after every command would cost far more than `git status`).
+//!
+//! Cost of a command that changed nothing: one `git status`, one `stat`
+//! per dirty file, one small read (a write only when the dirty set changed).
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use serde::{Deserialize, Serialize};
+
+use super::ast_grep;
+use super::baseline::{self, FileEntry, content_hash};
+use super::check::{self, Resolved};
+use super::classify::classify;
+use super::edit::{blocking_errors, record_touched};
+use super::lines::LineMap;
+use super::model::Diag;
+use super::report::{self, Caps};
+use super::settings::Settings;
+use crate::hook::ctx::Ctx;
+use crate::hook::protocol::{Decision, EventName, HookOutput, ToolInput, cap_chars};
+use crate::lsp::LspError;
+use crate::lsp::pool::Limits;
+use crate::state::Versioned;
+use crate::util::fsread::{self, Links, limits};
+
+/// The state file: when the last Bash hook ran and what was dirty then.
+pub const RECORD_FILE: &str = "bash-edits.json";
+/// With no record, files changed this recently count as the command's.
+pub const FIRST_WINDOW: Duration = Duration::from_secs(120);
+/// Files checked after one command; the rest are named only.
+const MAX_FILES: usize = 20;
+/// git status output beyond this many files is not looked at.
+const MAX_DIRTY: usize = 5_000;
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct Record {
+    #[serde(default)]
+    pub version: u64,
+    /// Milliseconds since the epoch when the last run started.
+    pub at_ms: u64,
+    /// Project-relative paths git saw dirty then.
+    #[serde(default)]
+    pub dirty: Vec<String>,
+}
+
+impl Versioned for Record {
+    const VERSION: u64 = 1;
+}
+
+pub fn after_bash(ctx: &Ctx, _tool: &ToolInput) -> anyhow::Result<HookOutput> {
+    let now = SystemTime::now();
+    let now_ms = millis(now);
+    let Some(dirty) = git_dirty(&ctx.project_root) else {
+        ctx.debug(format_args!(
+            "not a git work tree (or no git): changes by Bash commands are not tracked"
+        ));
+        return Ok(HookOutput::silent());
+    };
+    let previous = ctx
+        .store()
+        .read_json::<Record>(RECORD_FILE)
+        .unwrap_or_else(|error| {
+            ctx.debug(format_args!("cannot read {RECORD_FILE}: {error:#}"));
+            None
+        });
+    let cutoff_ms = previous.as_ref().map_or(
+        now_ms.saturating_sub(FIRST_WINDOW.as_millis() as u64),
+        |r| r.at_ms,
+    );
+    let mut candidates: BTreeSet<String> = dirty.iter().cloned().collect();
+    if let Some(previous) = &previous {
+        candidates.extend(previous.dirty.iter().cloned());
+    }
+    let recent: Vec<PathBuf> = candidates
+        .iter()
+        .map(|relative| ctx.project_root.join(relative))
+        .filter(|path| modified_ms(path).is_some_and(|ms| ms >= cutoff_ms))
+        .collect();
+    // Nothing recent and the same dirty files: the record still says all
+    // there is to know (moving its time on would exclude nothing), so the
+    // quiet case costs no write and no fsync.
+    let same_dirty = previous.as_ref().is_some_and(|p| p.dirty == dirty);
+    if !(recent.is_empty() && same_dirty) {
+        let record = Record {
+            version: Record::VERSION,
+            at_ms: now_ms,
+            dirty,
+        };
+        if let Err(error) = save_record(ctx, &record) {
+            eprintln!("ralph-hooks: warning: cannot save {RECORD_FILE}: {error:#}");
+        }
+    }
+    if recent.is_empty() {
+        ctx.debug(format_args!("Bash: no file changed"));
+        return Ok(HookOutput::silent());
+    }
+    let settings = Settings::load(ctx);
+    if !settings.config.enabled {
+        return Ok(HookOutput::silent());
+    }
+    report_changed(ctx, &settings, &recent)
+}
+
+/// Checks the changed files a server handles whose content is not the one
+/// last checked; one message for all.
+fn report_changed(ctx: &Ctx, settings: &Settings, paths: &[PathBuf]) -> anyhow::Result<HookOutput> {
+    let mut sections = Vec::new();
+    let mut blocking: Vec<(String, String, Vec<Diag>, bool)> = Vec::new();
+    let mut entries = Vec::new();
+    let mut pool = crate::daemon::pool(ctx);
+    let caps = Caps {
+        max_items: settings.config.max_items,
+        max_chars: settings.config.max_chars,
+    };
+    let min_severity = settings.config.min_severity;
+    let mut checked = 0;
+    let mut left_out = Vec::new();
+    let mut running_loop = None;
+    for path in paths {
+        let display = check::display_path(ctx, path);
+        let Resolved::Target(target) = check::resolve(ctx, settings, path) else {
+            continue;
+        };
+        let text = match fsread::read_text(path, limits::SOURCE, Links::Follow) {
+            Ok(Some(text)) => text,
+            _ => continue,
+        };
+        let stored = baseline::load_entry(ctx, &display);
+        if stored
+            .as_ref()
+            .is_some_and(|entry| entry.content_hash == content_hash(&text))
+        {
+            ctx.debug(format_args!("{display}: unchanged since its last check"));
+            continue;
+        }
+        if checked == MAX_FILES {
+            left_out.push(display);
+            continue;
+        }
+        checked += 1;
+        let server_name = target.server.name.clone();
+        let started = Instant::now();
+        let timeout = settings.file_timeout(target.server);
+        let scan = if settings.config.ast_grep {
+            ast_grep::start(ctx, path)
+        } else {
+            None
+        };
+        let limits = Limits {
+            deadline: started + settings.warmup_wait() + timeout,
+            budget: Some(timeout),
+            startup: target.server.startup_timeout,
+        };
+        let (result, _) = check::lsp_diagnostics_within(
+            &mut pool,
+            &target,
+            path,
+            &text,
+            min_severity,
+            settings.config.unused,
+            &limits,
+        );
+        let (ast_diags, extras) = match scan.map(|scan| {
+            scan.and_then(|scan| {
+                scan.finish_with_extras(
+                    started + Duration::from_millis(settings.config.ast_grep_timeout_ms),
+                )
+            })
+        }) {
+            Some(Ok((diags, extras))) => (Some(diags), extras),
+            Some(Err(why)) => {
+                eprintln!("ralph-hooks: warning: ast-grep skipped for {display}: {why}");
+                (None, ast_grep::Extras::default())
+            }
+            None => (None, ast_grep::Extras::default()),
+        };
+        let lsp_diags = match result {
+            Ok(diags) => diags,
+            Err(LspError::WarmingUp { .. }) => {
+                sections.push(report::warming_up(
+                    &display,
+                    &server_name,
+                    started.elapsed().as_secs_f64(),
+                ));
+                continue;
+            }
+            Err(error) => {
+                sections.push(report::inconclusive(
+                    &display,
+                    &server_name,
+                    &error.to_string(),
+                ));
+                continue;
+            }
+        };
+        // The text before the command is unknown: compare with the last
+        // result for this file, line for line.
+        let before = stored.as_ref().map(|entry| entry.diagnostics.clone());
+        let mut after = lsp_diags.clone();
+        after.extend(ast_diags.iter().flatten().cloned());
+        let before_comparable = before.map(|b| {
+            b.into_iter()
+                .filter(|d| {
+                    ast_diags.is_some()
+                        || stored.as_ref().is_some_and(|e| !e.ast_grep)
+                        || d.source.as_deref() != Some("ast-grep")
+                })
+                .collect::<Vec<_>>()
+        });
+        let classification = classify(before_comparable.as_deref(), &after, &LineMap::identity());
+        let mut context = report::edit_context(
+            &display,
+            &server_name,
+            &classification.items,
+            &classification.fixed,
+            min_severity,
+            caps,
+        );
+        let shown: Vec<&Diag> = classification.items.iter().map(|c| &c.diag).collect();
+        let extra = ast_grep::render_extras(&shown, &extras);
+        if !extra.is_empty() {
+            context.push('\n');
+            context.push_str(&extra);
+        }
+        sections.push(context);
+        let mut stored_diags = after;
+        check::sort_and_dedup(&mut stored_diags);
+        entries.push((
+            display.clone(),
+            FileEntry {
+                content_hash: content_hash(&text),
+                checked_at: ctx.now(),
+                server: server_name.clone(),
+                ast_grep: ast_diags.is_some(),
+                diagnostics: stored_diags,
+            },
+        ));
+        let in_loop = record_touched(ctx, path);
+        if in_loop.is_some() {
+            running_loop = in_loop;
+        }
+        if let Some((errors, introduced)) =
+            blocking_errors(&classification, settings.config.block_on)
+        {
+            blocking.push((display, server_name, errors, introduced));
+        }
+    }
+    pool.close(Duration::from_millis(settings.config.shutdown_grace_ms));
+    if let Err(error) = baseline::save_entries(ctx, entries) {
+        eprintln!("ralph-hooks: warning: cannot save the diagnostics baseline: {error:#}");
+    }
+    if sections.is_empty() {
+        return Ok(HookOutput::silent());
+    }
+    let mut text = format!(
+        "This Bash command changed {} file{} a language server checks:\n\n",
+        sections.len() + left_out.len(),
+        if sections.len() + left_out.len() == 1 {
+            ""
+        } else {
+            "s"
+        }
+    );
+    text.push_str(&sections.join("\n\n"));
+    if !left_out.is_empty() {
+        text.push_str(&format!(
+            "\n\nNot checked now ({} more): {}",
+            left_out.len(),
+            left_out.join(", ")
+        ));
+    }
+    let mut output = HookOutput::context(EventName::PostToolUse, cap_chars(text));
+    if running_loop.is_some_and(|state| state.diagnostics)
+        && let Some((display, server, errors, introduced)) = blocking.first()
+    {
+        let refs: Vec<&Diag> = errors.iter().collect();
+        output.decision = Some(Decision::Block);
+        output.reason = Some(cap_chars(report::block_reason(
+            display,
+            server,
+            &refs,
+            *introduced,
+            caps,
+        )));
+    }
+    Ok(output)
+}
+
+fn save_record(ctx: &Ctx, record: &Record) -> anyhow::Result<()> {
+    let locked = ctx.store().lock(RECORD_FILE)?;
+    locked.save_json(record)
+}
+
+/// Project-relative paths of the files git sees changed or untracked;
+/// `None` outside a git work tree.
+pub fn git_dirty(root: &Path) -> Option<Vec<String>> {
+    let output = Command::new("git")
+        .args([
+            "status",
+            "--porcelain=v1",
+            "-z",
+            "--untracked-files=all",
+            "--no-renames",
+        ])
+        .current_dir(root)
+        .stdin(Stdio::null())
+        .stderr(Stdio::null())
+        .output()
+        .ok()?;
+    if !output.status.success() {
+        return None;
+    }
+    // git prints paths relative to the top of the work tree.
+    let top = git_top(root).unwrap_or_else(|| root.to_path_buf());
+    let prefix = root.strip_prefix(&top).ok().map(Path::to_path_buf);
+    Some(
+        output
+            .stdout
+            .split(|b| *b == 0)
+            .filter(|entry| entry.len() > 3 && entry[0] != b'D' && entry[1] != b'D')
+            .take(MAX_DIRTY)
+            .filter_map(|entry| {
+                let path = PathBuf::from(String::from_utf8_lossy(&entry[3..]).into_owned());
+                match &prefix {
+                    Some(prefix) if !prefix.as_os_str().is_empty() => path
+                        .strip_prefix(prefix)
+                        .ok()
+                        .map(|p| p.to_string_lossy().into_owned()),
+                    _ => Some(path.to_string_lossy().into_owned()),
+                }
+            })
+            .collect(),
+    )
+}
+
+/// The work tree's top, when the project is a folder inside it. Found by
+/// walking up to the `.git` entry (no second git process).
+fn git_top(root: &Path) -> Option<PathBuf> {
+    root.ancestors()
+        .find(|dir| dir.join(".git").exists())
+        .map(Path::to_path_buf)
+}
+
+fn modified_ms(path: &Path) -> Option<u64> {
+    let metadata = path.metadata().ok()?;
+    if !metadata.is_file() {
+        return None;
+    }
+    Some(millis(metadata.modified().ok()?))
+}
+
+fn millis(time: SystemTime) -> u64 {
+    time.duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64)
+}

@@ -1,0 +1,202 @@
+//! PostToolUse for Bash (issue 11): a command that changed files a server
+//! handles gets their diagnostics, as an edit does, in one message; a
+//! command that changed nothing is silent. Against the fake server (and
+//! pyright, for `sed -i` on a real Python file).
+
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+
+use serde_json::{Value, json};
+
+use crate::util::{self, TempDir};
+
+fn git(dir: &Path, args: &[&str]) {
+    let status = Command::new("git")
+        .args([
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@t",
+            "-c",
+            "commit.gpgsign=false",
+        ])
+        .args(args)
+        .current_dir(dir)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .unwrap();
+    assert!(status.success(), "git {args:?}");
+}
+
+fn sh(dir: &Path, command: &str) {
+    let status = Command::new("sh")
+        .args(["-c", command])
+        .current_dir(dir)
+        .status()
+        .unwrap();
+    assert!(status.success(), "{command}");
+}
+
+/// A git project whose `.fake` files go to the fake server; `a.fake`
+/// committed clean.
+fn fake_project() -> TempDir {
+    let dir = TempDir::new("bash-edits");
+    let server = json!({"fake": {
+        "command": util::fake_lsp_server().display().to_string(),
+        "args": ["--mode", "normal"],
+        "extensionToLanguage": {".fake": "fake"},
+    }});
+    std::fs::write(dir.path().join(".lsp.json"), server.to_string()).unwrap();
+    std::fs::create_dir_all(dir.path().join(".claude")).unwrap();
+    std::fs::write(
+        dir.path().join(".claude/ralph-hooks.json"),
+        json!({"diagnostics": {"timeout_ms": 10_000, "ast_grep": false}}).to_string(),
+    )
+    .unwrap();
+    std::fs::write(dir.path().join(".gitignore"), ".claude/\n").unwrap();
+    std::fs::write(dir.path().join("a.fake"), "fine\n").unwrap();
+    git(dir.path(), &["init", "-q"]);
+    git(dir.path(), &["add", "-A"]);
+    git(dir.path(), &["commit", "-q", "-m", "init"]);
+    dir
+}
+
+/// Runs the post-tool hook on a Bash PostToolUse for `command` (already run).
+fn bash_hook(dir: &Path, command: &str) -> Output {
+    let payload = json!({
+        "session_id": "bash-session",
+        "hook_event_name": "PostToolUse",
+        "cwd": dir,
+        "tool_name": "Bash",
+        "tool_input": {"command": command},
+        "tool_response": {"stdout": "", "stderr": "", "interrupted": false},
+    });
+    let output = util::run_with_stdin(
+        util::command("ralph-post-tool-lsp-diagnostic", dir),
+        payload.to_string().as_bytes(),
+    );
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    output
+}
+
+fn context(output: &Output) -> String {
+    let value: Value = serde_json::from_slice(&output.stdout).unwrap_or_else(|e| {
+        panic!(
+            "not JSON ({e}): {:?}",
+            String::from_utf8_lossy(&output.stdout)
+        )
+    });
+    value["hookSpecificOutput"]["additionalContext"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string()
+}
+
+#[test]
+fn sed_introducing_an_error_is_reported_and_ls_is_silent() {
+    let dir = fake_project();
+    // The first command of the session: nothing changed.
+    sh(dir.path(), "ls >/dev/null");
+    let output = bash_hook(dir.path(), "ls");
+    assert!(
+        output.stdout.is_empty(),
+        "{:?}",
+        String::from_utf8_lossy(&output.stdout)
+    );
+
+    sh(dir.path(), "sed -i 's/fine/ERROR: broken by sed/' a.fake");
+    let output = bash_hook(dir.path(), "sed -i 's/fine/ERROR: broken by sed/' a.fake");
+    let text = context(&output);
+    assert!(
+        text.starts_with("This Bash command changed 1 file a language server checks:"),
+        "{text}"
+    );
+    assert!(
+        text.contains("a.fake:1:1 error [fake E1] broken by sed"),
+        "{text}"
+    );
+
+    // Nothing changed since: silent, although a.fake is still dirty.
+    let output = bash_hook(dir.path(), "ls");
+    assert!(
+        output.stdout.is_empty(),
+        "{:?}",
+        String::from_utf8_lossy(&output.stdout)
+    );
+}
+
+#[test]
+fn a_command_changing_two_files_gets_one_message_with_new_and_old_problems() {
+    let dir = fake_project();
+    sh(dir.path(), "printf 'ERROR: old one\\n' > b.fake");
+    // b.fake's last result (as an edit or an earlier command would leave it).
+    bash_hook(dir.path(), "printf ...");
+    sh(
+        dir.path(),
+        "printf 'ERROR: old one\\nERROR: new one\\n' > b.fake && printf 'ERROR: in a\\n' > a.fake && echo plain > notes.txt",
+    );
+    let text = context(&bash_hook(dir.path(), "a generator"));
+    assert!(
+        text.starts_with("This Bash command changed 2 files a language server checks:"),
+        "{text}"
+    );
+    assert!(text.contains("a.fake:1:1 error [fake E1] in a"), "{text}");
+    assert!(
+        text.contains("Introduced by this edit (1):\nb.fake:2:1 error [fake E1] new one"),
+        "{text}"
+    );
+    assert!(
+        text.contains("Already there before this edit (1):\nb.fake:1:1 error [fake E1] old one"),
+        "{text}"
+    );
+    assert!(!text.contains("notes.txt"), "{text}");
+}
+
+#[test]
+fn git_checkout_reverting_a_file_is_a_change() {
+    let dir = fake_project();
+    sh(dir.path(), "printf 'ERROR: dirty\\n' > a.fake");
+    assert!(context(&bash_hook(dir.path(), "printf")).contains("dirty"));
+    // The revert makes a.fake clean for git: it was dirty last time.
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    sh(dir.path(), "git checkout -q -- a.fake");
+    let text = context(&bash_hook(dir.path(), "git checkout -- a.fake"));
+    assert!(
+        text.contains("LSP diagnostics for a.fake (fake): clean"),
+        "{text}"
+    );
+    assert!(text.contains("fixed 1 earlier problem"), "{text}");
+}
+
+#[test]
+fn outside_git_a_command_is_silent() {
+    let dir = fake_project();
+    std::fs::remove_dir_all(dir.path().join(".git")).unwrap();
+    sh(dir.path(), "printf 'ERROR: x\\n' > a.fake");
+    let output = bash_hook(dir.path(), "printf");
+    assert!(output.stdout.is_empty());
+}
+
+#[test]
+fn sed_on_a_python_file_is_checked_by_pyright() {
+    if util::require_tool("pyright-langserver", "the Bash pyright test").is_none() {
+        return;
+    }
+    let dir = fake_project();
+    std::fs::write(dir.path().join("app.py"), "count: int = 1\n").unwrap();
+    git(dir.path(), &["add", "-A"]);
+    git(dir.path(), &["commit", "-q", "-m", "py"]);
+    bash_hook(dir.path(), "ls");
+    sh(dir.path(), "sed -i 's/= 1/= \"one\"/' app.py");
+    let text = context(&bash_hook(dir.path(), "sed -i ... app.py"));
+    assert!(
+        text.contains("app.py:1:14 error [Pyright reportAssignmentType]"),
+        "{text}"
+    );
+}
