@@ -19,11 +19,13 @@ pub fn run(ctx: &Ctx, args: &mut Args) -> anyhow::Result<ExitCode> {
     let loop_state = store.read_json::<LoopState>(LOOP_FILE)?;
     let task = tasks::active(store)?;
     let counter = continuation::counter(ctx)?;
+    let monitor = crate::monitor::running(store);
     if json {
         let value = json!({
             "loop": loop_state,
             "task": task.as_ref().map(|doc| tasks::monitor_json(store, doc)),
             "continuation": counter,
+            "monitor": monitor.as_ref().map(|m| json!({"url": m.url, "pid": m.pid})),
         });
         println!("{}", serde_json::to_string(&value)?);
         return Ok(ExitCode::SUCCESS);
@@ -81,6 +83,15 @@ pub fn run(ctx: &Ctx, args: &mut Args) -> anyhow::Result<ExitCode> {
             counter.source,
             counter.subject,
             counter.updated_at.to_rfc3339()
+        );
+    }
+    if let Some(monitor) = &monitor {
+        let _ = writeln!(
+            text,
+            "Monitor: {} (pid {}; the token is in {})",
+            monitor.url,
+            monitor.pid,
+            store.path(crate::monitor::MONITOR_FILE).display()
         );
     }
     print!("{text}");

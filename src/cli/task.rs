@@ -22,6 +22,7 @@ use serde_json::json;
 
 use super::Args;
 use crate::hook::ctx::Ctx;
+use crate::tasks::actions::{self, StepAction, adopt};
 use crate::tasks::{self, StepsProgress, TaskDoc, steps};
 
 pub fn run(ctx: &Ctx, args: &mut Args) -> anyhow::Result<ExitCode> {
@@ -87,68 +88,21 @@ fn step(ctx: &Ctx, args: &mut Args) -> anyhow::Result<ExitCode> {
             "--note goes with `task step start|complete|skip`; log other notes with `ralph-hooks task progress`"
         );
     }
+    let action = match action.as_str() {
+        "set" => StepAction::Set(words),
+        "add" => StepAction::Add(words.join(" ")),
+        "start" => StepAction::Start(words[0].clone()),
+        "complete" | "done" => StepAction::Complete(words[0].clone()),
+        "skip" => StepAction::Skip(words[0].clone()),
+        "reorder" => StepAction::Reorder(words),
+        other => bail!(
+            "unknown step action {other:?}: use `task steps set|reorder …` or `task step add|start|complete|skip …`"
+        ),
+    };
     let active = tasks::require_active(ctx.store())?;
-    let session = ctx.session_id.clone();
-    let (doc, (changes, message)) = tasks::update(ctx, &active.id, |doc| {
-        let result = match action.as_str() {
-            "set" => {
-                let changes = steps::set_steps(doc, &words)?;
-                (changes, format!("Set {} steps.", doc.steps().len()))
-            }
-            "add" => {
-                let (id, changes) = steps::add_step(doc, &words.join(" "))?;
-                (changes, format!("Added step {id}."))
-            }
-            "start" => {
-                let changes = steps::start_step(doc, &words[0], note.as_deref())?;
-                let message = if changes.is_empty() {
-                    format!("Step {} is already in progress.", words[0])
-                } else {
-                    format!("Started step {}.", words[0])
-                };
-                (changes, message)
-            }
-            "complete" | "done" => {
-                let changes = steps::complete_step(doc, &words[0], note.as_deref())?;
-                let message = if changes.is_empty() {
-                    format!("Step {} was already done.", words[0])
-                } else {
-                    format!("Step {} done.", words[0])
-                };
-                (changes, message)
-            }
-            "skip" => {
-                let changes = steps::skip_step(doc, &words[0], note.as_deref())?;
-                let message = if changes.is_empty() {
-                    format!("Step {} was already skipped.", words[0])
-                } else {
-                    format!("Skipped step {}.", words[0])
-                };
-                (changes, message)
-            }
-            "reorder" => {
-                let changes = steps::reorder_steps(doc, &words)?;
-                (changes, "Reordered the steps.".to_string())
-            }
-            other => bail!(
-                "unknown step action {other:?}: use `task steps set|reorder …` or `task step add|start|complete|skip …`"
-            ),
-        };
-        adopt(doc, session.as_deref());
-        Ok(result)
-    })?;
-    tasks::log_changes(ctx, &doc, &changes);
-    println!("{message}\n{}", summary(&doc));
+    let applied = actions::apply(ctx, &active.id, &action, note.as_deref())?;
+    println!("{}\n{}", applied.message, summary(&applied.doc));
     Ok(ExitCode::SUCCESS)
-}
-
-/// The session working on the task takes it over (see [`crate::tasks`]).
-fn adopt(doc: &mut TaskDoc, session: Option<&str>) {
-    if let Some(session) = session
-        && doc.field("Session") != Some(session)
-    {
-        doc.set_field("Session", session);
-    }
 }
 
 fn progress(ctx: &Ctx, args: &mut Args) -> anyhow::Result<ExitCode> {
@@ -158,18 +112,7 @@ fn progress(ctx: &Ctx, args: &mut Args) -> anyhow::Result<ExitCode> {
         bail!("nothing to log: `ralph-hooks task progress \"what happened\"`");
     }
     let active = tasks::require_active(ctx.store())?;
-    let session = ctx.session_id.clone();
-    let (doc, ()) = tasks::update(ctx, &active.id, |doc| {
-        doc.add_progress(&text);
-        adopt(doc, session.as_deref());
-        Ok(())
-    })?;
-    tasks::log(
-        ctx,
-        "task_update",
-        &doc.id,
-        json!({"event": "progress_added", "progress": doc.progress.items().last()}),
-    );
+    let doc = actions::add_progress(ctx, &active.id, &text)?;
     println!("Logged progress on task {}.", doc.id);
     Ok(ExitCode::SUCCESS)
 }

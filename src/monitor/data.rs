@@ -1,0 +1,367 @@
+//! What the REST endpoints answer, read through [`crate::tasks`] (the task
+//! format has one parser) and [`crate::state`]. Task files are cached by
+//! modification time and size, so a request over 1,000 tasks stats them all
+//! but parses only the ones that changed.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::Mutex;
+use std::time::SystemTime;
+
+use serde_json::{Value, json};
+
+use super::Agent;
+use crate::hook::ctx::Ctx;
+use crate::state::events_log::EVENTS_FILE;
+use crate::state::ids;
+use crate::tasks::{self, TaskDoc, steps};
+
+/// `loop.json` and the archive, as the Ralph loop writes them.
+const LOOP_FILE: &str = crate::ralph::loop_state::LOOP_FILE;
+const ARCHIVE_DIR: &str = crate::ralph::loop_state::ARCHIVE_DIR;
+
+/// The most events one `/api/events` page returns.
+pub const MAX_EVENTS_PAGE: usize = 1000;
+const DEFAULT_EVENTS_PAGE: usize = 100;
+
+/// One parsed task file and the stamp it was parsed at.
+struct Cached {
+    stamp: (SystemTime, u64),
+    doc: Result<TaskDoc, String>,
+}
+
+/// Parsed task files per agent, refreshed on every read.
+#[derive(Default)]
+pub struct TaskCache {
+    agents: Mutex<HashMap<String, HashMap<String, Cached>>>,
+}
+
+/// An agent's tasks, in id order, plus the files that could not be read.
+pub struct TaskList {
+    pub docs: Vec<TaskDoc>,
+    pub problems: Vec<String>,
+}
+
+impl TaskCache {
+    /// Reads every task file of `agent` (only the changed ones are parsed
+    /// again). A file that is unreadable, or not a task (no `Status`), is a
+    /// problem, reported, never a failed request.
+    pub fn tasks(&self, agent: &Agent) -> TaskList {
+        let ctx = agent.ctx();
+        let store = ctx.store();
+        let mut problems = Vec::new();
+        let names = match store.list_dir(tasks::TASKS_DIR) {
+            Ok(names) => names,
+            Err(error) => {
+                problems.push(format!("{error:#}"));
+                Vec::new()
+            }
+        };
+        let mut all = self.agents.lock().unwrap_or_else(|p| p.into_inner());
+        let cache = all.entry(agent.id.clone()).or_default();
+        let mut seen = Vec::new();
+        for name in names {
+            let Some(id) = name.strip_suffix(".md") else {
+                continue;
+            };
+            if !ids::is_valid(id) {
+                continue;
+            }
+            let Ok(relative) = tasks::task_file(id) else {
+                continue;
+            };
+            let path: PathBuf = store.path(&relative);
+            let Ok(meta) = std::fs::metadata(&path) else {
+                continue; // removed between the listing and now
+            };
+            let stamp = (
+                meta.modified().unwrap_or(SystemTime::UNIX_EPOCH),
+                meta.len(),
+            );
+            let fresh = cache.get(id).is_some_and(|c| c.stamp == stamp);
+            if !fresh {
+                let doc = match tasks::load(store, id) {
+                    Ok(Some(doc)) if doc.field("Status").is_some() => Ok(doc),
+                    Ok(Some(_)) => Err(format!(
+                        "{}: not a task file (no Status in its Metadata)",
+                        path.display()
+                    )),
+                    Ok(None) => continue,
+                    Err(error) => Err(format!("{error:#}")),
+                };
+                cache.insert(id.to_string(), Cached { stamp, doc });
+            }
+            seen.push(id.to_string());
+        }
+        cache.retain(|id, _| seen.contains(id));
+        let mut docs = Vec::new();
+        for id in &seen {
+            match &cache[id].doc {
+                Ok(doc) => docs.push(doc.clone()),
+                Err(problem) => problems.push(problem.clone()),
+            }
+        }
+        TaskList { docs, problems }
+    }
+}
+
+/// The monitor's task object (seed 002 §15.2–15.4), from [`tasks::monitor_json`].
+pub fn task_json(agent: &Agent, doc: &TaskDoc) -> Value {
+    let ctx = agent.ctx();
+    let mut value = tasks::monitor_json(ctx.store(), doc);
+    // The seed's agent is the project here; the session stays visible.
+    if let Some(session) = value.get("agentId").cloned() {
+        value["sessionId"] = session;
+    }
+    value["agentId"] = json!(agent.id);
+    if let Some(step) = steps::current_step(doc) {
+        value["currentStep"] = json!({"id": step.id, "content": step.content});
+    }
+    for (field, key) in [
+        ("Blocked Reason", "blockedReason"),
+        ("Context", "context"),
+        ("Source", "source"),
+        ("Created By", "createdBy"),
+        ("Assignee", "assignee"),
+        ("Estimated Effort", "estimatedEffort"),
+        ("Start Date", "startDate"),
+        ("Due Date", "dueDate"),
+        ("Completed", "completed"),
+    ] {
+        if let Some(text) = doc.field(field) {
+            value[key] = json!(text);
+        }
+    }
+    if doc.field("Status") == Some(tasks::BLOCKED) && value.get("blockedReason").is_none() {
+        // `task block --note` records the reason as the last progress line.
+        if let Some(last) = doc.progress.items().last() {
+            value["blockedReason"] = json!(last);
+        }
+    }
+    value
+}
+
+/// Which tasks a list endpoint shows.
+#[derive(Clone, Copy)]
+pub enum Filter {
+    All,
+    Blocked,
+    /// Completed or cancelled, most recent first.
+    History,
+    /// Written but not started: a status that is none of ours (a planner's
+    /// `pending`, `planned`, `todo`, …).
+    Plans,
+}
+
+pub fn task_list(cache: &TaskCache, agent: &Agent, filter: Filter) -> Value {
+    let list = cache.tasks(agent);
+    let mut docs: Vec<&TaskDoc> = list
+        .docs
+        .iter()
+        .filter(|doc| {
+            let status = doc.field("Status").unwrap_or_default();
+            match filter {
+                Filter::All => true,
+                Filter::Blocked => status == tasks::BLOCKED,
+                Filter::History => matches!(status, tasks::COMPLETED | tasks::CANCELLED),
+                Filter::Plans => !matches!(
+                    status,
+                    tasks::IN_PROGRESS | tasks::BLOCKED | tasks::COMPLETED | tasks::CANCELLED
+                ),
+            }
+        })
+        .collect();
+    if matches!(filter, Filter::History) {
+        docs.sort_by(|a, b| b.last_activity().cmp(&a.last_activity()));
+    }
+    Value::Array(docs.into_iter().map(|doc| task_json(agent, doc)).collect())
+}
+
+/// The active task (`tasks/active.json`, as the hooks see it), or null.
+pub fn current(agent: &Agent) -> anyhow::Result<Value> {
+    let ctx = agent.ctx();
+    Ok(match tasks::active(ctx.store())? {
+        Some(doc) => task_json(agent, &doc),
+        None => Value::Null,
+    })
+}
+
+/// `loop.json` as written, with its conditions spelled out. Read as plain
+/// JSON, so a status this version does not know (a newer `PAUSED`) is shown
+/// as it is rather than refused.
+pub fn current_loop(agent: &Agent) -> anyhow::Result<Value> {
+    let ctx = agent.ctx();
+    Ok(read_loop(&ctx, LOOP_FILE)?.unwrap_or(Value::Null))
+}
+
+/// The archived loops, newest first.
+pub fn archived_loops(agent: &Agent) -> anyhow::Result<Value> {
+    let ctx = agent.ctx();
+    let mut loops = Vec::new();
+    for name in ctx.store().list_dir(ARCHIVE_DIR)?.into_iter().rev() {
+        let Some(id) = name.strip_suffix(".json") else {
+            continue;
+        };
+        if !ids::is_valid(id) {
+            continue;
+        }
+        if let Some(value) = read_loop(&ctx, &format!("{ARCHIVE_DIR}/{name}"))? {
+            loops.push(value);
+        }
+    }
+    Ok(Value::Array(loops))
+}
+
+fn read_loop(ctx: &Ctx, relative: &str) -> anyhow::Result<Option<Value>> {
+    let Some(text) = ctx.store().read_text(relative)? else {
+        return Ok(None);
+    };
+    let Ok(mut value) = serde_json::from_str::<Value>(&text) else {
+        return Ok(Some(
+            json!({"error": format!("{} is not valid JSON", ctx.store().path(relative).display())}),
+        ));
+    };
+    let mut conditions = Vec::new();
+    if let Some(checks) = value.get("checks").and_then(Value::as_array) {
+        for check in checks.iter().filter_map(Value::as_str) {
+            conditions.push(format!("check `{check}` exits 0"));
+        }
+    }
+    if let Some(promise) = value.get("promise").and_then(Value::as_str) {
+        conditions.push(format!("promise <promise>{promise}</promise>"));
+    }
+    if value.get("diagnostics").and_then(Value::as_bool) == Some(true) {
+        conditions.push("no language-server errors in touched files".to_string());
+    }
+    if let Some(object) = value.as_object_mut() {
+        object.remove("worktree"); // a snapshot of every file: noise here
+        object.insert("conditions".into(), json!(conditions));
+    }
+    Ok(Some(value))
+}
+
+/// Per agent: the current task, its steps done/total, the loop's state.
+pub fn team_state(cache: &TaskCache, agents: &[Agent]) -> Value {
+    let mut out = Vec::new();
+    for agent in agents {
+        let current = current(agent).unwrap_or(Value::Null);
+        let list = cache.tasks(agent);
+        let (mut done, mut total) = (0, 0);
+        for doc in list.docs.iter().filter(|doc| tasks::is_active(doc)) {
+            let progress = tasks::StepsProgress::of(doc.steps());
+            done += progress.done;
+            total += progress.total;
+        }
+        let loop_state = current_loop(agent).unwrap_or(Value::Null);
+        let loop_summary = if loop_state.is_null() {
+            Value::Null
+        } else {
+            json!({
+                "id": loop_state.get("id"),
+                "status": loop_state.get("status"),
+                "goal": loop_state.get("goal"),
+                "iteration": loop_state.get("iteration"),
+                "maxIterations": loop_state.get("max_iterations"),
+            })
+        };
+        out.push(json!({
+            "agentId": agent.id,
+            "name": agent.name,
+            "currentTask": current,
+            "steps": {"done": done, "total": total},
+            "activeTasks": list.docs.iter().filter(|doc| tasks::is_active(doc)).count(),
+            "loop": loop_summary,
+            "problems": list.problems,
+        }));
+    }
+    Value::Array(out)
+}
+
+/// The agents with their counts and any unreadable files.
+pub fn agents(cache: &TaskCache, agents: &[Agent]) -> Value {
+    Value::Array(
+        agents
+            .iter()
+            .map(|agent| {
+                let list = cache.tasks(agent);
+                json!({
+                    "id": agent.id,
+                    "name": agent.name,
+                    "projectRoot": agent.project_root.to_string_lossy(),
+                    "stateRoot": agent.ctx().state_root.to_string_lossy(),
+                    "taskCount": list.docs.len(),
+                    "problems": list.problems,
+                })
+            })
+            .collect(),
+    )
+}
+
+/// One `events.jsonl` record as the monitor sends it: `agentId` is the
+/// monitor's agent, the session that wrote it is `sessionId`.
+pub fn rewrite_event(agent: &Agent, mut event: Value) -> Value {
+    if let Some(object) = event.as_object_mut() {
+        if let Some(session) = object.remove("agentId")
+            && session.as_str().is_some_and(|s| !s.is_empty())
+        {
+            object.insert("sessionId".into(), session);
+        }
+        object.insert("agentId".into(), json!(agent.id));
+    }
+    event
+}
+
+/// `GET /api/events?since=&limit=`: every agent's `events.jsonl`, oldest
+/// first. Without `since`, the last `limit`; with it (an RFC 3339 stamp,
+/// exclusive), the first `limit` after it, and `more` when the page is full.
+pub fn events(agents: &[Agent], since: Option<&str>, limit: Option<usize>) -> Value {
+    let limit = limit
+        .unwrap_or(DEFAULT_EVENTS_PAGE)
+        .clamp(1, MAX_EVENTS_PAGE);
+    let mut all = Vec::new();
+    let mut problems = Vec::new();
+    for agent in agents {
+        let ctx = agent.ctx();
+        match ctx.store().read_text(EVENTS_FILE) {
+            Ok(Some(text)) => {
+                for line in text.lines().filter(|l| !l.trim().is_empty()) {
+                    match serde_json::from_str::<Value>(line) {
+                        Ok(event) => all.push(rewrite_event(agent, event)),
+                        Err(_) => problems.push(format!(
+                            "{}: a line that is not JSON was left out",
+                            ctx.store().path(EVENTS_FILE).display()
+                        )),
+                    }
+                }
+            }
+            Ok(None) => {}
+            Err(error) => problems.push(format!("{error:#}")),
+        }
+    }
+    let stamp = |event: &Value| {
+        event
+            .get("timestamp")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string()
+    };
+    // Stable: events of one file keep their order at equal stamps.
+    all.sort_by_key(stamp);
+    problems.dedup();
+    let (page, more) = match since {
+        Some(since) => {
+            let after: Vec<Value> = all
+                .into_iter()
+                .filter(|e| stamp(e).as_str() > since)
+                .collect();
+            let more = after.len() > limit;
+            (after.into_iter().take(limit).collect::<Vec<_>>(), more)
+        }
+        None => {
+            let more = all.len() > limit;
+            let skip = all.len().saturating_sub(limit);
+            (all.into_iter().skip(skip).collect(), more)
+        }
+    };
+    json!({"events": page, "more": more, "problems": problems})
+}
