@@ -222,15 +222,21 @@ pub fn run(ctx: &Ctx, options: Options) -> anyhow::Result<()> {
                 token: token.clone(),
             },
         )?;
+        // Handlers first: a signal that arrives as soon as the URL is out
+        // must stop the server gracefully, not kill it.
+        let signals = Signals::install()?;
         let watcher = live::start(state.clone());
         let names: Vec<String> = agents
             .iter()
             .map(|a| format!("{} ({})", a.id, a.project_root.display()))
             .collect();
-        println!("Monitor: {base}#token={token}");
-        println!("Watching: {}", names.join(", "));
+        // Not println!: a closed stdout (the terminal went away) must not
+        // bring the server down.
         use std::io::Write as _;
-        let _ = std::io::stdout().flush();
+        let mut stdout = std::io::stdout();
+        let _ = writeln!(stdout, "Monitor: {base}#token={token}");
+        let _ = writeln!(stdout, "Watching: {}", names.join(", "));
+        let _ = stdout.flush();
         if options.open {
             let _ = std::process::Command::new("xdg-open")
                 .arg(format!("{base}#token={token}"))
@@ -241,7 +247,7 @@ pub fn run(ctx: &Ctx, options: Options) -> anyhow::Result<()> {
         let shutdown = state.shutdown.clone();
         let served = axum::serve(listener, api::router(state.clone()))
             .with_graceful_shutdown(async move {
-                wait_for_signal().await;
+                signals.wait().await;
                 // Ends the WebSocket and SSE streams, which would otherwise
                 // keep the graceful shutdown waiting forever.
                 let _ = shutdown.send(true);
@@ -254,17 +260,25 @@ pub fn run(ctx: &Ctx, options: Options) -> anyhow::Result<()> {
     })
 }
 
-async fn wait_for_signal() {
-    use tokio::signal::unix::{SignalKind, signal};
-    let mut term = match signal(SignalKind::terminate()) {
-        Ok(term) => term,
-        Err(_) => {
-            let _ = tokio::signal::ctrl_c().await;
-            return;
+/// SIGINT and SIGTERM, registered before the server starts.
+struct Signals {
+    interrupt: tokio::signal::unix::Signal,
+    terminate: tokio::signal::unix::Signal,
+}
+
+impl Signals {
+    fn install() -> anyhow::Result<Signals> {
+        use tokio::signal::unix::{SignalKind, signal};
+        Ok(Signals {
+            interrupt: signal(SignalKind::interrupt()).context("cannot handle SIGINT")?,
+            terminate: signal(SignalKind::terminate()).context("cannot handle SIGTERM")?,
+        })
+    }
+
+    async fn wait(mut self) {
+        tokio::select! {
+            _ = self.interrupt.recv() => {}
+            _ = self.terminate.recv() => {}
         }
-    };
-    tokio::select! {
-        _ = tokio::signal::ctrl_c() => {}
-        _ = term.recv() => {}
     }
 }

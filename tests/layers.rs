@@ -24,6 +24,8 @@ const ALLOWED: &[(&str, &[&str])] = &[
         "guards",
         &["tasks", "ralph", "orchestrator", "hook", "state", "util"],
     ),
+    // The dashboard server: only the CLI reaches it (issue 14).
+    ("monitor", &["tasks", "ralph", "hook", "state", "util"]),
     (
         "events",
         &[
@@ -42,6 +44,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
     (
         "cli",
         &[
+            "monitor",
             "guards",
             "diagnostics",
             "daemon",

@@ -30,3 +30,5 @@ mod diagnostics;
 mod daemon;
 // src/ layering: no part uses one above it (issue 9).
 mod layers;
+// `ralph-hooks monitor` (issue 14): REST, WebSocket/SSE, security, shutdown.
+mod monitor;
