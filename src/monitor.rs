@@ -182,7 +182,7 @@ fn remove_monitor_files(agents: &[Agent]) {
     }
 }
 
-/// Runs the monitor until SIGINT or SIGTERM.
+/// Runs the monitor until SIGINT, SIGTERM or SIGHUP.
 pub fn run(ctx: &Ctx, options: Options) -> anyhow::Result<()> {
     let agents = agents(&ctx.project_root, &options.projects)?;
     let token = match options.token {
@@ -260,18 +260,31 @@ pub fn run(ctx: &Ctx, options: Options) -> anyhow::Result<()> {
     })
 }
 
-/// SIGINT and SIGTERM, registered before the server starts.
+/// SIGINT, SIGTERM and SIGHUP (the terminal closed), registered before the
+/// server starts.
 struct Signals {
     interrupt: tokio::signal::unix::Signal,
     terminate: tokio::signal::unix::Signal,
+    hangup: tokio::signal::unix::Signal,
 }
 
 impl Signals {
     fn install() -> anyhow::Result<Signals> {
         use tokio::signal::unix::{SignalKind, signal};
+        // The CLI's start-up handler (`util::process::kill_children_on_signal`)
+        // ends the process on these signals, and tokio's handler chains to
+        // the one it finds: put the default back first, so a signal only
+        // wakes the graceful shutdown. The monitor starts no children to
+        // clean up (`--open`'s browser is not ours to kill).
+        for number in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
+            // SAFETY: resetting a disposition to SIG_DFL before any other
+            // thread of ours cares about it.
+            unsafe { libc::signal(number, libc::SIG_DFL) };
+        }
         Ok(Signals {
             interrupt: signal(SignalKind::interrupt()).context("cannot handle SIGINT")?,
             terminate: signal(SignalKind::terminate()).context("cannot handle SIGTERM")?,
+            hangup: signal(SignalKind::hangup()).context("cannot handle SIGHUP")?,
         })
     }
 
@@ -279,6 +292,7 @@ impl Signals {
         tokio::select! {
             _ = self.interrupt.recv() => {}
             _ = self.terminate.recv() => {}
+            _ = self.hangup.recv() => {}
         }
     }
 }

@@ -6,6 +6,21 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
+/// The front ends (`events`, `cli`) may use every part but each other
+/// (and only the CLI reaches `monitor`).
+const BELOW_FRONT_ENDS: &[&str] = &[
+    "guards",
+    "diagnostics",
+    "daemon",
+    "orchestrator",
+    "tasks",
+    "ralph",
+    "lsp",
+    "hook",
+    "state",
+    "util",
+];
+
 /// Each part and the parts it may use. Lowest layer first.
 const ALLOWED: &[(&str, &[&str])] = &[
     ("util", &[]),
@@ -26,21 +41,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ),
     // The dashboard server: only the CLI reaches it (issue 14).
     ("monitor", &["tasks", "ralph", "hook", "state", "util"]),
-    (
-        "events",
-        &[
-            "guards",
-            "diagnostics",
-            "daemon",
-            "orchestrator",
-            "tasks",
-            "ralph",
-            "lsp",
-            "hook",
-            "state",
-            "util",
-        ],
-    ),
+    ("events", BELOW_FRONT_ENDS),
     (
         "cli",
         &[

@@ -21,12 +21,16 @@ pub fn run(ctx: &Ctx, args: &mut Args) -> anyhow::Result<ExitCode> {
     let counter = continuation::counter(ctx)?;
     let monitor = crate::monitor::running(store);
     if json {
-        let value = json!({
+        let mut value = json!({
             "loop": loop_state,
             "task": task.as_ref().map(|doc| tasks::monitor_json(store, doc)),
             "continuation": counter,
-            "monitor": monitor.as_ref().map(|m| json!({"url": m.url, "pid": m.pid})),
+            "pipelines": crate::orchestrator::pipeline::views(ctx)?,
         });
+        // Only while one runs: the document stays as it was without one.
+        if let Some(m) = &monitor {
+            value["monitor"] = json!({"url": m.url, "pid": m.pid});
+        }
         println!("{}", serde_json::to_string(&value)?);
         return Ok(ExitCode::SUCCESS);
     }
@@ -93,6 +97,9 @@ pub fn run(ctx: &Ctx, args: &mut Args) -> anyhow::Result<ExitCode> {
             monitor.pid,
             store.path(crate::monitor::MONITOR_FILE).display()
         );
+    }
+    for view in crate::orchestrator::pipeline::views(ctx)? {
+        let _ = write!(text, "{}", crate::orchestrator::pipeline::describe(&view));
     }
     print!("{text}");
     Ok(ExitCode::SUCCESS)

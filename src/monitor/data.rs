@@ -3,11 +3,12 @@
 //! modification time and size, so a request over 1,000 tasks stats them all
 //! but parses only the ones that changed.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
 use std::sync::Mutex;
 use std::time::SystemTime;
 
+use anyhow::Context as _;
 use serde_json::{Value, json};
 
 use super::Agent;
@@ -15,6 +16,7 @@ use crate::hook::ctx::Ctx;
 use crate::state::events_log::EVENTS_FILE;
 use crate::state::ids;
 use crate::tasks::{self, TaskDoc, steps};
+use crate::util::fsread;
 
 /// `loop.json` and the archive, as the Ralph loop writes them.
 const LOOP_FILE: &str = crate::ralph::loop_state::LOOP_FILE;
@@ -33,8 +35,20 @@ struct Cached {
 /// Parsed task files per agent, refreshed on every read.
 #[derive(Default)]
 pub struct TaskCache {
-    agents: Mutex<HashMap<String, HashMap<String, Cached>>>,
+    agents: Mutex<HashMap<String, AgentCache>>,
 }
+
+#[derive(Default)]
+struct AgentCache {
+    tasks: HashMap<String, Cached>,
+    /// Damaged task files the store moved aside (`<id>.md.corrupt-<stamp>`,
+    /// kept in `tasks/` until a person deletes them), each with the warning
+    /// that says why when this monitor saw the move.
+    damaged: BTreeMap<String, String>,
+}
+
+/// How the store names a file it moved aside.
+const ASIDE_MARK: &str = ".corrupt-";
 
 /// An agent's tasks, in id order, plus the files that could not be read.
 pub struct TaskList {
@@ -58,9 +72,12 @@ impl TaskCache {
             }
         };
         let mut all = self.agents.lock().unwrap_or_else(|p| p.into_inner());
-        let cache = all.entry(agent.id.clone()).or_default();
+        let AgentCache {
+            tasks: cache,
+            damaged,
+        } = all.entry(agent.id.clone()).or_default();
         let mut seen = Vec::new();
-        for name in names {
+        for name in &names {
             let Some(id) = name.strip_suffix(".md") else {
                 continue;
             };
@@ -94,6 +111,33 @@ impl TaskCache {
             seen.push(id.to_string());
         }
         cache.retain(|id, _| seen.contains(id));
+        // A damaged file is moved aside by the store (the project's rule for
+        // corrupt state), so it is reported from its new name for as long as
+        // it stays there, with the reason when this monitor saw the move.
+        let warnings = store.take_warnings();
+        let names = if warnings.is_empty() {
+            names
+        } else {
+            store.list_dir(tasks::TASKS_DIR).unwrap_or(names)
+        };
+        let aside: Vec<&String> = names.iter().filter(|n| n.contains(ASIDE_MARK)).collect();
+        damaged.retain(|name, _| aside.contains(&name));
+        for name in aside {
+            let message = warnings
+                .iter()
+                .find(|w| w.contains(name.as_str()))
+                .cloned()
+                .unwrap_or_else(|| {
+                    format!(
+                        "{}: a damaged task file, moved aside; read it, then delete it",
+                        store
+                            .path(&format!("{}/{name}", tasks::TASKS_DIR))
+                            .display()
+                    )
+                });
+            damaged.entry(name.clone()).or_insert(message);
+        }
+        problems.extend(damaged.values().cloned());
         let mut docs = Vec::new();
         for id in &seen {
             match &cache[id].doc {
@@ -297,6 +341,35 @@ pub fn agents(cache: &TaskCache, agents: &[Agent]) -> Value {
     )
 }
 
+/// The log is never moved aside for its size (it grows without bound, see
+/// [`crate::state::events_log`]): past this, only its end is read.
+pub const MAX_LOG_READ: u64 = 16 * 1024 * 1024;
+
+/// The last [`MAX_LOG_READ`] bytes of `events.jsonl`, from a line start;
+/// `None` when there is no log. A FIFO or link there is refused, not read.
+fn read_log_tail(path: &std::path::Path) -> anyhow::Result<Option<String>> {
+    use std::io::{Read as _, Seek as _, SeekFrom};
+    let Some((mut file, len)) = fsread::open_regular(path, fsread::Links::Refuse)? else {
+        return Ok(None);
+    };
+    let start = len.saturating_sub(MAX_LOG_READ);
+    file.seek(SeekFrom::Start(start))
+        .with_context(|| format!("cannot read {}", path.display()))?;
+    let mut bytes = Vec::new();
+    file.take(MAX_LOG_READ)
+        .read_to_end(&mut bytes)
+        .with_context(|| format!("cannot read {}", path.display()))?;
+    if start > 0 {
+        // Cut inside a line: drop its end.
+        let first = bytes
+            .iter()
+            .position(|b| *b == b'\n')
+            .map_or(bytes.len(), |i| i + 1);
+        bytes.drain(..first);
+    }
+    Ok(Some(String::from_utf8_lossy(&bytes).into_owned()))
+}
+
 /// One `events.jsonl` record as the monitor sends it: `agentId` is the
 /// monitor's agent, the session that wrote it is `sessionId`.
 pub fn rewrite_event(agent: &Agent, mut event: Value) -> Value {
@@ -322,7 +395,7 @@ pub fn events(agents: &[Agent], since: Option<&str>, limit: Option<usize>) -> Va
     let mut problems = Vec::new();
     for agent in agents {
         let ctx = agent.ctx();
-        match ctx.store().read_text(EVENTS_FILE) {
+        match read_log_tail(&ctx.store().path(EVENTS_FILE)) {
             Ok(Some(text)) => {
                 for line in text.lines().filter(|l| !l.trim().is_empty()) {
                     match serde_json::from_str::<Value>(line) {

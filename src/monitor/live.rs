@@ -28,6 +28,7 @@ use super::Agent;
 use super::api::AppState;
 use crate::state::events_log::EVENTS_FILE;
 use crate::tasks::{StepStatus, StepsProgress, TaskDoc};
+use crate::util::fsread;
 
 /// Changes closer together than this are read as one.
 const DEBOUNCE: Duration = Duration::from_millis(30);
@@ -283,11 +284,11 @@ fn scan(state: &AppState, agent: &Agent, seen: &mut Seen, send: bool) {
 fn new_log_events(agent: &Agent, seen: &mut Seen) -> Vec<Value> {
     use std::io::{Read as _, Seek as _, SeekFrom};
     let path = agent.ctx().store().path(EVENTS_FILE);
-    let Ok(mut file) = std::fs::File::open(&path) else {
+    // fsread: the log may have been replaced by a FIFO or a link.
+    let Ok(Some((mut file, len))) = fsread::open_regular(&path, fsread::Links::Refuse) else {
         seen.events_offset = 0;
         return Vec::new();
     };
-    let len = file.metadata().map(|m| m.len()).unwrap_or(0);
     if len < seen.events_offset {
         seen.events_offset = 0;
     }
