@@ -303,7 +303,7 @@ Waiting for credentials
 2026-02-14T10:00:00.000Z";
 
 /// A project whose state holds the seed's example and three more tasks.
-fn seeded_project(label: &str) -> TempDir {
+pub fn seeded_project(label: &str) -> TempDir {
     let temp = TempDir::new(label);
     let tasks = state_dir(temp.path()).join("tasks");
     std::fs::create_dir_all(&tasks).unwrap();

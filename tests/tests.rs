@@ -36,3 +36,5 @@ mod pipeline;
 mod adversarial;
 // `ralph-hooks monitor` (issue 14): REST, WebSocket/SSE, security, shutdown.
 mod monitor;
+// The dashboard in headless Chromium over the DevTools protocol (issue 14).
+mod monitor_browser;
