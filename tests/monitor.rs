@@ -1022,3 +1022,75 @@ fn a_non_loopback_bind_warns() {
 pub fn run(command: &mut Command) -> std::process::Output {
     command.output().unwrap()
 }
+
+#[test]
+fn websocket_sees_loop_iterations_and_the_end() {
+    let temp = TempDir::new("mon-loop");
+    let project = temp.path();
+    let monitor = Monitor::start(project, &[]);
+    let agent = agent_of(project);
+    let mut client = monitor.websocket();
+    cli(
+        project,
+        &[
+            "loop",
+            "start",
+            "make done.txt",
+            "--check",
+            "test -f done.txt",
+            "--max-iterations",
+            "5",
+        ],
+    );
+    let (started, _) = client
+        .wait_for(Duration::from_secs(1), |e| {
+            e["type"] == "loop_event" && e["data"]["event"] == "loop_started"
+        })
+        .expect("loop_started within 1 s");
+    assert_eq!(started["agentId"], agent.as_str());
+    let stop = |active: bool| {
+        let input = json!({
+            "session_id": "5e55a0e1-0000-4000-8000-000000000002",
+            "transcript_path": project.join("transcript.jsonl"),
+            "cwd": project,
+            "hook_event_name": "Stop",
+            "stop_hook_active": active,
+            "last_assistant_message": "done, I think"
+        });
+        let output = util::run_with_stdin(
+            util::command("ralph-stop-loop-controller", project),
+            input.to_string().as_bytes(),
+        );
+        assert!(output.status.success());
+        String::from_utf8_lossy(&output.stdout).into_owned()
+    };
+    // The check fails: the Stop is blocked, one iteration with its reason.
+    assert!(stop(false).contains("\"block\""));
+    let (iteration, _) = client
+        .wait_for(Duration::from_secs(1), |e| {
+            e["type"] == "loop_event" && e["data"]["event"] == "loop_iteration"
+        })
+        .expect("loop_iteration within 1 s of the Stop");
+    assert_eq!(iteration["data"]["iteration"], 1);
+    assert!(
+        iteration["data"]["failed"]
+            .to_string()
+            .contains("test -f done.txt"),
+        "the reason names the failing check: {iteration}"
+    );
+    // The loop view's data: the iteration's reason is in the history.
+    let (_, current) = monitor.get(&format!("/api/agents/{agent}/loop"));
+    assert_eq!(current["iteration"], 1, "{current}");
+    assert_eq!(current["history"][0]["decision"], "block", "{current}");
+    // Fixed: the next Stop completes the loop.
+    std::fs::write(project.join("done.txt"), "").unwrap();
+    stop(true);
+    let (completed, _) = client
+        .wait_for(Duration::from_secs(1), |e| {
+            e["type"] == "loop_event" && e["data"]["event"] == "loop_completed"
+        })
+        .expect("loop_completed within 1 s of the Stop");
+    assert!(completed["data"]["reason"].is_string(), "{completed}");
+    let (_, archived) = monitor.get(&format!("/api/agents/{agent}/loops"));
+    assert_eq!(archived[0]["status"], "COMPLETED", "{archived}");
+}
