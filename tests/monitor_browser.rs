@@ -413,6 +413,25 @@ fn the_dashboard_in_a_real_browser() {
     assert_eq!(page.eval("window.__sameDocument"), json!(true));
     page.screenshot("2-after-cli-step");
 
+    // A self-driving Stop (the real hook binary): its card in Events later.
+    let stop = json!({
+        "session_id": "5e55a0e1-0000-4000-8000-00000000b0b0",
+        "transcript_path": project.join("transcript.jsonl"),
+        "cwd": project,
+        "hook_event_name": "Stop",
+        "stop_hook_active": false,
+        "last_assistant_message": "Stopping for now."
+    });
+    let output = util::run_with_stdin(
+        util::command("ralph-stop-loop-controller", project),
+        stop.to_string().as_bytes(),
+    );
+    assert!(
+        String::from_utf8_lossy(&output.stdout).contains("\"block\""),
+        "the Stop was not continued: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+
     // The modal's checklist, opened with the mouse.
     page.click(".active-card[data-task=\"task_steps_test\"]");
     page.wait_for(
@@ -503,7 +522,39 @@ fn the_dashboard_in_a_real_browser() {
         Duration::from_secs(2),
     )
     .unwrap_or_else(|seen| panic!("no step cards in the Events view: {seen}"));
+    assert_eq!(
+        page.eval("[...document.querySelectorAll('#events .event.continuation')].map(e => e.children[0].textContent + ' ' + e.children[1].textContent)"),
+        json!(["🔄 Self-Driving #1"])
+    );
     page.screenshot("6-events-dark");
+
+    // The Loop view, live: a loop started with the CLI appears with its
+    // goal, iteration n/max and conditions.
+    page.click("nav button[data-view=\"loops\"]");
+    cli(
+        project,
+        &[
+            "loop",
+            "start",
+            "ship the login",
+            "--check",
+            "true",
+            "--max-iterations",
+            "7",
+        ],
+    );
+    page.wait_for(
+        "document.querySelector('#loops .loop-box')?.innerText.includes('ship the login') ?? false",
+        &json!(true),
+        Duration::from_secs(2),
+    )
+    .unwrap_or_else(|seen| panic!("the Loop view did not show the new loop: {seen}"));
+    let loop_text = page.eval("document.querySelector('#loops .loop-box').innerText");
+    let loop_text = loop_text.as_str().unwrap();
+    assert!(loop_text.contains("Iteration 0/7"), "{loop_text}");
+    assert!(loop_text.contains("check `true` exits 0"), "{loop_text}");
+    assert!(loop_text.contains("RUNNING"), "{loop_text}");
+    page.screenshot("7-loop-dark");
 
     assert!(
         page.errors.is_empty(),
