@@ -638,6 +638,10 @@ fn host_and_origin_rules() {
         format!("localhost:{port}"),
         format!("127.0.0.1:{port}"),
         "localhost".to_string(),
+        // An IP literal cannot be rebound: how another machine reaches a
+        // monitor bound to 0.0.0.0.
+        format!("192.168.1.20:{port}"),
+        format!("[::1]:{port}"),
     ] {
         let (status, body) = monitor.raw("GET", "/api/agents", &[("Host", &host)], b"");
         assert_eq!(status, 200, "{host}: {body}");
@@ -647,6 +651,8 @@ fn host_and_origin_rules() {
         "evil.example".to_string(),
         format!("127.0.0.1:{}", port.wrapping_add(1)),
         format!("localhost.evil.example:{port}"),
+        format!("127.0.0.1.nip.io:{port}"),
+        String::new(),
     ] {
         let (status, body) = monitor.raw("GET", "/api/agents", &[("Host", &host)], b"");
         assert_eq!(status, 403, "{host}: {body}");

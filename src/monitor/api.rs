@@ -89,8 +89,10 @@ fn ok(value: Value) -> Response {
     axum::Json(value).into_response()
 }
 
-/// The host names this server answers to: loopback names and the bound
-/// address, with or without the port.
+/// The hosts this server answers to, with this port or none: `localhost`
+/// and IP addresses. DNS rebinding needs a name the attacker controls, so an
+/// IP literal is safe, and it is how another machine reaches a monitor
+/// started with `--bind 0.0.0.0`; every other name is refused.
 fn host_allowed(state: &AppState, host: &str) -> bool {
     let port = state.local.port().to_string();
     let name = match host.rsplit_once(':') {
@@ -101,8 +103,7 @@ fn host_allowed(state: &AppState, host: &str) -> bool {
         _ => host,
     };
     let name = name.trim_start_matches('[').trim_end_matches(']');
-    let bound = state.local.ip().to_string();
-    matches!(name, "localhost" | "127.0.0.1" | "::1") || name == bound
+    name.eq_ignore_ascii_case("localhost") || name.parse::<std::net::IpAddr>().is_ok()
 }
 
 async fn guard_host(State(state): State<Shared>, request: Request, next: Next) -> Response {
