@@ -184,7 +184,11 @@ async fn agents(State(state): State<Shared>) -> Response {
 
 async fn list(state: Shared, agent: String, filter: Filter) -> Response {
     blocking(move || match state.agent(&agent) {
-        Some(found) => ok(data::task_list(&state.cache, found, filter)),
+        Some(found) => (
+            [(header::CONTENT_TYPE, "application/json")],
+            data::task_list(&state.cache, found, filter),
+        )
+            .into_response(),
         None => unknown_agent(&agent),
     })
     .await

@@ -5,7 +5,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::SystemTime;
 
 use anyhow::Context as _;
@@ -26,10 +26,17 @@ const ARCHIVE_DIR: &str = crate::ralph::loop_state::ARCHIVE_DIR;
 pub const MAX_EVENTS_PAGE: usize = 1000;
 const DEFAULT_EVENTS_PAGE: usize = 100;
 
-/// One parsed task file and the stamp it was parsed at.
+/// One parsed task and its monitor JSON, serialized once per change of
+/// the file: a list request only joins the texts.
+pub struct Entry {
+    pub doc: TaskDoc,
+    pub json: String,
+}
+
+/// One task file, as parsed at the stamp it had then.
 struct Cached {
     stamp: (SystemTime, u64),
-    doc: Result<TaskDoc, String>,
+    entry: Result<Arc<Entry>, String>,
 }
 
 /// Parsed task files per agent, refreshed on every read.
@@ -52,8 +59,14 @@ const ASIDE_MARK: &str = ".corrupt-";
 
 /// An agent's tasks, in id order, plus the files that could not be read.
 pub struct TaskList {
-    pub docs: Vec<TaskDoc>,
+    pub entries: Vec<Arc<Entry>>,
     pub problems: Vec<String>,
+}
+
+impl TaskList {
+    pub fn docs(&self) -> impl Iterator<Item = &TaskDoc> {
+        self.entries.iter().map(|entry| &entry.doc)
+    }
 }
 
 impl TaskCache {
@@ -97,8 +110,11 @@ impl TaskCache {
             );
             let fresh = cache.get(id).is_some_and(|c| c.stamp == stamp);
             if !fresh {
-                let doc = match tasks::load(store, id) {
-                    Ok(Some(doc)) if doc.field("Status").is_some() => Ok(doc),
+                let entry = match tasks::load(store, id) {
+                    Ok(Some(doc)) if doc.field("Status").is_some() => {
+                        let json = task_json_with(agent, store, &doc).to_string();
+                        Ok(Arc::new(Entry { doc, json }))
+                    }
                     Ok(Some(_)) => Err(format!(
                         "{}: not a task file (no Status in its Metadata)",
                         path.display()
@@ -106,7 +122,7 @@ impl TaskCache {
                     Ok(None) => continue,
                     Err(error) => Err(format!("{error:#}")),
                 };
-                cache.insert(id.to_string(), Cached { stamp, doc });
+                cache.insert(id.to_string(), Cached { stamp, entry });
             }
             seen.push(id.to_string());
         }
@@ -138,21 +154,24 @@ impl TaskCache {
             damaged.entry(name.clone()).or_insert(message);
         }
         problems.extend(damaged.values().cloned());
-        let mut docs = Vec::new();
+        let mut entries = Vec::new();
         for id in &seen {
-            match &cache[id].doc {
-                Ok(doc) => docs.push(doc.clone()),
+            match &cache[id].entry {
+                Ok(entry) => entries.push(entry.clone()),
                 Err(problem) => problems.push(problem.clone()),
             }
         }
-        TaskList { docs, problems }
+        TaskList { entries, problems }
     }
 }
 
 /// The monitor's task object (seed 002 §15.2–15.4), from [`tasks::monitor_json`].
 pub fn task_json(agent: &Agent, doc: &TaskDoc) -> Value {
-    let ctx = agent.ctx();
-    let mut value = tasks::monitor_json(ctx.store(), doc);
+    task_json_with(agent, agent.ctx().store(), doc)
+}
+
+fn task_json_with(agent: &Agent, store: &crate::state::Store, doc: &TaskDoc) -> Value {
+    let mut value = tasks::monitor_json(store, doc);
     // The seed's agent is the project here; the session stays visible.
     if let Some(session) = value.get("agentId").cloned() {
         value["sessionId"] = session;
@@ -197,13 +216,15 @@ pub enum Filter {
     Plans,
 }
 
-pub fn task_list(cache: &TaskCache, agent: &Agent, filter: Filter) -> Value {
+/// The JSON array text of an agent's tasks that pass `filter`.
+pub fn task_list(cache: &TaskCache, agent: &Agent, filter: Filter) -> String {
     let list = cache.tasks(agent);
-    let mut docs: Vec<&TaskDoc> = list
-        .docs
+    let mut entries: Vec<&Entry> = list
+        .entries
         .iter()
-        .filter(|doc| {
-            let status = doc.field("Status").unwrap_or_default();
+        .map(|entry| entry.as_ref())
+        .filter(|entry| {
+            let status = entry.doc.field("Status").unwrap_or_default();
             match filter {
                 Filter::All => true,
                 Filter::Blocked => status == tasks::BLOCKED,
@@ -216,9 +237,19 @@ pub fn task_list(cache: &TaskCache, agent: &Agent, filter: Filter) -> Value {
         })
         .collect();
     if matches!(filter, Filter::History) {
-        docs.sort_by(|a, b| b.last_activity().cmp(&a.last_activity()));
+        entries.sort_by(|a, b| b.doc.last_activity().cmp(&a.doc.last_activity()));
     }
-    Value::Array(docs.into_iter().map(|doc| task_json(agent, doc)).collect())
+    let mut text =
+        String::with_capacity(2 + entries.iter().map(|e| e.json.len() + 1).sum::<usize>());
+    text.push('[');
+    for (index, entry) in entries.iter().enumerate() {
+        if index > 0 {
+            text.push(',');
+        }
+        text.push_str(&entry.json);
+    }
+    text.push(']');
+    text
 }
 
 /// The active task (`tasks/active.json`, as the hooks see it), or null.
@@ -291,7 +322,7 @@ pub fn team_state(cache: &TaskCache, agents: &[Agent]) -> Value {
         let current = current(agent).unwrap_or(Value::Null);
         let list = cache.tasks(agent);
         let (mut done, mut total) = (0, 0);
-        for doc in list.docs.iter().filter(|doc| tasks::is_active(doc)) {
+        for doc in list.docs().filter(|doc| tasks::is_active(doc)) {
             let progress = tasks::StepsProgress::of(doc.steps());
             done += progress.done;
             total += progress.total;
@@ -313,7 +344,7 @@ pub fn team_state(cache: &TaskCache, agents: &[Agent]) -> Value {
             "name": agent.name,
             "currentTask": current,
             "steps": {"done": done, "total": total},
-            "activeTasks": list.docs.iter().filter(|doc| tasks::is_active(doc)).count(),
+            "activeTasks": list.docs().filter(|doc| tasks::is_active(doc)).count(),
             "loop": loop_summary,
             "problems": list.problems,
         }));
@@ -333,7 +364,7 @@ pub fn agents(cache: &TaskCache, agents: &[Agent]) -> Value {
                     "name": agent.name,
                     "projectRoot": agent.project_root.to_string_lossy(),
                     "stateRoot": agent.ctx().state_root.to_string_lossy(),
-                    "taskCount": list.docs.len(),
+                    "taskCount": list.entries.len(),
                     "problems": list.problems,
                 })
             })

@@ -258,7 +258,7 @@ fn scan(state: &AppState, agent: &Agent, seen: &mut Seen, send: bool) {
     let list = state.cache.tasks(agent);
     let stamp = now_stamp();
     let mut now: HashMap<String, Summary> = HashMap::new();
-    for doc in &list.docs {
+    for doc in list.docs() {
         now.insert(doc.id.clone(), Summary::of(doc));
     }
     let mut messages = Vec::new();
