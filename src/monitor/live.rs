@@ -392,3 +392,100 @@ pub async fn sse(State(state): State<Arc<AppState>>) -> Response {
         .keep_alive(KeepAlive::default())
         .into_response()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tasks::TaskDoc;
+
+    fn summary(steps: &str, status: &str, progress: &[&str]) -> Summary {
+        let progress: String = progress.iter().map(|p| format!("- {p}\n")).collect();
+        let text = format!(
+            "# Task: t\n\n## Metadata\n- **Status:** {status}\n\n## Description\nd\n\n## Steps\n{steps}\n## Progress\n{progress}"
+        );
+        Summary::of(&TaskDoc::parse(&text, "t"))
+    }
+
+    fn events(before: Option<&Summary>, after: Option<&Summary>) -> Vec<(String, String, Value)> {
+        diff("agent", "task_t", before, after, "2026-01-01T00:00:00.000Z")
+            .into_iter()
+            .map(|m| {
+                (
+                    m["type"].as_str().unwrap().to_string(),
+                    m["data"]["event"].as_str().unwrap().to_string(),
+                    m["data"]["stepId"].clone(),
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn one_write_that_completes_a_step_and_starts_the_next_says_both() {
+        let before = summary("- [>] (s1) a\n- [ ] (s2) b\n", "in_progress", &["x"]);
+        let after = summary(
+            "- [x] (s1) a\n- [>] (s2) b\n",
+            "in_progress",
+            &["x", "[s1] a — done"],
+        );
+        assert_eq!(
+            events(Some(&before), Some(&after)),
+            [
+                (
+                    "task_step_update".into(),
+                    "step_completed".into(),
+                    json!("s1")
+                ),
+                (
+                    "task_step_update".into(),
+                    "step_started".into(),
+                    json!("s2")
+                ),
+                ("task_update".into(), "progress_added".into(), Value::Null),
+            ]
+        );
+        let message = &diff("agent", "task_t", Some(&before), Some(&after), "now")[0];
+        assert_eq!(
+            message["data"]["stepsProgress"],
+            json!({"total": 2, "done": 1, "inProgress": 1, "pending": 0, "skipped": 0})
+        );
+    }
+
+    #[test]
+    fn reorders_sets_skips_and_status() {
+        let two = summary("- [ ] (s1) a\n- [ ] (s2) b\n", "in_progress", &[]);
+        let swapped = summary("- [ ] (s2) b\n- [ ] (s1) a\n", "in_progress", &[]);
+        assert_eq!(
+            events(Some(&two), Some(&swapped)),
+            [(
+                "task_step_update".into(),
+                "steps_reordered".into(),
+                Value::Null
+            )]
+        );
+        let replaced = summary("- [ ] (s1) new\n", "in_progress", &[]);
+        assert_eq!(
+            events(Some(&two), Some(&replaced)),
+            [("task_step_update".into(), "steps_set".into(), Value::Null)]
+        );
+        let skipped = summary("- [-] (s1) a\n- [ ] (s2) b\n", "blocked", &[]);
+        assert_eq!(
+            events(Some(&two), Some(&skipped)),
+            [
+                (
+                    "task_step_update".into(),
+                    "step_skipped".into(),
+                    json!("s1")
+                ),
+                ("task_update".into(), "status_changed".into(), Value::Null),
+            ]
+        );
+        assert_eq!(
+            events(None, Some(&two)),
+            [("task_update".into(), "task_created".into(), Value::Null)]
+        );
+        assert!(
+            events(Some(&two), Some(&two)).is_empty(),
+            "no change, no event"
+        );
+    }
+}
