@@ -1100,3 +1100,26 @@ fn websocket_sees_loop_iterations_and_the_end() {
     let (_, archived) = monitor.get(&format!("/api/agents/{agent}/loops"));
     assert_eq!(archived[0]["status"], "COMPLETED", "{archived}");
 }
+
+#[test]
+fn a_list_read_right_after_a_cli_write_sees_it() {
+    // The list is reused while nothing changed; a write from another
+    // process must show in the very next read, before any event arrives.
+    let temp = TempDir::new("mon-fresh");
+    let project = temp.path();
+    cli(project, &["task", "start", "fresh reads"]);
+    let monitor = Monitor::start(project, &[]);
+    let agent = agent_of(project);
+    for n in 1..=15 {
+        // Warm: two reads with nothing changed in between.
+        monitor.get(&format!("/api/agents/{agent}/tasks"));
+        std::thread::sleep(Duration::from_millis(if n % 3 == 0 { 150 } else { 5 }));
+        monitor.get(&format!("/api/agents/{agent}/tasks"));
+        cli(project, &["task", "step", "add", &format!("step {n}")]);
+        let (_, tasks) = monitor.get(&format!("/api/agents/{agent}/tasks"));
+        assert_eq!(
+            tasks[0]["stepsProgress"]["total"], n,
+            "read {n} right after the CLI write: {tasks}"
+        );
+    }
+}

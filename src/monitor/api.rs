@@ -377,6 +377,8 @@ fn apply_update(state: &AppState, agent_id: &str, task_id: &str, body: UpdateBod
         }
         _ => return error(StatusCode::BAD_REQUEST, "progress or action required"),
     };
+    // Our own write: the next read must see it, whatever the watcher heard.
+    state.cache.invalidate();
     match result {
         Ok(doc) => ok(data::task_json(agent, &doc)),
         // The step functions refuse with a message that says why (unknown

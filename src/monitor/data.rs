@@ -5,6 +5,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::SystemTime;
 
@@ -43,21 +44,42 @@ struct Cached {
 #[derive(Default)]
 pub struct TaskCache {
     agents: Mutex<HashMap<String, AgentCache>>,
+    /// Bumped by the file watcher on every change it hears of, and by the
+    /// monitor's own writes. While it is trusted (inotify watches every
+    /// state root) and unchanged, a read reuses the last list without
+    /// looking at the 1,000 files again.
+    pub generation: Arc<AtomicU64>,
+    pub generation_trusted: AtomicBool,
 }
 
 #[derive(Default)]
 struct AgentCache {
     tasks: HashMap<String, Cached>,
+    /// The last list and when it was read, see [`TaskCache::tasks`].
+    last: Option<LastList>,
     /// Damaged task files the store moved aside (`<id>.md.corrupt-<stamp>`,
     /// kept in `tasks/` until a person deletes them), each with the warning
     /// that says why when this monitor saw the move.
     damaged: BTreeMap<String, String>,
 }
 
+struct LastList {
+    generation: u64,
+    /// The `tasks/` directory's mtime at the scan, and the scan's start.
+    dir_mtime: Option<SystemTime>,
+    scanned_at: SystemTime,
+    list: TaskList,
+}
+
+/// A directory changed less than this before a scan is not trusted to
+/// show the next change in its mtime (file times use a coarse clock).
+const DIR_MTIME_MARGIN: std::time::Duration = std::time::Duration::from_millis(100);
+
 /// How the store names a file it moved aside.
 const ASIDE_MARK: &str = ".corrupt-";
 
 /// An agent's tasks, in id order, plus the files that could not be read.
+#[derive(Clone)]
 pub struct TaskList {
     pub entries: Vec<Arc<Entry>>,
     pub problems: Vec<String>,
@@ -70,11 +92,43 @@ impl TaskList {
 }
 
 impl TaskCache {
+    /// Something changed on disk (or may have): the next read looks again.
+    pub fn invalidate(&self) {
+        self.generation.fetch_add(1, Ordering::AcqRel);
+    }
+
     /// Reads every task file of `agent` (only the changed ones are parsed
     /// again). A file that is unreadable, or not a task (no `Status`), is a
     /// problem, reported, never a failed request.
     pub fn tasks(&self, agent: &Agent) -> TaskList {
+        // The last list is reused, without looking at every file, only when
+        // (1) the watcher heard of no change since (inotify; read before the
+        // scan, so a change during it makes the next read scan), and (2) the
+        // `tasks/` directory's mtime is the same and was already old at the
+        // scan: every writer of ours renames into that directory, so a write
+        // whose inotify event is still on its way is seen here anyway.
+        let generation = self.generation.load(Ordering::Acquire);
         let ctx = agent.ctx();
+        let dir_mtime = std::fs::metadata(ctx.store().path(tasks::TASKS_DIR))
+            .and_then(|m| m.modified())
+            .ok();
+        let scanned_at = SystemTime::now();
+        if self.generation_trusted.load(Ordering::Acquire) {
+            let all = self.agents.lock().unwrap_or_else(|p| p.into_inner());
+            if let Some(AgentCache {
+                last: Some(last), ..
+            }) = all.get(&agent.id)
+                && last.generation == generation
+                && last.dir_mtime.is_some()
+                && last.dir_mtime == dir_mtime
+                && last
+                    .dir_mtime
+                    .and_then(|m| m.checked_add(DIR_MTIME_MARGIN))
+                    .is_some_and(|safe| last.scanned_at >= safe)
+            {
+                return last.list.clone();
+            }
+        }
         let store = ctx.store();
         let mut problems = Vec::new();
         let names = match store.list_dir(tasks::TASKS_DIR) {
@@ -88,6 +142,7 @@ impl TaskCache {
         let AgentCache {
             tasks: cache,
             damaged,
+            last,
         } = all.entry(agent.id.clone()).or_default();
         let mut seen = Vec::new();
         for name in &names {
@@ -161,7 +216,14 @@ impl TaskCache {
                 Err(problem) => problems.push(problem.clone()),
             }
         }
-        TaskList { entries, problems }
+        let list = TaskList { entries, problems };
+        *last = Some(LastList {
+            generation,
+            dir_mtime,
+            scanned_at,
+            list: list.clone(),
+        });
+        list
     }
 }
 

@@ -189,7 +189,11 @@ fn watch_loop(state: &AppState, stop: &AtomicBool) {
     let mut watcher = None;
     if !force_poll {
         let sender = tx.clone();
+        let generation = state.cache.generation.clone();
         match notify::recommended_watcher(move |_event: notify::Result<notify::Event>| {
+            // At once, not after the debounce: a read that follows the
+            // change must not be served the list from before it.
+            generation.fetch_add(1, std::sync::atomic::Ordering::AcqRel);
             let _ = sender.send(());
         }) {
             Ok(mut w) => {
@@ -210,6 +214,10 @@ fn watch_loop(state: &AppState, stop: &AtomicBool) {
                 }
                 if ok {
                     watcher = Some(w);
+                    state
+                        .cache
+                        .generation_trusted
+                        .store(true, std::sync::atomic::Ordering::Release);
                 }
             }
             Err(error) => eprintln!(
@@ -243,6 +251,8 @@ fn watch_loop(state: &AppState, stop: &AtomicBool) {
                     continue;
                 }
                 idle_ticks = 0;
+                // The safety rescan must look at the files themselves.
+                state.cache.invalidate();
             }
             Err(mpsc::RecvTimeoutError::Timeout) => {}
             Err(mpsc::RecvTimeoutError::Disconnected) => break,
