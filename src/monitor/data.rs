@@ -83,6 +83,9 @@ const ASIDE_MARK: &str = ".corrupt-";
 pub struct TaskList {
     pub entries: Vec<Arc<Entry>>,
     pub problems: Vec<String>,
+    /// The whole list's JSON text, made once per list (shared by the
+    /// clones a reused list hands out).
+    all_json: Arc<std::sync::OnceLock<axum::body::Bytes>>,
 }
 
 impl TaskList {
@@ -216,7 +219,11 @@ impl TaskCache {
                 Err(problem) => problems.push(problem.clone()),
             }
         }
-        let list = TaskList { entries, problems };
+        let list = TaskList {
+            entries,
+            problems,
+            all_json: Arc::default(),
+        };
         *last = Some(LastList {
             generation,
             dir_mtime,
@@ -279,8 +286,16 @@ pub enum Filter {
 }
 
 /// The JSON array text of an agent's tasks that pass `filter`.
-pub fn task_list(cache: &TaskCache, agent: &Agent, filter: Filter) -> String {
+pub fn task_list(cache: &TaskCache, agent: &Agent, filter: Filter) -> axum::body::Bytes {
     let list = cache.tasks(agent);
+    if matches!(filter, Filter::All) {
+        return list
+            .all_json
+            .get_or_init(|| {
+                join(&list.entries.iter().map(|e| e.as_ref()).collect::<Vec<_>>()).into()
+            })
+            .clone();
+    }
     let mut entries: Vec<&Entry> = list
         .entries
         .iter()
@@ -301,6 +316,10 @@ pub fn task_list(cache: &TaskCache, agent: &Agent, filter: Filter) -> String {
     if matches!(filter, Filter::History) {
         entries.sort_by(|a, b| b.doc.last_activity().cmp(&a.doc.last_activity()));
     }
+    join(&entries).into()
+}
+
+fn join(entries: &[&Entry]) -> String {
     let mut text =
         String::with_capacity(2 + entries.iter().map(|e| e.json.len() + 1).sum::<usize>());
     text.push('[');
