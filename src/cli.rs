@@ -13,6 +13,7 @@ mod daemon;
 mod doctor;
 pub mod install;
 mod loop_cmd;
+mod monitor;
 mod pipeline;
 mod resume;
 mod status;
@@ -60,6 +61,8 @@ Setup:
   install [--project DIR] [--statusline] [--uninstall]
   doctor
   daemon [run [--prestart]|start|status [--json]|stop]   warm language servers for the hooks
+Monitor:
+  monitor [--port 3847] [--bind 127.0.0.1] [--project [NAME=]DIR]... [--token TOKEN] [--open]
 
 Environment: CLAUDE_PROJECT_DIR (project root), RALPH_HOOKS_STATE_DIR (state root,
 default <project>/.claude/orchestrator), RALPH_HOOKS_DEBUG=1 (same as --debug).
@@ -107,7 +110,12 @@ fn exit_quietly_on_closed_stdout() {
 
 pub fn run(args: Vec<String>) -> anyhow::Result<ExitCode> {
     let mut args = Args::new(args);
-    let project = args.value("--project")?;
+    // `monitor` takes `--project` once per watched project: leave them to it.
+    let project = if args.peek_first() == Some("monitor") {
+        None
+    } else {
+        args.value("--project")?
+    };
     let debug = args.flag("--debug");
     if args.flag("--version") || args.flag("-V") {
         println!("ralph-hooks {}", env!("CARGO_PKG_VERSION"));
@@ -142,6 +150,7 @@ pub fn run(args: Vec<String>) -> anyhow::Result<ExitCode> {
         "install" => install::run(&ctx, &mut args)?,
         "doctor" => doctor::run(&ctx, &mut args)?,
         "daemon" => daemon::run(&ctx, &mut args)?,
+        "monitor" => monitor::run(&ctx, &mut args)?,
         other => anyhow::bail!("unknown command {other:?}: run `ralph-hooks --help` for the list"),
     };
     // The store printed each warning on stderr as it happened; the CLI has

@@ -16,6 +16,8 @@
 //!   000/001/003: contract files, resume, templates), [`daemon`] (warm
 //!   language servers), [`diagnostics`] (LSP after edits and as a loop
 //!   condition) and [`guards`] (the PreToolUse rules).
+//! - [`monitor`]: the local dashboard server (`ralph-hooks monitor`),
+//!   reached only from the CLI, so the hook binaries link none of it.
 //! - The front ends: [`events`] (one handler per hook binary) and [`cli`]
 //!   (`ralph-hooks`). The mains in `bin/` only call into these.
 
@@ -27,6 +29,7 @@ pub mod events;
 pub mod guards;
 pub mod hook;
 pub mod lsp;
+pub mod monitor;
 pub mod orchestrator;
 pub mod ralph;
 pub mod state;

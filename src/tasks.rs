@@ -21,6 +21,7 @@
 //! Uses [`crate::hook`], [`crate::state`] and [`crate::util`]; used by the
 //! event handlers, the guard and the CLI.
 
+pub mod actions;
 pub mod continuation;
 pub mod doc;
 pub mod steps;

@@ -6,8 +6,25 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-/// The front ends (`events`, `cli`) may use every part but each other.
+/// The front ends (`events`, `cli`) may use every part but each other
+/// (and only the CLI reaches `monitor`).
 const BELOW_FRONT_ENDS: &[&str] = &[
+    "guards",
+    "diagnostics",
+    "daemon",
+    "astgrep",
+    "orchestrator",
+    "tasks",
+    "ralph",
+    "lsp",
+    "hook",
+    "state",
+    "util",
+];
+
+/// What the CLI may use: everything below the front ends, and the monitor.
+const BELOW_FRONT_ENDS_AND_MONITOR: &[&str] = &[
+    "monitor",
     "guards",
     "diagnostics",
     "daemon",
@@ -40,8 +57,10 @@ const ALLOWED: &[(&str, &[&str])] = &[
         "guards",
         &["tasks", "ralph", "orchestrator", "hook", "state", "util"],
     ),
+    // The dashboard server: only the CLI reaches it (issue 14).
+    ("monitor", &["tasks", "ralph", "hook", "state", "util"]),
     ("events", BELOW_FRONT_ENDS),
-    ("cli", BELOW_FRONT_ENDS),
+    ("cli", BELOW_FRONT_ENDS_AND_MONITOR),
 ];
 
 fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {

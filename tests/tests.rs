@@ -44,3 +44,7 @@ mod unused;
 mod bash_edits;
 // `ralph-hooks check` vs pyright --outputjson and tsc --noEmit (issue 11).
 mod check_parity;
+// `ralph-hooks monitor` (issue 14): REST, WebSocket/SSE, security, shutdown.
+mod monitor;
+// The dashboard in headless Chromium over the DevTools protocol (issue 14).
+mod monitor_browser;

@@ -39,6 +39,15 @@ impl Args {
             .any(|item| item == name)
     }
 
+    /// The first positional argument, left in place (flag values are not
+    /// told apart from positionals here: good enough to spot a command).
+    pub fn peek_first(&self) -> Option<&str> {
+        self.items[..self.flag_end()]
+            .iter()
+            .find(|item| !item.starts_with('-'))
+            .map(String::as_str)
+    }
+
     /// Removes one `--name VALUE` (or `--name=VALUE`); an error when it repeats.
     pub fn value(&mut self, name: &str) -> anyhow::Result<Option<String>> {
         let mut values = self.values(name)?;

@@ -19,13 +19,18 @@ pub fn run(ctx: &Ctx, args: &mut Args) -> anyhow::Result<ExitCode> {
     let loop_state = store.read_json::<LoopState>(LOOP_FILE)?;
     let task = tasks::active(store)?;
     let counter = continuation::counter(ctx)?;
+    let monitor = crate::monitor::running(store);
     if json {
-        let value = json!({
+        let mut value = json!({
             "loop": loop_state,
             "task": task.as_ref().map(|doc| tasks::monitor_json(store, doc)),
             "continuation": counter,
             "pipelines": crate::orchestrator::pipeline::views(ctx)?,
         });
+        // Only while one runs: the document stays as it was without one.
+        if let Some(m) = &monitor {
+            value["monitor"] = json!({"url": m.url, "pid": m.pid});
+        }
         println!("{}", serde_json::to_string(&value)?);
         return Ok(ExitCode::SUCCESS);
     }
@@ -95,6 +100,15 @@ pub fn run(ctx: &Ctx, args: &mut Args) -> anyhow::Result<ExitCode> {
             counter.source,
             counter.subject,
             counter.updated_at.to_rfc3339()
+        );
+    }
+    if let Some(monitor) = &monitor {
+        let _ = writeln!(
+            text,
+            "Monitor: {} (pid {}; the token is in {})",
+            monitor.url,
+            monitor.pid,
+            store.path(crate::monitor::MONITOR_FILE).display()
         );
     }
     for view in crate::orchestrator::pipeline::views(ctx)? {

@@ -22,6 +22,7 @@ use serde_json::json;
 
 use super::Args;
 use crate::hook::ctx::Ctx;
+use crate::tasks::actions::{self, StepAction, adopt};
 use crate::tasks::{self, StepsProgress, TaskDoc, steps};
 
 pub fn run(ctx: &Ctx, args: &mut Args) -> anyhow::Result<ExitCode> {
@@ -71,26 +72,11 @@ fn step(ctx: &Ctx, args: &mut Args) -> anyhow::Result<ExitCode> {
     let note = args.value("--note")?;
     let words = args.rest();
     args.finish()?;
-    let action = steps::StepAction::parse(&action, words, note)?;
+    let action = StepAction::parse(&action, words, note)?;
     let active = tasks::require_active(ctx.store())?;
-    let session = ctx.session_id.clone();
-    let (doc, (changes, message)) = tasks::update(ctx, &active.id, |doc| {
-        let result = steps::apply(doc, &action)?;
-        adopt(doc, session.as_deref());
-        Ok(result)
-    })?;
-    tasks::log_changes(ctx, &doc, &changes);
-    println!("{message}\n{}", summary(&doc));
+    let applied = actions::apply(ctx, &active.id, &action)?;
+    println!("{}\n{}", applied.message, summary(&applied.doc));
     Ok(ExitCode::SUCCESS)
-}
-
-/// The session working on the task takes it over (see [`crate::tasks`]).
-fn adopt(doc: &mut TaskDoc, session: Option<&str>) {
-    if let Some(session) = session
-        && doc.field("Session") != Some(session)
-    {
-        doc.set_field("Session", session);
-    }
 }
 
 fn progress(ctx: &Ctx, args: &mut Args) -> anyhow::Result<ExitCode> {
@@ -100,18 +86,7 @@ fn progress(ctx: &Ctx, args: &mut Args) -> anyhow::Result<ExitCode> {
         bail!("nothing to log: `ralph-hooks task progress \"what happened\"`");
     }
     let active = tasks::require_active(ctx.store())?;
-    let session = ctx.session_id.clone();
-    let (doc, ()) = tasks::update(ctx, &active.id, |doc| {
-        doc.add_progress(&text);
-        adopt(doc, session.as_deref());
-        Ok(())
-    })?;
-    tasks::log(
-        ctx,
-        "task_update",
-        &doc.id,
-        json!({"event": "progress_added", "progress": doc.progress.items().last()}),
-    );
+    let doc = actions::add_progress(ctx, &active.id, &text)?;
     println!("Logged progress on task {}.", doc.id);
     Ok(ExitCode::SUCCESS)
 }
