@@ -323,6 +323,11 @@ fn the_pipeline_moves_on_only_after_a_completed_phase_and_stops_at_a_failed_one(
         "{text}"
     );
     assert!(text.contains("--check \"python3 test_greet.py\""), "{text}");
+    // The run phase's loop also needs the project check clean (issue 11).
+    assert!(
+        text.contains(&format!("--path \"{}\"", project.display())),
+        "{text}"
+    );
     assert!(!text.contains("{{"), "{text}");
 
     let status = ok(run(project, &["status"]));

@@ -60,7 +60,7 @@ The plan phase saved (this is its result, nothing else is assumed):
 - test command: {{TEST_COMMAND}}
 - files it created: {{FILES_CREATED}}
 
-1. Start a Ralph loop on the plan's goal and test command: `ralph-hooks loop start \"{{SPEC_ID}}: {{SUMMARY}}\" --check \"{{TEST_COMMAND}}\"`. (If `ralph-hooks check` exists in this version, the project check must be clean too: run it before you finish.)
+1. Start a Ralph loop on the plan's goal, the project check and the test command: `ralph-hooks loop start \"{{SPEC_ID}}: {{SUMMARY}}\" --path \"{{PROJECT_ROOT}}\" --check \"{{TEST_COMMAND}}\"`. It ends only when the test command passes and `ralph-hooks check` finds no errors in the project; each stop tells you what is left.
 2. Implement the plan's steps; mark each done with `ralph-hooks task step complete <step-id>`.
 3. When `{{TEST_COMMAND}}` passes, save the phase result:
    `ralph-hooks resume phase run --output spec_id={{SPEC_ID}} --output test_command=\"{{TEST_COMMAND}}\" --file <each file you created or changed> --next sync`
