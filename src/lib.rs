@@ -24,6 +24,7 @@ pub mod diagnostics;
 pub mod events;
 pub mod guards;
 pub mod hook;
+pub mod intel;
 pub mod lsp;
 pub mod orchestrator;
 pub mod ralph;

@@ -20,10 +20,12 @@ use std::time::{Duration, Instant};
 
 use super::config::{self, DaemonConfig};
 use super::paths::Paths;
-use super::wire::{self, Conn, ConnError, DiagnoseReply, HelloReply, Outcome, Request};
+use super::wire::{
+    self, CallOutcome, CallReply, Conn, ConnError, DiagnoseReply, HelloReply, Outcome, Request,
+};
 use crate::hook::ctx::Ctx;
 use crate::lsp::pool::Remote;
-use crate::lsp::{Launch, LspError, ServerDiagnostic};
+use crate::lsp::{CallAnswer, Launch, LspError, OpenFile, ServerDiagnostic};
 use crate::state::FileLock;
 
 /// How much later than the check's deadline the hook waits for the reply.
@@ -367,11 +369,7 @@ impl DaemonRemote {
         }
     }
 
-    fn give_up(
-        &mut self,
-        why: &str,
-        deadline: Instant,
-    ) -> Option<Result<Vec<ServerDiagnostic>, LspError>> {
+    fn give_up<T>(&mut self, why: &str, deadline: Instant) -> Option<Result<T, LspError>> {
         self.failed = true;
         self.connected = None;
         if Instant::now() >= deadline {
@@ -391,7 +389,76 @@ impl DaemonRemote {
     }
 }
 
+impl DaemonRemote {
+    /// Connects (starting a daemon when needed) unless connected already;
+    /// the reason when no daemon can be used.
+    fn ensure_connected(&mut self) -> Result<(), String> {
+        if self.connected.is_some() {
+            return Ok(());
+        }
+        match connect_or_start(&self.target) {
+            Ok(connected) => {
+                if let Some(note) = &connected.note {
+                    self.debug(format_args!("{note}"));
+                }
+                self.connected = Some(connected);
+                Ok(())
+            }
+            Err(Unavailable(why)) => Err(format!("not used: {why}")),
+        }
+    }
+}
+
 impl Remote for DaemonRemote {
+    fn call(
+        &mut self,
+        launch: &Launch,
+        files: &[OpenFile],
+        method: &str,
+        params: &serde_json::Value,
+        deadline: Instant,
+    ) -> Option<Result<CallAnswer, LspError>> {
+        if self.failed {
+            return None;
+        }
+        let started = Instant::now();
+        if let Err(why) = self.ensure_connected() {
+            return self.give_up(&why, deadline);
+        }
+        let connected = self.connected.as_mut()?;
+        let daemon_pid = connected.hello.pid;
+        let request = Request::Call {
+            launch: Box::new(launch.into()),
+            fingerprint: wire::fingerprint(launch),
+            open: files.to_vec(),
+            method: method.to_string(),
+            params: params.clone(),
+            deadline_ms: deadline
+                .saturating_duration_since(Instant::now())
+                .as_millis() as u64,
+        };
+        let reply: CallReply = match connected.conn.call(&request, deadline + REPLY_GRACE) {
+            Ok(reply) => reply,
+            Err(error) => {
+                return self.give_up(
+                    &format!("daemon {daemon_pid} failed during {method}: {error}"),
+                    deadline,
+                );
+            }
+        };
+        let state = if reply.warm { "warm" } else { "cold start" };
+        self.debug(format_args!(
+            "{} answered {method} ({state}) in {} ms, {} in the daemon (daemon pid {daemon_pid})",
+            launch.name,
+            started.elapsed().as_millis(),
+            reply.elapsed_ms
+        ));
+        Some(match reply.outcome {
+            CallOutcome::Answer { answer } => Ok(answer),
+            CallOutcome::Failed { error } => Err(LspError::from(error)),
+        })
+    }
+
     fn diagnose(
         &mut self,
         launch: &Launch,

@@ -18,7 +18,7 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::lsp::{DiagnosticMode, Launch, LspError, ServerDiagnostic};
+use crate::lsp::{CallAnswer, DiagnosticMode, Launch, LspError, OpenFile, ServerDiagnostic};
 use crate::util::text::fnv1a;
 
 /// Bumped when a request or reply changes shape.
@@ -44,6 +44,16 @@ pub enum Request {
         text: String,
         language_id: String,
         /// Milliseconds left until the hook's deadline, start-up included.
+        deadline_ms: u64,
+    },
+    /// One LSP request (references, rename, code actions …) to the server
+    /// `launch` describes, with `open` opened or updated first.
+    Call {
+        launch: Box<LaunchSpec>,
+        fingerprint: String,
+        open: Vec<OpenFile>,
+        method: String,
+        params: Value,
         deadline_ms: u64,
     },
     /// Start these servers now, without waiting for them.
@@ -77,6 +87,21 @@ pub struct DiagnoseReply {
     pub server_pid: Option<u32>,
     /// Time spent in the daemon.
     pub elapsed_ms: u64,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct CallReply {
+    pub outcome: CallOutcome,
+    pub warm: bool,
+    pub server_pid: Option<u32>,
+    pub elapsed_ms: u64,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum CallOutcome {
+    Answer { answer: CallAnswer },
+    Failed { error: WireError },
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

@@ -17,9 +17,11 @@ use std::time::{Duration, Instant};
 
 use super::config::DaemonConfig;
 use super::procs;
-use super::wire::{DiagnoseReply, Outcome};
+use serde_json::Value;
+
+use super::wire::{CallOutcome, CallReply, DiagnoseReply, Outcome};
 use crate::lsp::client::Client;
-use crate::lsp::{Launch, LspError, ServerDiagnostic, uri};
+use crate::lsp::{CallAnswer, Launch, LspError, OpenFile, uri};
 
 /// Servers are keyed by name and workspace root; the rest of the
 /// configuration is the fingerprint.
@@ -40,10 +42,25 @@ pub struct DiagnoseJob {
     pub deadline: Instant,
 }
 
+/// One LSP request for `ralph-hooks refs/rename/fix`, with the files it
+/// needs open.
+pub struct CallJob {
+    pub launch: Launch,
+    pub fingerprint: String,
+    pub open: Vec<OpenFile>,
+    pub method: String,
+    pub params: Value,
+    pub deadline: Instant,
+}
+
 pub enum Job {
     Diagnose {
         job: Box<DiagnoseJob>,
         reply: SyncSender<DiagnoseReply>,
+    },
+    Call {
+        job: Box<CallJob>,
+        reply: SyncSender<CallReply>,
     },
     Prestart {
         launch: Box<Launch>,
@@ -210,6 +227,11 @@ impl Worker {
                 let _ = reply.send(answer);
                 Flow::Continue
             }
+            Job::Call { job, reply } => {
+                let answer = self.call(&job);
+                let _ = reply.send(answer);
+                Flow::Continue
+            }
             Job::Prestart {
                 launch,
                 fingerprint,
@@ -234,9 +256,53 @@ impl Worker {
 
     fn diagnose(&mut self, job: &DiagnoseJob) -> DiagnoseReply {
         let started = Instant::now();
-        self.last_used = started;
+        let (result, warm) = self.serve(&job.launch, &job.fingerprint, job.deadline, |worker| {
+            worker.run_check(job)
+        });
+        DiagnoseReply {
+            outcome: match result {
+                Ok(items) => Outcome::Diagnostics { items },
+                Err(error) => Outcome::Failed {
+                    error: (&error).into(),
+                },
+            },
+            warm,
+            server_pid: self.client.as_ref().map(Client::pid),
+            elapsed_ms: started.elapsed().as_millis() as u64,
+        }
+    }
+
+    fn call(&mut self, job: &CallJob) -> CallReply {
+        let started = Instant::now();
+        let (result, warm) = self.serve(&job.launch, &job.fingerprint, job.deadline, |worker| {
+            worker.run_call(job)
+        });
+        CallReply {
+            outcome: match result {
+                Ok(answer) => CallOutcome::Answer { answer },
+                Err(error) => CallOutcome::Failed {
+                    error: (&error).into(),
+                },
+            },
+            warm,
+            server_pid: self.client.as_ref().map(Client::pid),
+            elapsed_ms: started.elapsed().as_millis() as u64,
+        }
+    }
+
+    /// Runs one request on the server, started first when needed, and keeps
+    /// the counters `daemon status` shows; the bool says whether a running
+    /// server served it.
+    fn serve<T>(
+        &mut self,
+        launch: &Launch,
+        fingerprint: &str,
+        deadline: Instant,
+        run: impl FnMut(&mut Worker) -> Result<T, LspError>,
+    ) -> (Result<T, LspError>, bool) {
+        self.last_used = Instant::now();
         self.update_info(|info| info.busy = true);
-        let (result, warm) = self.check(job);
+        let (result, warm) = self.run_started(launch, fingerprint, deadline, run);
         self.last_used = Instant::now();
         let server_pid = self.client.as_ref().map(Client::pid);
         let error_text = result.as_ref().err().map(ToString::to_string);
@@ -254,22 +320,17 @@ impl Worker {
                 info.last_error = Some(error);
             }
         });
-        DiagnoseReply {
-            outcome: match result {
-                Ok(items) => Outcome::Diagnostics { items },
-                Err(error) => Outcome::Failed {
-                    error: (&error).into(),
-                },
-            },
-            warm,
-            server_pid,
-            elapsed_ms: started.elapsed().as_millis() as u64,
-        }
+        (result, warm)
     }
 
-    /// The check itself; the bool says whether a running server served it.
-    fn check(&mut self, job: &DiagnoseJob) -> (Result<Vec<ServerDiagnostic>, LspError>, bool) {
-        if Instant::now() >= job.deadline {
+    fn run_started<T>(
+        &mut self,
+        launch: &Launch,
+        fingerprint: &str,
+        deadline: Instant,
+        mut run: impl FnMut(&mut Worker) -> Result<T, LspError>,
+    ) -> (Result<T, LspError>, bool) {
+        if Instant::now() >= deadline {
             return (
                 Err(LspError::Timeout {
                     waiting_for: "its turn (another check of this server was still running)".into(),
@@ -282,7 +343,7 @@ impl Worker {
         // Take in what the server said meanwhile, so nothing stale counts
         // as the answer to this change, and notice if it died.
         self.maintain();
-        if self.client.is_some() && self.fingerprint != job.fingerprint {
+        if self.client.is_some() && self.fingerprint != fingerprint {
             self.host.log(&format!(
                 "the configuration of {} changed: restarting it",
                 self.key.0
@@ -290,11 +351,15 @@ impl Worker {
             self.drop_client(self.host.config().shutdown_grace());
         }
         let warm = self.client.is_some();
-        if !warm && let Err(error) = self.start(&job.launch, &job.fingerprint, job.deadline) {
+        if !warm && let Err(error) = self.start(launch, fingerprint, deadline) {
             return (Err(error), false);
         }
-        let mut result = self.run_check(job);
-        if let Err(error) = &result {
+        let mut result = run(self);
+        // A refusal is an answer from a healthy server; anything else
+        // leaves it suspect.
+        if let Err(error) = &result
+            && !matches!(error, LspError::Rejected { .. })
+        {
             let crashed = matches!(error, LspError::Exited { .. });
             self.fail(error);
             // A warm server that died under this check is started again at
@@ -302,12 +367,10 @@ impl Worker {
             // not an answer.
             if warm
                 && crashed
-                && Instant::now() < job.deadline
-                && self
-                    .start(&job.launch, &job.fingerprint, job.deadline)
-                    .is_ok()
+                && Instant::now() < deadline
+                && self.start(launch, fingerprint, deadline).is_ok()
             {
-                result = self.run_check(job);
+                result = run(self);
                 if let Err(error) = &result {
                     self.fail(error);
                 }
@@ -316,7 +379,10 @@ impl Worker {
         (result, warm)
     }
 
-    fn run_check(&mut self, job: &DiagnoseJob) -> Result<Vec<ServerDiagnostic>, LspError> {
+    fn run_check(
+        &mut self,
+        job: &DiagnoseJob,
+    ) -> Result<Vec<crate::lsp::ServerDiagnostic>, LspError> {
         let Some(client) = &mut self.client else {
             return Err(LspError::Exited {
                 during: "the start".into(),
@@ -327,6 +393,21 @@ impl Worker {
         if result.is_ok() {
             self.files
                 .insert(uri::comparable(&job.path), Instant::now());
+        }
+        result
+    }
+
+    fn run_call(&mut self, job: &CallJob) -> Result<CallAnswer, LspError> {
+        let Some(client) = &mut self.client else {
+            return Err(LspError::Exited {
+                during: "the start".into(),
+                detail: String::new(),
+            });
+        };
+        let result = client.call(&job.open, &job.method, job.params.clone(), job.deadline);
+        let now = Instant::now();
+        for file in &job.open {
+            self.files.insert(uri::comparable(&file.path), now);
         }
         result
     }

@@ -22,6 +22,27 @@ use serde_json::{Value, json};
 use super::settle::{self, Settle, SettleState};
 use super::transport::{Incoming, Transport};
 use super::uri;
+use crate::util::text::fnv1a;
+
+/// A file a request needs open in the server, with the text it has now.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct OpenFile {
+    pub path: PathBuf,
+    pub text: String,
+    pub language_id: String,
+}
+
+/// A request's result or the server's refusal, with the server's
+/// capabilities beside it so the caller can say what a server does not
+/// support.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CallAnswer {
+    pub result: Value,
+    /// The error message of an error response.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub refused: Option<String>,
+    pub capabilities: Value,
+}
 
 /// How to start one server for one workspace root.
 #[derive(Debug, Clone)]
@@ -171,6 +192,9 @@ pub struct Client {
     capabilities: Value,
     pull: bool,
     documents: HashMap<PathBuf, i32>,
+    /// A hash of the text last sent for each open document, so a request
+    /// that needs a file open sends it again only when it changed.
+    sent_texts: HashMap<PathBuf, u64>,
     publishes: HashMap<PathBuf, Publish>,
     /// Open work-done progress: token → title.
     progress: HashMap<String, String>,
@@ -209,6 +233,7 @@ impl Client {
             capabilities: Value::Null,
             pull: false,
             documents: HashMap::new(),
+            sent_texts: HashMap::new(),
             publishes: HashMap::new(),
             progress: HashMap::new(),
             last_progress_end: None,
@@ -276,6 +301,62 @@ impl Client {
         &self.answered
     }
 
+    /// What the server said it can do in its initialize result.
+    pub fn capabilities(&self) -> &Value {
+        &self.capabilities
+    }
+
+    /// Makes sure `file` is open with its current text: `didOpen` the first
+    /// time, a whole-text `didChange` when the text differs from what the
+    /// server has, nothing otherwise. No waiting for diagnostics.
+    pub fn sync_document(&mut self, file: &OpenFile) {
+        let key = uri::comparable(&file.path);
+        let hash = fnv1a(file.text.as_bytes());
+        if self.sent_texts.get(&key) == Some(&hash) {
+            return;
+        }
+        let document_uri = uri::from_path(&key);
+        let version = self.documents.get(&key).map_or(1, |v| v + 1);
+        if version == 1 {
+            self.notify(
+                "textDocument/didOpen",
+                json!({"textDocument": {"uri": document_uri, "languageId": file.language_id, "version": version, "text": file.text}}),
+            );
+        } else {
+            self.notify(
+                "textDocument/didChange",
+                json!({"textDocument": {"uri": document_uri, "version": version}, "contentChanges": [{"text": file.text}]}),
+            );
+        }
+        self.documents.insert(key.clone(), version);
+        self.sent_texts.insert(key.clone(), hash);
+        self.publishes.remove(&key);
+    }
+
+    /// Opens `files`, sends one request and waits for its result (answering
+    /// the server's own requests meanwhile). An error response is an answer
+    /// too ([`CallAnswer::refused`]): the server is fine.
+    pub fn call(
+        &mut self,
+        files: &[OpenFile],
+        method: &str,
+        params: Value,
+        deadline: Instant,
+    ) -> Result<CallAnswer, LspError> {
+        self.last_used = Instant::now();
+        for file in files {
+            self.sync_document(file);
+        }
+        let id = self.request(method, params);
+        let response = self.wait_response(&id, deadline, &format!("the {method} result"))?;
+        self.last_used = Instant::now();
+        Ok(CallAnswer {
+            result: response.result.unwrap_or(Value::Null),
+            refused: response.error.map(|error| error.message),
+            capabilities: self.capabilities.clone(),
+        })
+    }
+
     /// Handles what the server sent while nobody was waiting (answering its
     /// requests) without blocking, and notices if it died. A long-lived
     /// holder (the daemon) calls it between checks and just before one, so
@@ -292,6 +373,7 @@ impl Client {
             return false;
         }
         self.publishes.remove(&key);
+        self.sent_texts.remove(&key);
         self.notify(
             "textDocument/didClose",
             json!({"textDocument": {"uri": uri::from_path(&key)}}),
@@ -326,6 +408,7 @@ impl Client {
             );
         }
         self.documents.insert(key.clone(), version);
+        self.sent_texts.insert(key.clone(), fnv1a(text.as_bytes()));
         self.publishes.remove(&key);
         let sent_at = Instant::now();
         // rust-analyzer refreshes its cargo-check diagnostics only on save.
@@ -557,6 +640,7 @@ impl Client {
                 "workspace": {
                     "configuration": true,
                     "workspaceFolders": true,
+                    "workspaceEdit": {"documentChanges": true},
                     "didChangeConfiguration": {"dynamicRegistration": false}
                 },
                 "window": {"workDoneProgress": true},
@@ -567,6 +651,20 @@ impl Client {
                         "versionSupport": true,
                         "tagSupport": {"valueSet": [1, 2]},
                         "codeDescriptionSupport": true
+                    },
+                    // For `ralph-hooks refs/rename/fix` (issue 13).
+                    "references": {"dynamicRegistration": false},
+                    "definition": {"dynamicRegistration": false},
+                    "documentSymbol": {"hierarchicalDocumentSymbolSupport": true},
+                    "rename": {"dynamicRegistration": false, "prepareSupport": true},
+                    "codeAction": {
+                        "dynamicRegistration": false,
+                        "codeActionLiteralSupport": {"codeActionKind": {"valueSet": [
+                            "", "quickfix", "refactor", "source", "source.organizeImports", "source.fixAll"
+                        ]}},
+                        "isPreferredSupport": true,
+                        "dataSupport": true,
+                        "resolveSupport": {"properties": ["edit"]}
                     }
                 },
                 "general": {"positionEncodings": ["utf-16"]}

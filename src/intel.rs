@@ -1,0 +1,26 @@
+//! Code intelligence and fixes for the agent (issue 13): `ralph-hooks refs`,
+//! `rename` and `fix`, run by Claude through Bash or by the user by hand.
+//!
+//! - [`session`]: which servers handle a file, and requests to them through
+//!   the daemon's warm servers (in-process, closed at the end, when the
+//!   daemon cannot be used); says plainly when a server lacks a feature.
+//! - [`position`]: 1-based `line:col` and symbol names to LSP positions.
+//! - [`edits`]: text edits and workspace edits applied to file texts.
+//! - [`refs`], [`rename`] (with its conflict check), [`fix`] (quick fixes,
+//!   `source.fixAll`).
+//! - [`writer`]: the all-or-nothing multi-file write with rollback that
+//!   every command that writes goes through; [`diff`]: unified diffs.
+//!
+//! Uses [`crate::diagnostics`] (server selection and settings, re-checks),
+//! [`crate::daemon`], [`crate::lsp`], [`crate::hook`], [`crate::state`] and
+//! [`crate::util`]; used by the CLI.
+
+pub mod diff;
+pub mod edits;
+
+pub mod position;
+pub mod refs;
+pub mod rename;
+pub mod session;
+pub mod target;
+pub mod writer;
