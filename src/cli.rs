@@ -12,6 +12,7 @@ mod daemon;
 mod doctor;
 pub mod install;
 mod loop_cmd;
+mod pipeline;
 mod resume;
 mod status;
 mod task;
@@ -45,7 +46,8 @@ Tasks:
 Orchestrator:
   validate <file>... [--json] [--as NAME]
   validate --schema NAME               path <relative>
-  resume save|phase|list|show …        render <template> --context <file|phase>...
+  resume save|phase|list|show|retry …  render <template> --context <file|phase>...
+  pipeline start|next|resume|status …  the plan → run → sync pipeline of /ralph
 Setup:
   install [--project DIR] [--uninstall]
   doctor
@@ -57,6 +59,11 @@ default <project>/.claude/orchestrator), RALPH_HOOKS_DEBUG=1 (same as --debug).
 
 /// The whole CLI as a process: parse, run, map errors to exit 1.
 pub fn main() -> ExitCode {
+    // `doctor` and `daemon` start language servers; a Ctrl-C must not
+    // leave them behind. Children are not tied to us with PDEATHSIG here:
+    // `daemon run` is this binary too, and its servers outlive threads.
+    crate::util::process::kill_children_on_signal(false);
+    exit_quietly_on_closed_stdout();
     let args: Vec<String> = std::env::args().skip(1).collect();
     match run(args) {
         Ok(code) => code,
@@ -65,6 +72,29 @@ pub fn main() -> ExitCode {
             ExitCode::from(1)
         }
     }
+}
+
+/// `ralph-hooks doctor | head -1`: once the reader is gone there is nobody
+/// to tell, so a failed print to stdout ends the process with status 0 and
+/// no message, as ripgrep does. (Rust ignores SIGPIPE and `println!`
+/// panics on EPIPE; this hook catches exactly that panic, every other panic
+/// goes to the default hook.)
+fn exit_quietly_on_closed_stdout() {
+    let default = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let message = info
+            .payload()
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| info.payload().downcast_ref::<&str>().copied())
+            .unwrap_or("");
+        if message.starts_with("failed printing to stdout")
+            && message.contains(&format!("os error {}", libc::EPIPE))
+        {
+            std::process::exit(0);
+        }
+        default(info);
+    }));
 }
 
 pub fn run(args: Vec<String>) -> anyhow::Result<ExitCode> {
@@ -95,13 +125,14 @@ pub fn run(args: Vec<String>) -> anyhow::Result<ExitCode> {
         "status" => status::run(&ctx, &mut args)?,
         "validate" => validate::run(&ctx, &mut args)?,
         "resume" | "render" | "path" => resume::run(&ctx, &command, &mut args)?,
+        "pipeline" => pipeline::run(&ctx, &mut args)?,
         "install" => install::run(&ctx, &mut args)?,
         "doctor" => doctor::run(&ctx, &mut args)?,
         "daemon" => daemon::run(&ctx, &mut args)?,
         other => anyhow::bail!("unknown command {other:?}: run `ralph-hooks --help` for the list"),
     };
-    for warning in ctx.store().take_warnings() {
-        eprintln!("ralph-hooks: warning: {warning}");
-    }
+    // The store printed each warning on stderr as it happened; the CLI has
+    // no second channel to repeat them on.
+    drop(ctx.store().take_warnings());
     Ok(code)
 }

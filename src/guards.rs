@@ -7,14 +7,21 @@
 //! | `task_complete` (true) | Bash | `ralph-hooks task complete` without `--force` while steps are open |
 //! | `completion_tools` (`["mcp__*__task_complete"]`) | `mcp__…` | the same through an MCP tool, glob-matched by name |
 //! | `loop_commands` (push/publish globs) | Bash | a matching command while a Ralph loop is RUNNING |
-//! | `state_files` (true) | Write, Edit, MultiEdit | writing ralph-hooks' own state files |
+//! | `state_files` (true) | Write, Edit, MultiEdit, NotebookEdit | writing ralph-hooks' own state files |
+//! | `state_files` (true) | the same and Bash | while a loop or a task continuation is active: writing the hooks' own config (`.claude/ralph-hooks.json`, `.lsp.json`) or state, also through a link, `..`, a redirection, `tee`, `sed -i`, `cp`, `mv`, `rm`, `truncate` |
 //! | `placeholders` (true) | Agent, Task | a sub-agent prompt with `{{UPPER_SNAKE}}` placeholders left |
 //!
 //! This runs before every matching tool call, so a tool no rule looks at
 //! returns before the config is even read, and globs are compiled once per
-//! call and only when a rule needs them. A rule that cannot be evaluated (its
-//! config is invalid, its state unreadable) lets the call through and says
-//! why on stderr and to the user.
+//! call and only when a rule needs them. A config that cannot be parsed, or a
+//! key of the wrong type, is replaced by the defaults (never "all rules
+//! off": the agent could otherwise switch the guard off by breaking the
+//! file), and the user is told once. A rule whose state is unreadable lets
+//! the call through and says why on stderr and to the user.
+//!
+//! A hook guard is not a sandbox: it reads the command text, so an alias, a
+//! script, a variable holding a command name or another language
+//! (`python -c`) is invisible to it (README, "Reliability").
 //!
 //! Uses [`crate::tasks`], [`crate::ralph`] and [`crate::orchestrator`] (what
 //! is open, what runs) and the layers below; used by the PreToolUse handler.
@@ -78,85 +85,106 @@ const STATE_FILES: &[(&str, &str)] = &[
         ".locks",
         "lock files coordinate the hooks: never write them",
     ),
+    (
+        NOTICE_FILE,
+        "this file remembers which config problem the guard already reported",
+    ),
 ];
 
-/// One rule's setting, or why it cannot be read.
-type Setting<T> = Result<T, String>;
+/// Remembers the last config problem reported, so it is said once.
+const NOTICE_FILE: &str = "guard-notice.txt";
 
 #[derive(Debug, Clone)]
 pub struct GuardConfig {
-    pub task_complete: Setting<bool>,
-    pub completion_tools: Setting<Vec<String>>,
-    pub loop_commands: Setting<Vec<String>>,
-    pub state_files: Setting<bool>,
-    pub placeholders: Setting<bool>,
+    pub task_complete: bool,
+    pub completion_tools: Vec<String>,
+    pub loop_commands: Vec<String>,
+    pub state_files: bool,
+    pub placeholders: bool,
+    /// What was wrong with the config and replaced by defaults.
+    pub problems: Vec<String>,
+}
+
+impl Default for GuardConfig {
+    fn default() -> GuardConfig {
+        let strings = |defaults: &[&str]| defaults.iter().map(|s| s.to_string()).collect();
+        GuardConfig {
+            task_complete: true,
+            completion_tools: strings(DEFAULT_COMPLETION_TOOLS),
+            loop_commands: strings(DEFAULT_LOOP_COMMANDS),
+            state_files: true,
+            placeholders: true,
+            problems: Vec::new(),
+        }
+    }
 }
 
 impl GuardConfig {
-    /// Reads the `guard` section. Each key is read on its own, so a mistake
-    /// in one switches off only that rule.
+    /// Reads the `guard` section. A file that cannot be read or parsed, a
+    /// section that is not an object, or a key of the wrong type each fall
+    /// back to the defaults, recorded in `problems`.
     pub fn load(project_root: &Path) -> GuardConfig {
+        let mut guard = GuardConfig::default();
         let config = match Config::load(project_root) {
             Ok(config) => config,
-            Err(error) => return GuardConfig::broken(format!("{error:#}")),
+            Err(error) => {
+                guard.problems.push(format!("{error:#}"));
+                return guard;
+            }
         };
         let section = match config.raw("guard") {
-            None => &Value::Null,
-            Some(value @ Value::Object(_)) => value,
+            None => return guard,
+            Some(Value::Object(section)) => section,
             Some(_) => {
-                return GuardConfig::broken(format!(
+                guard.problems.push(format!(
                     "section \"guard\" of {} must be an object",
                     Config::file_path(project_root).display()
                 ));
+                return guard;
             }
         };
-        if let Some(object) = section.as_object() {
-            for key in object.keys() {
-                if !matches!(
-                    key.as_str(),
-                    "task_complete"
-                        | "completion_tools"
-                        | "loop_commands"
-                        | "state_files"
-                        | "placeholders"
-                ) {
-                    eprintln!(
-                        "{NAME}: warning: unknown key guard.{key} in {} (known: task_complete, completion_tools, loop_commands, state_files, placeholders)",
-                        Config::file_path(project_root).display()
-                    );
-                }
+        for key in section.keys() {
+            if !matches!(
+                key.as_str(),
+                "task_complete"
+                    | "completion_tools"
+                    | "loop_commands"
+                    | "state_files"
+                    | "placeholders"
+            ) {
+                eprintln!(
+                    "{NAME}: warning: unknown key guard.{key} in {} (known: task_complete, completion_tools, loop_commands, state_files, placeholders)",
+                    Config::file_path(project_root).display()
+                );
             }
         }
-        let strings = |defaults: &[&str]| defaults.iter().map(|s| s.to_string()).collect();
-        GuardConfig {
-            task_complete: setting(section, "task_complete", true),
-            completion_tools: setting(
-                section,
-                "completion_tools",
-                strings(DEFAULT_COMPLETION_TOOLS),
-            ),
-            loop_commands: setting(section, "loop_commands", strings(DEFAULT_LOOP_COMMANDS)),
-            state_files: setting(section, "state_files", true),
-            placeholders: setting(section, "placeholders", true),
-        }
-    }
-
-    fn broken(why: String) -> GuardConfig {
-        GuardConfig {
-            task_complete: Err(why.clone()),
-            completion_tools: Err(why.clone()),
-            loop_commands: Err(why.clone()),
-            state_files: Err(why.clone()),
-            placeholders: Err(why),
-        }
+        let problems = &mut guard.problems;
+        setting(section, "task_complete", &mut guard.task_complete, problems);
+        setting(
+            section,
+            "completion_tools",
+            &mut guard.completion_tools,
+            problems,
+        );
+        setting(section, "loop_commands", &mut guard.loop_commands, problems);
+        setting(section, "state_files", &mut guard.state_files, problems);
+        setting(section, "placeholders", &mut guard.placeholders, problems);
+        guard
     }
 }
 
-fn setting<T: DeserializeOwned>(section: &Value, key: &str, default: T) -> Setting<T> {
-    match section.get(key) {
-        None => Ok(default),
-        Some(value) => serde_json::from_value(value.clone())
-            .map_err(|error| format!("guard.{key} is invalid ({error})")),
+/// Overwrites `value` with `section[key]` when it is present and valid.
+fn setting<T: DeserializeOwned>(
+    section: &serde_json::Map<String, Value>,
+    key: &str,
+    value: &mut T,
+    problems: &mut Vec<String>,
+) {
+    if let Some(raw) = section.get(key) {
+        match serde_json::from_value(raw.clone()) {
+            Ok(parsed) => *value = parsed,
+            Err(error) => problems.push(format!("guard.{key} is invalid ({error})")),
+        }
     }
 }
 
@@ -171,7 +199,7 @@ enum ToolKind {
 fn kind_of(tool_name: &str) -> Option<ToolKind> {
     Some(match tool_name {
         "Bash" => ToolKind::Bash,
-        "Write" | "Edit" | "MultiEdit" => ToolKind::FileWrite,
+        "Write" | "Edit" | "MultiEdit" | "NotebookEdit" => ToolKind::FileWrite,
         "Agent" | "Task" => ToolKind::Agent,
         name if name.starts_with("mcp__") => ToolKind::Mcp,
         _ => return None,
@@ -195,65 +223,83 @@ pub fn check(ctx: &Ctx, tool: &ToolInput) -> Option<HookOutput> {
     let denied = match kind {
         ToolKind::Bash => {
             let command = tool.input_str("command").unwrap_or_default();
-            outcome(
-                "task_complete",
-                enabled(&config.task_complete).and_then(|on| {
-                    if on {
-                        bash_task_complete(ctx, command)
+            let task_complete = if config.task_complete {
+                outcome("task_complete", bash_task_complete(ctx, command))
+            } else {
+                None
+            };
+            task_complete
+                .or_else(|| {
+                    outcome(
+                        "loop_commands",
+                        loop_command(ctx, command, &config.loop_commands),
+                    )
+                })
+                .or_else(|| {
+                    if config.state_files {
+                        outcome("state_files", bash_protected_writes(ctx, command))
                     } else {
-                        Ok(None)
+                        None
                     }
-                }),
-            )
-            .or_else(|| {
-                outcome(
-                    "loop_commands",
-                    setting_result(&config.loop_commands)
-                        .and_then(|globs| loop_command(ctx, command, &globs)),
-                )
-            })
+                })
         }
-        ToolKind::FileWrite => outcome(
-            "state_files",
-            enabled(&config.state_files).map(|on| {
-                let path = tool.input_str("file_path").unwrap_or_default();
-                if on { state_file(ctx, path) } else { None }
-            }),
-        ),
-        ToolKind::Agent => outcome(
-            "placeholders",
-            enabled(&config.placeholders).map(|on| {
-                if on {
-                    placeholders(tool.input_str("prompt").unwrap_or_default())
-                } else {
-                    None
-                }
-            }),
-        ),
+        ToolKind::FileWrite => {
+            let path = tool
+                .input_str("file_path")
+                .or_else(|| tool.input_str("notebook_path"))
+                .unwrap_or_default();
+            if config.state_files {
+                outcome("state_files", file_write(ctx, path))
+            } else {
+                None
+            }
+        }
+        ToolKind::Agent => {
+            if config.placeholders {
+                placeholders(tool.input_str("prompt").unwrap_or_default())
+            } else {
+                None
+            }
+        }
         ToolKind::Mcp => outcome(
             "completion_tools",
-            setting_result(&config.completion_tools)
-                .and_then(|globs| mcp_completion(ctx, tool, &globs)),
+            mcp_completion(ctx, tool, &config.completion_tools),
         ),
     };
-    if denied.is_some() {
+    let mut notes = skipped;
+    if !config.problems.is_empty() {
+        let problem = format!(
+            "{} — the guard uses its default rules until it is fixed",
+            config.problems.join("; ")
+        );
+        eprintln!("{NAME}: warning: {problem}");
+        if first_time(ctx, &problem) {
+            notes.push(problem);
+        }
+    }
+    if notes.is_empty() {
         return denied;
     }
-    if skipped.is_empty() {
-        return None;
+    let message = format!("ralph-hooks guard: {}", notes.join("; "));
+    Some(match denied {
+        Some(denied) => denied.with_system_message(message),
+        None => HookOutput::silent().with_system_message(message),
+    })
+}
+
+/// Whether `problem` differs from the last one reported (remembered in the
+/// state root), so a broken config is reported once, not on every call.
+fn first_time(ctx: &Ctx, problem: &str) -> bool {
+    let store = ctx.store();
+    let stamp = format!("{:016x}\n", crate::util::text::fnv1a(problem.as_bytes()));
+    let Ok(locked) = store.lock(NOTICE_FILE) else {
+        return true;
+    };
+    if locked.load_text().ok().flatten().as_deref() == Some(stamp.as_str()) {
+        return false;
     }
-    Some(HookOutput::silent().with_system_message(format!(
-        "ralph-hooks guard: {} (fix .claude/ralph-hooks.json)",
-        skipped.join("; ")
-    )))
-}
-
-fn enabled(setting: &Setting<bool>) -> anyhow::Result<bool> {
-    setting.clone().map_err(|why| anyhow::anyhow!(why))
-}
-
-fn setting_result(setting: &Setting<Vec<String>>) -> anyhow::Result<Vec<String>> {
-    setting.clone().map_err(|why| anyhow::anyhow!(why))
+    let _ = locked.save_text(&stamp);
+    true
 }
 
 /// One GlobSet for all of a rule's patterns, compiled once for this call.
@@ -351,24 +397,24 @@ fn loop_command(ctx: &Ctx, command: &str, globs: &[String]) -> anyhow::Result<Op
     if globs.is_empty() || command.trim().is_empty() {
         return Ok(None);
     }
-    let store = ctx.store();
-    if !store.exists(LOOP_FILE) {
-        return Ok(None);
-    }
-    let Some(state) = store.read_json::<LoopState>(LOOP_FILE)? else {
+    let Some(state) = running_loop(ctx.store())? else {
         return Ok(None);
     };
-    if !state.is_running() {
-        return Ok(None);
-    }
     if let (Some(owner), Some(session)) = (&state.session_id, &ctx.session_id)
         && owner != session
     {
         return Ok(None);
     }
     let set = compile(globs)?;
+    // Each command the text runs, by program name with its global options
+    // left out (`/usr/bin/git -C . push` is `git push`), so the globs see
+    // what runs, not how it is spelled; a mention inside an argument
+    // (`grep "git push" notes`) is never a command.
     let mut candidates: Vec<String> = vec![command.trim().to_string()];
     for words in shell::simple_commands(command) {
+        if let Some(canonical) = shell::canonical_command(&words) {
+            candidates.push(canonical);
+        }
         let part = shell::command_part(&words);
         if !part.is_empty() {
             candidates.push(part.join(" "));
@@ -387,13 +433,96 @@ fn loop_command(ctx: &Ctx, command: &str, globs: &[String]) -> anyhow::Result<Op
         .cloned()
         .unwrap_or_default();
     Ok(Some(HookOutput::deny(format!(
-        "Not while the Ralph loop runs: `{hit}` matches {pattern:?}, and loop {} ({:?}) is RUNNING unattended. Publishing is for the user to decide: finish the loop's work, then tell the user what is ready and the command to run. If the user asked for it explicitly, they can end the loop first with `ralph-hooks loop cancel` (rule guard.loop_commands in .claude/ralph-hooks.json).",
+        "Not while the Ralph loop runs: `{hit}` matches {pattern:?}, and loop {} ({:?}) is RUNNING unattended. Publishing is for the user to decide: finish the loop's work, then tell the user what is ready and the command to run. If the user asked for it explicitly, they can end the loop first with `ralph-hooks loop cancel`.",
         state.id, state.goal
     ))))
 }
 
-/// Writing one of ralph-hooks' own state files.
-fn state_file(ctx: &Ctx, file_path: &str) -> Option<HookOutput> {
+/// The running loop, if any (whichever session owns it).
+fn running_loop(store: &Store) -> anyhow::Result<Option<LoopState>> {
+    if !store.exists(LOOP_FILE) {
+        return Ok(None);
+    }
+    Ok(store
+        .read_json::<LoopState>(LOOP_FILE)?
+        .filter(LoopState::is_running))
+}
+
+/// Whether the agent is working unattended: a Ralph loop runs, or the
+/// active task is in progress with open steps, so its continuation keeps
+/// the agent going at Stop. (Continuation over Claude Code's own todo list
+/// is not counted: it lives in the transcript, not in our state.)
+fn unattended(ctx: &Ctx) -> anyhow::Result<bool> {
+    if running_loop(ctx.store())?.is_some() {
+        return Ok(true);
+    }
+    Ok(tasks::active(ctx.store())?.is_some_and(|doc| {
+        doc.field("Status") == Some(tasks::IN_PROGRESS)
+            && !tasks::steps::open_steps(&doc).is_empty()
+    }))
+}
+
+/// What a path written by a tool is to us.
+enum Protected {
+    /// A state file (always denied through the file tools).
+    State(&'static str),
+    /// The hooks' own config (denied while unattended).
+    Config,
+}
+
+/// A Write/Edit/MultiEdit/NotebookEdit of a protected file.
+fn file_write(ctx: &Ctx, file_path: &str) -> anyhow::Result<Option<HookOutput>> {
+    let Some((path, protected)) = protected_path(ctx, file_path) else {
+        return Ok(None);
+    };
+    match protected {
+        Protected::State(instead) => Ok(Some(deny_state(ctx, &path, instead))),
+        Protected::Config if unattended(ctx)? => Ok(Some(deny_config(ctx, &path))),
+        Protected::Config => Ok(None),
+    }
+}
+
+/// A shell command that writes, moves or removes a protected file while the
+/// agent works unattended.
+fn bash_protected_writes(ctx: &Ctx, command: &str) -> anyhow::Result<Option<HookOutput>> {
+    let mut hits = Vec::new();
+    for words in shell::simple_commands(command) {
+        for target in shell::write_targets(&words) {
+            if let Some(hit) = protected_path(ctx, &target) {
+                hits.push(hit);
+            }
+        }
+    }
+    let Some((path, protected)) = hits.into_iter().next() else {
+        return Ok(None);
+    };
+    if !unattended(ctx)? {
+        return Ok(None);
+    }
+    Ok(Some(match protected {
+        Protected::State(instead) => deny_state(ctx, &path, instead),
+        Protected::Config => deny_config(ctx, &path),
+    }))
+}
+
+fn deny_state(ctx: &Ctx, path: &Path, instead: &str) -> HookOutput {
+    HookOutput::deny(format!(
+        "{} is a ralph-hooks state file and cannot be edited directly: {instead}.",
+        ctx.display_path(path)
+    ))
+}
+
+fn deny_config(ctx: &Ctx, path: &Path) -> HookOutput {
+    HookOutput::deny(format!(
+        "{} configures the hooks that supervise this work, and it cannot be changed while a Ralph loop or a task continuation is active. If a setting there is wrong, describe the change to the user and let them make it.",
+        ctx.display_path(path)
+    ))
+}
+
+/// `file_path` (absolute, or relative to the project) when it is one of
+/// ours, checked as written, with `..` resolved, and with symlinks resolved
+/// (a link to the config is the config).
+fn protected_path(ctx: &Ctx, file_path: &str) -> Option<(PathBuf, Protected)> {
     if file_path.is_empty() {
         return None;
     }
@@ -403,17 +532,46 @@ fn state_file(ctx: &Ctx, file_path: &str) -> Option<HookOutput> {
     } else {
         ctx.project_root.join(path)
     });
-    let relative = relative_to_state_root(&ctx.state_root, &path)?;
-    let first = relative.components().next()?;
-    let Component::Normal(first) = first else {
-        return None;
-    };
-    let first = first.to_string_lossy();
-    let (_, instead) = STATE_FILES.iter().find(|(name, _)| *name == first)?;
-    Some(HookOutput::deny(format!(
-        "{} is a ralph-hooks state file and cannot be edited directly: {instead}.",
-        ctx.display_path(&path)
-    )))
+    let mut forms = vec![path.clone()];
+    if let Ok(real) = path.canonicalize() {
+        forms.push(real);
+    }
+    for form in &forms {
+        if let Some(relative) = relative_to_state_root(&ctx.state_root, form)
+            && let Some(Component::Normal(first)) = relative.components().next()
+        {
+            let first = first.to_string_lossy();
+            if let Some((_, instead)) = STATE_FILES.iter().find(|(name, _)| *name == first) {
+                return Some((path, Protected::State(instead)));
+            }
+        }
+    }
+    let configs = [
+        Config::file_path(&ctx.project_root),
+        ctx.project_root.join(".lsp.json"),
+    ];
+    let mut config_forms: Vec<PathBuf> = Vec::new();
+    for config in &configs {
+        config_forms.push(lexical_normalize(config));
+        if let Ok(real) = config.canonicalize() {
+            config_forms.push(real);
+        }
+        if let (Some(parent), Some(name)) = (config.parent(), config.file_name())
+            && let Ok(real_parent) = parent.canonicalize()
+        {
+            config_forms.push(real_parent.join(name));
+        }
+    }
+    let mut path_forms = forms;
+    if let (Some(parent), Some(name)) = (path.parent(), path.file_name())
+        && let Ok(real_parent) = parent.canonicalize()
+    {
+        path_forms.push(real_parent.join(name));
+    }
+    if path_forms.iter().any(|form| config_forms.contains(form)) {
+        return Some((path, Protected::Config));
+    }
+    None
 }
 
 /// `path` relative to the state root, comparing both as written and with

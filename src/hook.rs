@@ -56,6 +56,9 @@ pub fn run<H: Hook>() -> ExitCode {
         return ExitCode::SUCCESS;
     }
 
+    // A hook killed by Claude Code's timeout must not leave its check or
+    // language server running.
+    crate::util::process::kill_children_on_signal(true);
     let mut bytes = Vec::new();
     // Read one byte past the limit so "exactly the limit" and "more" differ.
     let limit = protocol::MAX_INPUT_BYTES as u64 + 1;

@@ -5,6 +5,9 @@
 //!   validated with line and column (also inside the Pre/PostToolUse hooks);
 //! - [`resume`]: command state, phase results and resumable commands;
 //! - [`templates`]: `{{VARS}}` substitution and checked absolute paths;
+//! - [`repo`]: the branch and commit a resume state is checked against;
+//! - [`pipeline`]: the plan → run → sync pipeline of `/ralph` and its
+//!   sub-agent prompts;
 //! - [`context`]: what a session is told at start (state, knowledge,
 //!   resumable work).
 //!
@@ -12,6 +15,8 @@
 //! event handlers, the guard and the CLI.
 
 pub mod context;
+pub mod pipeline;
+pub mod repo;
 pub mod resume;
 pub mod schema;
 pub mod templates;

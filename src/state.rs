@@ -75,39 +75,74 @@ impl Store {
     }
 
     /// Reads a JSON document without locking. Missing means `None`; corrupt
-    /// means moved aside (under the lock, so two readers do not race) and `None`.
+    /// (unparsable, not UTF-8, not a regular file, a link, too large) means
+    /// moved aside and `None`.
     pub fn read_json<T: Versioned>(&self, relative: &str) -> anyhow::Result<Option<T>> {
         let path = self.path(relative);
-        let Some(text) = fsio::read_optional(&path)? else {
-            return Ok(None);
+        let text = match fsio::read_state(&path)? {
+            Ok(Some(text)) => text,
+            Ok(None) => return Ok(None),
+            Err(reason) => return self.recover::<T>(relative, &reason),
         };
         match decode::<T>(&text) {
             Ok(value) => Ok(Some(value)),
-            Err(Decode::Newer(version)) => bail!(
-                "{} has version {version}, newer than this ralph-hooks understands ({}): upgrade ralph-hooks",
-                path.display(),
-                T::VERSION
-            ),
-            Err(Decode::Corrupt(_)) => {
-                // Re-check under the lock: another process may have fixed or
-                // already moved the file.
-                let locked = self.lock(relative)?;
-                locked.load_json::<T>()
+            Err(Decode::Newer(version)) => Err(newer::<T>(&path, version)),
+            Err(Decode::Corrupt(reason)) => self.recover::<T>(relative, &reason),
+        }
+    }
+
+    /// A corrupt read without the lock: re-checked under the lock (another
+    /// process may have fixed or already moved the file), or, when this
+    /// thread already holds that lock, moved aside under the held one.
+    fn recover<T: Versioned>(&self, relative: &str, reason: &str) -> anyhow::Result<Option<T>> {
+        if lock::held_here(&self.lock_path(relative)) {
+            self.move_aside_held(&self.path(relative), reason)?;
+            return Ok(None);
+        }
+        self.lock(relative)?.load_json::<T>()
+    }
+
+    /// Reads a text file without locking; missing means `None`, and a file
+    /// that is not UTF-8 text (or not a regular file) is moved aside and `None`.
+    pub fn read_text(&self, relative: &str) -> anyhow::Result<Option<String>> {
+        match fsio::read_state(&self.path(relative))? {
+            Ok(text) => Ok(text),
+            Err(reason) => {
+                self.move_aside(relative, &reason)?;
+                Ok(None)
             }
         }
     }
 
-    /// Reads a text file without locking; missing means `None`.
-    pub fn read_text(&self, relative: &str) -> anyhow::Result<Option<String>> {
-        fsio::read_optional(&self.path(relative))
+    /// Moves `relative` aside as corrupt (see [`Locked::move_aside`]), under
+    /// its lock: the one this thread holds, or one taken for it.
+    pub fn move_aside(&self, relative: &str, reason: &str) -> anyhow::Result<()> {
+        if lock::held_here(&self.lock_path(relative)) {
+            return self.move_aside_held(&self.path(relative), reason).map(drop);
+        }
+        let locked = self.lock(relative)?;
+        if locked.path.symlink_metadata().is_ok() {
+            locked.move_aside(reason)?;
+        }
+        Ok(())
+    }
+
+    fn lock_path(&self, relative: &str) -> PathBuf {
+        self.root
+            .join(".locks")
+            .join(format!("{}.lock", relative.replace('/', "%")))
+    }
+
+    /// Refuses `path` when a directory on its way leaves the state root
+    /// through a symlink: state writes stay inside the root.
+    fn confined(&self, path: &Path) -> anyhow::Result<()> {
+        fsio::check_confined(&self.root, path)
     }
 
     /// Takes the exclusive lock for a read-modify-write of `relative`.
     pub fn lock(&self, relative: &str) -> anyhow::Result<Locked<'_>> {
-        let lock_path = self
-            .root
-            .join(".locks")
-            .join(format!("{}.lock", relative.replace('/', "%")));
+        let lock_path = self.lock_path(relative);
+        self.confined(&lock_path)?;
         let lock = FileLock::acquire(&lock_path)?;
         Ok(Locked {
             store: self,
@@ -118,8 +153,21 @@ impl Store {
 
     /// Appends one line to a log file under its lock.
     pub fn append_line(&self, relative: &str, line: &str) -> anyhow::Result<()> {
-        let _locked = self.lock(relative)?;
-        fsio::append_line(&self.path(relative), line)
+        let locked = self.lock(relative)?;
+        self.confined(&locked.path)?;
+        match fsio::append_line(&locked.path, line)? {
+            fsio::Appended::Done => Ok(()),
+            // A link or FIFO there is not ours: move it aside, start afresh.
+            fsio::Appended::Refused(reason) => {
+                locked.move_aside(reason)?;
+                match fsio::append_line(&locked.path, line)? {
+                    fsio::Appended::Done => Ok(()),
+                    fsio::Appended::Refused(reason) => {
+                        bail!("cannot append to {}: {reason}", locked.path.display())
+                    }
+                }
+            }
+        }
     }
 
     /// Removes temp files left by writers that were killed mid-write
@@ -189,16 +237,17 @@ impl Locked<'_> {
 
     /// Loads the document; a corrupt one is moved aside and reported.
     pub fn load_json<T: Versioned>(&self) -> anyhow::Result<Option<T>> {
-        let Some(text) = fsio::read_optional(&self.path)? else {
-            return Ok(None);
+        let text = match fsio::read_state(&self.path)? {
+            Ok(Some(text)) => text,
+            Ok(None) => return Ok(None),
+            Err(reason) => {
+                self.move_aside(&reason)?;
+                return Ok(None);
+            }
         };
         match decode::<T>(&text) {
             Ok(value) => Ok(Some(value)),
-            Err(Decode::Newer(version)) => bail!(
-                "{} has version {version}, newer than this ralph-hooks understands ({}): upgrade ralph-hooks",
-                self.path.display(),
-                T::VERSION
-            ),
+            Err(Decode::Newer(version)) => Err(newer::<T>(&self.path, version)),
             Err(Decode::Corrupt(reason)) => {
                 self.move_aside(&reason)?;
                 Ok(None)
@@ -216,14 +265,23 @@ impl Locked<'_> {
         let mut text = serde_json::to_string_pretty(&json)
             .with_context(|| format!("cannot encode {}", self.path.display()))?;
         text.push('\n');
+        self.store.confined(&self.path)?;
         write_atomic(&self.path, text.as_bytes())
     }
 
+    /// The text of the file; one that is not UTF-8 text is moved aside.
     pub fn load_text(&self) -> anyhow::Result<Option<String>> {
-        fsio::read_optional(&self.path)
+        match fsio::read_state(&self.path)? {
+            Ok(text) => Ok(text),
+            Err(reason) => {
+                self.move_aside(&reason)?;
+                Ok(None)
+            }
+        }
     }
 
     pub fn save_text(&self, text: &str) -> anyhow::Result<()> {
+        self.store.confined(&self.path)?;
         write_atomic(&self.path, text.as_bytes())
     }
 
@@ -239,29 +297,42 @@ impl Locked<'_> {
 
     /// Renames the file to `<name>.corrupt-<UTC timestamp>` and reports it.
     pub fn move_aside(&self, reason: &str) -> anyhow::Result<PathBuf> {
+        self.store.move_aside_held(&self.path, reason)
+    }
+}
+
+impl Store {
+    /// The move itself; the caller holds the file's lock. Works for any
+    /// kind of entry (a FIFO, a directory, a link: the link itself moves).
+    fn move_aside_held(&self, path: &Path, reason: &str) -> anyhow::Result<PathBuf> {
         let stamp = chrono::Utc::now().format("%Y%m%dT%H%M%S%.3fZ");
-        let file_name = self
-            .path
+        let file_name = path
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
-        let aside = self
-            .path
-            .with_file_name(format!("{file_name}.corrupt-{stamp}"));
-        std::fs::rename(&self.path, &aside).with_context(|| {
+        let aside = path.with_file_name(format!("{file_name}.corrupt-{stamp}"));
+        std::fs::rename(path, &aside).with_context(|| {
             format!(
                 "cannot move corrupt {} aside to {}",
-                self.path.display(),
+                path.display(),
                 aside.display()
             )
         })?;
-        self.store.warn(format!(
+        self.warn(format!(
             "{} was corrupt ({reason}); moved it to {} and carried on without it",
-            self.path.display(),
+            path.display(),
             aside.display()
         ));
         Ok(aside)
     }
+}
+
+fn newer<T: Versioned>(path: &Path, version: u64) -> anyhow::Error {
+    anyhow::anyhow!(
+        "{} has version {version}, newer than this ralph-hooks understands ({}): upgrade ralph-hooks",
+        path.display(),
+        T::VERSION
+    )
 }
 
 enum Decode {

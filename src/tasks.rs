@@ -71,10 +71,32 @@ pub fn task_file(id: &str) -> anyhow::Result<String> {
     Ok(format!("{TASKS_DIR}/{id}.md"))
 }
 
-/// Reads one task; `None` when its file does not exist.
+/// Reads one task; `None` when its file does not exist, or was corrupt
+/// (empty, not a task, not UTF-8) and has been moved aside with a warning.
 pub fn load(store: &Store, id: &str) -> anyhow::Result<Option<TaskDoc>> {
     let relative = task_file(id)?;
-    Ok(store.read_text(&relative)?.map(|text| parse_as(&text, id)))
+    let Some(text) = store.read_text(&relative)? else {
+        return Ok(None);
+    };
+    match mangled(&text) {
+        Some(reason) => {
+            store.move_aside(&relative, reason)?;
+            Ok(None)
+        }
+        None => Ok(Some(parse_as(&text, id))),
+    }
+}
+
+/// Why a task file's text is not a task, if it is not: every task we write
+/// has a `Status`, so a file without one is damaged, not "no active task".
+fn mangled(text: &str) -> Option<&'static str> {
+    if text.trim().is_empty() {
+        return Some("it is empty");
+    }
+    if TaskDoc::parse(text, "task").field("Status").is_none() {
+        return Some("it has no Status field, so it is not a task file");
+    }
+    None
 }
 
 /// The file name is the task's identity; a title that says otherwise is
@@ -90,9 +112,19 @@ fn parse_as(text: &str, id: &str) -> TaskDoc {
 /// `in_progress` task in the folder is taken.
 pub fn active_id(store: &Store) -> anyhow::Result<Option<String>> {
     if store.exists(ACTIVE_FILE) {
-        return Ok(store
+        let id = store
             .read_json::<ActivePointer>(ACTIVE_FILE)?
-            .and_then(|pointer| pointer.task_id));
+            .and_then(|pointer| pointer.task_id);
+        if let Some(bad) = id.as_deref().filter(|id| !ids::is_valid(id)) {
+            // An id that cannot be a file name is damage like any other: it
+            // must not lock every task command until someone edits JSON.
+            store.move_aside(
+                ACTIVE_FILE,
+                &format!("task_id {bad:?} is not a valid task id"),
+            )?;
+            return Ok(None);
+        }
+        return Ok(id);
     }
     let mut best: Option<(String, String)> = None;
     for name in store.list_dir(TASKS_DIR)? {
@@ -214,6 +246,13 @@ pub fn update<R>(
     let text = locked
         .load_text()?
         .with_context(|| format!("task file {} is gone", locked.path().display()))?;
+    if let Some(reason) = mangled(&text) {
+        locked.move_aside(reason)?;
+        bail!(
+            "task file {} was damaged ({reason}) and has been moved aside",
+            locked.path().display()
+        );
+    }
     let before = parse_as(&text, id);
     let mut doc = before.clone();
     let result = change(&mut doc)?;

@@ -82,7 +82,7 @@ fn slash_commands_call_the_cli() {
     for (name, text) in ralph_hooks::cli::install::COMMANDS {
         assert!(text.starts_with("---\n"), "{name}: no frontmatter");
         assert!(
-            text.contains("!`ralph-hooks loop "),
+            text.contains("!`ralph-hooks "),
             "{name}: does not run the CLI"
         );
     }

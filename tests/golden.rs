@@ -14,6 +14,8 @@
 //!   stdout must be empty (or match `expected.stdout`, text with `[..]`);
 //! - `expected-state/`: files the state root must then hold (JSON compared
 //!   with wildcards, `.jsonl` line by line, anything else as text);
+//!   `expected-project/` the same for the project (`{{BIN_DIR}}` is the
+//!   folder of the built binaries, as installed files name it);
 //! - `case.json` (optional): `args`, `env`, `exit` (default 0), `stderr`
 //!   (whole stderr, `[..]` wildcards), `before` (a shell command run in the
 //!   project first), `git` (make the project a git repo), `state_glob` (names
@@ -124,6 +126,14 @@ fn golden_vars(project: &Path, state: &Path) -> Vec<(&'static str, String)> {
         (
             "PROJECT_HASH",
             ralph_hooks::orchestrator::schema::md5::project_hash(project),
+        ),
+        (
+            "BIN_DIR",
+            util::bin("ralph-hooks")
+                .parent()
+                .unwrap()
+                .display()
+                .to_string(),
         ),
     ]
 }
@@ -268,6 +278,7 @@ fn run_step(binary: &str, step: &Path, project: &Path, state: &Path) -> Vec<Stri
 
     problems.extend(compare_stdout(step, &stdout, &vars));
     problems.extend(compare_state(step, state, &vars));
+    problems.extend(compare_project(step, project, &vars));
     for pattern in case["state_glob"]
         .as_array()
         .into_iter()
@@ -338,7 +349,16 @@ fn compare_stdout(step: &Path, stdout: &str, vars: &[(&str, String)]) -> Vec<Str
 }
 
 fn compare_state(step: &Path, state: &Path, vars: &[(&str, String)]) -> Vec<String> {
-    let expected_dir = step.join("expected-state");
+    compare_dir(&step.join("expected-state"), state, vars)
+}
+
+/// `expected-project/`: files the project must then hold (as `expected-state/`).
+fn compare_project(step: &Path, project: &Path, vars: &[(&str, String)]) -> Vec<String> {
+    compare_dir(&step.join("expected-project"), project, vars)
+}
+
+fn compare_dir(expected_dir: &Path, state: &Path, vars: &[(&str, String)]) -> Vec<String> {
+    let expected_dir = expected_dir.to_path_buf();
     if !expected_dir.is_dir() {
         return vec![];
     }

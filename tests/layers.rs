@@ -6,6 +6,20 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
+/// The front ends (`events`, `cli`) may use every part but each other.
+const BELOW_FRONT_ENDS: &[&str] = &[
+    "guards",
+    "diagnostics",
+    "daemon",
+    "orchestrator",
+    "tasks",
+    "ralph",
+    "lsp",
+    "hook",
+    "state",
+    "util",
+];
+
 /// Each part and the parts it may use. Lowest layer first.
 const ALLOWED: &[(&str, &[&str])] = &[
     ("util", &[]),

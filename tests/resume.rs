@@ -329,26 +329,39 @@ fn a_failed_save_keeps_the_previous_state_and_says_so() {
         .path()
         .join(".claude/orchestrator/command-state/2-run-SPEC-AUTH-001-20251113T080000Z.json");
     std::fs::create_dir_all(blocker.join("occupied")).unwrap();
-    let output = run(
-        temp.path(),
-        "2025-11-13T08:00:00Z",
-        &[
-            "resume",
-            "save",
-            "alfred:2-run",
-            "SPEC-AUTH-001",
-            "--phase",
-            "verification",
-        ],
-    );
+    // The backup of what it tried to save goes to $TMPDIR/ralph-hooks-unsaved.
+    let tmp = temp.path().join("tmp");
+    std::fs::create_dir_all(&tmp).unwrap();
+    let save_again = |extra: &[&str]| {
+        let mut command = util::command("ralph-hooks", temp.path());
+        command
+            .env("RALPH_HOOKS_NOW", "2025-11-13T08:00:00Z")
+            .env("TMPDIR", &tmp);
+        command.args(extra);
+        command.output().unwrap()
+    };
+    let output = save_again(&[
+        "resume",
+        "save",
+        "alfred:2-run",
+        "SPEC-AUTH-001",
+        "--phase",
+        "verification",
+    ]);
     assert_eq!(output.status.code(), Some(1));
-    assert!(
-        stderr(&output).starts_with(
-            "ralph-hooks: could not save the resume state of alfred:2-run SPEC-AUTH-001 to command-state/2-run-SPEC-AUTH-001-20251113T080000Z.json; the previous state is kept in command-state/2-run-SPEC-AUTH-001-20251112T103000Z.json: cannot rename "
+    let backup = tmp.join("ralph-hooks-unsaved/2-run-SPEC-AUTH-001-20251113T080000Z.json");
+    assert_eq!(
+        stderr(&output).split(": cannot rename ").next().unwrap(),
+        format!(
+            "ralph-hooks: could not save the resume state of alfred:2-run SPEC-AUTH-001 to command-state/2-run-SPEC-AUTH-001-20251113T080000Z.json; the previous state is kept in command-state/2-run-SPEC-AUTH-001-20251112T103000Z.json; what it tried to save is kept in {0}; once the state folder is writable, retry with `ralph-hooks resume retry {0}`",
+            backup.display()
         ),
         "{}",
         stderr(&output)
     );
+    let kept: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&backup).unwrap()).unwrap();
+    assert_eq!(kept["current_phase"], "verification");
     let show = run(
         temp.path(),
         "2025-11-13T08:00:00Z",
@@ -356,6 +369,23 @@ fn a_failed_save_keeps_the_previous_state_and_says_so() {
     );
     assert_eq!(show.status.code(), Some(0), "{}", stderr(&show));
     assert!(stdout(&show).contains("Phase at the interruption: implementation."));
+
+    // Once the cause is gone, the retry hint does what it says.
+    std::fs::remove_dir_all(&blocker).unwrap();
+    let retry = save_again(&["resume", "retry", backup.to_str().unwrap()]);
+    assert_eq!(retry.status.code(), Some(0), "{}", stderr(&retry));
+    assert!(!backup.exists(), "the backup is removed once saved");
+    assert_eq!(
+        command_state(temp.path()),
+        ["2-run-SPEC-AUTH-001-20251113T080000Z.json"],
+        "the retried state replaced the previous one"
+    );
+    let show = run(
+        temp.path(),
+        "2025-11-13T08:00:00Z",
+        &["resume", "show", "2-run"],
+    );
+    assert!(stdout(&show).contains("Phase at the interruption: verification."));
 }
 
 #[test]

@@ -30,3 +30,7 @@ mod diagnostics;
 mod daemon;
 // src/ layering: no part uses one above it (issue 9).
 mod layers;
+// The plan → run → sync pipeline, seed 000 gaps, slash commands (issue 15).
+mod pipeline;
+// Hardening (issue 10): damaged files × every reader, guard bypasses, signals, closed pipes.
+mod adversarial;

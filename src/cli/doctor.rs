@@ -8,6 +8,7 @@ use super::Args;
 use super::install::{self, HOOK_BINARIES, REGISTRATIONS};
 use crate::hook::ctx::Ctx;
 use crate::ralph::loop_state::{LOOP_FILE, LoopState};
+use crate::util::fsread::{self, Links, limits};
 
 pub fn run(ctx: &Ctx, args: &mut Args) -> anyhow::Result<ExitCode> {
     args.finish()?;
@@ -38,8 +39,9 @@ pub fn run(ctx: &Ctx, args: &mut Args) -> anyhow::Result<ExitCode> {
 
     let settings_path = ctx.project_root.join(".claude").join("settings.json");
     println!("\nhooks in {}:", settings_path.display());
-    let settings: Option<Value> = std::fs::read_to_string(&settings_path)
+    let settings: Option<Value> = fsread::read_text(&settings_path, limits::CONFIG, Links::Follow)
         .ok()
+        .flatten()
         .and_then(|t| serde_json::from_str(&t).ok());
     for registration in REGISTRATIONS {
         let found = settings

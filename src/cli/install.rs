@@ -16,6 +16,7 @@ use serde_json::{Map, Value, json};
 use super::Args;
 use crate::hook::ctx::Ctx;
 use crate::state::write_atomic;
+use crate::util::fsread::{self, Links, limits};
 
 /// One handler we register.
 pub struct Registration {
@@ -35,7 +36,7 @@ pub const REGISTRATIONS: &[Registration] = &[
     },
     Registration {
         event: "PreToolUse",
-        matcher: Some("^(Bash|Write|Edit|MultiEdit|Agent|Task|mcp__.*)$"),
+        matcher: Some("^(Bash|Write|Edit|MultiEdit|NotebookEdit|Agent|Task|mcp__.*)$"),
         binary: "ralph-pre-tool-stop-guard",
         timeout: 15,
     },
@@ -81,6 +82,27 @@ pub const COMMANDS: &[(&str, &str)] = &[
         "loop-status.md",
         include_str!("../../hooks-config/commands/loop-status.md"),
     ),
+    // The plan → run → sync pipeline (issue 15).
+    (
+        "ralph.md",
+        include_str!("../../hooks-config/commands/ralph.md"),
+    ),
+    (
+        "ralph-plan.md",
+        include_str!("../../hooks-config/commands/ralph-plan.md"),
+    ),
+    (
+        "ralph-run.md",
+        include_str!("../../hooks-config/commands/ralph-run.md"),
+    ),
+    (
+        "ralph-sync.md",
+        include_str!("../../hooks-config/commands/ralph-sync.md"),
+    ),
+    (
+        "ralph-resume.md",
+        include_str!("../../hooks-config/commands/ralph-resume.md"),
+    ),
 ];
 
 /// Marks command files we wrote, so uninstall never deletes a user's file.
@@ -123,8 +145,13 @@ pub fn run(ctx: &Ctx, args: &mut Args) -> anyhow::Result<ExitCode> {
             registration.binary
         );
     }
+    let names: Vec<String> = COMMANDS
+        .iter()
+        .map(|(file, _)| format!("/{}", file.trim_end_matches(".md")))
+        .collect();
     println!(
-        "Slash commands: /ralph-loop, /cancel-loop, /loop-status in {}.",
+        "Slash commands: {} in {}.",
+        names.join(", "),
         project.join(".claude/commands").display()
     );
     println!("Start a loop with: ralph-hooks loop start \"<goal>\" --check \"<command>\"");
@@ -155,10 +182,8 @@ pub fn binary_dir() -> anyhow::Result<PathBuf> {
 }
 
 fn read_settings(path: &Path) -> anyhow::Result<Value> {
-    let text = match std::fs::read_to_string(path) {
-        Ok(text) => text,
-        Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(json!({})),
-        Err(error) => return Err(error).with_context(|| format!("cannot read {}", path.display())),
+    let Some(text) = fsread::read_text(path, limits::CONFIG, Links::Follow)? else {
+        return Ok(json!({}));
     };
     if text.trim().is_empty() {
         return Ok(json!({}));
@@ -298,7 +323,7 @@ fn install_commands(project: &Path, cli: &str) -> anyhow::Result<()> {
     let dir = project.join(".claude").join("commands");
     for (name, text) in COMMANDS {
         let path = dir.join(name);
-        if let Ok(existing) = std::fs::read_to_string(&path)
+        if let Ok(Some(existing)) = fsread::read_text(&path, limits::DOCUMENT, Links::Follow)
             && !existing.contains(COMMAND_MARKER)
         {
             eprintln!(
@@ -318,7 +343,9 @@ fn remove_commands(project: &Path) -> anyhow::Result<usize> {
     let mut removed = 0;
     for (name, _) in COMMANDS {
         let path = dir.join(name);
-        if std::fs::read_to_string(&path).is_ok_and(|text| text.contains(COMMAND_MARKER)) {
+        if fsread::read_text(&path, limits::DOCUMENT, Links::Follow)
+            .is_ok_and(|text| text.is_some_and(|text| text.contains(COMMAND_MARKER)))
+        {
             std::fs::remove_file(&path)
                 .with_context(|| format!("cannot remove {}", path.display()))?;
             removed += 1;

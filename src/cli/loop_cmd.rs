@@ -25,6 +25,12 @@ pub fn run(ctx: &Ctx, args: &mut Args) -> anyhow::Result<ExitCode> {
 
 fn start(ctx: &Ctx, args: &mut Args) -> anyhow::Result<ExitCode> {
     let checks = args.values("--check")?;
+    if checks.iter().any(|check| check.trim().is_empty()) {
+        // `sh -c ""` exits 0 at once: the loop would "pass" without a check.
+        anyhow::bail!(
+            "--check needs a command, e.g. --check \"cargo test\"; an empty one would pass at once"
+        );
+    }
     let promise = args.value("--promise")?;
     let max_iterations = args
         .number("--max-iterations")?

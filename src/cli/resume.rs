@@ -4,8 +4,9 @@
 //!
 //! ```text
 //! resume save <command> <spec-id> --phase PHASE [--completed STEP,...] [--pending STEP,...] [--context KEY=VALUE]...
-//! resume phase <phase> [--status completed|error|interrupted] [--output KEY=VALUE]... [--file PATH]... [--next PHASE]
+//! resume phase <phase> [--status completed|error|interrupted] [--output KEY=VALUE]... [--output-path KEY=PATH]... [--file PATH]... [--next PHASE]
 //! resume list [--json]
+//! resume retry <backup.json>
 //! resume show <command> [<spec-id>] [--from STEP] [--restart]
 //! render <template|-> --context <phase-result.json|phase>...
 //! path <relative>
@@ -23,6 +24,7 @@ use super::Args;
 use crate::hook::ctx::Ctx;
 use crate::orchestrator::resume::{self, EXPIRY_DAYS, PhaseResult, ResumeState, ShowOptions};
 use crate::orchestrator::templates::{self, Variables};
+use crate::util::fsread::{self, Links, limits};
 
 pub fn run(ctx: &Ctx, command: &str, args: &mut Args) -> anyhow::Result<ExitCode> {
     match command {
@@ -37,7 +39,10 @@ pub fn run(ctx: &Ctx, command: &str, args: &mut Args) -> anyhow::Result<ExitCode
                 "phase" => phase(ctx, args),
                 "list" => list(ctx, args),
                 "show" => show(ctx, args),
-                other => bail!("unknown resume action {other:?}: use save, phase, list or show"),
+                "retry" => retry(ctx, args),
+                other => {
+                    bail!("unknown resume action {other:?}: use save, phase, list, show or retry")
+                }
             }
         }
     }
@@ -76,7 +81,7 @@ fn save(ctx: &Ctx, args: &mut Args) -> anyhow::Result<ExitCode> {
     let phase = args.value("--phase")?;
     let completed_steps = step_list(args, "--completed")?;
     let pending_steps = step_list(args, "--pending")?;
-    let context = key_values(args, "--context")?;
+    let mut context = key_values(args, "--context")?;
     let (Some(command), Some(spec_id)) = (args.positional(), args.positional()) else {
         bail!(
             "usage: ralph-hooks resume save <command> <spec-id> --phase PHASE [--completed STEP,...] [--pending STEP,...] [--context KEY=VALUE]..."
@@ -86,6 +91,8 @@ fn save(ctx: &Ctx, args: &mut Args) -> anyhow::Result<ExitCode> {
     let Some(current_phase) = phase else {
         bail!("resume save needs --phase PHASE: the phase the command is in");
     };
+    // REQ-1.3: resuming checks these against the repository.
+    crate::orchestrator::repo::record(&ctx.project_root, &mut context);
     let state = ResumeState {
         command,
         spec_id,
@@ -114,17 +121,30 @@ fn phase(ctx: &Ctx, args: &mut Args) -> anyhow::Result<ExitCode> {
     let status = args
         .value("--status")?
         .unwrap_or_else(|| "completed".to_string());
-    let outputs = key_values(args, "--output")?;
+    let mut outputs = key_values(args, "--output")?;
+    let path_outputs = args.values("--output-path")?;
     let files = args.values("--file")?;
     let next_phase = args.value("--next")?;
     let Some(phase) = args.positional() else {
         bail!(
-            "usage: ralph-hooks resume phase <phase> [--status completed|error|interrupted] [--output KEY=VALUE]... [--file PATH]... [--next PHASE]"
+            "usage: ralph-hooks resume phase <phase> [--status completed|error|interrupted] [--output KEY=VALUE]... [--output-path KEY=PATH]... [--file PATH]... [--next PHASE]"
         );
     };
     args.finish()?;
     if !matches!(status.as_str(), "completed" | "error" | "interrupted") {
         bail!("--status must be completed, error or interrupted, got {status:?}");
+    }
+    // REQ-1.2: a path handed on to the next phase is absolute and checked.
+    for pair in &path_outputs {
+        let Some((key, path)) = pair.split_once('=').filter(|(key, _)| !key.is_empty()) else {
+            bail!("--output-path takes KEY=PATH, got {pair:?}");
+        };
+        let absolute =
+            templates::resolve_path(ctx, path).with_context(|| format!("--output-path {key}"))?;
+        outputs.insert(
+            key.to_string(),
+            Value::String(absolute.display().to_string()),
+        );
     }
     let files_created = files
         .iter()
@@ -140,6 +160,41 @@ fn phase(ctx: &Ctx, args: &mut Args) -> anyhow::Result<ExitCode> {
     };
     let relative = resume::save_phase(ctx, &result)?;
     println!("Saved the result of phase {} to {relative}.", result.phase);
+    print!("{}", next_phase_guidance(&result));
+    Ok(ExitCode::SUCCESS)
+}
+
+/// REQ-2.1: what to do after a phase, with the exact commands.
+pub fn next_phase_guidance(result: &PhaseResult) -> String {
+    let phase = &result.phase;
+    if result.status != "completed" {
+        return format!(
+            "Phase {phase} did not complete ({}): the next phase must not start. Fix what failed and run phase {phase} again; a saved multi-phase command continues with `ralph-hooks resume show <command>` (or `--from <step>`, `--restart`).\n",
+            result.status
+        );
+    }
+    let Some(next) = &result.next_phase else {
+        return format!("Phase {phase} was the last one (no --next): nothing follows.\n");
+    };
+    let mut names: Vec<String> = result
+        .outputs
+        .keys()
+        .map(|key| format!("{{{{{}}}}}", templates::variable_name(key)))
+        .collect();
+    names.extend(["{{FILES_CREATED}}", "{{NEXT_PHASE}}"].map(String::from));
+    format!(
+        "Next phase: {next}. Hand it this phase's results explicitly, never as \"mentioned above\": render its prompt with `ralph-hooks render <template> --context {phase}`, which fills {}.\n",
+        names.join(", ")
+    )
+}
+
+fn retry(ctx: &Ctx, args: &mut Args) -> anyhow::Result<ExitCode> {
+    let Some(backup) = args.positional() else {
+        bail!("usage: ralph-hooks resume retry <backup.json> (the file a failed save named)");
+    };
+    args.finish()?;
+    let relative = resume::retry(ctx, Path::new(&backup))?;
+    println!("Saved {relative} from the backup {backup} (the backup is removed).");
     Ok(ExitCode::SUCCESS)
 }
 
@@ -216,6 +271,17 @@ fn show(ctx: &Ctx, args: &mut Args) -> anyhow::Result<ExitCode> {
         bail!("--from and --restart contradict each other: give one");
     }
     let (relative, state) = resume::find(ctx, &command, spec.as_deref())?;
+    // REQ-1.3: a state whose branch or commit no longer matches cannot be
+    // continued as if nothing happened; --restart ignores the progress.
+    let conflicts = crate::orchestrator::repo::check(&ctx.project_root, &state.context);
+    if !conflicts.is_empty() && !restart {
+        bail!(
+            "cannot resume {} {}: {}; or start it again with --restart",
+            state.command,
+            state.spec_id,
+            conflicts.join("; ")
+        );
+    }
     ctx.debug(format_args!(
         "Loading context from {}",
         ctx.store().path(&relative).display()
@@ -238,8 +304,8 @@ fn render(ctx: &Ctx, args: &mut Args) -> anyhow::Result<ExitCode> {
             .context("cannot read the template from stdin")?;
         text
     } else {
-        std::fs::read_to_string(&template_arg)
-            .with_context(|| format!("cannot read the template {template_arg}"))?
+        fsread::read_text(Path::new(&template_arg), limits::DOCUMENT, Links::Follow)?
+            .with_context(|| format!("the template {template_arg} does not exist"))?
     };
     let mut variables = Variables::default();
     for context in &contexts {
@@ -257,8 +323,8 @@ fn render(ctx: &Ctx, args: &mut Args) -> anyhow::Result<ExitCode> {
 fn load_context(ctx: &Ctx, context: &str) -> anyhow::Result<(String, Value)> {
     let as_file = Path::new(context);
     if as_file.is_file() {
-        let text = std::fs::read_to_string(as_file)
-            .with_context(|| format!("cannot read the context {context}"))?;
+        let text = fsread::read_text(as_file, limits::DOCUMENT, Links::Follow)?
+            .with_context(|| format!("the context {context} does not exist"))?;
         let value: Value = serde_json::from_str(&text)
             .with_context(|| format!("the context {context} is not JSON"))?;
         return Ok((context.to_string(), value));

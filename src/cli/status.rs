@@ -24,6 +24,7 @@ pub fn run(ctx: &Ctx, args: &mut Args) -> anyhow::Result<ExitCode> {
             "loop": loop_state,
             "task": task.as_ref().map(|doc| tasks::monitor_json(store, doc)),
             "continuation": counter,
+            "pipelines": crate::orchestrator::pipeline::views(ctx)?,
         });
         println!("{}", serde_json::to_string(&value)?);
         return Ok(ExitCode::SUCCESS);
@@ -82,6 +83,9 @@ pub fn run(ctx: &Ctx, args: &mut Args) -> anyhow::Result<ExitCode> {
             counter.subject,
             counter.updated_at.to_rfc3339()
         );
+    }
+    for view in crate::orchestrator::pipeline::views(ctx)? {
+        let _ = write!(text, "{}", crate::orchestrator::pipeline::describe(&view));
     }
     print!("{text}");
     Ok(ExitCode::SUCCESS)

@@ -15,6 +15,7 @@ use super::Args;
 use crate::hook::ctx::Ctx;
 use crate::orchestrator::schema::tree::Pos;
 use crate::orchestrator::schema::{self, Role, Violation};
+use crate::util::fsread::{self, Links, limits};
 
 pub fn run(ctx: &Ctx, args: &mut Args) -> anyhow::Result<ExitCode> {
     let json = args.flag("--json");
@@ -53,20 +54,27 @@ pub fn run(ctx: &Ctx, args: &mut Args) -> anyhow::Result<ExitCode> {
                         .join(", ")
                 ),
             }],
-            Some(role) => match std::fs::read_to_string(&path) {
-                Ok(text) => {
-                    ctx.debug(format_args!(
-                        "validating {} as {}",
-                        path.display(),
-                        role.title()
-                    ));
-                    schema::validate(role, &text)
+            Some(role) => {
+                match fsread::read_text(&path, limits::DOCUMENT, Links::Follow).and_then(|text| {
+                    text.ok_or_else(|| fsread::ReadError::Io {
+                        path: path.clone(),
+                        error: std::io::ErrorKind::NotFound.into(),
+                    })
+                }) {
+                    Ok(text) => {
+                        ctx.debug(format_args!(
+                            "validating {} as {}",
+                            path.display(),
+                            role.title()
+                        ));
+                        schema::validate(role, &text)
+                    }
+                    Err(error) => vec![Violation {
+                        pos: Pos::START,
+                        message: format!("cannot read the file: {error}"),
+                    }],
                 }
-                Err(error) => vec![Violation {
-                    pos: Pos::START,
-                    message: format!("cannot read the file: {error}"),
-                }],
-            },
+            }
         };
         reports.push((file.as_str(), role, violations));
     }

@@ -10,6 +10,7 @@ use super::ast_grep;
 use super::settings::Settings;
 use crate::hook::ctx::Ctx;
 use crate::lsp::servers::{ServerDef, find_binary};
+use crate::util::fsread::{self, Links, limits};
 use crate::util::process::GroupChild;
 
 /// How long `<server> --version` may take.
@@ -168,7 +169,8 @@ fn node_package_version(program: &Path) -> Option<String> {
     let mut dir = real.parent();
     for _ in 0..4 {
         let current = dir?;
-        if let Ok(text) = std::fs::read_to_string(current.join("package.json"))
+        if let Ok(Some(text)) =
+            fsread::read_text(&current.join("package.json"), limits::CONFIG, Links::Follow)
             && let Ok(package) = serde_json::from_str::<serde_json::Value>(&text)
             && let Some(version) = package.get("version").and_then(|v| v.as_str())
         {

@@ -26,6 +26,7 @@ use crate::hook::ctx::Ctx;
 use crate::hook::protocol::{Decision, EventName, HookOutput, ToolInput, cap_chars};
 use crate::ralph::loop_ctl::{self, Ownership};
 use crate::ralph::loop_state::{LOOP_FILE, LoopState};
+use crate::util::fsread::{self, Links, limits};
 
 /// The share of a file's deadline the old text's check may use.
 const BASELINE_SHARE: f64 = 0.6;
@@ -68,12 +69,16 @@ pub fn after_edit(ctx: &Ctx, tool: &ToolInput) -> anyhow::Result<HookOutput> {
         } => return not_installed(ctx, &language, &tried, &hint),
         Resolved::Target(target) => target,
     };
-    let text = match std::fs::read_to_string(&path) {
-        Ok(text) => text,
+    // The edited path comes from input: it may be a FIFO or a link to a
+    // device by now. The shared reader refuses those at once.
+    let text = match fsread::read_text(&path, limits::SOURCE, Links::Follow) {
+        Ok(Some(text)) => text,
+        Ok(None) => {
+            ctx.debug(format_args!("{display}: gone: nothing to check"));
+            return Ok(HookOutput::silent());
+        }
         Err(error) => {
-            ctx.debug(format_args!(
-                "{display}: cannot read it ({error}): nothing to check"
-            ));
+            ctx.debug(format_args!("{error}: nothing to check"));
             return Ok(HookOutput::silent());
         }
     };

@@ -27,6 +27,7 @@ use super::settings::Settings;
 use crate::hook::ctx::Ctx;
 use crate::ralph::loop_ctl::ConditionOutcome;
 use crate::ralph::loop_state::LoopState;
+use crate::util::fsread::{self, Links, limits};
 use crate::util::text::fnv1a;
 
 pub const NAME: &str = "diagnostics";
@@ -167,14 +168,15 @@ fn check_files(ctx: &Ctx, settings: &Settings, state: &LoopState) -> Vec<(String
             continue;
         }
         let deadline = (now + settings.file_timeout(target.server)).min(budget_end);
-        let text = match std::fs::read_to_string(&path) {
-            Ok(text) => text,
+        let text = match fsread::read_text(&path, limits::SOURCE, Links::Follow) {
+            Ok(Some(text)) => text,
+            Ok(None) => continue,
             Err(error) => {
                 results.push((
                     display,
                     FileResult::Inconclusive {
                         server,
-                        reason: format!("cannot read it: {error}"),
+                        reason: format!("not read: {}", error.reason()),
                     },
                 ));
                 continue;

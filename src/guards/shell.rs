@@ -60,18 +60,26 @@ pub fn simple_commands(text: &str) -> Vec<Vec<String>> {
 
 fn collect(text: &str, depth: usize, out: &mut Vec<Vec<String>>) {
     let lexed = lex(text);
-    for words in lexed.commands {
+    for (index, words) in lexed.commands.iter().enumerate() {
         if words.is_empty() {
             continue;
         }
-        if depth < MAX_DEPTH
-            && let Some(script) = inner_script(&words)
-        {
-            out.push(words);
-            collect(&script, depth + 1, out);
+        out.push(words.clone());
+        if depth >= MAX_DEPTH {
             continue;
         }
-        out.push(words);
+        if let Some(script) = inner_script(words) {
+            collect(&script, depth + 1, out);
+        }
+        // `echo 'git push' | sh`: a shell reading its script from a pipe
+        // runs what the command before it prints.
+        if lexed.piped.get(index) == Some(&true)
+            && let Some(next) = lexed.commands.get(index + 1)
+            && reads_script_from_stdin(next)
+            && let Some(script) = printed_text(words)
+        {
+            collect(&script, depth + 1, out);
+        }
     }
     if depth < MAX_DEPTH {
         for substitution in lexed.substitutions {
@@ -80,12 +88,23 @@ fn collect(text: &str, depth: usize, out: &mut Vec<Vec<String>>) {
     }
 }
 
-/// The script of `sh -c SCRIPT`, `bash -lc SCRIPT` or `eval WORDS…`.
+/// The script of `sh -c SCRIPT`, `bash -lc SCRIPT`, `bash <<< SCRIPT` or
+/// `eval WORDS…`.
 fn inner_script(words: &[String]) -> Option<String> {
     let rest = command_part(words);
     let name = basename(rest.first()?);
     if name == "eval" {
         return Some(rest[1..].join(" "));
+    }
+    if SHELLS.contains(&name)
+        && let Some(at) = rest.iter().position(|w| w.starts_with("<<<"))
+    {
+        let inline = &rest[at]["<<<".len()..];
+        return if inline.is_empty() {
+            rest.get(at + 1).cloned()
+        } else {
+            Some(inline.to_string())
+        };
     }
     if SHELLS.contains(&name) {
         let flag = rest[1..]
@@ -94,6 +113,34 @@ fn inner_script(words: &[String]) -> Option<String> {
         return rest.get(flag + 2).cloned();
     }
     None
+}
+
+/// `sh`, `bash -s`, `bash -x` …: a shell given no script (no `-c`, no
+/// script file), which reads its commands from stdin.
+fn reads_script_from_stdin(words: &[String]) -> bool {
+    let rest = command_part(words);
+    let Some(name) = rest.first() else {
+        return false;
+    };
+    SHELLS.contains(&basename(name))
+        && rest[1..]
+            .iter()
+            .all(|w| w.starts_with('-') && (w.starts_with("--") || !w.contains('c')))
+}
+
+/// What `echo …` / `printf …` prints, as far as it can be known.
+fn printed_text(words: &[String]) -> Option<String> {
+    let rest = command_part(words);
+    let name = basename(rest.first()?);
+    let args: Vec<&str> = rest[1..]
+        .iter()
+        .map(String::as_str)
+        .skip_while(|w| name == "echo" && w.starts_with('-'))
+        .collect();
+    match name {
+        "echo" | "printf" => Some(args.join(" ").replace("\\n", "\n")),
+        _ => None,
+    }
 }
 
 /// The words from the command name on: leading assignments, reserved
@@ -158,6 +205,138 @@ fn is_assignment(word: &str) -> bool {
 
 pub fn basename(word: &str) -> &str {
     word.rsplit(['/', '\\']).next().unwrap_or(word)
+}
+
+/// Global options that take a value in the next word, by program. Any other
+/// word starting with `-` before the subcommand is a flag on its own.
+const GLOBAL_OPTIONS_WITH_VALUE: &[(&str, &[&str])] = &[
+    (
+        "git",
+        &[
+            "-C",
+            "-c",
+            "--git-dir",
+            "--work-tree",
+            "--namespace",
+            "--super-prefix",
+            "--config-env",
+            "--list-cmds",
+        ],
+    ),
+    ("cargo", &["-C", "-Z", "--color", "--config"]),
+    (
+        "npm",
+        &[
+            "-C",
+            "-w",
+            "--prefix",
+            "--registry",
+            "--userconfig",
+            "--globalconfig",
+            "--cache",
+            "--loglevel",
+            "--otp",
+            "--tag",
+            "--access",
+            "--workspace",
+        ],
+    ),
+    ("gh", &["-R", "--repo", "--hostname"]),
+];
+
+/// A simple command as the risky-command globs see it: the program by its
+/// name whatever its path, then its subcommand and arguments, with the
+/// program's own global options before the subcommand left out.
+/// `/usr/bin/git -C . --no-pager push` is `git push`, `cargo +nightly
+/// publish` is `cargo publish`. `None` for an empty command.
+pub fn canonical_command(words: &[String]) -> Option<String> {
+    let rest = command_part(words);
+    let name = basename(rest.first()?);
+    let mut out = vec![name.to_string()];
+    let mut index = 1;
+    if let Some((_, with_value)) = GLOBAL_OPTIONS_WITH_VALUE.iter().find(|(p, _)| *p == name) {
+        while index < rest.len() {
+            let word = rest[index].as_str();
+            if word == "--" {
+                index += 1;
+                break;
+            }
+            let is_option = word.starts_with('-') && word.len() > 1;
+            let is_toolchain = name == "cargo" && word.starts_with('+');
+            if !is_option && !is_toolchain {
+                break;
+            }
+            index += 1;
+            if with_value.contains(&word) {
+                index += 1;
+            }
+        }
+    }
+    out.extend(rest.iter().skip(index).cloned());
+    Some(out.join(" "))
+}
+
+/// Paths a simple command writes, moves or removes, as written: redirection
+/// targets (`>`, `>>`, `>|`, `&>`, `2>`), and the files of `tee`, `sed -i`,
+/// `cp`/`install`/`ln` (destination), `mv`, `rm`, `unlink`, `truncate`,
+/// `shred`, `touch` (all) and `dd of=`. The guard compares them with the
+/// files it protects; anything it cannot see (a script, an alias, python)
+/// is a documented limit.
+pub fn write_targets(words: &[String]) -> Vec<String> {
+    let mut targets = Vec::new();
+    let mut index = 0;
+    while index < words.len() {
+        let word = &words[index];
+        if let Some(at) = word.find('>') {
+            let after = word[at..].trim_start_matches(['>', '|']);
+            if after.is_empty() {
+                if let Some(next) = words.get(index + 1) {
+                    targets.push(next.clone());
+                    index += 1;
+                }
+            } else if !after.starts_with('&') {
+                targets.push(after.to_string());
+            }
+        }
+        index += 1;
+    }
+    let rest = command_part(words);
+    let Some(name) = rest.first().map(|w| basename(w)) else {
+        return targets;
+    };
+    let positionals: Vec<&String> = rest[1..]
+        .iter()
+        .filter(|w| !w.starts_with('-') && !w.contains('>'))
+        .collect();
+    match name {
+        "tee" | "mv" | "rm" | "unlink" | "truncate" | "shred" | "touch" => {
+            targets.extend(positionals.into_iter().cloned());
+        }
+        "sed"
+            if rest[1..]
+                .iter()
+                .any(|w| w.starts_with("-i") || w.starts_with("--in-place")) =>
+        {
+            targets.extend(positionals.into_iter().cloned());
+        }
+        "cp" | "install" | "ln" | "rsync" => {
+            if let Some((destination, sources)) = positionals.split_last() {
+                targets.push((*destination).clone());
+                // `cp x.json .claude/`: the file lands under the source's name.
+                for source in sources {
+                    targets.push(format!("{destination}/{}", basename(source)));
+                }
+            }
+        }
+        "dd" => targets.extend(
+            rest[1..]
+                .iter()
+                .filter_map(|w| w.strip_prefix("of="))
+                .map(str::to_string),
+        ),
+        _ => {}
+    }
+    targets
 }
 
 /// A `ralph-hooks … task complete …` found in a command.
@@ -238,6 +417,9 @@ fn complete_call(args: &[String]) -> Option<CompleteCall> {
 
 struct Lexed {
     commands: Vec<Vec<String>>,
+    /// Parallel to `commands`: whether the command's stdout is piped into
+    /// the next one (`a | b`, not `a || b`).
+    piped: Vec<bool>,
     substitutions: Vec<String>,
 }
 
@@ -245,6 +427,7 @@ fn lex(text: &str) -> Lexed {
     let chars: Vec<char> = text.chars().collect();
     let mut lexed = Lexed {
         commands: Vec::new(),
+        piped: Vec::new(),
         substitutions: Vec::new(),
     };
     let mut words: Vec<String> = Vec::new();
@@ -264,9 +447,25 @@ fn lex(text: &str) -> Lexed {
                 end_word(&mut word, &mut in_word, &mut words);
                 index += 1;
             }
-            '\n' | ';' | '&' | '|' | '(' | ')' => {
+            '|' if chars.get(index + 1) == Some(&'|') => {
                 end_word(&mut word, &mut in_word, &mut words);
                 lexed.commands.push(std::mem::take(&mut words));
+                lexed.piped.push(false);
+                index += 2;
+            }
+            '|' => {
+                end_word(&mut word, &mut in_word, &mut words);
+                lexed.commands.push(std::mem::take(&mut words));
+                lexed.piped.push(true);
+                index += 1;
+                if chars.get(index) == Some(&'&') {
+                    index += 1;
+                }
+            }
+            '\n' | ';' | '&' | '(' | ')' => {
+                end_word(&mut word, &mut in_word, &mut words);
+                lexed.commands.push(std::mem::take(&mut words));
+                lexed.piped.push(false);
                 index += 1;
             }
             '#' if !in_word => {
@@ -344,7 +543,20 @@ fn lex(text: &str) -> Lexed {
     }
     end_word(&mut word, &mut in_word, &mut words);
     lexed.commands.push(words);
-    lexed.commands.retain(|words| !words.is_empty());
+    lexed.piped.push(false);
+    // Drop empty commands, keeping each pipe flag with its command.
+    let mut kept = Vec::new();
+    let mut piped = Vec::new();
+    for (words, pipe) in lexed.commands.drain(..).zip(lexed.piped.drain(..)) {
+        if !words.is_empty() {
+            kept.push(words);
+            piped.push(pipe);
+        } else if pipe && let Some(last) = piped.last_mut() {
+            *last = true;
+        }
+    }
+    lexed.commands = kept;
+    lexed.piped = piped;
     lexed
 }
 
@@ -479,6 +691,79 @@ mod tests {
             .map(|s| s.to_string())
             .collect();
         assert_eq!(command_part(&words).join(" "), "git push origin");
+    }
+
+    fn canonical(text: &str) -> Vec<String> {
+        simple_commands(text)
+            .iter()
+            .filter_map(|words| canonical_command(words))
+            .collect()
+    }
+
+    #[test]
+    fn global_options_and_paths_are_stepped_over() {
+        for (text, expected) in [
+            ("git -C . push", "git push"),
+            ("git -c k=v push origin", "git push origin"),
+            ("git --no-pager push", "git push"),
+            ("git --git-dir=.git --work-tree . push", "git push"),
+            ("/usr/bin/git push", "git push"),
+            ("cargo +nightly publish", "cargo publish"),
+            (
+                "cargo -Z unstable-options --locked publish",
+                "cargo publish",
+            ),
+            ("npm --registry https://r.example publish", "npm publish"),
+            ("npm --registry=https://r.example publish", "npm publish"),
+            ("gh -R o/r pr create", "gh pr create"),
+        ] {
+            assert!(
+                canonical(text).contains(&expected.to_string()),
+                "{text}: {:?}",
+                canonical(text)
+            );
+        }
+    }
+
+    #[test]
+    fn shells_fed_on_stdin_are_read() {
+        for text in [
+            "echo 'git push' | sh",
+            "printf 'git push\\n' | bash -s",
+            "echo git push | /bin/bash",
+            "bash <<< 'git push'",
+        ] {
+            assert!(
+                canonical(text).contains(&"git push".to_string()),
+                "{text}: {:?}",
+                canonical(text)
+            );
+        }
+        assert!(!canonical("echo 'git push' | grep push").contains(&"git push".to_string()));
+        assert!(!canonical("echo 'git push' || sh").contains(&"git push".to_string()));
+    }
+
+    #[test]
+    fn write_targets_of_shell_forms() {
+        let targets = |text: &str| -> Vec<String> {
+            simple_commands(text)
+                .iter()
+                .flat_map(|words| write_targets(words))
+                .collect()
+        };
+        assert_eq!(targets("echo x > a.json"), vec!["a.json"]);
+        assert_eq!(targets("echo x >>a.json 2>&1"), vec!["a.json"]);
+        assert_eq!(targets("echo x | tee -a a b"), vec!["a", "b"]);
+        assert_eq!(targets("sed -i s/a/b/ c.json"), vec!["s/a/b/", "c.json"]);
+        assert_eq!(
+            targets("cp x.json .claude/"),
+            vec![".claude/", ".claude//x.json"]
+        );
+        assert_eq!(targets("mv a b"), vec!["a", "b"]);
+        assert_eq!(targets("rm -f a"), vec!["a"]);
+        assert_eq!(targets("truncate -s 0 a"), vec!["0", "a"]);
+        assert!(targets("cat a.json").is_empty());
+        assert!(targets("sed s/a/b/ c.json").is_empty());
     }
 
     #[test]

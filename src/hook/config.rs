@@ -11,6 +11,8 @@ use anyhow::Context as _;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
+use crate::util::fsread::{self, Links, limits};
+
 #[derive(Debug, Default, Clone)]
 pub struct Config {
     /// Where it was read from, for messages; `None` when absent.
@@ -25,14 +27,10 @@ impl Config {
 
     pub fn load(project_root: &Path) -> anyhow::Result<Config> {
         let path = Config::file_path(project_root);
-        let text = match std::fs::read_to_string(&path) {
-            Ok(text) => text,
-            Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
-                return Ok(Config::default());
-            }
-            Err(error) => {
-                return Err(error).with_context(|| format!("cannot read {}", path.display()));
-            }
+        // A repository can commit this file as a FIFO or a link to
+        // /dev/zero: the shared reader refuses those at once.
+        let Some(text) = fsread::read_text(&path, limits::CONFIG, Links::Follow)? else {
+            return Ok(Config::default());
         };
         let sections: BTreeMap<String, Value> = serde_json::from_str(&text)
             .with_context(|| format!("{} is not a JSON object", path.display()))?;

@@ -45,7 +45,7 @@ impl Ctx {
             .session_id
             .clone()
             .or_else(|| env_nonempty("CLAUDE_CODE_SESSION_ID"));
-        Ok(Ctx::new(project_root, session_id))
+        Ctx::new(project_root, session_id)
     }
 
     /// Context for the CLI: the project is `--project`, `$CLAUDE_PROJECT_DIR`
@@ -60,19 +60,17 @@ impl Ctx {
                 }
             },
         };
-        Ok(Ctx::new(
-            project_root,
-            env_nonempty("CLAUDE_CODE_SESSION_ID"),
-        ))
+        Ctx::new(project_root, env_nonempty("CLAUDE_CODE_SESSION_ID"))
     }
 
-    fn new(project_root: PathBuf, session_id: Option<String>) -> Ctx {
+    fn new(project_root: PathBuf, session_id: Option<String>) -> anyhow::Result<Ctx> {
         let project_root = absolute(&project_root);
         let state_root = match env_nonempty("RALPH_HOOKS_STATE_DIR") {
             Some(dir) => absolute(Path::new(&dir)),
             None => project_root.join(".claude").join("orchestrator"),
         };
-        Ctx {
+        refuse_shared_root(&state_root)?;
+        Ok(Ctx {
             store: Store::new(state_root.clone()),
             project_root,
             state_root,
@@ -81,7 +79,7 @@ impl Ctx {
             debug: env_nonempty("RALPH_HOOKS_DEBUG").is_some_and(|v| v != "0"),
             now: now_from_env(),
             config: OnceCell::new(),
-        }
+        })
     }
 
     /// The current time. `$RALPH_HOOKS_NOW` (RFC 3339) pins it, for tests.
@@ -142,6 +140,25 @@ impl Ctx {
             _ => path.to_string_lossy(),
         }
     }
+}
+
+/// A state root of `/` or the home directory would scatter `loop.json`,
+/// `tasks/` and lock files among the user's own files: refuse it.
+fn refuse_shared_root(state_root: &Path) -> anyhow::Result<()> {
+    let real = state_root
+        .canonicalize()
+        .unwrap_or_else(|_| state_root.to_path_buf());
+    let home = env_nonempty("HOME").map(|home| {
+        let home = PathBuf::from(home);
+        home.canonicalize().unwrap_or(home)
+    });
+    if real.parent().is_none() || home.as_deref() == Some(real.as_path()) {
+        anyhow::bail!(
+            "refusing the state root {}: it is the filesystem root or the home directory; point RALPH_HOOKS_STATE_DIR at a directory of its own",
+            state_root.display()
+        );
+    }
+    Ok(())
 }
 
 fn env_nonempty(name: &str) -> Option<String> {

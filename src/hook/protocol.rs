@@ -247,8 +247,17 @@ pub fn parse_input(bytes: &[u8], accepted: &[EventName]) -> Result<HookInput, In
     if text.trim().is_empty() {
         return Err(InputError::Empty);
     }
-    let value: Value =
-        serde_json::from_str(text).map_err(|error| InputError::NotJson(error.to_string()))?;
+    let value: Value = match serde_json::from_str(text) {
+        Ok(value) => value,
+        // Claude Code can send a lone surrogate escape (`"\ud800"`, from a
+        // cut emoji): JSON allows it, serde does not. Read it as U+FFFD so
+        // the hook still decides instead of failing open.
+        Err(error) => match replace_lone_surrogates(text) {
+            Some(repaired) => serde_json::from_str(&repaired)
+                .map_err(|error| InputError::NotJson(error.to_string()))?,
+            None => return Err(InputError::NotJson(error.to_string())),
+        },
+    };
     let object_kind = match &value {
         Value::Object(_) => None,
         Value::Array(_) => Some("array"),
@@ -270,6 +279,9 @@ pub fn parse_input(bytes: &[u8], accepted: &[EventName]) -> Result<HookInput, In
             got: event_name.to_string(),
             expected: accepted.iter().map(|e| e.as_str()).collect(),
         })?;
+    if matches!(event, EventName::PreToolUse | EventName::PostToolUse) {
+        check_tool_input(&value)?;
+    }
     let bad = |error: serde_json::Error| InputError::BadField(error.to_string());
     Ok(match event {
         EventName::SessionStart => {
@@ -284,6 +296,102 @@ pub fn parse_input(bytes: &[u8], accepted: &[EventName]) -> Result<HookInput, In
             HookInput::SubagentStop(serde_json::from_value(value).map_err(bad)?)
         }
     })
+}
+
+/// The fields of `tool_input` that hooks read, which must be strings when
+/// present. Every hook answers a wrong type the same way: bad input, exit 1
+/// with one line (before, the guard let it pass silently while the Stop
+/// hook refused its own wrong-typed fields).
+const TOOL_INPUT_STRINGS: &[&str] = &["command", "file_path", "notebook_path", "prompt"];
+
+fn check_tool_input(value: &Value) -> Result<(), InputError> {
+    let tool_input = match value.get("tool_input") {
+        None | Some(Value::Null) => return Ok(()),
+        Some(Value::Object(object)) => object,
+        Some(other) => {
+            return Err(InputError::BadField(format!(
+                "tool_input is {}, expected an object",
+                json_kind(other)
+            )));
+        }
+    };
+    for key in TOOL_INPUT_STRINGS {
+        match tool_input.get(*key) {
+            None | Some(Value::Null) | Some(Value::String(_)) => {}
+            Some(other) => {
+                return Err(InputError::BadField(format!(
+                    "tool_input.{key} is {}, expected a string",
+                    json_kind(other)
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
+fn json_kind(value: &Value) -> &'static str {
+    match value {
+        Value::Object(_) => "an object",
+        Value::Array(_) => "an array",
+        Value::String(_) => "a string",
+        Value::Number(_) => "a number",
+        Value::Bool(_) => "a boolean",
+        Value::Null => "null",
+    }
+}
+
+/// `text` with each `\uD800`–`\uDFFF` escape that is not half of a valid
+/// pair replaced by `\uFFFD`; `None` when there is none to replace.
+pub fn replace_lone_surrogates(text: &str) -> Option<String> {
+    fn escape_at(bytes: &[u8], at: usize) -> Option<u16> {
+        if bytes.get(at) != Some(&b'\\') || bytes.get(at + 1) != Some(&b'u') {
+            return None;
+        }
+        let hex = std::str::from_utf8(bytes.get(at + 2..at + 6)?).ok()?;
+        u16::from_str_radix(hex, 16).ok()
+    }
+    let bytes = text.as_bytes();
+    let mut out = String::with_capacity(text.len());
+    let mut changed = false;
+    let mut in_string = false;
+    let mut index = 0;
+    let mut copied = 0;
+    while index < bytes.len() {
+        match bytes[index] {
+            b'"' => in_string = !in_string,
+            b'\\' if in_string => {
+                if let Some(unit) = escape_at(bytes, index) {
+                    let high = (0xD800..0xDC00).contains(&unit);
+                    let low = (0xDC00..0xE000).contains(&unit);
+                    if high
+                        && escape_at(bytes, index + 6)
+                            .is_some_and(|next| (0xDC00..0xE000).contains(&next))
+                    {
+                        index += 12;
+                        continue;
+                    }
+                    if high || low {
+                        out.push_str(&text[copied..index]);
+                        out.push_str("\\uFFFD");
+                        index += 6;
+                        copied = index;
+                        changed = true;
+                        continue;
+                    }
+                }
+                // Any other escape: skip the escaped character too.
+                index += 2;
+                continue;
+            }
+            _ => {}
+        }
+        index += 1;
+    }
+    if !changed {
+        return None;
+    }
+    out.push_str(&text[copied..]);
+    Some(out)
 }
 
 /// The only PreToolUse permission decision we ever emit. `allow` is left out
@@ -441,6 +549,36 @@ mod tests {
         )
         .unwrap();
         assert_eq!(stop.running_background_tasks(), 2);
+    }
+
+    #[test]
+    fn lone_surrogates_read_as_replacement_characters() {
+        let input = parse_input(
+            br#"{"hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"git push # \ud800 \udc00x \\ud800 \ud83d\ude00"}}"#,
+            &[EventName::PreToolUse],
+        )
+        .unwrap();
+        let HookInput::PreToolUse(tool) = input else {
+            panic!("not a pre-tool input")
+        };
+        assert_eq!(
+            tool.input_str("command"),
+            Some("git push # \u{FFFD} \u{FFFD}x \\ud800 \u{1F600}")
+        );
+    }
+
+    #[test]
+    fn wrong_typed_tool_input_is_bad_input() {
+        for body in [
+            r#""tool_input":"ls""#,
+            r#""tool_input":[1]"#,
+            r#""tool_input":{"command":5}"#,
+            r#""tool_input":{"file_path":{"x":1}}"#,
+        ] {
+            let json = format!(r#"{{"hook_event_name":"PreToolUse","tool_name":"Bash",{body}}}"#);
+            let error = parse_input(json.as_bytes(), &[EventName::PreToolUse]).unwrap_err();
+            assert!(matches!(error, InputError::BadField(_)), "{body}: {error}");
+        }
     }
 
     #[test]

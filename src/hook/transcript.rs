@@ -9,19 +9,25 @@ use std::path::Path;
 
 use serde_json::Value;
 
+use crate::util::fsread::{self, Links};
+
 /// How much of the transcript's end we are willing to scan: enough for any
 /// real last turn, bounded so a huge file cannot stall a hook.
 const MAX_SCAN_BYTES: u64 = 8 * 1024 * 1024;
 
 /// The last lines of a file, oldest first, within `max_bytes` of its end.
 /// The first line is dropped when the window starts mid-line.
+/// The path comes from hook input: a FIFO or a link to `/dev/zero` is
+/// refused by the shared reader instead of blocking or reading forever.
 pub fn tail_lines(path: &Path, max_bytes: u64) -> std::io::Result<Vec<String>> {
-    let mut file = std::fs::File::open(path)?;
-    let len = file.metadata()?.len();
+    let (mut file, len) = fsread::open_regular(path, Links::Follow)
+        .map_err(std::io::Error::other)?
+        .ok_or(std::io::ErrorKind::NotFound)?;
     let start = len.saturating_sub(max_bytes);
     file.seek(SeekFrom::Start(start))?;
     let mut bytes = Vec::new();
-    file.read_to_end(&mut bytes)?;
+    // A file still being appended to may have grown since fstat.
+    file.take(max_bytes).read_to_end(&mut bytes)?;
     let text = String::from_utf8_lossy(&bytes);
     let mut lines: Vec<String> = text.lines().map(str::to_owned).collect();
     if start > 0 && !lines.is_empty() {

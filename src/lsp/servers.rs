@@ -27,6 +27,7 @@ use serde_json::Value;
 
 use super::client::{DiagnosticMode, Launch};
 use crate::hook::config::Config;
+use crate::util::fsread::{self, Links, limits};
 
 /// One `.lsp.json` entry; every field optional so an entry can change one
 /// field of a built-in.
@@ -405,8 +406,9 @@ impl Registry {
     pub fn load(project_root: &Path, config: &Config) -> Registry {
         let mut registry = Registry::builtin();
         let lsp_json = project_root.join(".lsp.json");
-        match std::fs::read_to_string(&lsp_json) {
-            Ok(text) => match serde_json::from_str::<Value>(&text) {
+        match fsread::read_text(&lsp_json, limits::CONFIG, Links::Follow) {
+            Ok(None) => {}
+            Ok(Some(text)) => match serde_json::from_str::<Value>(&text) {
                 Ok(value) => {
                     registry.merge(&value, Origin::LspJson, &lsp_json.display().to_string())
                 }
@@ -414,10 +416,7 @@ impl Registry {
                     .warnings
                     .push(format!("ignoring {}: {error}", lsp_json.display())),
             },
-            Err(error) if error.kind() == std::io::ErrorKind::NotFound => {}
-            Err(error) => registry
-                .warnings
-                .push(format!("cannot read {}: {error}", lsp_json.display())),
+            Err(error) => registry.warnings.push(error.to_string()),
         }
         if let Some(section) = config.raw("lsp") {
             let servers = section

@@ -27,6 +27,7 @@ pub fn session_context(ctx: &Ctx) -> anyhow::Result<Option<String>> {
         part(ctx, "state", || state_part(ctx, &hash)),
         part(ctx, "knowledge", || knowledge_part(ctx, &hash)),
         part(ctx, "resumable commands", || resume_part(ctx)),
+        part(ctx, "pipelines", || pipeline_part(ctx)),
     ];
     let text: Vec<String> = parts.into_iter().flatten().collect();
     Ok((!text.is_empty()).then(|| text.join("\n\n")))
@@ -238,7 +239,12 @@ fn resume_part(ctx: &Ctx) -> anyhow::Result<Option<String>> {
     if !ctx.store().exists(resume::DIR) {
         return Ok(None);
     }
-    let states = resume::resumable(ctx)?.live;
+    // Pipelines have their own part, with their phases.
+    let states: Vec<_> = resume::resumable(ctx)?
+        .live
+        .into_iter()
+        .filter(|(_, state)| state.short_command() != crate::orchestrator::pipeline::COMMAND)
+        .collect();
     if states.is_empty() {
         return Ok(None);
     }
@@ -257,4 +263,23 @@ fn resume_part(ctx: &Ctx) -> anyhow::Result<Option<String>> {
         );
     }
     Ok(Some(text.trim_end().to_string()))
+}
+
+/// Pipelines not yet done: where each stands and what is next.
+fn pipeline_part(ctx: &Ctx) -> anyhow::Result<Option<String>> {
+    if !ctx.store().exists(resume::DIR) {
+        return Ok(None);
+    }
+    let open: Vec<String> = crate::orchestrator::pipeline::views(ctx)?
+        .iter()
+        .filter(|view| view.current_phase != crate::orchestrator::pipeline::DONE)
+        .map(crate::orchestrator::pipeline::describe)
+        .collect();
+    if open.is_empty() {
+        return Ok(None);
+    }
+    Ok(Some(format!(
+        "RALPH PIPELINES (`ralph-hooks pipeline status`; continue one with /ralph-resume <SPEC-ID>):\n{}",
+        open.join("").trim_end()
+    )))
 }

@@ -132,8 +132,11 @@ pub fn load_all(ctx: &Ctx) -> anyhow::Result<Vec<(String, Entry)>> {
         if name.starts_with('.') || !name.ends_with(".json") {
             continue;
         }
+        // A directory is not a document and is left alone; anything else
+        // under a `.json` name that is not a regular file (a FIFO, a link)
+        // is damage: the store's reader refuses it and moves it aside.
         let relative = format!("{DIR}/{name}");
-        if !ctx.store().path(&relative).is_file() {
+        if std::fs::symlink_metadata(ctx.store().path(&relative)).is_ok_and(|m| m.is_dir()) {
             continue;
         }
         if let Some(entry) = load_entry(ctx, &relative)? {
@@ -216,10 +219,61 @@ pub struct Saved {
     pub replaced: Vec<String>,
 }
 
+/// How a command-state document reaches its file: `(ctx, relative, text)`.
+/// The real one writes through the Store; tests inject a failing one.
+pub type Writer<'a> = &'a dyn Fn(&Ctx, &str, &str) -> anyhow::Result<()>;
+
+/// The Store's atomic write under the file's lock.
+pub fn store_writer(ctx: &Ctx, relative: &str, text: &str) -> anyhow::Result<()> {
+    ctx.store().lock(relative)?.save_text(text)
+}
+
+/// The pretty JSON a document is saved as, with its `version` stamped.
+fn encode<T: Serialize + Versioned>(value: &T) -> anyhow::Result<String> {
+    let mut json = serde_json::to_value(value).context("cannot encode the command state")?;
+    if let Some(object) = json.as_object_mut() {
+        object.insert("version".into(), T::VERSION.into());
+    }
+    let mut text =
+        serde_json::to_string_pretty(&json).context("cannot encode the command state")?;
+    text.push('\n');
+    Ok(text)
+}
+
+/// Where a save that failed keeps what it tried to save (seed 000 UB-5.1):
+/// outside the state root, which may be what failed.
+pub fn backup_dir() -> std::path::PathBuf {
+    std::env::temp_dir().join("ralph-hooks-unsaved")
+}
+
+/// Keeps `text` in [`backup_dir`] and says where and how to retry; when even
+/// that fails, the text itself goes into the message, so nothing is lost.
+fn keep_unsaved(relative: &str, text: &str) -> String {
+    let name = relative.rsplit('/').next().unwrap_or(relative);
+    let backup = backup_dir().join(name);
+    let written = std::fs::create_dir_all(backup_dir())
+        .map_err(anyhow::Error::from)
+        .and_then(|()| crate::state::write_atomic(&backup, text.as_bytes()));
+    match written {
+        Ok(()) => format!(
+            "what it tried to save is kept in {0}; once the state folder is writable, retry with `ralph-hooks resume retry {0}`",
+            backup.display()
+        ),
+        Err(error) => format!(
+            "a backup could not be written either ({error:#}); what it tried to save was: {}",
+            text.split_whitespace().collect::<Vec<_>>().join(" ")
+        ),
+    }
+}
+
 /// Saves a resume state as a new file and then removes the older ones of
-/// the same command and spec. If the write fails, they stay, and the error
-/// says so.
+/// the same command and spec. If the write fails, they stay, what it tried
+/// to save is kept as a backup, and the error says both and how to retry.
 pub fn save_state(ctx: &Ctx, state: &ResumeState) -> anyhow::Result<Saved> {
+    save_state_with(ctx, state, &store_writer)
+}
+
+pub fn save_state_with(ctx: &Ctx, state: &ResumeState, write: Writer) -> anyhow::Result<Saved> {
     ids::check("command", state.short_command())?;
     ids::check("spec", &state.spec_id)?;
     let relative = format!(
@@ -235,19 +289,19 @@ pub fn save_state(ctx: &Ctx, state: &ResumeState) -> anyhow::Result<Saved> {
         })
         .map(|(name, _)| name)
         .collect();
-    let written = ctx
-        .store()
-        .lock(&relative)
-        .and_then(|locked| locked.save_json(state));
-    if let Err(error) = written {
+    let text = encode(state)?;
+    if let Err(error) = write(ctx, &relative, &text) {
         let kept = if previous.is_empty() {
             "there was no previous state to keep".to_string()
         } else {
             format!("the previous state is kept in {}", previous.join(", "))
         };
         return Err(error.context(format!(
-            "could not save the resume state of {} {} to {}; {kept}",
-            state.command, state.spec_id, relative
+            "could not save the resume state of {} {} to {}; {kept}; {}",
+            state.command,
+            state.spec_id,
+            relative,
+            keep_unsaved(&relative, &text)
         )));
     }
     for old in &previous {
@@ -259,14 +313,50 @@ pub fn save_state(ctx: &Ctx, state: &ResumeState) -> anyhow::Result<Saved> {
     })
 }
 
-/// Saves a phase result as `<phase>-<timestamp>.json`.
+/// Saves a phase result as `<phase>-<timestamp>.json`; a failed write keeps
+/// a backup and says how to retry, as [`save_state`] does.
 pub fn save_phase(ctx: &Ctx, phase: &PhaseResult) -> anyhow::Result<String> {
+    save_phase_with(ctx, phase, &store_writer)
+}
+
+pub fn save_phase_with(ctx: &Ctx, phase: &PhaseResult, write: Writer) -> anyhow::Result<String> {
     ids::check("phase", &phase.phase)?;
     let relative = format!("{DIR}/{}-{}.json", phase.phase, stamp(phase.timestamp));
-    ctx.store()
-        .lock(&relative)?
-        .save_json(phase)
-        .with_context(|| format!("could not save the phase result {relative}"))?;
+    let text = encode(phase)?;
+    if let Err(error) = write(ctx, &relative, &text) {
+        return Err(error.context(format!(
+            "could not save the phase result {relative}; {}",
+            keep_unsaved(&relative, &text)
+        )));
+    }
+    Ok(relative)
+}
+
+/// `resume retry <backup>`: saves a document a failed save kept, with its
+/// own timestamp, and removes the backup once it is saved.
+pub fn retry(ctx: &Ctx, backup: &std::path::Path) -> anyhow::Result<String> {
+    let text = std::fs::read_to_string(backup)
+        .with_context(|| format!("cannot read the backup {}", backup.display()))?;
+    let entry = match decode_entry(&text) {
+        Ok(entry) => entry,
+        Err(Problem::Newer(version)) => bail!(
+            "{} has version {version}, newer than this ralph-hooks understands: upgrade ralph-hooks",
+            backup.display()
+        ),
+        Err(Problem::Corrupt(reason)) => {
+            bail!("{} is not a command-state file: {reason}", backup.display())
+        }
+    };
+    let relative = match &entry {
+        Entry::Phase(phase) => save_phase(ctx, phase)?,
+        Entry::Resume(state) => save_state(ctx, state)?.relative,
+    };
+    std::fs::remove_file(backup).with_context(|| {
+        format!(
+            "saved {relative}, but cannot remove the backup {}",
+            backup.display()
+        )
+    })?;
     Ok(relative)
 }
 
@@ -454,12 +544,26 @@ pub fn continuation_prompt(state: &ResumeState, options: &ShowOptions) -> anyhow
         );
     }
     let _ = writeln!(text, "Phase at the interruption: {}.", state.current_phase);
-    if !done.is_empty() {
+    // Steps before the start are skipped, but only the completed ones are
+    // "done": `--from` past a pending step must not claim it was done.
+    let (completed, never_done): (Vec<&&String>, Vec<&&String>) = done
+        .iter()
+        .partition(|step| state.completed_steps.contains(step));
+    if !completed.is_empty() {
         let _ = writeln!(
             text,
             "Already completed, skip these steps and do not redo them:"
         );
-        for step in done {
+        for step in completed {
+            let _ = writeln!(text, "- {step}");
+        }
+    }
+    if !never_done.is_empty() {
+        let _ = writeln!(
+            text,
+            "Never completed, but before the --from step, so skipped as asked (they are NOT done; do them later if they are needed):"
+        );
+        for step in never_done {
             let _ = writeln!(text, "- {step}");
         }
     }
@@ -623,6 +727,141 @@ mod tests {
         assert_eq!(
             error.to_string(),
             "step \"deploy\" is not one of the saved steps of alfred:2-run SPEC-AUTH-001: spec_validation, test_setup, code_implementation, integration_test"
+        );
+    }
+
+    /// A fresh project folder under the system temp dir, removed on drop.
+    struct Project(std::path::PathBuf);
+
+    impl Project {
+        fn new(label: &str) -> Project {
+            let dir = std::env::temp_dir().join(format!(
+                "ralph-hooks-unit-{label}-{}-{}",
+                std::process::id(),
+                chrono::Utc::now().timestamp_nanos_opt().unwrap_or_default()
+            ));
+            std::fs::create_dir_all(&dir).unwrap();
+            Project(dir)
+        }
+
+        fn ctx(&self) -> Ctx {
+            Ctx::for_cli(Some(&self.0)).unwrap()
+        }
+    }
+
+    impl Drop for Project {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+
+    fn failing_write(_: &Ctx, _: &str, _: &str) -> anyhow::Result<()> {
+        bail!("injected write failure: no space left on device")
+    }
+
+    /// The backup path a failure message names (`… kept in PATH; …`).
+    fn backup_named_in(message: &str) -> std::path::PathBuf {
+        let after = message
+            .split("what it tried to save is kept in ")
+            .nth(1)
+            .unwrap_or_else(|| panic!("no backup named in: {message}"));
+        std::path::PathBuf::from(after.split(';').next().unwrap())
+    }
+
+    #[test]
+    fn a_failed_phase_save_keeps_a_backup_and_says_how_to_retry() {
+        let project = Project::new("failed-phase-save");
+        let ctx = project.ctx();
+        let mut result = PhaseResult {
+            phase: format!("unit-failed-save-{}", std::process::id()),
+            timestamp: "2025-11-12T10:30:00Z".parse().unwrap(),
+            status: "completed".into(),
+            outputs: Map::new(),
+            files_created: vec![],
+            next_phase: Some("1-plan".into()),
+        };
+        result
+            .outputs
+            .insert("project_name".into(), Value::String("MyProject".into()));
+        let error = save_phase_with(&ctx, &result, &failing_write).unwrap_err();
+        let message = format!("{error:#}");
+        assert!(
+            message.contains("injected write failure: no space left on device"),
+            "{message}"
+        );
+        assert!(
+            message.contains("retry with `ralph-hooks resume retry "),
+            "{message}"
+        );
+        assert!(load_all(&ctx).unwrap().is_empty(), "nothing was saved");
+        let backup = backup_named_in(&message);
+        let kept = std::fs::read_to_string(&backup).unwrap();
+        let Ok(Entry::Phase(kept)) = decode_entry(&kept) else {
+            panic!("the backup is not the phase result: {kept}")
+        };
+        assert_eq!(
+            kept, result,
+            "the backup holds what the save tried to write"
+        );
+
+        let relative = retry(&ctx, &backup).unwrap();
+        assert!(!backup.exists(), "the backup is removed once saved");
+        assert_eq!(
+            latest_phase(&ctx, &result.phase).unwrap().unwrap(),
+            (relative, result)
+        );
+    }
+
+    #[test]
+    fn a_failed_state_save_keeps_the_previous_state_and_a_backup() {
+        let project = Project::new("failed-state-save");
+        let ctx = project.ctx();
+        let mut first = state();
+        first.spec_id = format!("SPEC-UNIT-{}", std::process::id());
+        save_state(&ctx, &first).unwrap();
+        let mut second = first.clone();
+        second.timestamp = "2025-11-13T08:00:00Z".parse().unwrap();
+        second.current_phase = "verification".into();
+        let message = format!(
+            "{:#}",
+            save_state_with(&ctx, &second, &failing_write).unwrap_err()
+        );
+        assert!(
+            message.contains("the previous state is kept in command-state/2-run-"),
+            "{message}"
+        );
+        let backup = backup_named_in(&message);
+        let Ok(Entry::Resume(kept)) = decode_entry(&std::fs::read_to_string(&backup).unwrap())
+        else {
+            panic!("the backup is not the resume state")
+        };
+        assert_eq!(kept, second);
+        assert_eq!(states(&ctx).unwrap().len(), 1, "the previous state stays");
+        retry(&ctx, &backup).unwrap();
+        let now = states(&ctx).unwrap();
+        assert_eq!(now.len(), 1, "the retried save replaced the previous state");
+        assert_eq!(now[0].1.current_phase, "verification");
+    }
+
+    #[test]
+    fn from_past_a_pending_step_never_calls_it_completed() {
+        // Completed: spec_validation, test_setup. Pending: code_implementation,
+        // integration_test. `--from integration_test` skips code_implementation,
+        // which was never done.
+        let from = ShowOptions {
+            from: Some("integration_test".into()),
+            restart: false,
+        };
+        let text = continuation_prompt(&state(), &from).unwrap();
+        let completed = text
+            .split("do not redo them:\n")
+            .nth(1)
+            .and_then(|rest| rest.split("Never completed").next())
+            .unwrap();
+        assert_eq!(completed, "- spec_validation\n- test_setup\n", "{text}");
+        assert!(
+            text.contains("(they are NOT done; do them later if they are needed):\n- code_implementation\nContinue with step `integration_test` (--from)"),
+            "{text}"
         );
     }
 }

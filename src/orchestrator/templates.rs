@@ -44,7 +44,44 @@ impl Variables {
             }
             self.values.insert(name, (source.to_string(), text));
         }
+        // The phase result's own fields (seed 000 REQ-2.2), after the outputs
+        // so an output cannot shadow them: `{{FILES_CREATED}}` is always the
+        // checked absolute paths.
+        if let Some(files) = phase_result.get("files_created").and_then(Value::as_array) {
+            let mut paths = Vec::new();
+            for file in files {
+                let file = file
+                    .as_str()
+                    .with_context(|| format!("{source}: files_created holds {file}, not a path"))?;
+                let path = resolve_path(ctx, file)
+                    .with_context(|| format!("{source}: files_created {file:?}"))?;
+                paths.push(path.display().to_string());
+            }
+            let text = if paths.is_empty() {
+                "(none)".to_string()
+            } else {
+                paths.join(", ")
+            };
+            self.insert_builtin(ctx, source, "FILES_CREATED", text);
+        }
+        for (field, name) in [("next_phase", "NEXT_PHASE"), ("phase", "PHASE")] {
+            if let Some(value) = phase_result.get(field).and_then(Value::as_str) {
+                self.insert_builtin(ctx, source, name, value.to_string());
+            }
+        }
         Ok(())
+    }
+
+    fn insert_builtin(&mut self, ctx: &Ctx, source: &str, name: &str, text: String) {
+        if let Some((previous_source, _)) = self.values.get(name)
+            && previous_source == source
+        {
+            ctx.debug(format_args!(
+                "{{{{{name}}}}} is the phase result's own field; the output of that name in {source} is ignored"
+            ));
+        }
+        self.values
+            .insert(name.to_string(), (source.to_string(), text));
     }
 
     pub fn get(&self, name: &str) -> Option<&str> {
@@ -210,5 +247,43 @@ mod tests {
         );
         assert_eq!(value_text(&serde_json::json!(3)), "3");
         assert_eq!(value_text(&serde_json::json!({"a": 1})), "{\"a\":1}");
+    }
+
+    #[test]
+    fn files_created_and_next_phase_are_variables_with_checked_absolute_paths() {
+        let root =
+            std::env::temp_dir().join(format!("ralph-hooks-unit-templates-{}", std::process::id()));
+        std::fs::create_dir_all(root.join("docs")).unwrap();
+        let ctx = Ctx::for_cli(Some(&root)).unwrap();
+        let result = serde_json::json!({
+            "phase": "0-project",
+            "outputs": {"project_name": "MyProject"},
+            "files_created": ["docs/product.md", root.join("docs/structure.md").display().to_string()],
+            "next_phase": "1-plan"
+        });
+        let mut variables = Variables::default();
+        variables.add_outputs(&ctx, "p.json", &result).unwrap();
+        let text = render(
+            &ctx,
+            "{{PROJECT_NAME}} made {{FILES_CREATED}}; next {{NEXT_PHASE}}",
+            &variables,
+        )
+        .unwrap();
+        let root_text = normalize(&root).display().to_string();
+        assert_eq!(
+            text,
+            format!(
+                "MyProject made {root_text}/docs/product.md, {root_text}/docs/structure.md; next 1-plan"
+            )
+        );
+        let outside = serde_json::json!({"outputs": {}, "files_created": ["../elsewhere.md"]});
+        let error = Variables::default()
+            .add_outputs(&ctx, "q.json", &outside)
+            .unwrap_err();
+        assert!(
+            format!("{error:#}").contains("path outside the project root"),
+            "{error:#}"
+        );
+        let _ = std::fs::remove_dir_all(&root);
     }
 }

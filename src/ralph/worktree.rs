@@ -10,6 +10,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::{Command, Stdio};
 
+use crate::util::fsread::{self, Links, limits};
 use crate::util::text::fnv1a;
 
 /// Path (relative to the project) to content hash.
@@ -77,9 +78,9 @@ fn content_hash(path: &Path) -> String {
                 mtime.map(|d| d.as_nanos()).unwrap_or(0)
             )
         }
-        Ok(_) => match std::fs::read(path) {
-            Ok(bytes) => format!("{:016x}", fnv1a(&bytes)),
-            Err(_) => "unreadable".to_string(),
+        Ok(_) => match fsread::read_bytes(path, limits::SOURCE, Links::Follow) {
+            Ok(Some(bytes)) => format!("{:016x}", fnv1a(&bytes)),
+            Ok(None) | Err(_) => "unreadable".to_string(),
         },
     }
 }

@@ -4,9 +4,19 @@
 //! Check commands and language servers both spawn helpers of their own
 //! (`cargo test` runs test binaries, tsserver runs node); killing only the
 //! direct child would leave those running, so we kill the whole group.
+//!
+//! Dropping a [`GroupChild`] covers every normal exit path, but not a hook
+//! that is killed itself: Claude Code's timeout sends SIGTERM, a user's
+//! Ctrl-C SIGINT, a closed terminal SIGHUP. [`kill_children_on_signal`]
+//! covers those: every live group is kept in a fixed table that a signal
+//! handler can read (atomics only, no allocation, no lock), and the handler
+//! kills each group and then lets the signal end the process as it would
+//! have. SIGKILL cannot be caught, so children that must not outlive us
+//! also get `PR_SET_PDEATHSIG` (see [`kill_children_on_signal`]).
 
 use std::os::unix::process::CommandExt;
 use std::process::{Child, Command, ExitStatus};
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 use std::time::Duration;
 
 use wait_timeout::ChildExt;
@@ -19,11 +29,34 @@ pub struct GroupChild {
 }
 
 impl GroupChild {
-    /// Spawns `command` as the leader of a new process group.
+    /// Spawns `command` as the leader of a new process group, registered
+    /// for the signal handler (see the module doc).
     pub fn spawn(command: &mut Command) -> std::io::Result<GroupChild> {
         command.process_group(0);
+        if TIE_CHILDREN.load(Ordering::Relaxed) {
+            // SAFETY: getpid(2) before the fork; in the child, between fork
+            // and exec, only prctl(2), getppid(2) and _exit(2), which are
+            // async-signal-safe and touch no memory of the parent.
+            let parent = unsafe { libc::getpid() };
+            unsafe {
+                command.pre_exec(move || {
+                    libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong);
+                    // The parent may have died before prctl took effect.
+                    if libc::getppid() != parent {
+                        libc::_exit(1);
+                    }
+                    Ok(())
+                });
+            }
+        }
+        // A signal between spawn and registration would miss this child:
+        // hold the three signals back for that instant.
+        let blocked = SignalsBlocked::new();
+        let child = command.spawn()?;
+        register(child.id());
+        drop(blocked);
         Ok(GroupChild {
-            child: command.spawn()?,
+            child,
             reaped: false,
         })
     }
@@ -44,6 +77,7 @@ impl GroupChild {
             // The leader is gone, but helpers it started may still hold the
             // group; they are ours too.
             kill_group(self.child.id());
+            unregister(self.child.id());
         }
         Ok(status)
     }
@@ -56,6 +90,7 @@ impl GroupChild {
             let _ = self.child.wait();
             self.reaped = true;
         }
+        unregister(self.child.id());
     }
 }
 
@@ -89,4 +124,115 @@ pub fn is_alive(pid: u32) -> bool {
     // SAFETY: kill(2) with signal 0 only checks for existence and permission.
     let result = unsafe { libc::kill(pid, 0) };
     result == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+}
+
+/// Live process groups, for the signal handler. Zero is a free slot. More
+/// groups than slots is not expected (a hook runs one check or a few
+/// servers); one that finds no slot is still killed on every normal path.
+const SLOTS: usize = 64;
+static GROUPS: [AtomicI32; SLOTS] = [const { AtomicI32::new(0) }; SLOTS];
+/// Whether children get `PR_SET_PDEATHSIG`.
+static TIE_CHILDREN: AtomicBool = AtomicBool::new(false);
+const FATAL_SIGNALS: [libc::c_int; 3] = [libc::SIGTERM, libc::SIGINT, libc::SIGHUP];
+
+fn register(pid: u32) {
+    let Ok(pid) = i32::try_from(pid) else {
+        return;
+    };
+    for slot in &GROUPS {
+        if slot
+            .compare_exchange(0, pid, Ordering::SeqCst, Ordering::SeqCst)
+            .is_ok()
+        {
+            return;
+        }
+    }
+}
+
+fn unregister(pid: u32) {
+    let Ok(pid) = i32::try_from(pid) else {
+        return;
+    };
+    for slot in &GROUPS {
+        let _ = slot.compare_exchange(pid, 0, Ordering::SeqCst, Ordering::SeqCst);
+    }
+}
+
+/// Makes SIGTERM, SIGINT and SIGHUP kill every process group we started
+/// before they end this process (with the signal's usual status). Call it
+/// first thing in a binary that starts children; a signal its caller set
+/// to be ignored (`nohup`) stays ignored.
+///
+/// With `tie_children`, each child also gets `PR_SET_PDEATHSIG` (SIGKILL),
+/// so it dies with us even when we are SIGKILLed. That signal follows the
+/// thread that spawned the child, so only short-lived processes that spawn
+/// from their main thread (the hooks) ask for it, never the daemon.
+pub fn kill_children_on_signal(tie_children: bool) {
+    TIE_CHILDREN.store(tie_children, Ordering::Relaxed);
+    for signal in FATAL_SIGNALS {
+        // SAFETY: sigaction(2) with a zeroed, then filled, struct; the
+        // handler only calls async-signal-safe functions.
+        unsafe {
+            let mut old: libc::sigaction = std::mem::zeroed();
+            if libc::sigaction(signal, std::ptr::null(), &mut old) != 0
+                || old.sa_sigaction == libc::SIG_IGN
+            {
+                continue;
+            }
+            let mut action: libc::sigaction = std::mem::zeroed();
+            action.sa_sigaction = on_fatal_signal as extern "C" fn(libc::c_int) as usize;
+            action.sa_flags = libc::SA_RESTART;
+            libc::sigemptyset(&mut action.sa_mask);
+            libc::sigaction(signal, &action, std::ptr::null_mut());
+        }
+    }
+}
+
+extern "C" fn on_fatal_signal(signal: libc::c_int) {
+    for slot in &GROUPS {
+        let pgid = slot.load(Ordering::SeqCst);
+        if pgid > 1 {
+            // SAFETY: kill(2) is async-signal-safe.
+            unsafe {
+                libc::kill(-pgid, libc::SIGKILL);
+            }
+        }
+    }
+    // SAFETY: signal(2) and raise(3) are async-signal-safe. The raised
+    // signal is blocked while this handler runs and is delivered, with the
+    // default action (terminate), as soon as it returns.
+    unsafe {
+        libc::signal(signal, libc::SIG_DFL);
+        libc::raise(signal);
+    }
+}
+
+/// Blocks the fatal signals on this thread until dropped.
+struct SignalsBlocked {
+    old: libc::sigset_t,
+}
+
+impl SignalsBlocked {
+    fn new() -> SignalsBlocked {
+        // SAFETY: sigset operations on local, initialised sets.
+        unsafe {
+            let mut set: libc::sigset_t = std::mem::zeroed();
+            let mut old: libc::sigset_t = std::mem::zeroed();
+            libc::sigemptyset(&mut set);
+            for signal in FATAL_SIGNALS {
+                libc::sigaddset(&mut set, signal);
+            }
+            libc::pthread_sigmask(libc::SIG_BLOCK, &set, &mut old);
+            SignalsBlocked { old }
+        }
+    }
+}
+
+impl Drop for SignalsBlocked {
+    fn drop(&mut self) {
+        // SAFETY: restores the mask saved in `new`.
+        unsafe {
+            libc::pthread_sigmask(libc::SIG_SETMASK, &self.old, std::ptr::null_mut());
+        }
+    }
 }

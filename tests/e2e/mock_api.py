@@ -300,6 +300,8 @@ class MockApi:
                 record["turn"] = index
                 if turn.get("expect"):
                     record["expect"] = check_expectations(turn["expect"], body)
+                if turn.get("capture"):
+                    turn = self.capture(turn, body, record)
         else:
             turn = {"text": SIDE_CALL_TEXT}
         blocks, stop_reason = reply_blocks(turn, self.script)
@@ -312,6 +314,27 @@ class MockApi:
             return 200, "text/event-stream", event_stream(message_id, model, blocks, stop_reason, input_tokens)
         reply = whole_message(message_id, model, blocks, stop_reason, input_tokens)
         return 200, "application/json", json.dumps(reply).encode("utf-8")
+
+    def capture(self, turn, body, record):
+        """A turn's "capture": {"NAME": regex with one group} takes text from
+        the call's new input, as a model copies what a tool printed; each
+        {{NAME}} in the turn becomes the group. A pattern that matches nothing
+        fails the turn's expectations."""
+        text = "\n".join(block[3] for block in message_blocks(new_input_messages(body)))
+        captured = {}
+        failures = []
+        for name, pattern in turn["capture"].items():
+            match = re.search(pattern, text, re.DOTALL)
+            if match:
+                captured[name] = match.group(1)
+            else:
+                failures.append("capture %s: no match for /%s/" % (name, pattern))
+        if failures:
+            expect = record.get("expect") or {"ok": True, "failures": []}
+            expect = dict(expect, ok=False, failures=expect.get("failures", []) + failures)
+            expect.setdefault("new_input", text[-6000:])
+            record["expect"] = expect
+        return fill_placeholders(turn, captured)
 
     def _handler_class(self):
         mock = self

@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 use crate::hook::ctx::Ctx;
 use crate::hook::protocol::{HookOutput, ToolInput};
 use crate::orchestrator::schema::{self, Role, Violation};
+use crate::util::fsread::{self, Links, limits};
 
 /// At most this many violations are listed; the rest are counted.
 const MAX_LISTED: usize = 30;
@@ -54,8 +55,9 @@ pub fn check_edit(ctx: &Ctx, tool: &ToolInput) -> Option<HookOutput> {
     }
     let path = absolute(ctx, tool.input_str("file_path")?);
     let role = schema::recognize(&path, &ctx.state_root)?;
-    let text = match std::fs::read_to_string(&path) {
-        Ok(text) => text,
+    let text = match fsread::read_text(&path, limits::DOCUMENT, Links::Follow) {
+        Ok(Some(text)) => text,
+        Ok(None) => return None,
         Err(error) => {
             ctx.debug(format_args!(
                 "schema: cannot read {} after the {}: {error}",
