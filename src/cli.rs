@@ -8,6 +8,7 @@
 //! only `bin/ralph-hooks.rs` uses it.
 
 mod args;
+mod check;
 mod daemon;
 mod doctor;
 pub mod install;
@@ -34,6 +35,9 @@ Loop:
                     [--check-timeout SECS] [--diagnostics|--no-diagnostics] [--no-warnings]
   loop status [--json]
   loop cancel
+Check:
+  check [PATH...] [--json] [--min-severity error|warning|info|hint] [--no-ast-grep] [--budget SECS]
+                                       every LSP and ast-grep problem; exit 0 clean, 1 errors, 2 unchecked
 Tasks:
   task start <description> [--priority low|medium|high]
   task steps set <step> <step>...      task step add <text>
@@ -121,6 +125,7 @@ pub fn run(args: Vec<String>) -> anyhow::Result<ExitCode> {
     ctx.debug |= debug;
     let code = match command.as_str() {
         "loop" => loop_cmd::run(&ctx, &mut args)?,
+        "check" => check::run(&ctx, &mut args)?,
         "task" => task::run(&ctx, &mut args)?,
         "status" => status::run(&ctx, &mut args)?,
         "validate" => validate::run(&ctx, &mut args)?,

@@ -28,6 +28,7 @@ pub mod edit;
 pub mod lines;
 pub mod loop_condition;
 pub mod model;
+pub mod project;
 pub mod report;
 pub mod settings;
 

@@ -10,6 +10,7 @@
 //! - [`hook`]: the hook contract — the wire format, the one function that
 //!   owns stdin, stdout and the exit code, the per-call context and config.
 //! - [`lsp`]: just enough of a language-server client to get diagnostics.
+//! - [`astgrep`]: the in-process ast-grep engine (rules, scans, patterns).
 //! - The features, each a folder: [`ralph`] (the Ralph loop), [`tasks`]
 //!   (task steps and their continuation at Stop), [`orchestrator`] (seeds
 //!   000/001/003: contract files, resume, templates), [`daemon`] (warm
@@ -18,6 +19,7 @@
 //! - The front ends: [`events`] (one handler per hook binary) and [`cli`]
 //!   (`ralph-hooks`). The mains in `bin/` only call into these.
 
+pub mod astgrep;
 pub mod cli;
 pub mod daemon;
 pub mod diagnostics;

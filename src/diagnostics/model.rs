@@ -110,7 +110,7 @@ pub fn fold_message(message: &str) -> String {
         .join(" — ")
 }
 
-fn utf16_to_char_column(line: &str, utf16_offset: u32) -> u32 {
+pub fn utf16_to_char_column(line: &str, utf16_offset: u32) -> u32 {
     let mut units = 0u32;
     let mut chars = 0u32;
     for character in line.chars() {

@@ -1,0 +1,237 @@
+//! Pattern search and rewrite over one text, for `ralph-hooks search` and
+//! `rewrite` (issue 13). A pattern is code of the file's language with
+//! meta-variables: `$VAR` matches one node, `$$$ARGS` any number of nodes,
+//! `$_` one node without capturing it.
+
+use std::collections::BTreeMap;
+
+use ast_grep_config::Fixer;
+use ast_grep_core::Pattern;
+use ast_grep_core::tree_sitter::LanguageExt;
+
+use super::lang::Lang;
+use super::scan::range_of;
+
+/// One match of a pattern. Lines and columns are 1-based (columns count
+/// characters); byte offsets are 0-based, end exclusive.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Match {
+    pub line: u32,
+    pub column: u32,
+    pub end_line: u32,
+    pub end_column: u32,
+    pub start_byte: usize,
+    pub end_byte: usize,
+    /// The matched text.
+    pub text: String,
+    /// Single meta-variables (`$VAR`, without the `$`) and their texts.
+    pub vars: BTreeMap<String, String>,
+    /// Multi meta-variables (`$$$ARGS`, without the `$$$`) and each
+    /// matched node's text (separators such as commas left out).
+    pub multi_vars: BTreeMap<String, Vec<String>>,
+}
+
+/// Replace bytes `start_byte..end_byte` with `replacement`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TextEdit {
+    pub start_byte: usize,
+    pub end_byte: usize,
+    pub replacement: String,
+    /// The 1-based line the replaced text starts on (for reports).
+    pub line: u32,
+}
+
+/// Every match of `pattern` in `source`, in order. An invalid pattern (one
+/// that does not parse as `lang` code) is an error naming it.
+pub fn search(pattern: &str, lang: Lang, source: &str) -> Result<Vec<Match>, String> {
+    let compiled = compile(pattern, lang)?;
+    let root = lang.0.ast_grep(source);
+    let names = meta_variable_names(pattern);
+    let matches = root
+        .root()
+        .find_all(&compiled)
+        .map(|found| {
+            let node = found.get_node();
+            let (line, column, end_line, end_column) = range_of(node);
+            let env = found.get_env();
+            let mut vars = BTreeMap::new();
+            let mut multi_vars = BTreeMap::new();
+            for (name, multi) in &names {
+                if *multi {
+                    let nodes = env.get_multiple_matches(name);
+                    let texts: Vec<String> = nodes
+                        .iter()
+                        .filter(|n| n.is_named())
+                        .map(|n| n.text().into_owned())
+                        .collect();
+                    multi_vars.insert(name.clone(), texts);
+                } else if let Some(node) = env.get_match(name) {
+                    vars.insert(name.clone(), node.text().into_owned());
+                }
+            }
+            let range = node.range();
+            Match {
+                line,
+                column,
+                end_line,
+                end_column,
+                start_byte: range.start,
+                end_byte: range.end,
+                text: node.text().into_owned(),
+                vars,
+                multi_vars,
+            }
+        })
+        .collect();
+    Ok(matches)
+}
+
+/// The edits that replace every match of `pattern` with `template`, whose
+/// meta-variables are filled from the match (`$A`, `$$$ARGS`). Apply them
+/// with [`apply_edits`].
+pub fn rewrite(
+    pattern: &str,
+    template: &str,
+    lang: Lang,
+    source: &str,
+) -> Result<Vec<TextEdit>, String> {
+    let compiled = compile(pattern, lang)?;
+    // A Fixer (not the bare template) keeps what the pattern did not cover,
+    // such as a statement's trailing `;`.
+    let fixer = Fixer::from_str(template, &lang.0)
+        .map_err(|error| format!("invalid replacement {template:?}: {error}"))?;
+    let root = lang.0.ast_grep(source);
+    let edits = root
+        .root()
+        .find_all(&compiled)
+        .map(|found| {
+            let (line, _, _, _) = range_of(found.get_node());
+            let edit = found.make_edit(&compiled, &fixer);
+            TextEdit {
+                start_byte: edit.position,
+                end_byte: edit.position + edit.deleted_length,
+                replacement: String::from_utf8_lossy(&edit.inserted_text).into_owned(),
+                line,
+            }
+        })
+        .collect();
+    Ok(edits)
+}
+
+/// `source` with non-overlapping `edits` applied (in any order given; an
+/// edit overlapping an earlier one is dropped).
+pub fn apply_edits(source: &str, edits: &[TextEdit]) -> String {
+    let mut sorted: Vec<&TextEdit> = edits.iter().collect();
+    sorted.sort_by_key(|edit| (edit.start_byte, edit.end_byte));
+    let mut out = String::with_capacity(source.len());
+    let mut at = 0;
+    for edit in sorted {
+        if edit.start_byte < at || edit.end_byte > source.len() {
+            continue;
+        }
+        out.push_str(&source[at..edit.start_byte]);
+        out.push_str(&edit.replacement);
+        at = edit.end_byte;
+    }
+    out.push_str(&source[at..]);
+    out
+}
+
+fn compile(pattern: &str, lang: Lang) -> Result<Pattern, String> {
+    Pattern::try_new(pattern, lang.0)
+        .map_err(|error| format!("invalid {lang} pattern {pattern:?}: {error}"))
+}
+
+/// The meta-variables a pattern names: (name, is multi). `$_`/`$$$` alone
+/// capture nothing.
+fn meta_variable_names(pattern: &str) -> Vec<(String, bool)> {
+    let bytes = pattern.as_bytes();
+    let mut names: Vec<(String, bool)> = Vec::new();
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] != b'$' {
+            i += 1;
+            continue;
+        }
+        let multi = pattern[i..].starts_with("$$$");
+        i += if multi { 3 } else { 1 };
+        let start = i;
+        while i < bytes.len()
+            && (bytes[i].is_ascii_uppercase() || bytes[i].is_ascii_digit() || bytes[i] == b'_')
+        {
+            i += 1;
+        }
+        let name = &pattern[start..i];
+        if !name.is_empty() && !name.starts_with('_') && !names.iter().any(|(n, _)| n == name) {
+            names.push((name.to_string(), multi));
+        }
+    }
+    names
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn py() -> Lang {
+        "python".parse().unwrap()
+    }
+
+    #[test]
+    fn search_captures_single_and_multi_variables() {
+        let source = "x = 1\nprint(a, b + 1)\nfoo(z)\nprint()\n";
+        let found = search("print($$$ARGS)", py(), source).unwrap();
+        assert_eq!(found.len(), 2);
+        assert_eq!((found[0].line, found[0].column), (2, 1));
+        assert_eq!(found[0].text, "print(a, b + 1)");
+        assert_eq!(found[0].multi_vars["ARGS"], vec!["a", "b + 1"]);
+        assert!(found[1].multi_vars["ARGS"].is_empty());
+
+        let found = search("foo($X)", py(), source).unwrap();
+        assert_eq!(found.len(), 1);
+        assert_eq!(found[0].vars["X"], "z");
+        assert_eq!((found[0].end_line, found[0].end_column), (3, 7));
+    }
+
+    #[test]
+    fn rewrite_fills_the_template() {
+        let lang: Lang = "typescript".parse().unwrap();
+        let source = "var a = 1;\nlet b = 2;\nvar c = f(a);\n";
+        let edits = rewrite("var $A = $B", "const $A = $B", lang, source).unwrap();
+        assert_eq!(edits.len(), 2);
+        assert_eq!(edits[1].line, 3);
+        assert_eq!(
+            apply_edits(source, &edits),
+            "const a = 1;\nlet b = 2;\nconst c = f(a);\n"
+        );
+    }
+
+    #[test]
+    fn meta_variable_names_are_found() {
+        assert_eq!(
+            meta_variable_names("$F($A, $$$REST, $_, $$$)"),
+            vec![
+                ("F".into(), false),
+                ("A".into(), false),
+                ("REST".into(), true)
+            ]
+        );
+    }
+
+    #[test]
+    fn overlapping_edits_are_dropped() {
+        let edit = |s, e, r: &str| TextEdit {
+            start_byte: s,
+            end_byte: e,
+            replacement: r.into(),
+            line: 1,
+        };
+        assert_eq!(
+            apply_edits(
+                "abcdef",
+                &[edit(3, 4, "X"), edit(0, 2, "Y"), edit(1, 3, "Z")]
+            ),
+            "YcXef"
+        );
+    }
+}

@@ -1,0 +1,223 @@
+//! Running a rule set over source text or files. Files are scanned in
+//! parallel (one worker per core, pulling from a shared index), and results
+//! come back in the order the files were given.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use ast_grep_config::{RuleConfig, Severity};
+use ast_grep_core::tree_sitter::{LanguageExt, StrDoc};
+use ast_grep_core::{Node, NodeMatch};
+use ast_grep_language::SupportLang;
+
+use super::lang::Lang;
+use super::rules::RuleSet;
+
+/// Files larger than this are skipped: generated bundles, not source.
+pub const MAX_FILE_BYTES: u64 = 2 * 1024 * 1024;
+
+/// How serious a finding is (the rule's `severity`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Level {
+    Error,
+    Warning,
+    Info,
+    Hint,
+}
+
+impl Level {
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Level::Error => "error",
+            Level::Warning => "warning",
+            Level::Info => "info",
+            Level::Hint => "hint",
+        }
+    }
+}
+
+/// A rule's suggested replacement for the matched text: replace bytes
+/// `start_byte..end_byte` of the file with `replacement`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Fix {
+    pub start_byte: usize,
+    pub end_byte: usize,
+    pub replacement: String,
+}
+
+/// One rule match. Lines and columns are 1-based; columns count characters.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Finding {
+    pub path: PathBuf,
+    pub line: u32,
+    pub column: u32,
+    pub end_line: u32,
+    pub end_column: u32,
+    pub rule_id: String,
+    pub severity: Level,
+    pub message: String,
+    pub note: Option<String>,
+    pub fix: Option<Fix>,
+}
+
+/// One file's result: its findings, or why it could not be scanned.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FileScan {
+    pub path: PathBuf,
+    pub findings: Vec<Finding>,
+    /// Unreadable, not UTF-8, too large: the file was not scanned.
+    pub skipped: Option<String>,
+}
+
+impl RuleSet {
+    /// The findings in one text, as if it were the file at `path` (its
+    /// extension picks the language; rule `files`/`ignores` globs see it).
+    /// A language without rules yields nothing. Sorted by position.
+    pub fn scan_source(&self, path: &Path, source: &str) -> Vec<Finding> {
+        let Some(lang) = Lang::from_path(path) else {
+            return Vec::new();
+        };
+        let glob_path = match &self.base {
+            Some(base) => path.strip_prefix(base).unwrap_or(path),
+            None => path,
+        };
+        let rules = self.collection.get_rule_from_lang(glob_path, lang.0);
+        if rules.is_empty() {
+            return Vec::new();
+        }
+        let root = lang.0.ast_grep(source);
+        let mut findings = Vec::new();
+        for rule in rules {
+            for found in root.root().find_all(&rule.matcher) {
+                findings.push(finding(path, rule, &found));
+            }
+        }
+        findings
+            .sort_by(|a, b| (a.line, a.column, &a.rule_id).cmp(&(b.line, b.column, &b.rule_id)));
+        findings
+    }
+
+    /// Scans files in parallel; one result per file, in the given order.
+    pub fn scan_files(&self, files: &[PathBuf]) -> Vec<FileScan> {
+        let workers = std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(1)
+            .min(files.len().max(1));
+        let next = AtomicUsize::new(0);
+        let mut results: Vec<Option<FileScan>> = vec![None; files.len()];
+        std::thread::scope(|scope| {
+            let handles: Vec<_> = (0..workers)
+                .map(|_| {
+                    scope.spawn(|| {
+                        let mut done = Vec::new();
+                        loop {
+                            let index = next.fetch_add(1, Ordering::Relaxed);
+                            let Some(path) = files.get(index) else {
+                                break;
+                            };
+                            done.push((index, self.scan_file(path)));
+                        }
+                        done
+                    })
+                })
+                .collect();
+            for handle in handles {
+                // A panic inside the parser crate must not take the caller down.
+                if let Ok(done) = handle.join() {
+                    for (index, scan) in done {
+                        results[index] = Some(scan);
+                    }
+                }
+            }
+        });
+        results
+            .into_iter()
+            .zip(files)
+            .map(|(scan, path)| {
+                scan.unwrap_or_else(|| FileScan {
+                    path: path.clone(),
+                    findings: Vec::new(),
+                    skipped: Some("the ast-grep scan failed on this file".into()),
+                })
+            })
+            .collect()
+    }
+
+    /// Scans one file from disk.
+    pub fn scan_file(&self, path: &Path) -> FileScan {
+        let skipped = |why: String| FileScan {
+            path: path.to_path_buf(),
+            findings: Vec::new(),
+            skipped: Some(why),
+        };
+        match std::fs::metadata(path) {
+            Ok(meta) if meta.len() > MAX_FILE_BYTES => {
+                return skipped(format!("larger than {} bytes", MAX_FILE_BYTES));
+            }
+            Ok(_) => {}
+            Err(error) => return skipped(format!("cannot read: {error}")),
+        }
+        match std::fs::read(path) {
+            Ok(bytes) => match String::from_utf8(bytes) {
+                Ok(text) => FileScan {
+                    path: path.to_path_buf(),
+                    findings: self.scan_source(path, &text),
+                    skipped: None,
+                },
+                Err(_) => skipped("not UTF-8".into()),
+            },
+            Err(error) => skipped(format!("cannot read: {error}")),
+        }
+    }
+}
+
+fn finding(
+    path: &Path,
+    rule: &RuleConfig<SupportLang>,
+    found: &NodeMatch<StrDoc<SupportLang>>,
+) -> Finding {
+    let node = found.get_node();
+    let (line, column, end_line, end_column) = range_of(node);
+    let fix = rule.fixer.first().map(|fixer| {
+        let edit = found.make_edit(&rule.matcher, fixer);
+        Fix {
+            start_byte: edit.position,
+            end_byte: edit.position + edit.deleted_length,
+            replacement: String::from_utf8_lossy(&edit.inserted_text).into_owned(),
+        }
+    });
+    Finding {
+        path: path.to_path_buf(),
+        line,
+        column,
+        end_line,
+        end_column,
+        rule_id: rule.id.clone(),
+        severity: level(&rule.severity),
+        message: rule.get_message(found),
+        note: rule.note.as_ref().map(|note| note.trim_end().to_string()),
+        fix,
+    }
+}
+
+/// A node's 1-based (line, column, end line, end column), columns in characters.
+pub(crate) fn range_of(node: &Node<StrDoc<SupportLang>>) -> (u32, u32, u32, u32) {
+    let start = node.start_pos();
+    let end = node.end_pos();
+    let one = |n: usize| u32::try_from(n + 1).unwrap_or(u32::MAX);
+    (
+        one(start.line()),
+        one(start.column(node)),
+        one(end.line()),
+        one(end.column(node)),
+    )
+}
+
+fn level(severity: &Severity) -> Level {
+    match severity {
+        Severity::Error => Level::Error,
+        Severity::Warning => Level::Warning,
+        Severity::Info => Level::Info,
+        Severity::Hint | Severity::Off => Level::Hint,
+    }
+}
