@@ -17,10 +17,11 @@
 
 pub mod diff;
 pub mod edits;
-
+pub mod fix;
 pub mod position;
 pub mod refs;
 pub mod rename;
 pub mod session;
+pub mod structural;
 pub mod target;
 pub mod writer;

@@ -36,6 +36,18 @@ const ALLOWED: &[(&str, &[&str])] = &[
         &["daemon", "astgrep", "lsp", "ralph", "hook", "state", "util"],
     ),
     (
+        "intel",
+        &[
+            "diagnostics",
+            "daemon",
+            "astgrep",
+            "lsp",
+            "hook",
+            "state",
+            "util",
+        ],
+    ),
+    (
         "guards",
         &["tasks", "ralph", "orchestrator", "hook", "state", "util"],
     ),
@@ -58,6 +70,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
     (
         "cli",
         &[
+            "intel",
             "guards",
             "diagnostics",
             "daemon",

@@ -123,12 +123,13 @@ fn edit_script(old: &[&str], new: &[&str]) -> Vec<Op> {
                 script.push(Op::Same);
                 i += 1;
                 j += 1;
-            } else if j < m && (i == n || lcs[i * (m + 1) + j + 1] >= lcs[(i + 1) * (m + 1) + j]) {
-                script.push(Op::Added);
-                j += 1;
-            } else {
+            } else if i < n && (j == m || lcs[(i + 1) * (m + 1) + j] >= lcs[i * (m + 1) + j + 1]) {
+                // Removed before added, as diff(1) shows a changed line.
                 script.push(Op::Removed);
                 i += 1;
+            } else {
+                script.push(Op::Added);
+                j += 1;
             }
         }
     }

@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context as _, bail};
 
 use crate::state::write_atomic;
+use crate::util::fsread::{self, Links, limits};
 
 /// The environment variable that makes one write fail, for tests.
 pub const FAIL_WRITE_ENV: &str = "RALPH_HOOKS_FAIL_WRITE";
@@ -62,8 +63,8 @@ pub fn apply_all_with(
                 protected.display()
             );
         }
-        let now = fs::read_to_string(&change.path)
-            .with_context(|| format!("cannot read {}", change.path.display()))?;
+        let now = fsread::read_text(&change.path, limits::SOURCE, Links::Follow)?
+            .with_context(|| format!("{} no longer exists", change.path.display()))?;
         if now != change.before {
             bail!(
                 "{} changed since the preview was computed; nothing written",
