@@ -134,7 +134,7 @@ fn rename_inner(
     let mut problems = Vec::new();
     if apply {
         writer::apply_all(&plan.changes, &session.ctx.state_root)?;
-        problems = recheck(session, &plan.changes);
+        problems = recheck(session, file, &plan.changes);
     }
     if json {
         let report = json!({
@@ -175,8 +175,15 @@ fn rename_inner(
     Ok(ExitCode::SUCCESS)
 }
 
-/// The errors and warnings of the written files, from their first server.
-fn recheck(session: &mut Session<'_>, changes: &[FileChange]) -> Vec<String> {
+/// The errors and warnings of the written files, from their first server,
+/// the renamed symbol's own file first: each check sends that file's new
+/// text, so the files that use the symbol are checked after the file that
+/// defines it is up to date in the server. (Sending every new text up
+/// front and then checking would send each file's text twice, and
+/// typescript-language-server publishes nothing for an unchanged text.)
+fn recheck(session: &mut Session<'_>, first: &Path, changes: &[FileChange]) -> Vec<String> {
+    let mut changes: Vec<&FileChange> = changes.iter().collect();
+    changes.sort_by_key(|c| c.path != first);
     let mut problems = Vec::new();
     for change in changes {
         let display = session.display(&change.path);
@@ -230,7 +237,10 @@ fn search_cmd(ctx: &Ctx, args: &mut Args) -> anyhow::Result<ExitCode> {
     for hit in &hits {
         let first_line = hit.text.lines().next().unwrap_or("");
         let more = if hit.text.contains('\n') { " …" } else { "" };
-        println!("{}:{}:{}: {first_line}{more}", hit.path, hit.line, hit.column);
+        println!(
+            "{}:{}:{}: {first_line}{more}",
+            hit.path, hit.line, hit.column
+        );
     }
     let files: std::collections::BTreeSet<&str> = hits.iter().map(|h| h.path.as_str()).collect();
     println!(

@@ -327,23 +327,16 @@ fn quick_fixes(
             continue;
         };
         let range = value.get("range").cloned().unwrap_or(Value::Null);
-        let actions = match code_actions(
-            session,
-            server,
-            path,
-            &text,
-            range,
-            vec![value],
-            "quickfix",
-        ) {
-            Ok(actions) => actions,
-            Err(error) => {
-                report
-                    .notes
-                    .push(format!("{}: quickfix failed: {error}", server.name));
-                continue;
-            }
-        };
+        let actions =
+            match code_actions(session, server, path, &text, range, vec![value], "quickfix") {
+                Ok(actions) => actions,
+                Err(error) => {
+                    report
+                        .notes
+                        .push(format!("{}: quickfix failed: {error}", server.name));
+                    continue;
+                }
+            };
         let pick = actions
             .iter()
             .find(|a| a.get("isPreferred").and_then(Value::as_bool) == Some(true))

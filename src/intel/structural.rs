@@ -173,7 +173,10 @@ fn par_map<T: Send>(
             Some(Ok(Some(value))) => out.push(value),
             Some(Ok(None)) => {}
             Some(Err(why)) => skipped.push(format!("{}: {why}", path.display())),
-            None => skipped.push(format!("{}: the parser failed on this file", path.display())),
+            None => skipped.push(format!(
+                "{}: the parser failed on this file",
+                path.display()
+            )),
         }
     }
     (out, skipped)
@@ -218,11 +221,7 @@ fn unusable_langs(
     Ok(unusable)
 }
 
-pub fn search(
-    ctx: &Ctx,
-    scope: &Scope,
-    pattern: &str,
-) -> anyhow::Result<(Vec<Hit>, Vec<String>)> {
+pub fn search(ctx: &Ctx, scope: &Scope, pattern: &str) -> anyhow::Result<(Vec<Hit>, Vec<String>)> {
     let unusable = unusable_langs(scope, pattern, None)?;
     let root = ctx.project_root.as_path();
     let (per_file, skipped) = par_map(scope, |path, lang, text| {

@@ -22,6 +22,7 @@ use serde_json::{Value, json};
 use super::settle::{self, Settle, SettleState};
 use super::transport::{Incoming, Transport};
 use super::uri;
+use crate::util::fsread;
 use crate::util::text::fnv1a;
 
 /// A file a request needs open in the server, with the text it has now.
@@ -333,6 +334,34 @@ impl Client {
         self.publishes.remove(&key);
     }
 
+    /// Brings every open document other than `given` up to date with the
+    /// disk (a file deleted there is closed): a request about references or
+    /// a rename reads across all open files, and an earlier hook check or
+    /// command may have opened one whose text has changed since.
+    fn refresh_from_disk(&mut self, given: &[OpenFile]) {
+        let given: Vec<PathBuf> = given.iter().map(|f| uri::comparable(&f.path)).collect();
+        let open: Vec<PathBuf> = self
+            .documents
+            .keys()
+            .filter(|key| !given.contains(key))
+            .cloned()
+            .collect();
+        for key in open {
+            match fsread::read_text(&key, fsread::limits::SOURCE, fsread::Links::Follow) {
+                Ok(Some(text)) => self.sync_document(&OpenFile {
+                    path: key,
+                    text,
+                    // Only a first open sends it; these are open already.
+                    language_id: String::new(),
+                }),
+                Ok(None) => {
+                    self.close_document(&key);
+                }
+                Err(_) => {}
+            }
+        }
+    }
+
     /// Opens `files`, sends one request and waits for its result (answering
     /// the server's own requests meanwhile). An error response is an answer
     /// too ([`CallAnswer::refused`]): the server is fine.
@@ -344,6 +373,7 @@ impl Client {
         deadline: Instant,
     ) -> Result<CallAnswer, LspError> {
         self.last_used = Instant::now();
+        self.refresh_from_disk(files);
         for file in files {
             self.sync_document(file);
         }
