@@ -424,8 +424,8 @@ fn fix_cmd(ctx: &Ctx, args: &mut Args) -> anyhow::Result<ExitCode> {
     }
     if remaining > 0 {
         println!(
-            "{remaining} {} remain:",
-            plural(remaining, "problem", "problems")
+            "{remaining} {}:",
+            plural(remaining, "problem remains", "problems remain")
         );
         for r in &reports {
             for line in &r.remaining {

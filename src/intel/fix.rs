@@ -19,6 +19,8 @@ use super::writer::FileChange;
 use crate::astgrep::{self, Lang, RuleSet};
 use crate::lsp::{LspError, OpenFile, ServerDiagnostic, uri};
 
+const NO_EDIT: &str = "the server gave no edit for it";
+
 /// What `fix` found for one file.
 #[derive(Debug, Clone, Default)]
 pub struct FileFix {
@@ -224,7 +226,7 @@ fn action_edits(
             .map_err(|e| format!("codeAction/resolve failed: {e}"))?;
     }
     let Some(edit) = action.get("edit") else {
-        return Err("the server gave no edit for it".into());
+        return Err(NO_EDIT.into());
     };
     let by_file = edits::workspace_edit(edit).map_err(|e| format!("{e:#}"))?;
     let key = uri::comparable(path);
@@ -255,9 +257,16 @@ fn fix_all(
     mut text: String,
     report: &mut FileFix,
 ) -> String {
-    // Capabilities are known after the first answer; ask once to learn them.
+    // Capabilities are known after the first answer to a request; a
+    // harmless one teaches them (a refusal carries them too).
     if session.capabilities(server).is_none() {
-        let _ = session.diagnose(server, path, &text);
+        let params = json!({"textDocument": {"uri": uri::from_path(path)}});
+        let _ = session.request(
+            server,
+            &open(server, path, &text),
+            "textDocument/documentSymbol",
+            params,
+        );
     }
     if !offers_kind(session.capabilities(server), "source.fixAll") {
         return text;
@@ -290,6 +299,9 @@ fn fix_all(
                 text = after;
             }
             Ok(_) => {}
+            // An empty "fix all" (typescript-language-server's, with
+            // nothing to fix) is not worth a note.
+            Err(why) if why == NO_EDIT => {}
             Err(why) => report.notes.push(format!(
                 "{}: {:?} not applied: {why}",
                 server.name,
