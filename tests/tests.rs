@@ -34,3 +34,5 @@ mod layers;
 mod pipeline;
 // Hardening (issue 10): damaged files × every reader, guard bypasses, signals, closed pipes.
 mod adversarial;
+// refs, rename, search, rewrite, fix (issue 13).
+mod intel;

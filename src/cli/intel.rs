@@ -341,10 +341,20 @@ fn fix_cmd(ctx: &Ctx, args: &mut Args) -> anyhow::Result<ExitCode> {
     args.finish()?;
     let settings = Settings::load(ctx);
     let rules = (!no_ast_grep && settings.config.ast_grep).then(|| project::rule_set(ctx));
-    let files = match project::collect_files(ctx, &settings, rules.as_ref(), &paths) {
+    let mut files = match project::collect_files(ctx, &settings, rules.as_ref(), &paths) {
         Ok(files) => files,
         Err(NoSuchPath(path)) => bail!("no such file or directory: {path}"),
     };
+    // A file named directly that nothing handles is still reported (why
+    // nothing can fix it), not silently left out.
+    for path in &paths {
+        let absolute = std::env::current_dir()
+            .map(|cwd| cwd.join(path))
+            .unwrap_or(path.clone());
+        if absolute.is_file() && !files.iter().any(|f| *f == absolute) {
+            files.push(absolute);
+        }
+    }
     for file in &files {
         refuse_state(ctx, file)?;
     }
