@@ -9,11 +9,13 @@ use std::path::{Path, PathBuf};
 /// The front ends (`events`, `cli`) may use every part but each other.
 const BELOW_FRONT_ENDS: &[&str] = &[
     "guards",
+    "intel",
     "diagnostics",
     "daemon",
     "orchestrator",
     "tasks",
     "ralph",
+    "astgrep",
     "lsp",
     "hook",
     "state",
@@ -51,39 +53,8 @@ const ALLOWED: &[(&str, &[&str])] = &[
         "guards",
         &["tasks", "ralph", "orchestrator", "hook", "state", "util"],
     ),
-    (
-        "events",
-        &[
-            "guards",
-            "diagnostics",
-            "daemon",
-            "astgrep",
-            "orchestrator",
-            "tasks",
-            "ralph",
-            "lsp",
-            "hook",
-            "state",
-            "util",
-        ],
-    ),
-    (
-        "cli",
-        &[
-            "intel",
-            "guards",
-            "diagnostics",
-            "daemon",
-            "astgrep",
-            "orchestrator",
-            "tasks",
-            "ralph",
-            "lsp",
-            "hook",
-            "state",
-            "util",
-        ],
-    ),
+    ("events", BELOW_FRONT_ENDS),
+    ("cli", BELOW_FRONT_ENDS),
 ];
 
 fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
