@@ -93,7 +93,7 @@ pub fn find(session: &mut Session<'_>, file: &Path, spec: &str) -> anyhow::Resul
                 let key = uri::comparable(&path);
                 let text = texts
                     .entry(key.clone())
-                    .or_insert_with(|| std::fs::read_to_string(&path).unwrap_or_default());
+                    .or_insert_with(|| super::session::read_text(&path).unwrap_or_default());
                 let Some(place) = position::from_lsp(text, start) else {
                     continue;
                 };

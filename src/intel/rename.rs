@@ -89,13 +89,7 @@ pub fn plan(
                     .iter()
                     .find(|f| uri::comparable(&f.path) == uri::comparable(path))
                     .map(|f| f.text.clone())
-                    .map_or_else(
-                        || {
-                            std::fs::read_to_string(path)
-                                .with_context(|| format!("cannot read {}", path.display()))
-                        },
-                        Ok,
-                    )?;
+                    .map_or_else(|| super::session::read_text(path), Ok)?;
                 let after = edits::apply(&before, file_edits)
                     .with_context(|| format!("the rename edits for {}", path.display()))?;
                 count += file_edits.len();
@@ -152,7 +146,7 @@ fn find_conflict(
             .iter()
             .find(|c| uri::comparable(&c.path) == path)
             .map(|c| c.before.clone())
-            .or_else(|| std::fs::read_to_string(&path).ok())
+            .or_else(|| super::session::read_text(&path).ok())
             .unwrap_or_default();
         let mut needed = open.to_vec();
         if !needed.iter().any(|f| uri::comparable(&f.path) == path) {

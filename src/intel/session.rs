@@ -15,6 +15,7 @@ use crate::diagnostics::settings::Settings;
 use crate::hook::ctx::Ctx;
 use crate::lsp::servers::{find_binary, workspace_root};
 use crate::lsp::{Launch, LspError, OpenFile, Pool, ServerDiagnostic};
+use crate::util::fsread::{self, Links};
 
 /// Directories never walked for project files.
 const SKIPPED_DIRS: &[&str] = &[
@@ -118,11 +119,7 @@ impl<'c> Session<'c> {
 
     /// The file as the server should see it (its text on disk now).
     pub fn open_file(&self, server: &Server, path: &Path) -> anyhow::Result<OpenFile> {
-        if path.metadata().is_ok_and(|m| m.len() > MAX_FILE_BYTES) {
-            bail!("{} is larger than 4 MiB", path.display());
-        }
-        let text = std::fs::read_to_string(path)
-            .with_context(|| format!("cannot read {}", path.display()))?;
+        let text = read_text(path)?;
         Ok(OpenFile {
             path: path.to_path_buf(),
             text,
@@ -214,6 +211,13 @@ impl<'c> Session<'c> {
     pub fn display(&self, path: &Path) -> String {
         crate::diagnostics::check::display_path(self.ctx, path)
     }
+}
+
+/// A project file's text, through the one bounded reader (at most 4 MiB:
+/// what the diagnostics hand a server).
+pub fn read_text(path: &Path) -> anyhow::Result<String> {
+    fsread::read_text(path, MAX_FILE_BYTES, Links::Follow)?
+        .with_context(|| format!("{} does not exist", path.display()))
 }
 
 /// A capability value that means "yes": `true` or an options object.
