@@ -250,31 +250,32 @@ fn rewrite_with_no_match_changes_nothing() {
 
 #[test]
 fn search_and_rewrite_never_touch_the_state_root() {
+    // A state root that is not hidden (RALPH_HOOKS_STATE_DIR), so only the
+    // commands' own exclusion keeps the walk out of it.
     let dir = project(&[("app.js", "console.log(1);\n")]);
-    write(
-        dir.path(),
-        ".claude/orchestrator/tool.js",
-        "console.log(2);\n",
-    );
-    let out = ok(&run(dir.path(), &["search", "console.log($A)"]));
-    assert!(!out.contains("orchestrator"), "{out}");
-    ok(&run(
-        dir.path(),
-        &["rewrite", "console.log($A)", "logger.info($A)", "--apply"],
-    ));
+    write(dir.path(), "hookstate/tool.js", "console.log(2);\n");
+    let state = dir.path().join("hookstate");
+    let run = |args: &[&str]| {
+        cli(dir.path())
+            .env("RALPH_HOOKS_STATE_DIR", &state)
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let out = ok(&run(&["search", "console.log($A)"]));
     assert_eq!(
-        read(dir.path(), ".claude/orchestrator/tool.js"),
-        "console.log(2);\n"
+        out,
+        "app.js:1:1: console.log(1)\n1 match in 1 file (1 searched)\n"
     );
-    let output = run(
-        dir.path(),
-        &[
-            "rewrite",
-            "console.log($A)",
-            "x($A)",
-            ".claude/orchestrator/tool.js",
-        ],
-    );
+    ok(&run(&[
+        "rewrite",
+        "console.log($A)",
+        "logger.info($A)",
+        "--apply",
+    ]));
+    assert_eq!(read(dir.path(), "app.js"), "logger.info(1);\n");
+    assert_eq!(read(dir.path(), "hookstate/tool.js"), "console.log(2);\n");
+    let output = run(&["rewrite", "console.log($A)", "x($A)", "hookstate/tool.js"]);
     assert_eq!(output.status.code(), Some(1));
     assert!(
         stderr(&output).contains("hook state"),
