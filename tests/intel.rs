@@ -652,3 +652,26 @@ fn refs_and_rename_use_the_daemons_warm_server() {
     );
     ok(&with_daemon(&["daemon", "stop"]));
 }
+
+#[test]
+fn fix_twice_through_the_daemon_gets_diagnostics_for_an_unchanged_file() {
+    if util::require_tool("typescript-language-server", "fix through the daemon").is_none() {
+        return;
+    }
+    // The warm server has the file open with the same text on the second
+    // run; typescript-language-server publishes nothing for a text it
+    // already has, so `fix` must not wait for a publish that never comes.
+    let dir = project(&[("ok.ts", "export const n: number = 1;\n")]);
+    let with_daemon = |args: &[&str]| {
+        cli(dir.path())
+            .env_remove("RALPH_HOOKS_DAEMON")
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    for _ in 0..2 {
+        let out = ok(&with_daemon(&["fix", "--timeout", "20"]));
+        assert_eq!(out, "nothing to fix\n");
+    }
+    ok(&with_daemon(&["daemon", "stop"]));
+}

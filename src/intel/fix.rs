@@ -8,6 +8,7 @@
 //! A file that does not parse is left alone, and a fix that would make a
 //! file stop parsing is refused: `fix` never writes a broken file.
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
@@ -81,9 +82,13 @@ pub fn fix_file(session: &mut Session<'_>, rules: Option<&RuleSet>, path: &Path)
             Vec::new()
         }
     };
+    let mut checked = Checked::default();
     for server in &servers {
+        touch(session, server, path, &text);
+        // Before any code action request sends `text` itself.
+        let _ = checked.diagnose(session, server, path, &text);
         text = fix_all(session, server, path, text, &mut report);
-        text = quick_fixes(session, server, path, text, &mut report);
+        text = quick_fixes(session, server, path, text, &mut report, &mut checked);
     }
     if text != original
         && let Some((line, column)) = lang.and_then(|lang| astgrep::syntax_error(lang, &text))
@@ -94,7 +99,15 @@ pub fn fix_file(session: &mut Session<'_>, rules: Option<&RuleSet>, path: &Path)
         report.fixed.clear();
         text = original.clone();
     }
-    remaining(session, rules, &servers, path, &text, &mut report);
+    remaining(
+        session,
+        rules,
+        &servers,
+        path,
+        &text,
+        &mut report,
+        &mut checked,
+    );
     report.change = Some(FileChange {
         path: path.to_path_buf(),
         before: original,
@@ -248,6 +261,55 @@ fn title(action: &Value) -> String {
         .to_string()
 }
 
+/// Each server's diagnostics of the text it was last sent in this run. A
+/// server that already has a text publishes nothing when sent it again
+/// (typescript-language-server, clangd), so a text is diagnosed once and
+/// its diagnostics reused.
+#[derive(Default)]
+struct Checked(HashMap<String, (String, Vec<ServerDiagnostic>)>);
+
+impl Checked {
+    fn diagnose(
+        &mut self,
+        session: &mut Session<'_>,
+        server: &Server,
+        path: &Path,
+        text: &str,
+    ) -> Result<Vec<ServerDiagnostic>, LspError> {
+        if let Some((sent, diagnostics)) = self.0.get(&server.name)
+            && sent == text
+        {
+            return Ok(diagnostics.clone());
+        }
+        let diagnostics = session.diagnose(server, path, text)?;
+        self.0
+            .insert(server.name.clone(), (text.to_string(), diagnostics.clone()));
+        Ok(diagnostics)
+    }
+}
+
+/// Prepares a server for the first check of `text` in this run. A warm
+/// server may have `text` open from an earlier run already, and some
+/// servers publish nothing for a change that leaves the diagnostics as
+/// they were (typescript-language-server), so waiting for `text`'s
+/// diagnostics could wait for ever. Checking first a copy with a stray `)`
+/// appended (a syntax error in every language here) makes the next check
+/// of `text` a change with different diagnostics, which every server
+/// publishes. Then a harmless request teaches the session the server's
+/// capabilities (a refusal carries them too), with the same copy, so
+/// nothing sends `text` before it is checked.
+fn touch(session: &mut Session<'_>, server: &Server, path: &Path, text: &str) {
+    let touched = format!("{text}\n)\n");
+    let _ = session.diagnose(server, path, &touched);
+    let params = json!({"textDocument": {"uri": uri::from_path(path)}});
+    let _ = session.request(
+        server,
+        &open(server, path, &touched),
+        "textDocument/documentSymbol",
+        params,
+    );
+}
+
 /// The server's `source.fixAll` actions (ruff's "Fix all auto-fixable
 /// problems"), applied one after another.
 fn fix_all(
@@ -257,16 +319,15 @@ fn fix_all(
     mut text: String,
     report: &mut FileFix,
 ) -> String {
-    // Capabilities are known after the first answer to a request; a
-    // harmless one teaches them (a refusal carries them too).
-    if session.capabilities(server).is_none() {
-        let params = json!({"textDocument": {"uri": uri::from_path(path)}});
-        let _ = session.request(
-            server,
-            &open(server, path, &text),
-            "textDocument/documentSymbol",
-            params,
+    if !provides(
+        session
+            .capabilities(server)
+            .and_then(|c| c.get("codeActionProvider")),
+    ) {
+        report.notes.push(
+            super::session::unsupported(server, "code actions", "codeActionProvider").to_string(),
         );
+        return text;
     }
     if !offers_kind(session.capabilities(server), "source.fixAll") {
         return text;
@@ -321,17 +382,19 @@ fn quick_fixes(
     path: &Path,
     text: String,
     report: &mut FileFix,
+    checked: &mut Checked,
 ) -> String {
-    if !offers_kind(session.capabilities(server), "quickfix") {
-        return text;
-    }
-    let diagnostics = match session.diagnose(server, path, &text) {
+    // Checked first: the code action requests below send the same text.
+    let diagnostics = match checked.diagnose(session, server, path, &text) {
         Ok(diagnostics) => diagnostics,
         Err(error) => {
             report.notes.push(format!("{}: {error}", server.name));
             return text;
         }
     };
+    if !offers_kind(session.capabilities(server), "quickfix") {
+        return text;
+    }
     let mut chosen: Vec<TextEdit> = Vec::new();
     let mut titles = Vec::new();
     for diagnostic in &diagnostics {
@@ -399,9 +462,10 @@ fn remaining(
     path: &Path,
     text: &str,
     report: &mut FileFix,
+    checked: &mut Checked,
 ) {
     for server in servers {
-        match session.diagnose(server, path, text) {
+        match checked.diagnose(session, server, path, text) {
             Ok(diagnostics) => {
                 // Hints ("is not accessed") are not problems to fix.
                 for d in diagnostics.iter().filter(|d| d.severity.unwrap_or(1) <= 2) {
