@@ -12,6 +12,7 @@ mod check;
 mod daemon;
 mod doctor;
 pub mod install;
+mod intel;
 mod loop_cmd;
 mod monitor;
 mod pipeline;
@@ -42,6 +43,12 @@ Loop:
 Check:
   check [PATH...] [--json] [--min-severity error|warning|info|hint] [--no-ast-grep] [--budget SECS]
                                        every LSP and ast-grep problem; exit 0 clean, 1 errors, 2 unchecked
+Code:
+  refs <file> <symbol|line:col> [--json]             every reference, via the language server
+  rename <file> <symbol|line:col> <new> [--apply] [--json]   preview (diff) or all-or-nothing write
+  search <pattern> [--lang L] [PATH...] [--json]     ast-grep pattern search ($VAR, $$$ARGS)
+  rewrite <pattern> <replacement> [--lang L] [PATH...] [--apply] [--json]   dry-run diff unless --apply
+  fix [PATH...] [--dry-run] [--json]                 LSP quick fixes, source.fixAll, ast-grep rule fixes
 Tasks:
   task start <description> [--priority low|medium|high]
   task steps set <step> <step>...      task step add <text>
@@ -142,6 +149,7 @@ pub fn run(args: Vec<String>) -> anyhow::Result<ExitCode> {
     let code = match command.as_str() {
         "loop" => loop_cmd::run(&ctx, &mut args)?,
         "check" => check::run(&ctx, &mut args)?,
+        "refs" | "rename" | "search" | "rewrite" | "fix" => intel::run(&ctx, &command, &mut args)?,
         "task" => task::run(&ctx, &mut args)?,
         "status" => status::run(&ctx, &mut args)?,
         "validate" => validate::run(&ctx, &mut args)?,

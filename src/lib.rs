@@ -28,6 +28,7 @@ pub mod diagnostics;
 pub mod events;
 pub mod guards;
 pub mod hook;
+pub mod intel;
 pub mod lsp;
 pub mod monitor;
 pub mod orchestrator;

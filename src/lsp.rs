@@ -1,4 +1,5 @@
-//! Talking to language servers: just enough LSP to get a file's diagnostics.
+//! Talking to language servers: enough LSP to get a file's diagnostics and
+//! to send the requests of `ralph-hooks refs/rename/fix` (issue 13).
 //!
 //! - [`transport`]: the server's process and pipes (reader, writer and stderr
 //!   threads; its own process group, killed on every exit path).
@@ -23,5 +24,7 @@ pub mod settle;
 pub mod transport;
 pub mod uri;
 
-pub use client::{Client, DiagnosticMode, Launch, LspError, ServerDiagnostic};
+pub use client::{
+    CallAnswer, Client, DiagnosticMode, Launch, LspError, OpenFile, ServerDiagnostic,
+};
 pub use pool::Pool;

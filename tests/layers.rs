@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 /// (and only the CLI reaches `monitor`).
 const BELOW_FRONT_ENDS: &[&str] = &[
     "guards",
+    "intel",
     "diagnostics",
     "daemon",
     "astgrep",
@@ -26,6 +27,7 @@ const BELOW_FRONT_ENDS: &[&str] = &[
 const BELOW_FRONT_ENDS_AND_MONITOR: &[&str] = &[
     "monitor",
     "guards",
+    "intel",
     "diagnostics",
     "daemon",
     "astgrep",
@@ -52,6 +54,18 @@ const ALLOWED: &[(&str, &[&str])] = &[
     (
         "diagnostics",
         &["daemon", "astgrep", "lsp", "ralph", "hook", "state", "util"],
+    ),
+    (
+        "intel",
+        &[
+            "diagnostics",
+            "daemon",
+            "astgrep",
+            "lsp",
+            "hook",
+            "state",
+            "util",
+        ],
     ),
     (
         "guards",

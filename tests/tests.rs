@@ -48,3 +48,5 @@ mod check_parity;
 mod monitor;
 // The dashboard in headless Chromium over the DevTools protocol (issue 14).
 mod monitor_browser;
+// refs, rename, search, rewrite, fix (issue 13).
+mod intel;

@@ -137,6 +137,20 @@ pub fn apply_edits(source: &str, edits: &[TextEdit]) -> String {
     out
 }
 
+/// Where `source` first fails to parse as `lang` (1-based line and column
+/// of the first error or missing node), or `None` when it parses cleanly.
+/// `ralph-hooks fix` (issue 13) leaves such a file alone and refuses a fix
+/// that would break one.
+pub fn syntax_error(lang: Lang, source: &str) -> Option<(u32, u32)> {
+    let root = lang.0.ast_grep(source);
+    let node = root
+        .root()
+        .dfs()
+        .find(|node| node.is_error() || node.is_missing())?;
+    let (line, column, _, _) = range_of(&node);
+    Some((line, column))
+}
+
 fn compile(pattern: &str, lang: Lang) -> Result<Pattern, String> {
     Pattern::try_new(pattern, lang.0)
         .map_err(|error| format!("invalid {lang} pattern {pattern:?}: {error}"))
@@ -204,6 +218,12 @@ mod tests {
             apply_edits(source, &edits),
             "const a = 1;\nlet b = 2;\nconst c = f(a);\n"
         );
+    }
+
+    #[test]
+    fn syntax_errors_are_located() {
+        assert_eq!(syntax_error(py(), "def f():\n    return 1\n"), None);
+        assert!(syntax_error(py(), "x = 1\ndef f(:\n").is_some_and(|(line, _)| line == 2));
     }
 
     #[test]

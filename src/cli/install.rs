@@ -120,6 +120,11 @@ pub const COMMANDS: &[(&str, &str)] = &[
         "ralph-resume.md",
         include_str!("../../hooks-config/commands/ralph-resume.md"),
     ),
+    // Automatic fixes (issue 13).
+    (
+        "ralph-fix.md",
+        include_str!("../../hooks-config/commands/ralph-fix.md"),
+    ),
 ];
 
 /// Marks command files we wrote, so uninstall never deletes a user's file.

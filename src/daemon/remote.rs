@@ -20,10 +20,12 @@ use std::time::{Duration, Instant};
 
 use super::config::{self, DaemonConfig};
 use super::paths::Paths;
-use super::wire::{self, Conn, ConnError, DiagnoseReply, HelloReply, Outcome, Request};
+use super::wire::{
+    self, CallOutcome, CallReply, Conn, ConnError, DiagnoseReply, HelloReply, Outcome, Request,
+};
 use crate::hook::ctx::Ctx;
 use crate::lsp::pool::{Answer, Limits, Remote};
-use crate::lsp::{Launch, LspError};
+use crate::lsp::{CallAnswer, Launch, LspError, OpenFile};
 use crate::state::FileLock;
 
 /// How much later than the check's deadline the hook waits for the reply.
@@ -367,21 +369,18 @@ impl DaemonRemote {
         }
     }
 
-    fn give_up(&mut self, why: &str, deadline: Instant) -> Option<Answer> {
+    fn give_up<T>(&mut self, why: &str, deadline: Instant) -> Option<Result<T, LspError>> {
         self.failed = true;
         self.connected = None;
         if Instant::now() >= deadline {
             self.debug(format_args!(
                 "{why}; no time is left to check in-process either"
             ));
-            return Some(Answer {
-                result: Err(LspError::Timeout {
-                    waiting_for: "the ralph-hooks daemon".into(),
-                    after: Duration::ZERO,
-                    detail: format!(" ({why})"),
-                }),
-                warmup: Duration::ZERO,
-            });
+            return Some(Err(LspError::Timeout {
+                waiting_for: "the ralph-hooks daemon".into(),
+                after: Duration::ZERO,
+                detail: format!(" ({why})"),
+            }));
         }
         self.debug(format_args!(
             "{why}; falling back to an in-process check (cold server start)"
@@ -390,7 +389,76 @@ impl DaemonRemote {
     }
 }
 
+impl DaemonRemote {
+    /// Connects (starting a daemon when needed) unless connected already;
+    /// the reason when no daemon can be used.
+    fn ensure_connected(&mut self) -> Result<(), String> {
+        if self.connected.is_some() {
+            return Ok(());
+        }
+        match connect_or_start(&self.target) {
+            Ok(connected) => {
+                if let Some(note) = &connected.note {
+                    self.debug(format_args!("{note}"));
+                }
+                self.connected = Some(connected);
+                Ok(())
+            }
+            Err(Unavailable(why)) => Err(format!("not used: {why}")),
+        }
+    }
+}
+
 impl Remote for DaemonRemote {
+    fn call(
+        &mut self,
+        launch: &Launch,
+        files: &[OpenFile],
+        method: &str,
+        params: &serde_json::Value,
+        deadline: Instant,
+    ) -> Option<Result<CallAnswer, LspError>> {
+        if self.failed {
+            return None;
+        }
+        let started = Instant::now();
+        if let Err(why) = self.ensure_connected() {
+            return self.give_up(&why, deadline);
+        }
+        let connected = self.connected.as_mut()?;
+        let daemon_pid = connected.hello.pid;
+        let request = Request::Call {
+            launch: Box::new(launch.into()),
+            fingerprint: wire::fingerprint(launch),
+            open: files.to_vec(),
+            method: method.to_string(),
+            params: params.clone(),
+            deadline_ms: deadline
+                .saturating_duration_since(Instant::now())
+                .as_millis() as u64,
+        };
+        let reply: CallReply = match connected.conn.call(&request, deadline + REPLY_GRACE) {
+            Ok(reply) => reply,
+            Err(error) => {
+                return self.give_up(
+                    &format!("daemon {daemon_pid} failed during {method}: {error}"),
+                    deadline,
+                );
+            }
+        };
+        let state = if reply.warm { "warm" } else { "cold start" };
+        self.debug(format_args!(
+            "{} answered {method} ({state}) in {} ms, {} in the daemon (daemon pid {daemon_pid})",
+            launch.name,
+            started.elapsed().as_millis(),
+            reply.elapsed_ms
+        ));
+        Some(match reply.outcome {
+            CallOutcome::Answer { answer } => Ok(answer),
+            CallOutcome::Failed { error } => Err(LspError::from(error)),
+        })
+    }
+
     fn diagnose(
         &mut self,
         launch: &Launch,
@@ -413,7 +481,9 @@ impl Remote for DaemonRemote {
                     self.connected = Some(connected);
                 }
                 Err(Unavailable(why)) => {
-                    return self.give_up(&format!("not used: {why}"), deadline);
+                    return self
+                        .give_up(&format!("not used: {why}"), deadline)
+                        .map(no_warmup);
                 }
             }
         }
@@ -434,10 +504,12 @@ impl Remote for DaemonRemote {
         let reply: DiagnoseReply = match connected.conn.call(&request, deadline + REPLY_GRACE) {
             Ok(reply) => reply,
             Err(error) => {
-                return self.give_up(
-                    &format!("daemon {daemon_pid} failed during the check: {error}"),
-                    deadline,
-                );
+                return self
+                    .give_up(
+                        &format!("daemon {daemon_pid} failed during the check: {error}"),
+                        deadline,
+                    )
+                    .map(no_warmup);
             }
         };
         let warmup = Duration::from_millis(reply.warmup_ms);
@@ -471,5 +543,13 @@ impl Remote for DaemonRemote {
                 })
             }
         }
+    }
+}
+
+/// A check the daemon did not make: no warm-up time spent on it.
+fn no_warmup(result: Result<Vec<crate::lsp::ServerDiagnostic>, LspError>) -> Answer {
+    Answer {
+        result,
+        warmup: Duration::ZERO,
     }
 }

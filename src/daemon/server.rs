@@ -33,7 +33,9 @@ use super::wire::{
     self, Conn, DiagnoseReply, HelloReply, Outcome, PROTOCOL, Request, ServerStatus, StatusReply,
     WireError,
 };
-use super::worker::{self, DiagnoseJob, Host, Job, Key, Registry, ServerInfo, WorkerHandle};
+use super::worker::{
+    self, CallJob, DiagnoseJob, Host, Job, Key, Registry, ServerInfo, WorkerHandle,
+};
 use crate::hook::ctx::Ctx;
 use crate::lsp::{Launch, LspError};
 use crate::state::{FileLock, Store};
@@ -669,6 +671,48 @@ fn serve(shared: &Arc<Shared>, stream: UnixStream) {
                     Err(why) => wire::error_reply(&why),
                 }
             }
+            Request::Call {
+                launch,
+                fingerprint,
+                open,
+                method,
+                params,
+                deadline_ms,
+            } => {
+                shared.note_request();
+                let deadline = Instant::now() + Duration::from_millis(deadline_ms);
+                let launch = Launch::from(launch.as_ref());
+                let key = (launch.name.clone(), launch.root.clone());
+                let (reply, answer) = mpsc::sync_channel(1);
+                let job = Job::Call {
+                    job: Box::new(CallJob {
+                        launch,
+                        fingerprint,
+                        open,
+                        method,
+                        params,
+                        deadline,
+                    }),
+                    reply,
+                };
+                match shared.route(&key, job) {
+                    Ok(_) => {
+                        let wait = deadline.saturating_duration_since(Instant::now()) + REPLY_SLACK;
+                        match answer.recv_timeout(wait) {
+                            Ok(reply) => wire::ok_reply(&reply),
+                            Err(_) => wire::ok_reply(&wire::CallReply {
+                                outcome: wire::CallOutcome::Failed {
+                                    error: late_error(deadline_ms),
+                                },
+                                warm: false,
+                                server_pid: None,
+                                elapsed_ms: deadline_ms,
+                            }),
+                        }
+                    }
+                    Err(why) => wire::error_reply(&why),
+                }
+            }
             Request::Prestart { servers } => {
                 prestart_servers(shared, servers);
                 json!({"ok": true})
@@ -721,4 +765,12 @@ fn late_reply(
         elapsed_ms: deadline_ms,
         warmup_ms: 0,
     }
+}
+
+fn late_error(deadline_ms: u64) -> WireError {
+    WireError::from(&LspError::Timeout {
+        waiting_for: "the daemon's server".into(),
+        after: Duration::from_millis(deadline_ms),
+        detail: String::new(),
+    })
 }

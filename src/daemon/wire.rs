@@ -18,11 +18,11 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::lsp::{DiagnosticMode, Launch, LspError, ServerDiagnostic};
+use crate::lsp::{CallAnswer, DiagnosticMode, Launch, LspError, OpenFile, ServerDiagnostic};
 use crate::util::text::fnv1a;
 
 /// Bumped when a request or reply changes shape.
-pub const PROTOCOL: u32 = 2;
+pub const PROTOCOL: u32 = 3;
 
 /// The longest line either side accepts (a 4 MiB file, JSON-escaped, fits).
 pub const MAX_LINE_BYTES: u64 = 64 * 1024 * 1024;
@@ -55,6 +55,16 @@ pub enum Request {
         /// starting in the daemon after the hook stopped waiting.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         startup_ms: Option<u64>,
+    },
+    /// One LSP request (references, rename, code actions …) to the server
+    /// `launch` describes, with `open` opened or updated first.
+    Call {
+        launch: Box<LaunchSpec>,
+        fingerprint: String,
+        open: Vec<OpenFile>,
+        method: String,
+        params: Value,
+        deadline_ms: u64,
     },
     /// Start these servers now, without waiting for them.
     Prestart {
@@ -94,6 +104,21 @@ pub struct DiagnoseReply {
     /// and its first check): not part of the check's own budget.
     #[serde(default)]
     pub warmup_ms: u64,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct CallReply {
+    pub outcome: CallOutcome,
+    pub warm: bool,
+    pub server_pid: Option<u32>,
+    pub elapsed_ms: u64,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum CallOutcome {
+    Answer { answer: CallAnswer },
+    Failed { error: WireError },
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

@@ -25,9 +25,11 @@ use std::time::{Duration, Instant};
 
 use super::config::DaemonConfig;
 use super::procs;
-use super::wire::{DiagnoseReply, Outcome};
+use serde_json::Value;
+
+use super::wire::{CallOutcome, CallReply, DiagnoseReply, Outcome};
 use crate::lsp::client::Client;
-use crate::lsp::{Launch, LspError, ServerDiagnostic, uri};
+use crate::lsp::{CallAnswer, Launch, LspError, OpenFile, ServerDiagnostic, uri};
 
 /// Servers are keyed by name and workspace root; the rest of the
 /// configuration is the fingerprint.
@@ -54,10 +56,25 @@ pub struct DiagnoseJob {
     pub startup: Duration,
 }
 
+/// One LSP request for `ralph-hooks refs/rename/fix`, with the files it
+/// needs open.
+pub struct CallJob {
+    pub launch: Launch,
+    pub fingerprint: String,
+    pub open: Vec<OpenFile>,
+    pub method: String,
+    pub params: Value,
+    pub deadline: Instant,
+}
+
 pub enum Job {
     Diagnose {
         job: Box<DiagnoseJob>,
         reply: SyncSender<DiagnoseReply>,
+    },
+    Call {
+        job: Box<CallJob>,
+        reply: SyncSender<CallReply>,
     },
     Prestart {
         launch: Box<Launch>,
@@ -231,6 +248,11 @@ impl Worker {
                 let _ = reply.send(answer);
                 Flow::Continue
             }
+            Job::Call { job, reply } => {
+                let answer = self.call(&job);
+                let _ = reply.send(answer);
+                Flow::Continue
+            }
             Job::Prestart {
                 launch,
                 fingerprint,
@@ -258,9 +280,48 @@ impl Worker {
         self.last_used = started;
         self.update_info(|info| info.busy = true);
         let (result, warm, warmup) = self.check(job);
+        let server_pid = self.served(warm, result.as_ref().err());
+        DiagnoseReply {
+            outcome: match result {
+                Ok(items) => Outcome::Diagnostics { items },
+                Err(error) => Outcome::Failed {
+                    error: (&error).into(),
+                },
+            },
+            warm,
+            server_pid,
+            elapsed_ms: started.elapsed().as_millis() as u64,
+            warmup_ms: warmup.as_millis() as u64,
+        }
+    }
+
+    /// One request for `refs`, `rename` or `fix` (issue 13), the server
+    /// started first when needed.
+    fn call(&mut self, job: &CallJob) -> CallReply {
+        let started = Instant::now();
+        self.last_used = started;
+        self.update_info(|info| info.busy = true);
+        let (result, warm) = self.call_on_server(job);
+        let server_pid = self.served(warm, result.as_ref().err());
+        CallReply {
+            outcome: match result {
+                Ok(answer) => CallOutcome::Answer { answer },
+                Err(error) => CallOutcome::Failed {
+                    error: (&error).into(),
+                },
+            },
+            warm,
+            server_pid,
+            elapsed_ms: started.elapsed().as_millis() as u64,
+        }
+    }
+
+    /// Keeps the counters `daemon status` shows after a request; the
+    /// server's pid.
+    fn served(&mut self, warm: bool, error: Option<&LspError>) -> Option<u32> {
         self.last_used = Instant::now();
         let server_pid = self.client.as_ref().map(Client::pid);
-        let error_text = result.as_ref().err().map(ToString::to_string);
+        let error_text = error.map(ToString::to_string);
         let open_files = self.files.len();
         self.update_info(|info| {
             info.busy = false;
@@ -275,18 +336,70 @@ impl Worker {
                 info.last_error = Some(error);
             }
         });
-        DiagnoseReply {
-            outcome: match result {
-                Ok(items) => Outcome::Diagnostics { items },
-                Err(error) => Outcome::Failed {
-                    error: (&error).into(),
-                },
-            },
-            warm,
-            server_pid,
-            elapsed_ms: started.elapsed().as_millis() as u64,
-            warmup_ms: warmup.as_millis() as u64,
+        server_pid
+    }
+
+    /// The request itself; the bool says whether a running server served
+    /// it. A refusal (an error response) is an answer from a healthy server.
+    fn call_on_server(&mut self, job: &CallJob) -> (Result<CallAnswer, LspError>, bool) {
+        if Instant::now() >= job.deadline {
+            let error = LspError::Timeout {
+                waiting_for: "its turn (another request to this server was still running)".into(),
+                after: Duration::ZERO,
+                detail: String::new(),
+            };
+            return (Err(error), false);
         }
+        self.maintain();
+        if self.client.is_some() && self.fingerprint != job.fingerprint {
+            self.host.log(&format!(
+                "the configuration of {} changed: restarting it",
+                self.key.0
+            ));
+            self.drop_client(self.host.config().shutdown_grace());
+        }
+        let warm = self.client.is_some();
+        let time_left = || job.deadline.saturating_duration_since(Instant::now());
+        if !warm && let Err(error) = self.start(&job.launch, &job.fingerprint, time_left()) {
+            return (Err(error), false);
+        }
+        let mut result = self.run_call(job);
+        if let Err(error) = &result
+            && !matches!(error, LspError::Rejected { .. })
+        {
+            let crashed = matches!(error, LspError::Exited { .. });
+            self.fail(error);
+            // As for a check: a warm server that died under the request is
+            // started again at once (within the restart bound).
+            if warm
+                && crashed
+                && Instant::now() < job.deadline
+                && self
+                    .start(&job.launch, &job.fingerprint, time_left())
+                    .is_ok()
+            {
+                result = self.run_call(job);
+                if let Err(error) = &result {
+                    self.fail(error);
+                }
+            }
+        }
+        (result, warm)
+    }
+
+    fn run_call(&mut self, job: &CallJob) -> Result<CallAnswer, LspError> {
+        let Some(client) = &mut self.client else {
+            return Err(LspError::Exited {
+                during: "the start".into(),
+                detail: String::new(),
+            });
+        };
+        let result = client.call(&job.open, &job.method, job.params.clone(), job.deadline);
+        let now = Instant::now();
+        for file in &job.open {
+            self.files.insert(uri::comparable(&file.path), now);
+        }
+        result
     }
 
     /// The check itself; the bool says whether a running server served it,

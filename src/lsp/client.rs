@@ -22,6 +22,28 @@ use serde_json::{Value, json};
 use super::settle::{self, Settle, SettleState};
 use super::transport::{Incoming, Transport};
 use super::uri;
+use crate::util::fsread;
+use crate::util::text::fnv1a;
+
+/// A file a request needs open in the server, with the text it has now.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct OpenFile {
+    pub path: PathBuf,
+    pub text: String,
+    pub language_id: String,
+}
+
+/// A request's result or the server's refusal, with the server's
+/// capabilities beside it so the caller can say what a server does not
+/// support.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CallAnswer {
+    pub result: Value,
+    /// The error message of an error response.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub refused: Option<String>,
+    pub capabilities: Value,
+}
 
 /// How to start one server for one workspace root.
 #[derive(Debug, Clone)]
@@ -199,6 +221,9 @@ pub struct Client {
     /// `changes` when the server was last let go quiet for an unchanged
     /// document's re-check.
     quiet_after: u64,
+    /// A hash of the text last sent for each open document, so a request
+    /// that needs a file open sends it again only when it changed.
+    sent_texts: HashMap<PathBuf, u64>,
     publishes: HashMap<PathBuf, Publish>,
     /// Open work-done progress: token → title.
     progress: HashMap<String, String>,
@@ -240,6 +265,7 @@ impl Client {
             results: HashMap::new(),
             changes: 0,
             quiet_after: 0,
+            sent_texts: HashMap::new(),
             publishes: HashMap::new(),
             progress: HashMap::new(),
             last_progress_end: None,
@@ -307,6 +333,95 @@ impl Client {
         &self.answered
     }
 
+    /// What the server said it can do in its initialize result.
+    pub fn capabilities(&self) -> &Value {
+        &self.capabilities
+    }
+
+    /// Makes sure `file` is open with its current text: `didOpen` the first
+    /// time, a whole-text `didChange` when the text differs from what the
+    /// server has, nothing otherwise. No waiting for diagnostics.
+    pub fn sync_document(&mut self, file: &OpenFile) {
+        let key = uri::comparable(&file.path);
+        let hash = fnv1a(file.text.as_bytes());
+        if self.sent_texts.get(&key) == Some(&hash) {
+            return;
+        }
+        let document_uri = uri::from_path(&key);
+        let version = self.documents.get(&key).map_or(1, |v| v + 1);
+        if version == 1 {
+            self.notify(
+                "textDocument/didOpen",
+                json!({"textDocument": {"uri": document_uri, "languageId": file.language_id, "version": version, "text": file.text}}),
+            );
+        } else {
+            self.notify(
+                "textDocument/didChange",
+                json!({"textDocument": {"uri": document_uri, "version": version}, "contentChanges": [{"text": file.text}]}),
+            );
+        }
+        self.documents.insert(key.clone(), version);
+        self.sent_texts.insert(key.clone(), hash);
+        self.publishes.remove(&key);
+        // The server now has a text no settled check was about: the next
+        // check of this document must send its text, not reuse a result.
+        self.results.remove(&key);
+        self.changes += 1;
+    }
+
+    /// Brings every open document other than `given` up to date with the
+    /// disk (a file deleted there is closed): a request about references or
+    /// a rename reads across all open files, and an earlier hook check or
+    /// command may have opened one whose text has changed since.
+    fn refresh_from_disk(&mut self, given: &[OpenFile]) {
+        let given: Vec<PathBuf> = given.iter().map(|f| uri::comparable(&f.path)).collect();
+        let open: Vec<PathBuf> = self
+            .documents
+            .keys()
+            .filter(|key| !given.contains(key))
+            .cloned()
+            .collect();
+        for key in open {
+            match fsread::read_text(&key, fsread::limits::SOURCE, fsread::Links::Follow) {
+                Ok(Some(text)) => self.sync_document(&OpenFile {
+                    path: key,
+                    text,
+                    // Only a first open sends it; these are open already.
+                    language_id: String::new(),
+                }),
+                Ok(None) => {
+                    self.close_document(&key);
+                }
+                Err(_) => {}
+            }
+        }
+    }
+
+    /// Opens `files`, sends one request and waits for its result (answering
+    /// the server's own requests meanwhile). An error response is an answer
+    /// too ([`CallAnswer::refused`]): the server is fine.
+    pub fn call(
+        &mut self,
+        files: &[OpenFile],
+        method: &str,
+        params: Value,
+        deadline: Instant,
+    ) -> Result<CallAnswer, LspError> {
+        self.last_used = Instant::now();
+        self.refresh_from_disk(files);
+        for file in files {
+            self.sync_document(file);
+        }
+        let id = self.request(method, params);
+        let response = self.wait_response(&id, deadline, &format!("the {method} result"))?;
+        self.last_used = Instant::now();
+        Ok(CallAnswer {
+            result: response.result.unwrap_or(Value::Null),
+            refused: response.error.map(|error| error.message),
+            capabilities: self.capabilities.clone(),
+        })
+    }
+
     /// Handles what the server sent while nobody was waiting (answering its
     /// requests) without blocking, and notices if it died. A long-lived
     /// holder (the daemon) calls it between checks and just before one, so
@@ -324,6 +439,7 @@ impl Client {
             return false;
         }
         self.publishes.remove(&key);
+        self.sent_texts.remove(&key);
         self.notify(
             "textDocument/didClose",
             json!({"textDocument": {"uri": uri::from_path(&key)}}),
@@ -352,7 +468,7 @@ impl Client {
         // computed from older texts, would race with their next checks. So:
         // once other texts changed on this server, let it go quiet (once per
         // change), then answer with its latest publish for the document.
-        let text_hash = crate::util::text::fnv1a(text.as_bytes());
+        let text_hash = fnv1a(text.as_bytes());
         self.pump(Instant::now());
         if let Some(last) = self.results.get(&key)
             && last.text_hash == text_hash
@@ -393,6 +509,7 @@ impl Client {
             );
         }
         self.documents.insert(key.clone(), version);
+        self.sent_texts.insert(key.clone(), text_hash);
         self.publishes.remove(&key);
         let sent_at = Instant::now();
 
@@ -680,6 +797,7 @@ impl Client {
                 "workspace": {
                     "configuration": true,
                     "workspaceFolders": true,
+                    "workspaceEdit": {"documentChanges": true},
                     "didChangeConfiguration": {"dynamicRegistration": false}
                 },
                 "window": {"workDoneProgress": true},
@@ -690,6 +808,20 @@ impl Client {
                         "versionSupport": true,
                         "tagSupport": {"valueSet": [1, 2]},
                         "codeDescriptionSupport": true
+                    },
+                    // For `ralph-hooks refs/rename/fix` (issue 13).
+                    "references": {"dynamicRegistration": false},
+                    "definition": {"dynamicRegistration": false},
+                    "documentSymbol": {"hierarchicalDocumentSymbolSupport": true},
+                    "rename": {"dynamicRegistration": false, "prepareSupport": true},
+                    "codeAction": {
+                        "dynamicRegistration": false,
+                        "codeActionLiteralSupport": {"codeActionKind": {"valueSet": [
+                            "", "quickfix", "refactor", "source", "source.organizeImports", "source.fixAll"
+                        ]}},
+                        "isPreferredSupport": true,
+                        "dataSupport": true,
+                        "resolveSupport": {"properties": ["edit"]}
                     }
                 },
                 "general": {"positionEncodings": ["utf-16"]}

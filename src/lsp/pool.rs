@@ -10,7 +10,9 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use super::client::{Client, Launch, LspError, ServerDiagnostic};
+use serde_json::Value;
+
+use super::client::{CallAnswer, Client, Launch, LspError, OpenFile, ServerDiagnostic};
 
 /// How long one check may take.
 #[derive(Debug, Clone, Copy)]
@@ -60,6 +62,19 @@ pub trait Remote {
         language_id: &str,
         limits: &Limits,
     ) -> Option<Answer>;
+
+    /// One request with `files` open first (references, rename, code
+    /// actions). `None` when the remote cannot serve it.
+    fn call(
+        &mut self,
+        _launch: &Launch,
+        _files: &[OpenFile],
+        _method: &str,
+        _params: &Value,
+        _deadline: Instant,
+    ) -> Option<Result<CallAnswer, LspError>> {
+        None
+    }
 }
 
 #[derive(Default)]
@@ -165,6 +180,33 @@ impl Pool {
             }
         }
         (result, warmup)
+    }
+
+    /// Sends one request to the server `launch` describes, with `files`
+    /// open, started if needed; the remote first, like [`Pool::diagnose`].
+    pub fn call(
+        &mut self,
+        launch: &Launch,
+        files: &[OpenFile],
+        method: &str,
+        params: Value,
+        deadline: Instant,
+    ) -> Result<CallAnswer, LspError> {
+        if let Some(remote) = &mut self.remote
+            && let Some(result) = remote.call(launch, files, method, &params, deadline)
+        {
+            return result;
+        }
+        let index = match self.position(launch) {
+            Some(index) => index,
+            None => self.start(launch, deadline)?,
+        };
+        let result = self.clients[index].call(files, method, params, deadline);
+        if result.is_err() {
+            let broken = self.clients.swap_remove(index);
+            broken.shutdown(Duration::ZERO);
+        }
+        result
     }
 
     fn start(&mut self, launch: &Launch, deadline: Instant) -> Result<usize, LspError> {

@@ -1,0 +1,215 @@
+//! `ralph-hooks rename`: `textDocument/prepareRename` then
+//! `textDocument/rename`, turned into whole-file changes for a preview or
+//! the all-or-nothing write. A new name that already exists where the
+//! symbol lives is a conflict, found from the document symbols of the
+//! files the rename touches (not every server refuses one itself).
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context as _, bail};
+use serde_json::{Value, json};
+
+use super::edits;
+use super::position;
+use super::session::{Session, with_server};
+use super::target::{self, Target, range_contains};
+use super::writer::FileChange;
+use crate::lsp::{OpenFile, uri};
+
+/// What a rename would do.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    pub symbol: String,
+    pub new_name: String,
+    pub changes: Vec<FileChange>,
+    /// Text edits over all files.
+    pub edits: usize,
+}
+
+pub fn plan(
+    session: &mut Session<'_>,
+    file: &Path,
+    spec: &str,
+    new_name: &str,
+) -> anyhow::Result<Plan> {
+    if new_name.is_empty() || new_name.chars().any(char::is_whitespace) {
+        bail!("{new_name:?} is not a name");
+    }
+    with_server(
+        session,
+        file,
+        "renameProvider",
+        "rename",
+        |session, server, open| {
+            let target = target::resolve(session, server, open, spec)?;
+            let where_ = format!(
+                "{}:{}:{}",
+                session.display(file),
+                target.place.line,
+                target.place.column
+            );
+            let document = json!({"uri": uri::from_path(&target.path)});
+            let prepare = session
+                .capabilities(server)
+                .and_then(|caps| caps.pointer("/renameProvider/prepareProvider"))
+                .and_then(Value::as_bool)
+                .unwrap_or(false);
+            if prepare {
+                let params = json!({"textDocument": document, "position": target.lsp_position});
+                let answer = session.request(server, open, "textDocument/prepareRename", params)?;
+                if answer.is_null() {
+                    bail!("{:?} at {where_} cannot be renamed", target.name);
+                }
+            }
+            let params = json!({
+                "textDocument": document,
+                "position": target.lsp_position,
+                "newName": new_name,
+            });
+            let edit = session.request(server, open, "textDocument/rename", params)?;
+            if edit.is_null() {
+                bail!(
+                    "{} has no rename for {:?} at {where_}",
+                    server.name,
+                    target.name
+                );
+            }
+            let by_file = edits::workspace_edit(&edit)?;
+            if by_file.is_empty() {
+                bail!(
+                    "{} found nothing to rename for {:?} at {where_}",
+                    server.name,
+                    target.name
+                );
+            }
+            let mut changes = Vec::new();
+            let mut count = 0;
+            for (path, file_edits) in &by_file {
+                let before = open
+                    .iter()
+                    .find(|f| uri::comparable(&f.path) == uri::comparable(path))
+                    .map(|f| f.text.clone())
+                    .map_or_else(|| super::session::read_text(path), Ok)?;
+                let after = edits::apply(&before, file_edits)
+                    .with_context(|| format!("the rename edits for {}", path.display()))?;
+                count += file_edits.len();
+                changes.push(FileChange {
+                    path: path.clone(),
+                    before,
+                    after,
+                });
+            }
+            if let Some(conflict) =
+                find_conflict(session, server, open, &target, new_name, &changes)
+            {
+                bail!("conflict: {conflict}; nothing renamed");
+            }
+            Ok(Plan {
+                symbol: target.name.clone(),
+                new_name: new_name.to_string(),
+                changes,
+                edits: count,
+            })
+        },
+    )
+}
+
+/// Where `new_name` already exists in the scope the rename writes it to:
+/// beside the symbol's definition (same container), or at the top level of
+/// another file the rename touches (where an import would now clash).
+fn find_conflict(
+    session: &mut Session<'_>,
+    server: &super::session::Server,
+    open: &[OpenFile],
+    target: &Target,
+    new_name: &str,
+    changes: &[FileChange],
+) -> Option<String> {
+    let (definition_path, definition_range) = target::definitions(session, server, open, target)
+        .into_iter()
+        .next()
+        .unwrap_or_else(|| {
+            (
+                uri::comparable(&target.path),
+                json!({"start": target.lsp_position, "end": target.lsp_position}),
+            )
+        });
+    let definition_start = definition_range
+        .get("start")
+        .cloned()
+        .unwrap_or(Value::Null);
+    let touched: Vec<PathBuf> = changes.iter().map(|c| uri::comparable(&c.path)).collect();
+    let mut files = vec![definition_path.clone()];
+    files.extend(touched.into_iter().filter(|p| *p != definition_path));
+    for path in files {
+        let text = changes
+            .iter()
+            .find(|c| uri::comparable(&c.path) == path)
+            .map(|c| c.before.clone())
+            .or_else(|| super::session::read_text(&path).ok())
+            .unwrap_or_default();
+        let mut needed = open.to_vec();
+        if !needed.iter().any(|f| uri::comparable(&f.path) == path) {
+            needed.push(OpenFile {
+                path: path.clone(),
+                text: text.clone(),
+                language_id: server.language_id.clone(),
+            });
+        }
+        let display = session.display(&path);
+        let Some(symbols) = target::document_symbols(session, server, &needed, &path) else {
+            // No symbols to go by: any whole-word use of the name counts.
+            if let Some(place) = position::find_word(&text, new_name) {
+                return Some(format!(
+                    "{new_name:?} already appears in {display}:{}:{}",
+                    place.line, place.column
+                ));
+            }
+            continue;
+        };
+        let scope: Vec<String> = if path == definition_path {
+            symbols
+                .iter()
+                .find(|s| {
+                    s.selection
+                        .get("start")
+                        .is_some_and(|_| range_contains(&s.selection, &definition_start))
+                })
+                .map(|s| s.container.clone())
+                .unwrap_or_default()
+        } else {
+            Vec::new()
+        };
+        if let Some(clash) = symbols
+            .iter()
+            .find(|s| s.name == new_name && s.container == scope)
+        {
+            let place = clash
+                .selection
+                .get("start")
+                .and_then(|start| position::from_lsp(&text, start));
+            let at = place.map_or_else(String::new, |p| format!(":{}:{}", p.line, p.column));
+            return Some(format!(
+                "{new_name:?} already exists in {display}{at} ({})",
+                kind_word(clash.kind)
+            ));
+        }
+    }
+    None
+}
+
+fn kind_word(kind: u64) -> &'static str {
+    match kind {
+        5 => "class",
+        6 => "method",
+        12 => "function",
+        13 => "variable",
+        14 => "constant",
+        7 | 8 => "field",
+        11 => "interface",
+        10 => "enum",
+        23 => "struct",
+        26 => "type parameter",
+        _ => "symbol",
+    }
+}

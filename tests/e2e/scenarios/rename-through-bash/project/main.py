@@ -1,0 +1,3 @@
+from utils import old_name
+
+print(old_name())

@@ -1,0 +1,677 @@
+//! `ralph-hooks refs | rename | search | rewrite | fix` (issue 13), through
+//! the real binary: the seed's scenarios (004 §2.3, §2.4, §3.3, §3.4, §5.3)
+//! with real pyright, ruff and typescript-language-server, the
+//! all-or-nothing writes with an injected write failure, conflicts, files
+//! with syntax errors, languages without a server, and the hook state root
+//! left alone. Most tests run the servers in-process (the daemon off, as
+//! everywhere in the suite); one runs them through the warm daemon.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+use crate::util::{self, TempDir};
+
+fn project(files: &[(&str, &str)]) -> TempDir {
+    let dir = TempDir::new("intel");
+    std::fs::create_dir_all(dir.path().join(".claude")).unwrap();
+    for (name, text) in files {
+        write(dir.path(), name, text);
+    }
+    dir
+}
+
+fn write(project: &Path, name: &str, text: &str) {
+    let path = project.join(name);
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, text).unwrap();
+}
+
+fn read(project: &Path, name: &str) -> String {
+    std::fs::read_to_string(project.join(name)).unwrap()
+}
+
+fn cli(project: &Path) -> Command {
+    let mut command = util::command("ralph-hooks", project);
+    command.arg("--project").arg(project);
+    command
+}
+
+fn run(project: &Path, args: &[&str]) -> Output {
+    cli(project).args(args).output().unwrap()
+}
+
+fn stdout(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+fn ok(output: &Output) -> String {
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "stdout: {}\nstderr: {}",
+        stdout(output),
+        stderr(output)
+    );
+    stdout(output)
+}
+
+fn json(output: &Output) -> Value {
+    let text = ok(output);
+    serde_json::from_str(text.trim()).unwrap_or_else(|e| panic!("not JSON ({e}): {text}"))
+}
+
+const CONSOLE_JS: &str = "function main(user) {\n  console.log(\"start\");\n  const n = compute(user);\n  console.log(n);\n  return n;\n}\n";
+const CONSOLE_TS: &str =
+    "export function report(x: number): void {\n  console.log(`x=${x}`);\n  console.error(x);\n}\n";
+
+// --- search (seed AC-AST-003) ---
+
+#[test]
+fn search_finds_every_console_log_with_path_and_position() {
+    let dir = project(&[("src/main.js", CONSOLE_JS), ("src/report.ts", CONSOLE_TS)]);
+    let out = ok(&run(dir.path(), &["search", "console.log($MSG)"]));
+    assert_eq!(
+        out,
+        "src/main.js:2:3: console.log(\"start\")\nsrc/main.js:4:3: console.log(n)\n\
+         src/report.ts:2:3: console.log(`x=${x}`)\n3 matches in 2 files (2 searched)\n"
+    );
+    let found = json(&run(
+        dir.path(),
+        &["search", "console.log($MSG)", "--json", "src/main.js"],
+    ));
+    assert_eq!(found["matches"].as_array().unwrap().len(), 2);
+    let first = &found["matches"][0];
+    assert_eq!(first["path"], "src/main.js");
+    assert_eq!(
+        (first["line"].clone(), first["column"].clone()),
+        (2.into(), 3.into())
+    );
+    assert_eq!(
+        (first["end_line"].clone(), first["end_column"].clone()),
+        (2.into(), 23.into())
+    );
+    assert_eq!(first["vars"]["MSG"], "\"start\"");
+}
+
+#[test]
+fn search_with_variadic_arguments_finds_calls_of_any_arity() {
+    let dir = project(&[(
+        "calls.js",
+        "myFunc();\nmyFunc(1);\nmyFunc(a, b, c);\notherFunc(1);\nobj.myFunc(2);\n",
+    )]);
+    let found = json(&run(dir.path(), &["search", "myFunc($$$ARGS)", "--json"]));
+    let matches = found["matches"].as_array().unwrap();
+    let lines: Vec<u64> = matches
+        .iter()
+        .map(|m| m["line"].as_u64().unwrap())
+        .collect();
+    assert_eq!(lines, [1, 2, 3], "{found}");
+    assert_eq!(matches[0]["vars"]["ARGS"], "");
+    assert_eq!(matches[2]["vars"]["ARGS"], "a, b, c");
+}
+
+#[test]
+fn search_language_flag_and_bad_patterns() {
+    let dir = project(&[
+        ("a.py", "print(1)\n"),
+        ("b.js", "print(2);\n"),
+        ("notes.txt", "print(3)\n"),
+    ]);
+    let out = ok(&run(
+        dir.path(),
+        &["search", "print($X)", "--lang", "python"],
+    ));
+    assert!(
+        out.starts_with("a.py:1:1: print(1)\n1 match in 1 file"),
+        "{out}"
+    );
+    let out = ok(&run(dir.path(), &["search", "print($X)"]));
+    assert!(out.contains("2 matches in 2 files"), "{out}");
+    let output = run(dir.path(), &["search", "print($X)", "notes.txt"]);
+    assert_eq!(output.status.code(), Some(1));
+    assert!(
+        stderr(&output).contains("no ast-grep language"),
+        "{}",
+        stderr(&output)
+    );
+    let output = run(dir.path(), &["search", "x", "--lang", "klingon"]);
+    assert_eq!(output.status.code(), Some(1));
+    assert!(stderr(&output).contains("unknown language"));
+}
+
+// --- rewrite (seed AC-AST-004) ---
+
+#[test]
+fn rewrite_dry_run_shows_the_diff_and_writes_nothing() {
+    let dir = project(&[("src/main.js", CONSOLE_JS), ("src/report.ts", CONSOLE_TS)]);
+    let out = ok(&run(
+        dir.path(),
+        &["rewrite", "console.log($MSG)", "logger.debug($MSG)"],
+    ));
+    assert!(
+        out.contains("-  console.log(\"start\");\n+  logger.debug(\"start\");\n"),
+        "{out}"
+    );
+    assert!(
+        out.contains("--- a/src/report.ts\n+++ b/src/report.ts\n"),
+        "{out}"
+    );
+    assert!(out.ends_with(
+        "would apply 3 replacements in 2 files; dry run, nothing written (add --apply to write)\n"
+    ));
+    assert_eq!(read(dir.path(), "src/main.js"), CONSOLE_JS);
+    assert_eq!(read(dir.path(), "src/report.ts"), CONSOLE_TS);
+}
+
+#[test]
+fn rewrite_apply_writes_every_file() {
+    let dir = project(&[("src/main.js", CONSOLE_JS), ("src/report.ts", CONSOLE_TS)]);
+    let out = ok(&run(
+        dir.path(),
+        &[
+            "rewrite",
+            "console.log($MSG)",
+            "logger.debug($MSG)",
+            "--apply",
+        ],
+    ));
+    assert_eq!(
+        out,
+        "rewrote src/main.js: 2 replacements\nrewrote src/report.ts: 1 replacement\n\
+         applied 3 replacements in 2 files\n"
+    );
+    assert_eq!(
+        read(dir.path(), "src/main.js"),
+        CONSOLE_JS.replace("console.log", "logger.debug")
+    );
+    assert!(
+        read(dir.path(), "src/report.ts").contains("logger.debug(`x=${x}`);\n  console.error(x);")
+    );
+}
+
+#[test]
+fn rewrite_apply_rolls_back_when_a_write_fails() {
+    let dir = project(&[
+        ("a.js", "console.log(1);\n"),
+        ("b.js", "console.log(2);\n"),
+        ("c.js", "console.log(3);\n"),
+    ]);
+    let output = cli(dir.path())
+        .args([
+            "rewrite",
+            "console.log($MSG)",
+            "logger.debug($MSG)",
+            "--apply",
+        ])
+        .env("RALPH_HOOKS_FAIL_WRITE", "c.js")
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1), "{}", stdout(&output));
+    let error = stderr(&output);
+    assert!(
+        error.contains("2 file(s) already written were restored"),
+        "{error}"
+    );
+    assert!(error.contains("injected failure"), "{error}");
+    for (name, n) in [("a.js", 1), ("b.js", 2), ("c.js", 3)] {
+        assert_eq!(
+            read(dir.path(), name),
+            format!("console.log({n});\n"),
+            "{name}"
+        );
+    }
+}
+
+#[test]
+fn rewrite_with_no_match_changes_nothing() {
+    let dir = project(&[("src/main.js", CONSOLE_JS)]);
+    let out = ok(&run(
+        dir.path(),
+        &["rewrite", "alert($MSG)", "logger.warn($MSG)", "--apply"],
+    ));
+    assert_eq!(
+        out,
+        "no match for \"alert($MSG)\" in 1 file; nothing to rewrite\n"
+    );
+    assert_eq!(read(dir.path(), "src/main.js"), CONSOLE_JS);
+    let report = json(&run(
+        dir.path(),
+        &["rewrite", "alert($A)", "x($A)", "--json"],
+    ));
+    assert_eq!(report["count"], 0);
+    assert_eq!(report["applied"], false);
+}
+
+#[test]
+fn search_and_rewrite_never_touch_the_state_root() {
+    // A state root that is not hidden (RALPH_HOOKS_STATE_DIR), so only the
+    // commands' own exclusion keeps the walk out of it.
+    let dir = project(&[("app.js", "console.log(1);\n")]);
+    write(dir.path(), "hookstate/tool.js", "console.log(2);\n");
+    let state = dir.path().join("hookstate");
+    let run = |args: &[&str]| {
+        cli(dir.path())
+            .env("RALPH_HOOKS_STATE_DIR", &state)
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let out = ok(&run(&["search", "console.log($A)"]));
+    assert_eq!(
+        out,
+        "app.js:1:1: console.log(1)\n1 match in 1 file (1 searched)\n"
+    );
+    ok(&run(&[
+        "rewrite",
+        "console.log($A)",
+        "logger.info($A)",
+        "--apply",
+    ]));
+    assert_eq!(read(dir.path(), "app.js"), "logger.info(1);\n");
+    assert_eq!(read(dir.path(), "hookstate/tool.js"), "console.log(2);\n");
+    let output = run(&["rewrite", "console.log($A)", "x($A)", "hookstate/tool.js"]);
+    assert_eq!(output.status.code(), Some(1));
+    assert!(
+        stderr(&output).contains("hook state"),
+        "{}",
+        stderr(&output)
+    );
+}
+
+// --- refs and rename with pyright (seed AC-LSP-003, AC-LSP-004) ---
+
+fn python_project(name: &str) -> TempDir {
+    project(&[
+        ("main.py", &format!("from utils import {name}\n{name}()\n")),
+        ("utils.py", &format!("def {name}():\n    pass\n")),
+    ])
+}
+
+#[test]
+fn refs_of_a_python_function_across_files() {
+    if util::require_tool("pyright-langserver", "refs with pyright").is_none() {
+        return;
+    }
+    let dir = python_project("helper");
+    let out = ok(&run(dir.path(), &["refs", "utils.py", "helper"]));
+    assert_eq!(
+        out,
+        "main.py:1:19  from utils import helper\nmain.py:2:1  helper()\n\
+         utils.py:1:5  def helper():\n3 references: 1 definition, 2 uses in 2 files\n"
+    );
+    // By position: the call in main.py, in JSON.
+    let found = json(&run(dir.path(), &["refs", "main.py", "2:1", "--json"]));
+    assert_eq!(found["symbol"], "helper");
+    assert_eq!(found["count"], 3);
+    let definition: Vec<&Value> = found["references"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["is_definition"] == true)
+        .collect();
+    assert_eq!(definition.len(), 1);
+    assert_eq!(definition[0]["path"], "utils.py");
+    assert_eq!(definition[0]["line"], 1);
+    // Unknown symbols and positions: exit 1 naming them.
+    let output = run(dir.path(), &["refs", "utils.py", "nothere"]);
+    assert_eq!(output.status.code(), Some(1));
+    assert!(
+        stderr(&output).contains("unknown symbol \"nothere\""),
+        "{}",
+        stderr(&output)
+    );
+    let output = run(dir.path(), &["refs", "utils.py", "40:1"]);
+    assert_eq!(output.status.code(), Some(1));
+    assert!(
+        stderr(&output).contains("no position 40:1 in utils.py"),
+        "{}",
+        stderr(&output)
+    );
+}
+
+#[test]
+fn rename_a_python_function_preview_then_apply() {
+    if util::require_tool("pyright-langserver", "rename with pyright").is_none() {
+        return;
+    }
+    let dir = python_project("old_name");
+    let out = ok(&run(
+        dir.path(),
+        &["rename", "utils.py", "old_name", "new_name"],
+    ));
+    assert!(
+        out.starts_with(
+            "would rename \"old_name\" to \"new_name\": 3 edits in 2 files (main.py, utils.py)\n"
+        ),
+        "{out}"
+    );
+    assert!(
+        out.contains(
+            "-from utils import old_name\n-old_name()\n+from utils import new_name\n+new_name()\n"
+        ),
+        "{out}"
+    );
+    assert!(
+        out.contains("-def old_name():\n+def new_name():\n"),
+        "{out}"
+    );
+    assert_eq!(
+        read(dir.path(), "main.py"),
+        "from utils import old_name\nold_name()\n"
+    );
+    let out = ok(&run(
+        dir.path(),
+        &["rename", "utils.py", "old_name", "new_name", "--apply"],
+    ));
+    assert!(
+        out.ends_with("re-checked the touched files: no errors\n"),
+        "{out}"
+    );
+    assert_eq!(
+        read(dir.path(), "main.py"),
+        "from utils import new_name\nnew_name()\n"
+    );
+    assert_eq!(read(dir.path(), "utils.py"), "def new_name():\n    pass\n");
+}
+
+#[test]
+fn rename_to_an_existing_name_is_a_conflict_and_writes_nothing() {
+    if util::require_tool("pyright-langserver", "rename conflicts with pyright").is_none() {
+        return;
+    }
+    let dir = project(&[
+        ("main.py", "from utils import old_name\nold_name()\n"),
+        (
+            "utils.py",
+            "def old_name():\n    pass\n\n\ndef taken():\n    return 1\n",
+        ),
+    ]);
+    let output = run(
+        dir.path(),
+        &["rename", "utils.py", "old_name", "taken", "--apply"],
+    );
+    assert_eq!(output.status.code(), Some(1), "{}", stdout(&output));
+    let error = stderr(&output);
+    assert!(
+        error.contains("conflict: \"taken\" already exists in utils.py:5:5 (function)"),
+        "{error}"
+    );
+    assert_eq!(
+        read(dir.path(), "main.py"),
+        "from utils import old_name\nold_name()\n"
+    );
+    assert!(read(dir.path(), "utils.py").starts_with("def old_name():"));
+}
+
+// --- TypeScript ---
+
+#[test]
+fn rename_across_three_typescript_files() {
+    if util::require_tool("typescript-language-server", "rename with TypeScript").is_none() {
+        return;
+    }
+    let dir = project(&[
+        (
+            "a.ts",
+            "export function greet(name: string): string {\n  return \"hi \" + name;\n}\n",
+        ),
+        (
+            "b.ts",
+            "import { greet } from \"./a\";\nexport const b = greet(\"b\");\n",
+        ),
+        (
+            "c.ts",
+            "import { greet } from \"./a\";\nimport { b } from \"./b\";\nconsole.log(greet(b));\n",
+        ),
+    ]);
+    let found = json(&run(dir.path(), &["refs", "a.ts", "greet", "--json"]));
+    assert_eq!(found["count"], 5, "{found}");
+    let out = ok(&run(
+        dir.path(),
+        &["rename", "a.ts", "greet", "welcome", "--apply"],
+    ));
+    assert!(
+        out.starts_with(
+            "renamed \"greet\" to \"welcome\": 5 edits in 3 files (a.ts, b.ts, c.ts)\n"
+        ),
+        "{out}"
+    );
+    assert!(
+        out.ends_with("re-checked the touched files: no errors\n"),
+        "{out}"
+    );
+    assert!(read(dir.path(), "a.ts").starts_with("export function welcome("));
+    assert_eq!(
+        read(dir.path(), "b.ts"),
+        "import { welcome } from \"./a\";\nexport const b = welcome(\"b\");\n"
+    );
+    assert!(read(dir.path(), "c.ts").ends_with("console.log(welcome(b));\n"));
+}
+
+// --- servers that lack a feature, languages without a server ---
+
+#[test]
+fn a_server_without_references_says_so() {
+    if util::require_tool("ruff", "ruff's missing references").is_none() {
+        return;
+    }
+    let dir = python_project("helper");
+    // Only ruff for Python: it lints, it has no references or rename.
+    write(
+        dir.path(),
+        ".lsp.json",
+        r#"{"pyright": {"disabled": true}, "basedpyright": {"disabled": true}}"#,
+    );
+    for args in [
+        &["refs", "utils.py", "helper"][..],
+        &["rename", "utils.py", "helper", "assist"][..],
+    ] {
+        let output = run(dir.path(), args);
+        assert_eq!(output.status.code(), Some(1), "{}", stdout(&output));
+        let error = stderr(&output);
+        assert!(error.contains("ruff does not support"), "{args:?}: {error}");
+    }
+    assert_eq!(read(dir.path(), "utils.py"), "def helper():\n    pass\n");
+}
+
+#[test]
+fn every_command_on_a_language_without_a_server() {
+    let dir = project(&[("deploy.sh", "echo start\nrm -rf \"$DIR\"\necho done\n")]);
+    for args in [
+        &["refs", "deploy.sh", "1:1"][..],
+        &["rename", "deploy.sh", "1:1", "say"][..],
+    ] {
+        let output = run(dir.path(), args);
+        assert_eq!(output.status.code(), Some(1), "{args:?}");
+        assert!(
+            stderr(&output).contains("no language server handles .sh files"),
+            "{args:?}: {}",
+            stderr(&output)
+        );
+    }
+    // ast-grep parses shell without any server.
+    let out = ok(&run(dir.path(), &["search", "echo $A"]));
+    assert!(out.contains("2 matches in 1 file"), "{out}");
+    ok(&run(
+        dir.path(),
+        &["rewrite", "echo $A", "printf '%s\\n' $A", "--apply"],
+    ));
+    assert!(read(dir.path(), "deploy.sh").starts_with("printf '%s\\n' start\n"));
+    let out = ok(&run(dir.path(), &["fix", "deploy.sh"]));
+    assert!(
+        out.contains("no language server handles .sh files"),
+        "{out}"
+    );
+    assert!(out.contains("nothing to fix"), "{out}");
+}
+
+// --- fix (seed AC-CMD-003, /moai-fix) ---
+
+#[test]
+fn fix_applies_an_lsp_quick_fix_and_an_ast_grep_fix() {
+    if util::require_tool("typescript-language-server", "fix with TypeScript").is_none() {
+        return;
+    }
+    let dir = project(&[(
+        "w.ts",
+        "var count = 1;\nconst shown = consol.log(count);\nexport { shown };\n",
+    )]);
+    let out = ok(&run(dir.path(), &["fix", "--dry-run"]));
+    assert!(out.contains("would fix 2 problems in 1 file:"), "{out}");
+    assert!(
+        out.contains("w.ts: ast-grep convert-var-to-const (line 1)"),
+        "{out}"
+    );
+    assert!(
+        out.contains("w.ts: typescript-language-server: Change spelling to 'console' (line 2)"),
+        "{out}"
+    );
+    assert!(out.contains("-const shown = consol.log(count);\n"), "{out}");
+    assert!(
+        out.contains("+const shown = console.log(count);\n"),
+        "{out}"
+    );
+    assert!(read(dir.path(), "w.ts").starts_with("var count"));
+    let out = ok(&run(dir.path(), &["fix"]));
+    assert!(out.contains("fixed 2 problems in 1 file:"), "{out}");
+    assert!(!out.contains("remain"), "{out}");
+    let after = read(dir.path(), "w.ts");
+    assert!(after.starts_with("const count = 1"), "{after}");
+    assert!(after.contains("console.log(count)"), "{after}");
+    let out = ok(&run(dir.path(), &["fix"]));
+    assert!(out.ends_with("nothing to fix\n"), "{out}");
+}
+
+#[test]
+fn fix_runs_ruffs_fix_all_and_says_what_remains() {
+    if util::require_tool("ruff", "fix with ruff").is_none() {
+        return;
+    }
+    let dir = project(&[(
+        "app.py",
+        "import os\nimport sys\n\n\ndef main():\n    return undefined_name + len(sys.argv)\n",
+    )]);
+    // Only ruff, so the test does not depend on pyright's own reports.
+    write(
+        dir.path(),
+        ".lsp.json",
+        r#"{"pyright": {"disabled": true}, "basedpyright": {"disabled": true}}"#,
+    );
+    let report = json(&run(dir.path(), &["fix", "app.py", "--json"]));
+    assert_eq!(report["written"], true, "{report}");
+    let file = &report["files"][0];
+    assert!(
+        file["fixed"][0].as_str().unwrap().starts_with("ruff: "),
+        "{report}"
+    );
+    assert!(
+        file["diff"].as_str().unwrap().contains("-import os\n"),
+        "{report}"
+    );
+    let remaining = file["remaining"].as_array().unwrap();
+    assert!(
+        remaining
+            .iter()
+            .any(|r| r.as_str().unwrap().contains("undefined_name")),
+        "{report}"
+    );
+    assert_eq!(
+        read(dir.path(), "app.py"),
+        "import sys\n\n\ndef main():\n    return undefined_name + len(sys.argv)\n"
+    );
+}
+
+#[test]
+fn fix_leaves_a_file_with_a_syntax_error_alone() {
+    let dir = project(&[
+        ("broken.ts", "var x = 1;\nfunction f( {\n  debugger;\n"),
+        ("ok.js", "const a = 1;\n"),
+    ]);
+    let out = ok(&run(dir.path(), &["fix", "--no-ast-grep", "ok.js"]));
+    assert!(out.contains("nothing to fix"), "{out}");
+    let out = ok(&run(dir.path(), &["fix", "broken.ts", "--timeout", "30"]));
+    assert!(
+        out.contains("broken.ts: syntax error at broken.ts:"),
+        "{out}"
+    );
+    assert!(out.contains("nothing to fix"), "{out}");
+    assert_eq!(
+        read(dir.path(), "broken.ts"),
+        "var x = 1;\nfunction f( {\n  debugger;\n"
+    );
+}
+
+// --- through the warm daemon ---
+
+#[test]
+fn refs_and_rename_use_the_daemons_warm_server() {
+    if util::require_tool("pyright-langserver", "refs through the daemon").is_none() {
+        return;
+    }
+    let dir = python_project("helper");
+    let with_daemon = |args: &[&str]| {
+        cli(dir.path())
+            .env_remove("RALPH_HOOKS_DAEMON")
+            .env("RALPH_HOOKS_DEBUG", "1")
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let first = with_daemon(&["refs", "utils.py", "helper"]);
+    assert!(ok(&first).ends_with("3 references: 1 definition, 2 uses in 2 files\n"));
+    let second = with_daemon(&["rename", "utils.py", "helper", "assist", "--apply"]);
+    ok(&second);
+    assert!(
+        stderr(&second).contains("answered textDocument/rename (warm)"),
+        "{}",
+        stderr(&second)
+    );
+    // A file changed on disk behind the server's back is read again.
+    write(
+        dir.path(),
+        "main.py",
+        "from utils import assist\nassist()\nassist()\n",
+    );
+    let third = with_daemon(&["refs", "utils.py", "assist"]);
+    assert!(
+        ok(&third).ends_with("4 references: 1 definition, 3 uses in 2 files\n"),
+        "{}",
+        stdout(&third)
+    );
+    let status = with_daemon(&["daemon", "status"]);
+    assert!(
+        stdout(&status).contains("pyright pid"),
+        "{}",
+        stdout(&status)
+    );
+    ok(&with_daemon(&["daemon", "stop"]));
+}
+
+#[test]
+fn fix_twice_through_the_daemon_gets_diagnostics_for_an_unchanged_file() {
+    if util::require_tool("typescript-language-server", "fix through the daemon").is_none() {
+        return;
+    }
+    // The warm server has the file open with the same text on the second
+    // run; typescript-language-server publishes nothing for a text it
+    // already has, so `fix` must not wait for a publish that never comes.
+    let dir = project(&[("ok.ts", "export const n: number = 1;\n")]);
+    let with_daemon = |args: &[&str]| {
+        cli(dir.path())
+            .env_remove("RALPH_HOOKS_DAEMON")
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    for _ in 0..2 {
+        let out = ok(&with_daemon(&["fix", "--timeout", "20"]));
+        assert_eq!(out, "nothing to fix\n");
+    }
+    ok(&with_daemon(&["daemon", "stop"]));
+}
