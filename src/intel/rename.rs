@@ -148,6 +148,12 @@ fn find_conflict(
             .map(|c| c.before.clone())
             .or_else(|| super::session::read_text(&path).ok())
             .unwrap_or_default();
+        // A file where the new name appears nowhere cannot clash: no
+        // symbol request for it (a rename touching 200 files would
+        // otherwise ask 200 times).
+        if path != definition_path && position::find_word(&text, new_name).is_none() {
+            continue;
+        }
         let mut needed = open.to_vec();
         if !needed.iter().any(|f| uri::comparable(&f.path) == path) {
             needed.push(OpenFile {
