@@ -379,12 +379,14 @@ fn idle_server_is_shut_down_then_the_idle_daemon_exits() {
 
 #[test]
 fn files_not_checked_for_a_while_are_closed() {
-    let project = Project::new("normal", &[], DEADLINE_MS, json!({"file_idle_ms": 300}));
+    // Long enough that a loaded machine does not close `a` before `b` is
+    // checked and the status read (300 ms did, under a parallel test run).
+    let project = Project::new("normal", &[], DEADLINE_MS, json!({"file_idle_ms": 2000}));
     project.check("a.fake", "ERROR: one\n");
     project.check("b.fake", "ERROR: two\n");
     let open_files = || project.status().unwrap()["servers"][0]["open_files"].clone();
     assert_eq!(open_files(), 2);
-    assert!(eventually(Duration::from_secs(5), || open_files() == 0));
+    assert!(eventually(Duration::from_secs(10), || open_files() == 0));
     // A closed file is opened again by its next check, on the same server.
     let check = project.check("a.fake", "ERROR: three\n");
     assert!(check.context().contains("three"), "{}", check.context());

@@ -624,7 +624,12 @@ fn refs_and_rename_use_the_daemons_warm_server() {
             .unwrap()
     };
     let first = with_daemon(&["refs", "utils.py", "helper"]);
-    assert!(ok(&first).ends_with("3 references: 1 definition, 2 uses in 2 files\n"));
+    let text = ok(&first);
+    assert!(
+        text.ends_with("3 references: 1 definition, 2 uses in 2 files\n"),
+        "{text}\n{}",
+        String::from_utf8_lossy(&first.stderr)
+    );
     let second = with_daemon(&["rename", "utils.py", "helper", "assist", "--apply"]);
     ok(&second);
     assert!(

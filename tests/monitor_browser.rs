@@ -64,11 +64,24 @@ impl Browser {
                 }
             }
         });
-        let port = match rx.recv_timeout(Duration::from_secs(30)) {
-            Ok(port) => port.parse().unwrap(),
-            Err(_) => {
+        // The port comes on stderr or in the profile's `DevToolsActivePort`
+        // file, whichever is first; a loaded machine (a parallel test run)
+        // can take tens of seconds to start a fresh profile.
+        let active_port = profile.path().join("DevToolsActivePort");
+        let waited = Instant::now();
+        let port: u16 = loop {
+            if let Ok(port) = rx.recv_timeout(Duration::from_millis(100)) {
+                break port.parse().unwrap();
+            }
+            if let Some(port) = std::fs::read_to_string(&active_port)
+                .ok()
+                .and_then(|text| text.lines().next()?.trim().parse().ok())
+            {
+                break port;
+            }
+            if waited.elapsed() > Duration::from_secs(90) {
                 let _ = child.kill();
-                panic!("chromium did not open its DevTools port within 30 s");
+                panic!("chromium did not open its DevTools port within 90 s");
             }
         };
         Browser {

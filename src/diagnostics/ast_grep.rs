@@ -118,6 +118,8 @@ pub fn convert(findings: &[Finding]) -> (Vec<Diag>, Extras) {
     (diags, extras)
 }
 
+/// A rule's finding as a diagnostic (`source` ast-grep, `code` the rule id),
+/// the same for the post-edit hook and the project check.
 pub fn diag_from_finding(finding: &Finding) -> Diag {
     Diag {
         line: finding.line,

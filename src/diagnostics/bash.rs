@@ -21,7 +21,6 @@
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
@@ -313,30 +312,14 @@ fn save_record(ctx: &Ctx, record: &Record) -> anyhow::Result<()> {
 /// Project-relative paths of the files git sees changed or untracked;
 /// `None` outside a git work tree.
 pub fn git_dirty(root: &Path) -> Option<Vec<String>> {
-    let output = Command::new("git")
-        .args([
-            "status",
-            "--porcelain=v1",
-            "-z",
-            "--untracked-files=all",
-            "--no-renames",
-        ])
-        .current_dir(root)
-        .stdin(Stdio::null())
-        .stderr(Stdio::null())
-        .output()
-        .ok()?;
-    if !output.status.success() {
-        return None;
-    }
+    let entries = crate::ralph::worktree::git_status_entries(root)?;
     // git prints paths relative to the top of the work tree.
     let top = git_top(root).unwrap_or_else(|| root.to_path_buf());
     let prefix = root.strip_prefix(&top).ok().map(Path::to_path_buf);
     Some(
-        output
-            .stdout
-            .split(|b| *b == 0)
-            .filter(|entry| entry.len() > 3 && entry[0] != b'D' && entry[1] != b'D')
+        entries
+            .iter()
+            .filter(|entry| entry[0] != b'D' && entry[1] != b'D')
             .take(MAX_DIRTY)
             .filter_map(|entry| {
                 let path = PathBuf::from(String::from_utf8_lossy(&entry[3..]).into_owned());

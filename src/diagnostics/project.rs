@@ -23,7 +23,7 @@ use serde_json::{Value, json};
 use super::check::{self, Resolved};
 use super::model::{Diag, Severity, utf16_to_char_column};
 use super::settings::Settings;
-use crate::astgrep::{Finding, Lang, Level, LoadOptions, RuleSet};
+use crate::astgrep::{Finding, Lang, LoadOptions, RuleSet};
 use crate::hook::ctx::Ctx;
 use crate::lsp::Pool;
 use crate::util::fsread::{self, Links, limits};
@@ -384,19 +384,7 @@ fn lsp_items(
 
 fn item_from_finding(finding: &Finding) -> Item {
     Item {
-        diag: Diag {
-            line: finding.line,
-            column: finding.column,
-            severity: match finding.severity {
-                Level::Error => Severity::Error,
-                Level::Warning => Severity::Warning,
-                Level::Info => Severity::Info,
-                Level::Hint => Severity::Hint,
-            },
-            source: Some("ast-grep".into()),
-            code: Some(finding.rule_id.clone()),
-            message: super::model::fold_message(&finding.message),
-        },
+        diag: super::ast_grep::diag_from_finding(finding),
         end_line: finding.end_line,
         end_column: finding.end_column,
         note: finding.note.clone(),

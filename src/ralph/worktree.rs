@@ -25,6 +25,30 @@ const MAX_HASHED_BYTES: u64 = 4 * 1024 * 1024;
 /// root, whose own writes would otherwise look like progress). `None` when
 /// `root` is not in a git work tree or git is missing.
 pub fn snapshot(root: &Path, exclude: &Path) -> Option<Snapshot> {
+    let entries = git_status_entries(root)?;
+    let excluded_prefix = exclude
+        .strip_prefix(root)
+        .ok()
+        .map(|p| p.to_string_lossy().into_owned());
+    let mut snapshot = Snapshot::new();
+    for entry in entries.iter().take(MAX_FILES) {
+        let path = String::from_utf8_lossy(&entry[3..]).into_owned();
+        if excluded_prefix
+            .as_deref()
+            .is_some_and(|prefix| !prefix.is_empty() && path.starts_with(prefix))
+        {
+            continue;
+        }
+        snapshot.insert(path.clone(), content_hash(&root.join(&path)));
+    }
+    Some(snapshot)
+}
+
+/// `git status --porcelain=v1 -z` entries (`XY path`, paths relative to the
+/// top of the work tree), untracked files included, renames as add + delete;
+/// `None` when `root` is not in a git work tree or git is missing. Shared by
+/// the loop's snapshots and the Bash PostToolUse hook.
+pub fn git_status_entries(root: &Path) -> Option<Vec<Vec<u8>>> {
     let output = Command::new("git")
         .args([
             "status",
@@ -41,27 +65,14 @@ pub fn snapshot(root: &Path, exclude: &Path) -> Option<Snapshot> {
     if !output.status.success() {
         return None;
     }
-    let excluded_prefix = exclude
-        .strip_prefix(root)
-        .ok()
-        .map(|p| p.to_string_lossy().into_owned());
-    let mut snapshot = Snapshot::new();
-    for entry in output
-        .stdout
-        .split(|b| *b == 0)
-        .filter(|e| e.len() > 3)
-        .take(MAX_FILES)
-    {
-        let path = String::from_utf8_lossy(&entry[3..]).into_owned();
-        if excluded_prefix
-            .as_deref()
-            .is_some_and(|prefix| !prefix.is_empty() && path.starts_with(prefix))
-        {
-            continue;
-        }
-        snapshot.insert(path.clone(), content_hash(&root.join(&path)));
-    }
-    Some(snapshot)
+    Some(
+        output
+            .stdout
+            .split(|b| *b == 0)
+            .filter(|entry| entry.len() > 3)
+            .map(<[u8]>::to_vec)
+            .collect(),
+    )
 }
 
 fn content_hash(path: &Path) -> String {
