@@ -615,28 +615,16 @@ mod tests {
     /// list) is still denied when steps are open and the chain closes none.
     #[test]
     fn every_invocation_form_is_still_judged() {
-        for command in [
-            "ralph-hooks task complete",
-            "/usr/local/bin/ralph-hooks task complete",
-            "./target/debug/ralph-hooks --debug task complete",
-            "cd /x && ralph-hooks task complete",
-            "cargo build; ralph-hooks task complete | tee log",
-            "RALPH_HOOKS_DEBUG=1 ralph-hooks task complete",
-            "env -i PATH=/bin ralph-hooks task complete",
-            "sudo -u me ralph-hooks task complete",
-            "timeout 10 ralph-hooks task complete",
-            "bash -c 'ralph-hooks task complete'",
-            "sh -lc \"cd x && ralph-hooks task complete\"",
-            "eval ralph-hooks task complete",
-            "echo \"$(ralph-hooks task complete)\"",
-            "x=`ralph-hooks task complete`",
-            "(ralph-hooks task complete)",
-            "if ralph-hooks task complete; then echo ok; fi",
-            "cargo run -q --bin ralph-hooks -- task complete",
-            "echo 'ralph-hooks task complete' | sh",
-            "printf 'ralph-hooks task step complete s2 && ralph-hooks task complete' | bash",
-            "bash <<< 'ralph-hooks task complete'",
-        ] {
+        for command in crate::guards::shell::tests::INVOCATION_FORMS
+            .iter()
+            .copied()
+            .chain([
+                "cargo run -q --bin ralph-hooks -- task complete",
+                "echo 'ralph-hooks task complete' | sh",
+                "printf 'ralph-hooks task step complete s2 && ralph-hooks task complete' | bash",
+                "bash <<< 'ralph-hooks task complete'",
+            ])
+        {
             assert!(denied(command).is_some(), "allowed: {command}");
         }
     }

@@ -610,7 +610,28 @@ fn until_backtick(chars: &[char], start: usize) -> (String, usize) {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
+    /// Ways to run `task complete` that the guard must see; shared with the
+    /// chain judge's tests.
+    pub(crate) const INVOCATION_FORMS: &[&str] = &[
+        "ralph-hooks task complete",
+        "/usr/local/bin/ralph-hooks task complete",
+        "./target/debug/ralph-hooks --debug task complete",
+        "cd /x && ralph-hooks task complete",
+        "cargo build; ralph-hooks task complete | tee log",
+        "RALPH_HOOKS_DEBUG=1 ralph-hooks task complete",
+        "env -i PATH=/bin ralph-hooks task complete",
+        "sudo -u me ralph-hooks task complete",
+        "timeout 10 ralph-hooks task complete",
+        "bash -c 'ralph-hooks task complete'",
+        "sh -lc \"cd x && ralph-hooks task complete\"",
+        "eval ralph-hooks task complete",
+        "echo \"$(ralph-hooks task complete)\"",
+        "x=`ralph-hooks task complete`",
+        "(ralph-hooks task complete)",
+        "if ralph-hooks task complete; then echo ok; fi",
+    ];
+
     use super::*;
 
     fn calls(text: &str) -> Vec<CompleteCall> {
@@ -626,28 +647,12 @@ mod tests {
 
     #[test]
     fn finds_task_complete_however_it_is_invoked() {
-        for text in [
-            "ralph-hooks task complete",
+        for text in INVOCATION_FORMS.iter().copied().chain([
             "ralph-hooks task complete --summary 'all done'",
-            "/usr/local/bin/ralph-hooks task complete",
-            "./target/debug/ralph-hooks --debug task complete",
-            "cd /x && ralph-hooks task complete",
-            "cargo build; ralph-hooks task complete | tee log",
-            "RALPH_HOOKS_DEBUG=1 ralph-hooks task complete",
-            "env -i PATH=/bin ralph-hooks task complete",
-            "sudo -u me ralph-hooks task complete",
-            "timeout 10 ralph-hooks task complete",
-            "bash -c 'ralph-hooks task complete'",
-            "sh -lc \"cd x && ralph-hooks task complete\"",
-            "eval ralph-hooks task complete",
-            "echo \"$(ralph-hooks task complete)\"",
-            "x=`ralph-hooks task complete`",
-            "(ralph-hooks task complete)",
-            "if ralph-hooks task complete; then echo ok; fi",
             "\"ralph-hooks\" task \\\n complete",
             "cargo run -q --bin ralph-hooks -- task complete",
             "ralph-hooks task --summary done complete",
-        ] {
+        ]) {
             assert_eq!(calls(text), vec![call(false, None)], "{text}");
         }
     }
