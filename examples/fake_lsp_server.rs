@@ -25,6 +25,16 @@
 //!   typescript-language-server did for an unchanged clean file).
 //! - `hang-after-first`: like `normal` for the first document message, then
 //!   never reads or writes again (a warm server that hangs).
+//! - `silent-if-still-clean`: like `normal`, but a change of a document
+//!   whose last publish was empty publishes nothing when it stays clean,
+//!   and `didClose` publishes `[]` at once (typescript-language-server).
+//! - `index-late`: answers `textDocument/references` at once, but until it
+//!   has "indexed" the workspace (`--delay-ms` after the first `didOpen`)
+//!   it knows only the open documents; then it publishes diagnostics for
+//!   them and answers from every file under the root with the document's
+//!   extension. This is how pyright behaves: its list of workspace files is
+//!   filled in on a timer after start-up, and a references request that
+//!   comes first finds only the open file.
 //!
 //! Diagnostics come from the document text: a line containing `ERROR: msg`
 //! gives an error with message `msg` at that line, `WARN:` a warning and
@@ -54,6 +64,8 @@ enum Mode {
     SlowStart,
     SilentIfUnchanged,
     HangAfterFirst,
+    IndexLate,
+    SilentIfStillClean,
 }
 
 struct Options {
@@ -63,6 +75,10 @@ struct Options {
 
 fn main() {
     let options = parse_args();
+    if options.mode == Mode::IndexLate {
+        index_late::serve(&options);
+        return;
+    }
     let stdin = io::stdin();
     let mut input = BufReader::new(stdin.lock());
     let mut output = io::stdout().lock();
@@ -103,6 +119,16 @@ fn main() {
             }
             Message::Notification(notification) => match notification.method.as_str() {
                 "exit" => return,
+                "textDocument/didClose" if options.mode == Mode::SilentIfStillClean => {
+                    let uri = notification.params["textDocument"]["uri"]
+                        .as_str()
+                        .unwrap_or_default()
+                        .to_string();
+                    if documents::published_clean(&uri).is_some() {
+                        publish(&mut output, &uri, None, json!([]));
+                    }
+                    documents::set_published_clean(&uri, None);
+                }
                 "textDocument/didOpen" | "textDocument/didChange" => {
                     let params = &notification.params;
                     let uri = params["textDocument"]["uri"]
@@ -119,6 +145,20 @@ fn main() {
                         && documents::text(&uri) == text;
                     documents::set(&uri, &text);
                     if options.mode == Mode::SilentIfUnchanged && unchanged {
+                        continue;
+                    }
+                    if options.mode == Mode::SilentIfStillClean {
+                        let items = diagnostics_for(&text, &settings);
+                        let still_clean = notification.method == "textDocument/didChange"
+                            && documents::published_clean(&uri) == Some(true)
+                            && items.as_array().is_some_and(Vec::is_empty);
+                        if !still_clean {
+                            documents::set_published_clean(
+                                &uri,
+                                Some(items.as_array().is_some_and(Vec::is_empty)),
+                            );
+                            publish(&mut output, &uri, None, items);
+                        }
                         continue;
                     }
                     on_document(
@@ -159,6 +199,8 @@ fn parse_args() -> Options {
                     "flood-logs" => Mode::FloodLogs,
                     "slow-start" => Mode::SlowStart,
                     "silent-if-unchanged" => Mode::SilentIfUnchanged,
+                    "index-late" => Mode::IndexLate,
+                    "silent-if-still-clean" => Mode::SilentIfStillClean,
                     other => {
                         eprintln!("fake_lsp_server: unknown mode {other:?}");
                         std::process::exit(2);
@@ -286,7 +328,11 @@ fn on_document(
                 diagnostics_for(text, settings),
             );
         }
-        Mode::PullOnly | Mode::Hang | Mode::Garbage => {}
+        Mode::PullOnly
+        | Mode::Hang
+        | Mode::Garbage
+        | Mode::IndexLate
+        | Mode::SilentIfStillClean => {}
         Mode::Crash => {
             let _ = output.write_all(b"Content-Length: 200\r\n\r\n{\"jsonrpc\":\"2.0\",\"meth");
             let _ = output.flush();
@@ -458,6 +504,24 @@ mod documents {
             .insert(uri.to_string(), text.to_string());
     }
 
+    fn published() -> &'static Mutex<HashMap<String, bool>> {
+        static PUBLISHED: OnceLock<Mutex<HashMap<String, bool>>> = OnceLock::new();
+        PUBLISHED.get_or_init(Default::default)
+    }
+
+    /// Whether the last publish for `uri` was empty; `None` before any.
+    pub fn published_clean(uri: &str) -> Option<bool> {
+        published().lock().unwrap().get(uri).copied()
+    }
+
+    pub fn set_published_clean(uri: &str, clean: Option<bool>) {
+        let mut published = published().lock().unwrap();
+        match clean {
+            Some(clean) => published.insert(uri.to_string(), clean),
+            None => published.remove(uri),
+        };
+    }
+
     pub fn text(uri: &str) -> String {
         store()
             .lock()
@@ -465,5 +529,226 @@ mod documents {
             .get(uri)
             .cloned()
             .unwrap_or_default()
+    }
+}
+
+/// The `index-late` server: a reader thread hands messages over, so the
+/// "indexing" can finish on its own clock while requests are answered.
+mod index_late {
+    use std::collections::BTreeMap;
+    use std::path::{Path, PathBuf};
+    use std::sync::mpsc;
+    use std::time::Instant;
+
+    use lsp_server::{Message, Response};
+    use serde_json::{Value, json};
+
+    use super::{Options, diagnostics_for, publish, send};
+
+    pub fn serve(options: &Options) {
+        let (messages, inbox) = mpsc::channel();
+        std::thread::spawn(move || {
+            let mut input = std::io::BufReader::new(std::io::stdin().lock());
+            while let Ok(Some(message)) = Message::read(&mut input) {
+                if messages.send(message).is_err() {
+                    return;
+                }
+            }
+        });
+        let mut output = std::io::stdout().lock();
+        let mut root = PathBuf::new();
+        let mut open: BTreeMap<String, String> = BTreeMap::new();
+        let mut index_at: Option<Instant> = None;
+        let mut indexed = false;
+        loop {
+            let message = match index_at.filter(|_| !indexed) {
+                Some(at) => {
+                    match inbox.recv_timeout(at.saturating_duration_since(Instant::now())) {
+                        Ok(message) => Some(message),
+                        Err(mpsc::RecvTimeoutError::Timeout) => None,
+                        Err(mpsc::RecvTimeoutError::Disconnected) => return,
+                    }
+                }
+                None => match inbox.recv() {
+                    Ok(message) => Some(message),
+                    Err(_) => return,
+                },
+            };
+            if !indexed && index_at.is_some_and(|at| Instant::now() >= at) {
+                indexed = true;
+                for (uri, text) in &open {
+                    publish(&mut output, uri, None, diagnostics_for(text, &Value::Null));
+                }
+            }
+            let Some(message) = message else { continue };
+            match message {
+                Message::Request(request) => {
+                    let result = match request.method.as_str() {
+                        "initialize" => {
+                            root = request.params["rootUri"]
+                                .as_str()
+                                .map(path_of)
+                                .unwrap_or_default();
+                            json!({"capabilities": {
+                                "textDocumentSync": {"openClose": true, "change": 1},
+                                "referencesProvider": true,
+                            }})
+                        }
+                        "textDocument/references" => {
+                            references(&request.params, &open, indexed.then_some(&root))
+                        }
+                        "shutdown" => Value::Null,
+                        _ => {
+                            let refused = Response::new_err(
+                                request.id,
+                                -32601,
+                                "not handled by the fake".into(),
+                            );
+                            send(&mut output, refused.into());
+                            continue;
+                        }
+                    };
+                    send(&mut output, Response::new_ok(request.id, result).into());
+                }
+                Message::Notification(notification) => {
+                    let params = &notification.params;
+                    match notification.method.as_str() {
+                        "exit" => return,
+                        "textDocument/didOpen" | "textDocument/didChange" => {
+                            let uri = params["textDocument"]["uri"].as_str().unwrap_or_default();
+                            let text = params["textDocument"]["text"]
+                                .as_str()
+                                .or_else(|| params["contentChanges"][0]["text"].as_str())
+                                .unwrap_or_default();
+                            open.insert(uri.to_string(), text.to_string());
+                            index_at.get_or_insert(Instant::now() + options.delay);
+                            if indexed {
+                                publish(
+                                    &mut output,
+                                    uri,
+                                    None,
+                                    diagnostics_for(text, &Value::Null),
+                                );
+                            }
+                        }
+                        _ => {}
+                    }
+                }
+                Message::Response(_) => {}
+            }
+        }
+    }
+
+    /// Every whole-word occurrence of the word at the request's position,
+    /// in the open documents, or (once indexed) in every file under `root`
+    /// with the same extension (open texts win over the disk).
+    fn references(
+        params: &Value,
+        open: &BTreeMap<String, String>,
+        root: Option<&PathBuf>,
+    ) -> Value {
+        let uri = params["textDocument"]["uri"].as_str().unwrap_or_default();
+        let line = params["position"]["line"].as_u64().unwrap_or(0) as usize;
+        let character = params["position"]["character"].as_u64().unwrap_or(0) as usize;
+        let Some(text) = open.get(uri) else {
+            return Value::Null;
+        };
+        let word = word_at(text.lines().nth(line).unwrap_or_default(), character);
+        if word.is_empty() {
+            return Value::Null;
+        }
+        let mut texts = open.clone();
+        if let Some(root) = root {
+            let extension = path_of(uri).extension().map(|e| e.to_os_string());
+            let mut files = Vec::new();
+            walk(root, &mut files);
+            for file in files {
+                if file.extension().map(|e| e.to_os_string()) == extension {
+                    let file_uri = format!("file://{}", file.display());
+                    if !texts.contains_key(&file_uri)
+                        && let Ok(text) = std::fs::read_to_string(&file)
+                    {
+                        texts.insert(file_uri, text);
+                    }
+                }
+            }
+        }
+        let mut locations = Vec::new();
+        for (file_uri, text) in &texts {
+            for (index, line) in text.lines().enumerate() {
+                for (at, _) in line.match_indices(&word) {
+                    let before = line[..at].chars().next_back();
+                    let after = line[at + word.len()..].chars().next();
+                    if before.is_none_or(|c| !is_ident(c)) && after.is_none_or(|c| !is_ident(c)) {
+                        locations.push(json!({
+                            "uri": file_uri,
+                            "range": {
+                                "start": {"line": index, "character": at},
+                                "end": {"line": index, "character": at + word.len()},
+                            },
+                        }));
+                    }
+                }
+            }
+        }
+        Value::Array(locations)
+    }
+
+    fn is_ident(c: char) -> bool {
+        c.is_alphanumeric() || c == '_'
+    }
+
+    fn word_at(line: &str, character: usize) -> String {
+        let chars: Vec<char> = line.chars().collect();
+        if character >= chars.len() || !is_ident(chars[character]) {
+            return String::new();
+        }
+        let start = (0..=character)
+            .rev()
+            .take_while(|&i| is_ident(chars[i]))
+            .last()
+            .unwrap_or(character);
+        let end = (character..chars.len())
+            .take_while(|&i| is_ident(chars[i]))
+            .last()
+            .unwrap_or(character);
+        chars[start..=end].iter().collect()
+    }
+
+    fn walk(dir: &Path, found: &mut Vec<PathBuf>) {
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return;
+        };
+        for entry in entries.filter_map(Result::ok) {
+            let path = entry.path();
+            if path.is_dir() {
+                walk(&path, found);
+            } else {
+                found.push(path);
+            }
+        }
+    }
+
+    /// The path of a `file://` URI (the tests' paths need no decoding
+    /// beyond `%20`-style escapes).
+    fn path_of(uri: &str) -> PathBuf {
+        let raw = uri.strip_prefix("file://").unwrap_or(uri);
+        let bytes = raw.as_bytes();
+        let mut decoded = Vec::new();
+        let mut i = 0;
+        while i < bytes.len() {
+            if bytes[i] == b'%'
+                && let Some(byte) = raw
+                    .get(i + 1..i + 3)
+                    .and_then(|h| u8::from_str_radix(h, 16).ok())
+            {
+                decoded.push(byte);
+                i += 3;
+            } else {
+                decoded.push(bytes[i]);
+                i += 1;
+            }
+        }
+        PathBuf::from(String::from_utf8_lossy(&decoded).into_owned())
     }
 }

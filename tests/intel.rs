@@ -9,7 +9,7 @@
 use std::path::Path;
 use std::process::{Command, Output};
 
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use crate::util::{self, TempDir};
 
@@ -656,6 +656,51 @@ fn refs_and_rename_use_the_daemons_warm_server() {
         stdout(&status)
     );
     ok(&with_daemon(&["daemon", "stop"]));
+}
+
+/// A project whose server indexes the workspace 700 ms after the first
+/// file is opened and answers references from the open files until then
+/// (pyright's behaviour right after start-up).
+fn late_indexing_project() -> TempDir {
+    let dir = project(&[
+        ("lib.fk", "thing is defined here\n"),
+        ("use.fk", "uses thing\nthing again\n"),
+    ]);
+    let server = json!({"fake": {
+        "command": util::fake_lsp_server().display().to_string(),
+        "args": ["--mode", "index-late", "--delay-ms", "700"],
+        "extensionToLanguage": {".fk": "fake"},
+        "quietMs": 30,
+    }});
+    write(dir.path(), ".lsp.json", &server.to_string());
+    dir
+}
+
+#[test]
+fn refs_on_a_cold_server_wait_for_its_first_analysis() {
+    // In-process and through a fresh daemon: both start the server for
+    // this request, and both must let it finish indexing before asking.
+    for daemon in [false, true] {
+        let dir = late_indexing_project();
+        let mut command = cli(dir.path());
+        if daemon {
+            command.env_remove("RALPH_HOOKS_DAEMON");
+        }
+        let output = command.args(["refs", "lib.fk", "1:1"]).output().unwrap();
+        let text = ok(&output);
+        assert!(
+            text.ends_with("3 references: 0 definitions, 3 uses in 2 files\n"),
+            "daemon {daemon}: {text}"
+        );
+        if daemon {
+            let stop = cli(dir.path())
+                .env_remove("RALPH_HOOKS_DAEMON")
+                .args(["daemon", "stop"])
+                .output()
+                .unwrap();
+            ok(&stop);
+        }
+    }
 }
 
 #[test]

@@ -289,6 +289,7 @@ fn pool_reuses_a_warm_server_and_restarts_a_dead_one() {
         settings: None,
         quiet: Duration::from_millis(50),
         await_progress: None,
+        reopen_when_clean: false,
         mode: DiagnosticMode::Auto,
     };
     let deadline = || Instant::now() + Duration::from_secs(5);
@@ -470,6 +471,7 @@ fn unchanged_text_is_answered_without_waiting_for_a_publish() {
         settings: None,
         quiet: Duration::from_millis(50),
         await_progress: None,
+        reopen_when_clean: false,
         mode: DiagnosticMode::Auto,
     };
     let deadline = || Instant::now() + Duration::from_secs(3);
@@ -495,4 +497,62 @@ fn unchanged_text_is_answered_without_waiting_for_a_publish() {
     assert_eq!(check(&mut pool, &b, "fine\n").0, 0);
     assert_eq!(check(&mut pool, &a, "ERROR: now\n").0, 1);
     pool.close(Duration::from_millis(500));
+}
+
+/// typescript-language-server publishes nothing when a clean document
+/// changes and stays clean. A server marked `reopen_when_clean` gets such a
+/// change as a close and a fresh open, which it always answers; without
+/// the mark the same check finds no result (the defect this guards).
+#[test]
+fn a_clean_document_that_stays_clean_is_reopened_for_a_publish() {
+    use ralph_hooks::lsp::{DiagnosticMode, Launch, LspError, Pool};
+
+    let dir = TempDir::new("lsp-still-clean");
+    let file = dir.path().join("a.fake");
+    let launch = |reopen_when_clean: bool| Launch {
+        name: "fake".into(),
+        program: util::fake_lsp_server(),
+        args: vec!["--mode".into(), "silent-if-still-clean".into()],
+        env: vec![],
+        root: dir.path().to_path_buf(),
+        initialization_options: None,
+        settings: None,
+        quiet: Duration::from_millis(50),
+        await_progress: None,
+        reopen_when_clean,
+        mode: DiagnosticMode::Auto,
+    };
+    let deadline = || Instant::now() + Duration::from_secs(3);
+    let mut pool = Pool::default();
+    let marked = launch(true);
+    let mut check = |text: &str| {
+        pool.diagnose(&marked, &file, text, "fake", deadline())
+            .unwrap_or_else(|e| panic!("{text:?}: {e}"))
+            .len()
+    };
+    assert_eq!(check("clean\n"), 0);
+    let started = Instant::now();
+    assert_eq!(check("still clean\n"), 0);
+    assert!(started.elapsed() < Duration::from_secs(2));
+    assert_eq!(check("ERROR: now\n"), 1, "an error after a reopen is seen");
+    assert_eq!(check("ERROR: again\n"), 1);
+    assert_eq!(check("clean again\n"), 0);
+    assert_eq!(
+        check("ERROR: back\n"),
+        1,
+        "the close's empty publish is not the answer"
+    );
+    pool.close(Duration::from_millis(500));
+
+    let mut pool = Pool::default();
+    let unmarked = launch(false);
+    let short = || Instant::now() + Duration::from_millis(800);
+    pool.diagnose(&unmarked, &file, "clean\n", "fake", deadline())
+        .unwrap();
+    let silent = pool.diagnose(&unmarked, &file, "still clean\n", "fake", short());
+    assert!(
+        matches!(silent, Err(LspError::Timeout { .. })),
+        "{silent:?}"
+    );
+    pool.close(Duration::from_millis(100));
 }

@@ -273,3 +273,54 @@ fn rust_analyzer_reports_mismatched_types() {
         "src/main.rs:2:21 error [rustc E0308] mismatched types",
     );
 }
+
+/// A warm typescript-language-server publishes nothing when a clean file
+/// changes and stays clean; every re-check through the daemon must still
+/// be conclusive (it was "inconclusive" after waiting out the deadline).
+#[test]
+fn typescript_warm_rechecks_of_a_clean_file_are_conclusive() {
+    if util::require_tool("typescript-language-server", "warm TypeScript re-checks").is_none() {
+        return;
+    }
+    let dir = project(json!({}));
+    let check = |text: &str| {
+        write(dir.path(), "a.ts", text);
+        let output = util::command("ralph-hooks", dir.path())
+            .env_remove("RALPH_HOOKS_DAEMON")
+            .args(["check", "a.ts", "--no-ast-grep"])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&output.stdout).into_owned()
+    };
+    for (text, expected) in [
+        (
+            "export const a: number = 1;\n",
+            "no problems (0 inconclusive",
+        ),
+        (
+            "export const b: number = 2;\n",
+            "no problems (0 inconclusive",
+        ),
+        (
+            "export const c: number = \"x\";\n",
+            "1 error in 1 file (0 inconclusive",
+        ),
+        (
+            "export const d: number = 4;\n",
+            "no problems (0 inconclusive",
+        ),
+        (
+            "export const e: number = 5;\n",
+            "no problems (0 inconclusive",
+        ),
+    ] {
+        let report = check(text);
+        assert!(report.contains(expected), "{text:?}: {report}");
+    }
+    let stop = util::command("ralph-hooks", dir.path())
+        .env_remove("RALPH_HOOKS_DAEMON")
+        .args(["daemon", "stop"])
+        .output()
+        .unwrap();
+    assert_eq!(stop.status.code(), Some(0));
+}

@@ -9,7 +9,7 @@
 //! long-lived process can hold it and re-check files with `didChange`
 //! ([`super::Pool`]).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -64,6 +64,11 @@ pub struct Launch {
     /// A work-done progress title (substring) that must run to its end after
     /// a change before diagnostics count: rust-analyzer's "cargo check".
     pub await_progress: Option<String>,
+    /// The server publishes nothing when a document's diagnostics stay
+    /// empty after a change (typescript-language-server skips an empty set
+    /// that follows an empty set), so a change of a clean document is sent
+    /// as a close and a fresh open, after which it always publishes.
+    pub reopen_when_clean: bool,
     pub mode: DiagnosticMode,
 }
 
@@ -205,6 +210,9 @@ struct ActiveCheck {
     n_accepted: u32,
 }
 
+/// The longest a request waits for a new server's first analysis.
+const FIRST_ANALYSIS_BUDGET: Duration = Duration::from_secs(20);
+
 pub struct Client {
     launch: Launch,
     transport: Transport,
@@ -221,10 +229,16 @@ pub struct Client {
     /// `changes` when the server was last let go quiet for an unchanged
     /// document's re-check.
     quiet_after: u64,
+    /// Whether the server has finished an analysis since it started (a
+    /// settled check, or the wait before its first request).
+    analysed: bool,
     /// A hash of the text last sent for each open document, so a request
     /// that needs a file open sends it again only when it changed.
     sent_texts: HashMap<PathBuf, u64>,
     publishes: HashMap<PathBuf, Publish>,
+    /// Open documents whose latest publish was empty (kept across changes,
+    /// unlike `publishes`), for [`Launch::reopen_when_clean`].
+    published_clean: HashSet<PathBuf>,
     /// Open work-done progress: token → title.
     progress: HashMap<String, String>,
     last_progress_end: Option<Instant>,
@@ -265,8 +279,10 @@ impl Client {
             results: HashMap::new(),
             changes: 0,
             quiet_after: 0,
+            analysed: false,
             sent_texts: HashMap::new(),
             publishes: HashMap::new(),
+            published_clean: HashSet::new(),
             progress: HashMap::new(),
             last_progress_end: None,
             responses: HashMap::new(),
@@ -409,6 +425,7 @@ impl Client {
     ) -> Result<CallAnswer, LspError> {
         self.last_used = Instant::now();
         self.refresh_from_disk(files);
+        self.await_first_analysis(files, deadline)?;
         for file in files {
             self.sync_document(file);
         }
@@ -420,6 +437,41 @@ impl Client {
             refused: response.error.map(|error| error.message),
             capabilities: self.capabilities.clone(),
         })
+    }
+
+    /// Lets a server that has not analysed anything yet finish its first
+    /// analysis of the request's file before it is asked about the project.
+    /// A server answers at once after start-up, but from what it knows by
+    /// then: pyright fills in its list of workspace files on a timer, and
+    /// `references` asked before that finds only the open file. The wait
+    /// is a check of the first file (its diagnostics settled), given at
+    /// most three quarters of the time left and never more than
+    /// [`FIRST_ANALYSIS_BUDGET`]; a server slower than that (or one that
+    /// publishes nothing for a clean file) is asked anyway. Only a server
+    /// that died is an error.
+    fn await_first_analysis(
+        &mut self,
+        files: &[OpenFile],
+        deadline: Instant,
+    ) -> Result<(), LspError> {
+        if self.analysed {
+            return Ok(());
+        }
+        self.analysed = true;
+        let Some(file) = files.first() else {
+            return Ok(());
+        };
+        let now = Instant::now();
+        let budget =
+            now + (deadline.saturating_duration_since(now) * 3 / 4).min(FIRST_ANALYSIS_BUDGET);
+        match self.diagnose(&file.path, &file.text, &file.language_id, budget) {
+            Err(error @ LspError::Exited { .. }) => Err(error),
+            Ok(_) | Err(_) => {
+                // A slow first analysis does not make the server unusable.
+                self.responsive = self.exited.is_none();
+                Ok(())
+            }
+        }
     }
 
     /// Handles what the server sent while nobody was waiting (answering its
@@ -439,12 +491,31 @@ impl Client {
             return false;
         }
         self.publishes.remove(&key);
+        self.published_clean.remove(&key);
         self.sent_texts.remove(&key);
         self.notify(
             "textDocument/didClose",
             json!({"textDocument": {"uri": uri::from_path(&key)}}),
         );
         true
+    }
+
+    /// Closes a clean document so that its new text goes out as a fresh
+    /// open, which such a server always answers with a publish. It answers
+    /// the close itself with an empty publish at once; that one is taken
+    /// here, so it cannot pass for the result of the open that follows.
+    fn close_for_reopen(&mut self, key: &Path, deadline: Instant) {
+        const CLOSE_PUBLISH_WAIT: Duration = Duration::from_millis(500);
+        self.close_document(key);
+        let until = (Instant::now() + CLOSE_PUBLISH_WAIT).min(deadline);
+        while !self.publishes.contains_key(key) && self.exited.is_none() {
+            let now = Instant::now();
+            if now >= until {
+                break;
+            }
+            self.pump(until);
+        }
+        self.publishes.remove(key);
     }
 
     /// Opens `path` with `text` (or sends the whole new text when it is
@@ -494,6 +565,12 @@ impl Client {
         }
         self.changes += 1;
         self.results.remove(&key);
+        if self.launch.reopen_when_clean
+            && self.documents.contains_key(&key)
+            && self.published_clean.contains(&key)
+        {
+            self.close_for_reopen(&key, deadline);
+        }
         let version = self.documents.get(&key).map_or(1, |v| v + 1);
         if version == 1 {
             self.notify(
@@ -537,6 +614,7 @@ impl Client {
         let result = self.wait_settled(deadline, sent_at);
         self.active = None;
         if let Ok(diagnostics) = &result {
+            self.analysed = true;
             // Settling waited out the quiet window for this document; when
             // no other document was published meanwhile either, the whole
             // server is quiet after every change so far, and the next
@@ -1007,6 +1085,11 @@ impl Client {
                     && accepts(&publish, check)
                 {
                     check.n_accepted += 1;
+                }
+                if publish.diagnostics.is_empty() {
+                    self.published_clean.insert(key.clone());
+                } else {
+                    self.published_clean.remove(&key);
                 }
                 self.publishes.insert(key, publish);
             }

@@ -12,8 +12,8 @@
 //! - besides the Claude Code fields (`command`, `args`,
 //!   `extensionToLanguage`, `env`, `initializationOptions`, `settings`,
 //!   `startupTimeout`, `workspaceFolder`, `diagnostics`), an entry may set
-//!   `rootMarkers`, `quietMs`, `awaitProgress`, `diagnosticMode`
-//!   (`push`|`pull`|`auto`) and `installHint`.
+//!   `rootMarkers`, `quietMs`, `awaitProgress`, `reopenWhenClean`,
+//!   `diagnosticMode` (`push`|`pull`|`auto`) and `installHint`.
 //!
 //! Binaries are looked up on PATH and in the project's `node_modules/.bin`
 //! and `.venv/bin`, so project-local installs work without activation.
@@ -67,6 +67,8 @@ pub struct ServerConfig {
     #[serde(default)]
     pub await_progress: Option<String>,
     #[serde(default)]
+    pub reopen_when_clean: Option<bool>,
+    #[serde(default)]
     pub diagnostic_mode: Option<String>,
     #[serde(default)]
     pub install_hint: Option<String>,
@@ -99,6 +101,7 @@ pub struct ServerDef {
     pub root_markers: Vec<String>,
     pub quiet: Duration,
     pub await_progress: Option<String>,
+    pub reopen_when_clean: bool,
     pub mode: DiagnosticMode,
     pub install_hint: String,
     pub enabled: bool,
@@ -136,6 +139,7 @@ impl ServerDef {
             root_markers: root_markers.iter().map(|m| m.to_string()).collect(),
             quiet: DEFAULT_QUIET,
             await_progress: None,
+            reopen_when_clean: false,
             mode: DiagnosticMode::Push,
             install_hint: install_hint.into(),
             enabled: true,
@@ -145,6 +149,11 @@ impl ServerDef {
 
     fn quiet_ms(mut self, ms: u64) -> ServerDef {
         self.quiet = Duration::from_millis(ms);
+        self
+    }
+
+    fn reopen_when_clean(mut self) -> ServerDef {
+        self.reopen_when_clean = true;
         self
     }
 
@@ -187,6 +196,9 @@ impl ServerDef {
         }
         if config.await_progress.is_some() {
             self.await_progress = config.await_progress.clone().filter(|t| !t.is_empty());
+        }
+        if let Some(reopen) = config.reopen_when_clean {
+            self.reopen_when_clean = reopen;
         }
         if let Some(mode) = &config.diagnostic_mode {
             self.mode = match mode.as_str() {
@@ -242,6 +254,7 @@ impl ServerDef {
             settings: self.settings.clone(),
             quiet: self.quiet,
             await_progress: self.await_progress.clone(),
+            reopen_when_clean: self.reopen_when_clean,
             mode: self.mode,
         }
     }
@@ -314,7 +327,8 @@ pub fn builtin_servers() -> Vec<ServerDef> {
             "pip install ruff",
         )
         .quiet_ms(0),
-        // It publishes `[]` first and the real list about 155 ms later.
+        // It publishes `[]` first and the real list about 155 ms later, and
+        // nothing at all when a clean document changes and stays clean.
         ServerDef::builtin(
             "typescript-language-server",
             "TypeScript/JavaScript",
@@ -333,7 +347,8 @@ pub fn builtin_servers() -> Vec<ServerDef> {
             &["tsconfig.json", "jsconfig.json", "package.json"],
             "npm install -g typescript-language-server typescript@5 (TypeScript 7 has no tsserver)",
         )
-        .quiet_ms(300),
+        .quiet_ms(300)
+        .reopen_when_clean(),
         ServerDef::builtin(
             "clangd",
             "C/C++",
