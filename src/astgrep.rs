@@ -24,6 +24,8 @@ pub mod rules;
 pub mod scan;
 
 pub use lang::Lang;
-pub use pattern::{Match, TextEdit, apply_edits, rewrite, search, syntax_error};
+pub use pattern::{
+    Match, Rewriter, Searcher, TextEdit, apply_edits, rewrite, search, syntax_error,
+};
 pub use rules::{LoadOptions, RuleSet};
 pub use scan::{FileScan, Finding, Fix, Level};

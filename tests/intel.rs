@@ -725,3 +725,131 @@ fn fix_twice_through_the_daemon_gets_diagnostics_for_an_unchanged_file() {
     }
     ok(&with_daemon(&["daemon", "stop"]));
 }
+
+/// `search` and `rewrite` find what the `ast-grep` CLI finds on the same
+/// files: the same (file, line, column) for each pattern, including files
+/// that lack a pattern's words (which `search` does not even parse), and
+/// the same texts after a rewrite.
+#[test]
+fn search_and_rewrite_agree_with_the_ast_grep_cli() {
+    let Some(ast_grep) = util::require_tool("ast-grep", "parity with the ast-grep CLI") else {
+        return;
+    };
+    let files: &[(&str, &str)] = &[
+        (
+            "src/a.js",
+            "console.log(1);\nconsole.log(\"two\", 2);\nlogger.log(x);\nfunction f(a, b) {\n  console.log(a + b);\n  return foo(a, b, 3);\n}\nvar n = 4;\n",
+        ),
+        ("src/b.js", "export const x = foo();\nvar y = foo(1);\n"),
+        (
+            "src/c.ts",
+            "let s: string = 'console';\nconsole.log(s);\nvar t = s;\n",
+        ),
+        (
+            "src/d.py",
+            "print(1)\nprint('log', 2)\nfoo(a, b)\n\ndef g(x=[]):\n    return foo(x)\n",
+        ),
+        (
+            "src/e.js",
+            "// console.log(nothing) in a comment\nconst q = 'console.log(q)';\n",
+        ),
+    ];
+    let dir = project(files);
+    let ours = |pattern: &str, lang: &str| -> Vec<(String, u64, u64)> {
+        let found = json(&run(
+            dir.path(),
+            &["search", pattern, "--lang", lang, "--json", "src"],
+        ));
+        let mut found: Vec<(String, u64, u64)> = found["matches"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| {
+                (
+                    m["path"].as_str().unwrap().to_string(),
+                    m["line"].as_u64().unwrap(),
+                    m["column"].as_u64().unwrap(),
+                )
+            })
+            .collect();
+        found.sort();
+        found
+    };
+    let theirs = |pattern: &str, lang: &str| -> Vec<(String, u64, u64)> {
+        let output = Command::new(&ast_grep)
+            .args(["run", "-p", pattern, "-l", lang, "--json=compact", "src"])
+            .current_dir(dir.path())
+            .output()
+            .unwrap();
+        let found: Value = serde_json::from_slice(&output.stdout).unwrap_or_else(|e| {
+            panic!(
+                "ast-grep --json: {e}: {}",
+                String::from_utf8_lossy(&output.stderr)
+            )
+        });
+        let mut found: Vec<(String, u64, u64)> = found
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| {
+                (
+                    m["file"].as_str().unwrap().to_string(),
+                    m["range"]["start"]["line"].as_u64().unwrap() + 1,
+                    m["range"]["start"]["column"].as_u64().unwrap() + 1,
+                )
+            })
+            .collect();
+        found.sort();
+        found
+    };
+    for (pattern, lang) in [
+        ("console.log($MSG)", "js"),
+        ("console.log($$$ARGS)", "js"),
+        ("$OBJ.log($X)", "js"),
+        ("foo($$$ARGS)", "js"),
+        ("var $A = $B", "js"),
+        ("console.log($MSG)", "ts"),
+        ("var $A = $B", "ts"),
+        ("print($$$A)", "py"),
+        ("foo($A, $B)", "py"),
+        ("def $F($$$P): $$$B", "py"),
+    ] {
+        let expected = theirs(pattern, lang);
+        assert_eq!(ours(pattern, lang), expected, "{pattern} ({lang})");
+    }
+    // Rewrite: our --apply and theirs (-U) on two copies give the same files.
+    let copy = project(files);
+    ok(&run(
+        dir.path(),
+        &[
+            "rewrite",
+            "console.log($MSG)",
+            "logger.debug($MSG)",
+            "--lang",
+            "js",
+            "src",
+            "--apply",
+        ],
+    ));
+    let status = Command::new(&ast_grep)
+        .args([
+            "run",
+            "-p",
+            "console.log($MSG)",
+            "-r",
+            "logger.debug($MSG)",
+            "-l",
+            "js",
+            "-U",
+            "src",
+        ])
+        .current_dir(copy.path())
+        .stdout(std::process::Stdio::null())
+        .status()
+        .unwrap();
+    assert!(status.success());
+    for (name, _) in files {
+        assert_eq!(read(dir.path(), name), read(copy.path(), name), "{name}");
+    }
+    assert!(read(dir.path(), "src/a.js").starts_with("logger.debug(1);\n"));
+}

@@ -44,46 +44,7 @@ pub struct TextEdit {
 /// Every match of `pattern` in `source`, in order. An invalid pattern (one
 /// that does not parse as `lang` code) is an error naming it.
 pub fn search(pattern: &str, lang: Lang, source: &str) -> Result<Vec<Match>, String> {
-    let compiled = compile(pattern, lang)?;
-    let root = lang.0.ast_grep(source);
-    let names = meta_variable_names(pattern);
-    let matches = root
-        .root()
-        .find_all(&compiled)
-        .map(|found| {
-            let node = found.get_node();
-            let (line, column, end_line, end_column) = range_of(node);
-            let env = found.get_env();
-            let mut vars = BTreeMap::new();
-            let mut multi_vars = BTreeMap::new();
-            for (name, multi) in &names {
-                if *multi {
-                    let nodes = env.get_multiple_matches(name);
-                    let texts: Vec<String> = nodes
-                        .iter()
-                        .filter(|n| n.is_named())
-                        .map(|n| n.text().into_owned())
-                        .collect();
-                    multi_vars.insert(name.clone(), texts);
-                } else if let Some(node) = env.get_match(name) {
-                    vars.insert(name.clone(), node.text().into_owned());
-                }
-            }
-            let range = node.range();
-            Match {
-                line,
-                column,
-                end_line,
-                end_column,
-                start_byte: range.start,
-                end_byte: range.end,
-                text: node.text().into_owned(),
-                vars,
-                multi_vars,
-            }
-        })
-        .collect();
-    Ok(matches)
+    Ok(Searcher::new(pattern, lang)?.find(source))
 }
 
 /// The edits that replace every match of `pattern` with `template`, whose
@@ -95,27 +56,116 @@ pub fn rewrite(
     lang: Lang,
     source: &str,
 ) -> Result<Vec<TextEdit>, String> {
-    let compiled = compile(pattern, lang)?;
-    // A Fixer (not the bare template) keeps what the pattern did not cover,
-    // such as a statement's trailing `;`.
-    let fixer = Fixer::from_str(template, &lang.0)
-        .map_err(|error| format!("invalid replacement {template:?}: {error}"))?;
-    let root = lang.0.ast_grep(source);
-    let edits = root
-        .root()
-        .find_all(&compiled)
-        .map(|found| {
-            let (line, _, _, _) = range_of(found.get_node());
-            let edit = found.make_edit(&compiled, &fixer);
-            TextEdit {
-                start_byte: edit.position,
-                end_byte: edit.position + edit.deleted_length,
-                replacement: String::from_utf8_lossy(&edit.inserted_text).into_owned(),
-                line,
-            }
+    Ok(Rewriter::new(pattern, template, lang)?.edits(source))
+}
+
+/// A pattern compiled once for one language, to run over many files.
+pub struct Searcher {
+    compiled: Pattern,
+    lang: Lang,
+    names: Vec<(String, bool)>,
+    words: Vec<String>,
+}
+
+impl Searcher {
+    /// An invalid pattern (one that does not parse as `lang` code) is an
+    /// error naming it.
+    pub fn new(pattern: &str, lang: Lang) -> Result<Searcher, String> {
+        Ok(Searcher {
+            compiled: compile(pattern, lang)?,
+            lang,
+            names: meta_variable_names(pattern),
+            words: literal_words(pattern),
         })
-        .collect();
-    Ok(edits)
+    }
+
+    /// Every match in `source`, in order.
+    pub fn find(&self, source: &str) -> Vec<Match> {
+        if !contains_all(source, &self.words) {
+            return Vec::new();
+        }
+        let root = self.lang.0.ast_grep(source);
+        root.root()
+            .find_all(&self.compiled)
+            .map(|found| {
+                let node = found.get_node();
+                let (line, column, end_line, end_column) = range_of(node);
+                let env = found.get_env();
+                let mut vars = BTreeMap::new();
+                let mut multi_vars = BTreeMap::new();
+                for (name, multi) in &self.names {
+                    if *multi {
+                        let nodes = env.get_multiple_matches(name);
+                        let texts: Vec<String> = nodes
+                            .iter()
+                            .filter(|n| n.is_named())
+                            .map(|n| n.text().into_owned())
+                            .collect();
+                        multi_vars.insert(name.clone(), texts);
+                    } else if let Some(node) = env.get_match(name) {
+                        vars.insert(name.clone(), node.text().into_owned());
+                    }
+                }
+                let range = node.range();
+                Match {
+                    line,
+                    column,
+                    end_line,
+                    end_column,
+                    start_byte: range.start,
+                    end_byte: range.end,
+                    text: node.text().into_owned(),
+                    vars,
+                    multi_vars,
+                }
+            })
+            .collect()
+    }
+}
+
+/// A pattern and its replacement compiled once for one language.
+pub struct Rewriter {
+    compiled: Pattern,
+    fixer: Fixer,
+    lang: Lang,
+    words: Vec<String>,
+}
+
+impl Rewriter {
+    pub fn new(pattern: &str, template: &str, lang: Lang) -> Result<Rewriter, String> {
+        let compiled = compile(pattern, lang)?;
+        // A Fixer (not the bare template) keeps what the pattern did not
+        // cover, such as a statement's trailing `;`.
+        let fixer = Fixer::from_str(template, &lang.0)
+            .map_err(|error| format!("invalid replacement {template:?}: {error}"))?;
+        Ok(Rewriter {
+            compiled,
+            fixer,
+            lang,
+            words: literal_words(pattern),
+        })
+    }
+
+    /// The edits for every match in `source`.
+    pub fn edits(&self, source: &str) -> Vec<TextEdit> {
+        if !contains_all(source, &self.words) {
+            return Vec::new();
+        }
+        let root = self.lang.0.ast_grep(source);
+        root.root()
+            .find_all(&self.compiled)
+            .map(|found| {
+                let (line, _, _, _) = range_of(found.get_node());
+                let edit = found.make_edit(&self.compiled, &self.fixer);
+                TextEdit {
+                    start_byte: edit.position,
+                    end_byte: edit.position + edit.deleted_length,
+                    replacement: String::from_utf8_lossy(&edit.inserted_text).into_owned(),
+                    line,
+                }
+            })
+            .collect()
+    }
 }
 
 /// `source` with non-overlapping `edits` applied (in any order given; an
@@ -154,6 +204,38 @@ pub fn syntax_error(lang: Lang, source: &str) -> Option<(u32, u32)> {
 fn compile(pattern: &str, lang: Lang) -> Result<Pattern, String> {
     Pattern::try_new(pattern, lang.0)
         .map_err(|error| format!("invalid {lang} pattern {pattern:?}: {error}"))
+}
+
+/// The words of a pattern outside its meta-variables (`console`, `log` in
+/// `console.log($MSG)`). A match's leaves other than meta-variables have
+/// the pattern's text exactly, so a file lacking one of these words cannot
+/// match and is not parsed at all: most files of a project, for most
+/// searches.
+fn literal_words(pattern: &str) -> Vec<String> {
+    let mut words: Vec<String> = Vec::new();
+    let bytes = pattern.as_bytes();
+    let is_word = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
+    let mut i = 0;
+    while i < bytes.len() {
+        if !is_word(bytes[i]) {
+            i += 1;
+            continue;
+        }
+        let start = i;
+        while i < bytes.len() && is_word(bytes[i]) {
+            i += 1;
+        }
+        let after_dollar = start > 0 && bytes[start - 1] == b'$';
+        let word = &pattern[start..i];
+        if !after_dollar && word.len() >= 2 && !words.iter().any(|w| w == word) {
+            words.push(word.to_string());
+        }
+    }
+    words
+}
+
+fn contains_all(source: &str, words: &[String]) -> bool {
+    words.iter().all(|word| source.contains(word.as_str()))
 }
 
 /// The meta-variables a pattern names: (name, is multi). `$_`/`$$$` alone
@@ -224,6 +306,25 @@ mod tests {
     fn syntax_errors_are_located() {
         assert_eq!(syntax_error(py(), "def f():\n    return 1\n"), None);
         assert!(syntax_error(py(), "x = 1\ndef f(:\n").is_some_and(|(line, _)| line == 2));
+    }
+
+    #[test]
+    fn literal_words_skip_meta_variables() {
+        assert_eq!(
+            literal_words("console.log($MSG, $$$REST, $_)"),
+            vec!["console".to_string(), "log".to_string()]
+        );
+        assert_eq!(literal_words("$A + $B"), Vec::<String>::new());
+        assert_eq!(literal_words("f(x, 'ab cd')"), vec!["ab", "cd"]);
+        // A file without a word is not parsed, and still finds nothing;
+        // one with the words is searched as before.
+        let lang: Lang = "javascript".parse().unwrap();
+        let searcher = Searcher::new("console.log($MSG)", lang).unwrap();
+        assert!(searcher.find("logger.debug(x)\n").is_empty());
+        assert_eq!(searcher.find("console.log(x)\n").len(), 1);
+        let rewriter = Rewriter::new("console.log($MSG)", "logger.debug($MSG)", lang).unwrap();
+        assert!(rewriter.edits("print(x)\n").is_empty());
+        assert_eq!(rewriter.edits("console.log(x);\n").len(), 1);
     }
 
     #[test]

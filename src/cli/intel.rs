@@ -2,6 +2,7 @@
 //! intelligence for the agent, run through Bash or by hand. The work is in
 //! [`crate::intel`]; this file reads the arguments and prints.
 
+use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
@@ -85,10 +86,14 @@ fn refs_cmd(ctx: &Ctx, args: &mut Args) -> anyhow::Result<ExitCode> {
     if json {
         println!("{}", serde_json::to_string(&found)?);
     } else {
+        // One write for the whole list: hundreds of references would
+        // otherwise be hundreds of line-buffered writes.
+        let mut text = String::new();
         for r in &found.references {
-            println!("{}:{}:{}  {}", r.path, r.line, r.column, r.text);
+            let _ = writeln!(text, "{}:{}:{}  {}", r.path, r.line, r.column, r.text);
         }
-        println!("{}", found.summary());
+        let _ = writeln!(text, "{}", found.summary());
+        print!("{text}");
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -231,17 +236,32 @@ fn search_cmd(ctx: &Ctx, args: &mut Args) -> anyhow::Result<ExitCode> {
         eprintln!("ralph-hooks: skipped {why}");
     }
     if json {
-        println!("{}", json!({"matches": hits, "count": hits.len()}));
+        // Serialized straight into one buffer: thousands of matches would
+        // otherwise be built as a JSON tree first.
+        #[derive(serde::Serialize)]
+        struct Found<'a> {
+            matches: &'a [structural::Hit],
+            count: usize,
+        }
+        let mut text = serde_json::to_string(&Found {
+            matches: &hits,
+            count: hits.len(),
+        })?;
+        text.push('\n');
+        print!("{text}");
         return Ok(ExitCode::SUCCESS);
     }
+    let mut text = String::new();
     for hit in &hits {
         let first_line = hit.text.lines().next().unwrap_or("");
         let more = if hit.text.contains('\n') { " …" } else { "" };
-        println!(
+        let _ = writeln!(
+            text,
             "{}:{}:{}: {first_line}{more}",
             hit.path, hit.line, hit.column
         );
     }
+    print!("{text}");
     let files: std::collections::BTreeSet<&str> = hits.iter().map(|h| h.path.as_str()).collect();
     println!(
         "{} {} in {} {} ({} searched)",

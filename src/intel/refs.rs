@@ -77,31 +77,34 @@ pub fn find(session: &mut Session<'_>, file: &Path, spec: &str) -> anyhow::Resul
                 );
             }
             let definitions = target::definitions(session, server, open, &target);
-            let mut texts: HashMap<PathBuf, String> = HashMap::new();
+            // Per file (not per reference): its canonical path, shown path
+            // and text.
+            let mut files: HashMap<&str, (PathBuf, String, String)> = HashMap::new();
             let mut references = Vec::new();
             for location in &locations {
-                let Some(path) = location
-                    .get("uri")
-                    .and_then(Value::as_str)
-                    .and_then(uri::to_path)
-                else {
+                let Some(location_uri) = location.get("uri").and_then(Value::as_str) else {
                     continue;
                 };
                 let Some(start) = location.pointer("/range/start") else {
                     continue;
                 };
-                let key = uri::comparable(&path);
-                let text = texts
-                    .entry(key.clone())
-                    .or_insert_with(|| super::session::read_text(&path).unwrap_or_default());
+                if !files.contains_key(location_uri) {
+                    let Some(path) = uri::to_path(location_uri) else {
+                        continue;
+                    };
+                    let text = super::session::read_text(&path).unwrap_or_default();
+                    let shown = session.display(&path);
+                    files.insert(location_uri, (uri::comparable(&path), shown, text));
+                }
+                let (key, shown, text) = &files[location_uri];
                 let Some(place) = position::from_lsp(text, start) else {
                     continue;
                 };
                 let is_definition = definitions
                     .iter()
-                    .any(|(def_path, range)| *def_path == key && range_contains(range, start));
+                    .any(|(def_path, range)| def_path == key && range_contains(range, start));
                 references.push(Reference {
-                    path: session.display(&path),
+                    path: shown.clone(),
                     line: place.line,
                     column: place.column,
                     is_definition,

@@ -4,6 +4,7 @@
 //! symbol lives is a conflict, found from the document symbols of the
 //! files the rename touches (not every server refuses one itself).
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context as _, bail};
@@ -82,14 +83,20 @@ pub fn plan(
                     target.name
                 );
             }
+            // Canonical paths are computed once per file: a rename touching
+            // hundreds of files would otherwise resolve each path hundreds of
+            // times (a `readlink` per component each time).
+            let open_texts: HashMap<PathBuf, &str> = open
+                .iter()
+                .map(|f| (uri::comparable(&f.path), f.text.as_str()))
+                .collect();
             let mut changes = Vec::new();
             let mut count = 0;
             for (path, file_edits) in &by_file {
-                let before = open
-                    .iter()
-                    .find(|f| uri::comparable(&f.path) == uri::comparable(path))
-                    .map(|f| f.text.clone())
-                    .map_or_else(|| super::session::read_text(path), Ok)?;
+                let before = match open_texts.get(&uri::comparable(path)) {
+                    Some(text) => text.to_string(),
+                    None => super::session::read_text(path)?,
+                };
                 let after = edits::apply(&before, file_edits)
                     .with_context(|| format!("the rename edits for {}", path.display()))?;
                 count += file_edits.len();
@@ -138,14 +145,21 @@ fn find_conflict(
         .get("start")
         .cloned()
         .unwrap_or(Value::Null);
-    let touched: Vec<PathBuf> = changes.iter().map(|c| uri::comparable(&c.path)).collect();
+    let before: HashMap<PathBuf, &str> = changes
+        .iter()
+        .map(|c| (uri::comparable(&c.path), c.before.as_str()))
+        .collect();
     let mut files = vec![definition_path.clone()];
-    files.extend(touched.into_iter().filter(|p| *p != definition_path));
-    for path in files {
-        let text = changes
+    files.extend(
+        changes
             .iter()
-            .find(|c| uri::comparable(&c.path) == path)
-            .map(|c| c.before.clone())
+            .map(|c| uri::comparable(&c.path))
+            .filter(|p| *p != definition_path),
+    );
+    for path in files {
+        let text = before
+            .get(&path)
+            .map(|text| text.to_string())
             .or_else(|| super::session::read_text(&path).ok())
             .unwrap_or_default();
         // A file where the new name appears nowhere cannot clash: no

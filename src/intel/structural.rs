@@ -192,43 +192,54 @@ pub fn read_source(path: &Path) -> Result<Option<String>, String> {
     }
 }
 
-/// The languages of the scope in which the pattern (and the replacement)
-/// is not valid code, checked before any file is read. Files of those
-/// languages are left out (a JavaScript pattern need not parse as C); when
-/// it is valid in none, the parser's reason is the error.
-fn unusable_langs(
+/// The pattern (and replacement) compiled once for each language of the
+/// scope, before any file is read. A language in which it is not valid
+/// code is left out (a JavaScript pattern need not parse as C); when it is
+/// valid in none, the parser's reason is the error.
+fn compile_per_lang<T>(
     scope: &Scope,
-    pattern: &str,
-    replacement: Option<&str>,
-) -> anyhow::Result<BTreeSet<String>> {
-    let langs: BTreeSet<String> = scope.files.iter().map(|(_, l)| l.name()).collect();
-    let mut unusable = BTreeSet::new();
-    let mut first_error = None;
-    for name in &langs {
-        let lang: Lang = name.parse().map_err(anyhow::Error::msg)?;
-        let probe = match replacement {
-            Some(template) => astgrep::rewrite(pattern, template, lang, "").map(|_| ()),
-            None => astgrep::search(pattern, lang, "").map(|_| ()),
-        };
-        if let Err(error) = probe {
-            first_error.get_or_insert(error);
-            unusable.insert(name.clone());
+    compile: impl Fn(Lang) -> Result<T, String>,
+) -> anyhow::Result<Vec<(Lang, T)>> {
+    let mut langs: Vec<Lang> = Vec::new();
+    for (_, lang) in &scope.files {
+        if !langs.contains(lang) {
+            langs.push(*lang);
         }
     }
-    if !langs.is_empty() && unusable.len() == langs.len() {
+    let mut compiled = Vec::new();
+    let mut first_error = None;
+    for lang in &langs {
+        match compile(*lang) {
+            Ok(engine) => compiled.push((*lang, engine)),
+            Err(error) => {
+                first_error.get_or_insert(error);
+            }
+        }
+    }
+    if !langs.is_empty() && compiled.is_empty() {
         bail!("{}", first_error.unwrap_or_default());
     }
-    Ok(unusable)
+    Ok(compiled)
+}
+
+fn engine_for<T>(compiled: &[(Lang, T)], lang: Lang) -> Option<&T> {
+    compiled
+        .iter()
+        .find(|(known, _)| *known == lang)
+        .map(|(_, engine)| engine)
 }
 
 pub fn search(ctx: &Ctx, scope: &Scope, pattern: &str) -> anyhow::Result<(Vec<Hit>, Vec<String>)> {
-    let unusable = unusable_langs(scope, pattern, None)?;
+    let searchers = compile_per_lang(scope, |lang| astgrep::Searcher::new(pattern, lang))?;
     let root = ctx.project_root.as_path();
     let (per_file, skipped) = par_map(scope, |path, lang, text| {
-        if unusable.contains(&lang.name()) {
+        let Some(searcher) = engine_for(&searchers, lang) else {
+            return Ok(None);
+        };
+        let found = searcher.find(&text);
+        if found.is_empty() {
             return Ok(None);
         }
-        let found = astgrep::search(pattern, lang, &text).map_err(anyhow::Error::msg)?;
         let display = display(root, path);
         Ok(Some(
             found
@@ -260,14 +271,15 @@ pub fn rewrite(
     pattern: &str,
     replacement: &str,
 ) -> anyhow::Result<(Vec<Rewritten>, Vec<String>)> {
-    let unusable = unusable_langs(scope, pattern, Some(replacement))?;
+    let rewriters = compile_per_lang(scope, |lang| {
+        astgrep::Rewriter::new(pattern, replacement, lang)
+    })?;
     let root = ctx.project_root.as_path();
     let (changed, skipped) = par_map(scope, |path, lang, text| {
-        if unusable.contains(&lang.name()) {
+        let Some(rewriter) = engine_for(&rewriters, lang) else {
             return Ok(None);
-        }
-        let edits =
-            astgrep::rewrite(pattern, replacement, lang, &text).map_err(anyhow::Error::msg)?;
+        };
+        let edits = rewriter.edits(&text);
         if edits.is_empty() {
             return Ok(None);
         }
