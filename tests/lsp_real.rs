@@ -274,6 +274,29 @@ fn rust_analyzer_reports_mismatched_types() {
     );
 }
 
+/// Warm re-checks through the daemon of one file, edited between checks;
+/// each report must contain its expected text.
+fn warm_rechecks(dir: &Path, file: &str, steps: &[(&str, &str)]) {
+    for (text, expected) in steps {
+        write(dir, file, text);
+        let output = util::command("ralph-hooks", dir)
+            .env_remove("RALPH_HOOKS_DAEMON")
+            .args(["check", file, "--no-ast-grep"])
+            .output()
+            .unwrap();
+        let report = String::from_utf8_lossy(&output.stdout);
+        assert!(report.contains(expected), "{text:?}: {report}");
+    }
+    let stop = util::command("ralph-hooks", dir)
+        .env_remove("RALPH_HOOKS_DAEMON")
+        .args(["daemon", "stop"])
+        .output()
+        .unwrap();
+    assert_eq!(stop.status.code(), Some(0));
+}
+
+const CLEAN: &str = "no problems (0 inconclusive";
+
 /// A warm typescript-language-server publishes nothing when a clean file
 /// changes and stays clean; every re-check through the daemon must still
 /// be conclusive (it was "inconclusive" after waiting out the deadline).
@@ -283,44 +306,51 @@ fn typescript_warm_rechecks_of_a_clean_file_are_conclusive() {
         return;
     }
     let dir = project(json!({}));
-    let check = |text: &str| {
-        write(dir.path(), "a.ts", text);
-        let output = util::command("ralph-hooks", dir.path())
-            .env_remove("RALPH_HOOKS_DAEMON")
-            .args(["check", "a.ts", "--no-ast-grep"])
-            .output()
-            .unwrap();
-        String::from_utf8_lossy(&output.stdout).into_owned()
-    };
-    for (text, expected) in [
-        (
-            "export const a: number = 1;\n",
-            "no problems (0 inconclusive",
-        ),
-        (
-            "export const b: number = 2;\n",
-            "no problems (0 inconclusive",
-        ),
-        (
-            "export const c: number = \"x\";\n",
-            "1 error in 1 file (0 inconclusive",
-        ),
-        (
-            "export const d: number = 4;\n",
-            "no problems (0 inconclusive",
-        ),
-        (
-            "export const e: number = 5;\n",
-            "no problems (0 inconclusive",
-        ),
-    ] {
-        let report = check(text);
-        assert!(report.contains(expected), "{text:?}: {report}");
+    warm_rechecks(
+        dir.path(),
+        "a.ts",
+        &[
+            ("export const a: number = 1;\n", CLEAN),
+            ("export const b: number = 2;\n", CLEAN),
+            (
+                "export const c: number = \"x\";\n",
+                "1 error in 1 file (0 inconclusive",
+            ),
+            ("export const d: number = 4;\n", CLEAN),
+            ("export const e: number = 5;\n", CLEAN),
+        ],
+    );
+}
+
+/// The same for rust-analyzer, whose clean-stays-clean re-check waited out
+/// the whole 30 s deadline.
+#[test]
+fn rust_analyzer_warm_rechecks_of_a_clean_file_are_conclusive() {
+    if require_working(
+        "rust-analyzer",
+        &["--version"],
+        "warm rust-analyzer re-checks",
+    )
+    .is_none()
+    {
+        return;
     }
-    let stop = util::command("ralph-hooks", dir.path())
-        .env_remove("RALPH_HOOKS_DAEMON")
-        .args(["daemon", "stop"])
-        .output()
-        .unwrap();
-    assert_eq!(stop.status.code(), Some(0));
+    let dir = project(json!({}));
+    write(
+        dir.path(),
+        "Cargo.toml",
+        "[package]\nname = \"sample\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[workspace]\n",
+    );
+    let body = |expr: &str| format!("pub fn f(x: u32) -> u32 {{\n    {expr}\n}}\n");
+    warm_rechecks(
+        dir.path(),
+        "src/lib.rs",
+        &[
+            (&body("x + 1"), CLEAN),
+            (&body("x + 2"), CLEAN),
+            (&body("x + \"a\""), "1 error in 1 file (0 inconclusive"),
+            (&body("x + 4"), CLEAN),
+            (&body("x + 5"), CLEAN),
+        ],
+    );
 }

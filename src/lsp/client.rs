@@ -65,9 +65,10 @@ pub struct Launch {
     /// a change before diagnostics count: rust-analyzer's "cargo check".
     pub await_progress: Option<String>,
     /// The server publishes nothing when a document's diagnostics stay
-    /// empty after a change (typescript-language-server skips an empty set
-    /// that follows an empty set), so a change of a clean document is sent
-    /// as a close and a fresh open, after which it always publishes.
+    /// empty after a change (typescript-language-server and rust-analyzer
+    /// skip an empty set that follows an empty set), so a change of a clean
+    /// document is sent as a close and a fresh open, after which it always
+    /// publishes.
     pub reopen_when_clean: bool,
     pub mode: DiagnosticMode,
 }

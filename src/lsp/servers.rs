@@ -287,7 +287,10 @@ pub fn builtin_servers() -> Vec<ServerDef> {
         &["Cargo.toml"],
         "rustup component add rust-analyzer",
     )
-    .quiet_ms(300);
+    .quiet_ms(300)
+    // Like typescript-language-server, it publishes nothing for a clean
+    // file that changes and stays clean.
+    .reopen_when_clean();
     // Its rustc diagnostics come from `cargo check`, which only ends after
     // its "cargo check" progress does; cold it needs 3–6 s (reference §1).
     rust_analyzer.await_progress = Some("cargo check".into());
