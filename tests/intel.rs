@@ -853,3 +853,148 @@ fn search_and_rewrite_agree_with_the_ast_grep_cli() {
     }
     assert!(read(dir.path(), "src/a.js").starts_with("logger.debug(1);\n"));
 }
+
+// --- Rust (rust-analyzer) ---
+
+/// rust-analyzer through the same commands: refs across two files, a
+/// rename conflict found by our own symbol check, a rename applied and its
+/// files re-checked (each conclusive), in one in-process session each.
+#[test]
+fn refs_and_rename_with_rust_analyzer() {
+    let Some(program) = util::require_tool("rust-analyzer", "refs and rename in Rust") else {
+        return;
+    };
+    let runs = Command::new(&program)
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !runs {
+        assert!(
+            !util::servers_required(),
+            "rust-analyzer is on PATH but does not run"
+        );
+        eprintln!("skipping: rust-analyzer is on PATH but does not run");
+        return;
+    }
+    let dir = project(&[
+        (
+            "Cargo.toml",
+            "[package]\nname = \"sample\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[workspace]\n",
+        ),
+        (
+            "src/lib.rs",
+            "pub mod util;\n\npub fn run() -> u32 {\n    util::helper(1) + util::helper(2)\n}\n",
+        ),
+        (
+            "src/util.rs",
+            "pub fn helper(x: u32) -> u32 {\n    x + 1\n}\n\npub fn other() -> u32 {\n    2\n}\n",
+        ),
+    ]);
+    let out = ok(&run(dir.path(), &["refs", "src/util.rs", "helper"]));
+    assert!(
+        out.ends_with("3 references: 1 definition, 2 uses in 2 files\n"),
+        "{out}"
+    );
+    assert!(
+        out.contains("src/lib.rs:4:11  util::helper(1) + util::helper(2)\n"),
+        "{out}"
+    );
+
+    let conflict = run(dir.path(), &["rename", "src/util.rs", "helper", "other"]);
+    assert_eq!(conflict.status.code(), Some(1));
+    assert!(
+        stderr(&conflict)
+            .contains("conflict: \"other\" already exists in src/util.rs:5:8 (function)"),
+        "{}",
+        stderr(&conflict)
+    );
+
+    let out = ok(&run(
+        dir.path(),
+        &["rename", "src/util.rs", "helper", "assist", "--apply"],
+    ));
+    assert!(
+        out.starts_with(
+            "renamed \"helper\" to \"assist\": 3 edits in 2 files (src/lib.rs, src/util.rs)\n"
+        ),
+        "{out}"
+    );
+    assert!(
+        out.ends_with("re-checked the touched files: no errors\n"),
+        "{out}"
+    );
+    assert_eq!(
+        read(dir.path(), "src/lib.rs"),
+        "pub mod util;\n\npub fn run() -> u32 {\n    util::assist(1) + util::assist(2)\n}\n"
+    );
+}
+
+// --- C (clangd) ---
+
+/// clangd finds uses in other files through its index of the compilation
+/// database; without one it knows only the open file, and `refs` says so
+/// instead of passing a partial answer off as complete.
+#[test]
+fn refs_and_rename_with_clangd() {
+    if util::require_tool("clangd", "refs and rename in C").is_none() {
+        return;
+    }
+    let files: &[(&str, &str)] = &[
+        ("util.h", "int helper(int x);\n"),
+        (
+            "util.c",
+            "#include \"util.h\"\nint helper(int x) { return x + 1; }\n",
+        ),
+        (
+            "main.c",
+            "#include \"util.h\"\nint main(void) { return helper(1) + helper(2); }\n",
+        ),
+    ];
+    let bare = project(files);
+    let output = run(bare.path(), &["refs", "util.c", "helper"]);
+    ok(&output);
+    assert!(
+        stderr(&output).contains("note: clangd has no compile_commands.json"),
+        "{}",
+        stderr(&output)
+    );
+
+    let dir = project(files);
+    let database = json!([
+        {"directory": dir.path(), "file": "main.c", "arguments": ["cc", "-c", "main.c"]},
+        {"directory": dir.path(), "file": "util.c", "arguments": ["cc", "-c", "util.c"]},
+    ]);
+    write(dir.path(), "compile_commands.json", &database.to_string());
+    let output = run(dir.path(), &["refs", "util.c", "helper", "--json"]);
+    let found = json(&output);
+    assert!(!stderr(&output).contains("note:"), "{}", stderr(&output));
+    let places: Vec<String> = found["references"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            format!(
+                "{}:{}:{}",
+                r["path"].as_str().unwrap(),
+                r["line"],
+                r["column"]
+            )
+        })
+        .collect();
+    assert_eq!(
+        places,
+        ["main.c:2:25", "main.c:2:37", "util.c:2:5", "util.h:1:5"],
+        "{found}"
+    );
+    let out = ok(&run(
+        dir.path(),
+        &["rename", "util.c", "helper", "assist", "--apply"],
+    ));
+    assert!(
+        out.starts_with(
+            "renamed \"helper\" to \"assist\": 4 edits in 3 files (main.c, util.c, util.h)\n"
+        ),
+        "{out}"
+    );
+    assert_eq!(read(dir.path(), "util.h"), "int assist(int x);\n");
+}

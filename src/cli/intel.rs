@@ -81,7 +81,7 @@ fn refs_cmd(ctx: &Ctx, args: &mut Args) -> anyhow::Result<ExitCode> {
     refuse_state(ctx, &file)?;
     let mut session = Session::new(ctx, timeout);
     let found = refs::find(&mut session, &file, &spec);
-    session.close();
+    say_notes(session.close());
     let found = found?;
     if json {
         println!("{}", serde_json::to_string(&found)?);
@@ -112,7 +112,7 @@ fn rename_cmd(ctx: &Ctx, args: &mut Args) -> anyhow::Result<ExitCode> {
     refuse_state(ctx, &file)?;
     let mut session = Session::new(ctx, timeout);
     let result = rename_inner(&mut session, &file, &spec, &new_name, apply, json);
-    session.close();
+    say_notes(session.close());
     result
 }
 
@@ -391,14 +391,14 @@ fn fix_cmd(ctx: &Ctx, args: &mut Args) -> anyhow::Result<ExitCode> {
     let written = if !dry_run && !changes.is_empty() {
         let result = writer::apply_all(&changes, &ctx.state_root);
         if let Err(error) = result {
-            session.close();
+            say_notes(session.close());
             return Err(error);
         }
         true
     } else {
         false
     };
-    session.close();
+    say_notes(session.close());
     let fixed: usize = reports.iter().map(|r| r.fixed.len()).sum();
     let remaining: usize = reports.iter().map(|r| r.remaining.len()).sum();
     if json {
@@ -464,4 +464,11 @@ fn fix_cmd(ctx: &Ctx, args: &mut Args) -> anyhow::Result<ExitCode> {
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Notes about an answer's completeness, on stderr.
+fn say_notes(notes: Vec<String>) {
+    for note in notes {
+        eprintln!("ralph-hooks: note: {note}");
+    }
 }

@@ -47,6 +47,8 @@ pub struct Session<'c> {
     pub deadline: Instant,
     /// Capabilities by server name, from the first answer of each.
     capabilities: HashMap<String, Value>,
+    /// What the user should know about an answer's completeness, said once.
+    notes: Vec<String>,
 }
 
 impl<'c> Session<'c> {
@@ -57,6 +59,29 @@ impl<'c> Session<'c> {
             pool: Some(crate::daemon::pool(ctx)),
             deadline: Instant::now() + timeout,
             capabilities: HashMap::new(),
+            notes: Vec::new(),
+        }
+    }
+
+    /// Notes a limit of `server` on answers about the whole project: clangd
+    /// without a compilation database knows only the files it was given.
+    fn note_coverage(&mut self, server: &Server) {
+        let workspace = &server.launch.root;
+        let has_database = [
+            "compile_commands.json",
+            "build/compile_commands.json",
+            "compile_flags.txt",
+        ]
+        .iter()
+        .any(|name| workspace.join(name).is_file());
+        if server.name == "clangd" && !has_database {
+            let note = format!(
+                "clangd has no compile_commands.json in {}: it knows only the files it was given, so uses in other files may be missing (generate one with `cmake -DCMAKE_EXPORT_COMPILE_COMMANDS=ON` or `bear -- make`)",
+                self.display(workspace)
+            );
+            if !self.notes.contains(&note) {
+                self.notes.push(note);
+            }
         }
     }
 
@@ -200,11 +225,13 @@ impl<'c> Session<'c> {
         )
     }
 
-    /// Shuts down the in-process servers, if any were started.
-    pub fn close(mut self) {
+    /// Shuts down the in-process servers, if any were started, and hands
+    /// back the notes for the user.
+    pub fn close(mut self) -> Vec<String> {
         if let Some(pool) = self.pool.take() {
             pool.close(Duration::from_millis(500));
         }
+        std::mem::take(&mut self.notes)
     }
 
     /// The project-relative form of `path`, for output.
@@ -283,6 +310,7 @@ pub fn with_server<T>(
     let servers = session.servers_for(path)?;
     let mut lacking = Vec::new();
     for server in &servers {
+        session.note_coverage(server);
         let open = session.files_for(server, path)?;
         let result = work(session, server, &open);
         if session.supports(server, provider) == Some(false) {
