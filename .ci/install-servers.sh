@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Installs the language servers (and ast-grep) that the real-server tests of
 # the diagnostics hook drive: pyright, ruff, typescript-language-server with
-# TypeScript 5 (TypeScript 7 ships no tsserver), clangd, rust-analyzer and
-# ast-grep. Idempotent and quick when everything is already there; runs as
+# TypeScript 5 (TypeScript 7 ships no tsserver), clangd, rust-analyzer, gopls
+# and ast-grep. Idempotent and quick when everything is already there; runs as
 # root on a possibly fresh Debian machine (CI=true) or as a developer.
 #
 # Tools land in `$HOME/.local/bin` (pip --user), npm's global bin and
@@ -135,6 +135,16 @@ elif have rustup; then
   try rustup component add rust-analyzer
 else
   log "no rustup: install rust-analyzer by hand"
+fi
+
+# --- gopls (and the Go toolchain it needs) ---
+# Debian's packages: old (Go 1.19, gopls 0.5) but enough for references and
+# rename, and a 16 s install instead of building gopls from source.
+if have gopls && have go; then
+  log "gopls: present"
+else
+  log "installing golang-go and gopls"
+  try apt_install golang-go gopls
 fi
 
 log "done"

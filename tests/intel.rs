@@ -998,3 +998,58 @@ fn refs_and_rename_with_clangd() {
     );
     assert_eq!(read(dir.path(), "util.h"), "int assist(int x);\n");
 }
+
+// --- Go (gopls) ---
+
+/// gopls through the same commands. It refuses a clashing name itself; the
+/// answer is still ours (`conflict:` naming where), as with every server.
+#[test]
+fn refs_and_rename_with_gopls() {
+    if util::require_tool("gopls", "refs and rename in Go").is_none()
+        || util::require_tool("go", "gopls's Go toolchain").is_none()
+    {
+        return;
+    }
+    let dir = project(&[
+        ("go.mod", "module example.com/sample\n\ngo 1.19\n"),
+        (
+            "util/util.go",
+            "package util\n\nfunc Helper(x int) int {\n\treturn x + 1\n}\n\nfunc Other() int {\n\treturn 2\n}\n",
+        ),
+        (
+            "main.go",
+            "package main\n\nimport \"example.com/sample/util\"\n\nfunc main() {\n\tprintln(util.Helper(1) + util.Helper(2))\n}\n",
+        ),
+    ]);
+    let out = ok(&run(dir.path(), &["refs", "util/util.go", "Helper"]));
+    assert_eq!(
+        out,
+        "main.go:6:15  println(util.Helper(1) + util.Helper(2))\n\
+         main.go:6:32  println(util.Helper(1) + util.Helper(2))\n\
+         util/util.go:3:6  func Helper(x int) int {\n\
+         3 references: 1 definition, 2 uses in 2 files\n"
+    );
+    let conflict = run(dir.path(), &["rename", "util/util.go", "Helper", "Other"]);
+    assert_eq!(conflict.status.code(), Some(1));
+    assert!(
+        stderr(&conflict)
+            .contains("conflict: \"Other\" already exists in util/util.go:7:6 (function)"),
+        "{}",
+        stderr(&conflict)
+    );
+    let out = ok(&run(
+        dir.path(),
+        &["rename", "util/util.go", "Helper", "Assist", "--apply"],
+    ));
+    assert!(
+        out.starts_with(
+            "renamed \"Helper\" to \"Assist\": 3 edits in 2 files (main.go, util/util.go)\n"
+        ),
+        "{out}"
+    );
+    assert!(
+        out.ends_with("re-checked the touched files: no errors\n"),
+        "{out}"
+    );
+    assert!(read(dir.path(), "main.go").contains("util.Assist(1) + util.Assist(2)"));
+}

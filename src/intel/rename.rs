@@ -15,7 +15,7 @@ use super::position;
 use super::session::{Session, with_server};
 use super::target::{self, Target, range_contains};
 use super::writer::FileChange;
-use crate::lsp::{OpenFile, uri};
+use crate::lsp::{LspError, OpenFile, uri};
 
 /// What a rename would do.
 #[derive(Debug, Clone)]
@@ -67,7 +67,20 @@ pub fn plan(
                 "position": target.lsp_position,
                 "newName": new_name,
             });
-            let edit = session.request(server, open, "textDocument/rename", params)?;
+            let edit = match session.request(server, open, "textDocument/rename", params) {
+                Ok(edit) => edit,
+                Err(refused @ LspError::Rejected { .. }) => {
+                    // A server that refuses a clashing name itself (gopls)
+                    // gets the same answer as one that does not: where.
+                    if let Some(conflict) =
+                        find_conflict(session, server, open, &target, new_name, &[])
+                    {
+                        bail!("conflict: {conflict}; nothing renamed");
+                    }
+                    return Err(refused.into());
+                }
+                Err(error) => return Err(error.into()),
+            };
             if edit.is_null() {
                 bail!(
                     "{} has no rename for {:?} at {where_}",

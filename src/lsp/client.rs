@@ -131,6 +131,9 @@ impl fmt::Display for LspError {
                 write!(f, "the server exited during {during}{detail}")
             }
             LspError::Rejected { method, message } => {
+                // Servers put tabs and line breaks in messages (gopls);
+                // ours are one line.
+                let message = message.split_whitespace().collect::<Vec<_>>().join(" ");
                 write!(f, "the server refused {method}: {message}")
             }
             LspError::WarmingUp { server, waited } => write!(
