@@ -228,6 +228,46 @@ fn rewrite_apply_rolls_back_when_a_write_fails() {
     }
 }
 
+/// A file that changes after the rewrite was computed (another writer, the
+/// user's editor) is refused at write time: nothing is written, not even
+/// the files that did not change.
+#[test]
+fn rewrite_apply_refuses_a_file_changed_since_the_preview() {
+    use std::io::{BufRead, BufReader};
+    let dir = project(&[("a.js", "console.log(1);\n"), ("b.js", "console.log(2);\n")]);
+    let mut child = cli(dir.path())
+        .args([
+            "rewrite",
+            "console.log($MSG)",
+            "logger.debug($MSG)",
+            "--apply",
+        ])
+        .env("RALPH_HOOKS_PAUSE_BEFORE_WRITE", dir.path().join("go-on"))
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr_lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    let first = stderr_lines.next().unwrap().unwrap();
+    assert!(first.contains("pausing before writing"), "{first}");
+    // The rewrite is computed; change b.js behind its back, then let it go.
+    write(dir.path(), "b.js", "console.log(2); // edited meanwhile\n");
+    write(dir.path(), "go-on", "");
+    let status = child.wait().unwrap();
+    let rest: Vec<String> = stderr_lines.map_while(Result::ok).collect();
+    assert_eq!(status.code(), Some(1), "{rest:?}");
+    assert!(
+        rest.iter()
+            .any(|l| l.contains("b.js changed since the preview was computed; nothing written")),
+        "{rest:?}"
+    );
+    assert_eq!(read(dir.path(), "a.js"), "console.log(1);\n");
+    assert_eq!(
+        read(dir.path(), "b.js"),
+        "console.log(2); // edited meanwhile\n"
+    );
+}
+
 #[test]
 fn rewrite_with_no_match_changes_nothing() {
     let dir = project(&[("src/main.js", CONSOLE_JS)]);

@@ -4,7 +4,10 @@
 //! the files already written get their old text back.
 //!
 //! Tests inject a failure with `RALPH_HOOKS_FAIL_WRITE=<file name>`: the
-//! write of the file with that name fails as a full disk would.
+//! write of the file with that name fails as a full disk would. With
+//! `RALPH_HOOKS_PAUSE_BEFORE_WRITE=<path>` the command says so on stderr and
+//! waits (at most 30 s) for `<path>` to exist before its checks, so a test
+//! can change a file behind its back.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -16,6 +19,8 @@ use crate::util::fsread::{self, Links, limits};
 
 /// The environment variable that makes one write fail, for tests.
 pub const FAIL_WRITE_ENV: &str = "RALPH_HOOKS_FAIL_WRITE";
+/// The environment variable that pauses before the checks, for tests.
+pub const PAUSE_ENV: &str = "RALPH_HOOKS_PAUSE_BEFORE_WRITE";
 
 /// One file's change: the text it had when the change was computed, and
 /// the text it gets.
@@ -31,6 +36,13 @@ pub struct FileChange {
 /// whether the rollback restored everything.
 pub fn apply_all(changes: &[FileChange], protected: &Path) -> anyhow::Result<()> {
     let fail_on = std::env::var(FAIL_WRITE_ENV).ok();
+    if let Some(go_on) = std::env::var_os(PAUSE_ENV) {
+        eprintln!("ralph-hooks: pausing before writing ({PAUSE_ENV})");
+        let until = std::time::Instant::now() + std::time::Duration::from_secs(30);
+        while !Path::new(&go_on).exists() && std::time::Instant::now() < until {
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+    }
     apply_all_with(changes, protected, |path, bytes| {
         if let Some(name) = &fail_on
             && path
