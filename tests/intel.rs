@@ -1093,3 +1093,27 @@ fn refs_and_rename_with_gopls() {
     );
     assert!(read(dir.path(), "main.go").contains("util.Assist(1) + util.Assist(2)"));
 }
+
+/// `fix` runs until a pass changes nothing: a `var` inside a function
+/// assigned to a `var` overlaps the outer fix and gets its turn in the
+/// next pass; the statements keep their `;`.
+#[test]
+fn fix_applies_overlapping_fixes_in_later_passes() {
+    let dir = project(&[(
+        "a.js",
+        "var a = function () {\n  var b = 1;\n  return b;\n};\nconsole.log(a());\n",
+    )]);
+    // The ast-grep rules alone, so the outcome does not depend on a server.
+    write(
+        dir.path(),
+        ".lsp.json",
+        r#"{"typescript-language-server": {"disabled": true}}"#,
+    );
+    let out = ok(&run(dir.path(), &["fix", "a.js"]));
+    assert!(out.contains("convert-var-to-const (line 2)"), "{out}");
+    assert_eq!(
+        read(dir.path(), "a.js"),
+        "const a = function () {\n  const b = 1;\n  return b;\n};\nconsole.log(a());\n"
+    );
+    assert!(ok(&run(dir.path(), &["fix", "a.js"])).ends_with("nothing to fix\n"));
+}

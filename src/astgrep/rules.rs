@@ -369,8 +369,19 @@ mod tests {
             assert_eq!(found[0].rule_id, "convert-var-to-const");
             assert_eq!(found[0].severity, Level::Warning);
             assert_eq!((found[0].line, found[0].column), (2, 1));
-            assert_eq!(found[0].fix.as_ref().unwrap().replacement, "const b = 2");
+            // The fix keeps the statement's `;` (it once dropped it).
+            assert_eq!(found[0].fix.as_ref().unwrap().replacement, "const b = 2;");
+            let bare = RuleSet::builtin().scan_source(Path::new(name), "var c = f(1)\n");
+            assert_eq!(bare[0].fix.as_ref().unwrap().replacement, "const c = f(1)");
             assert!(ids(name, "const a = 1;\nlet b = 2;\n").is_empty(), "{name}");
+            // Several declarators: all of them become const, none is lost.
+            let several = RuleSet::builtin().scan_source(Path::new(name), "var x = 1, y = 2;\n");
+            assert_eq!(
+                several[0].fix.as_ref().unwrap().replacement,
+                "const x = 1, y = 2;"
+            );
+            // No value: nothing to make const.
+            assert!(ids(name, "var z;\n").is_empty(), "{name}");
         }
     }
 

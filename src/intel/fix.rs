@@ -21,6 +21,9 @@ use crate::astgrep::{self, Lang, RuleSet};
 use crate::lsp::{LspError, OpenFile, ServerDiagnostic, uri};
 
 const NO_EDIT: &str = "the server gave no edit for it";
+/// Passes over one file at most; a fix that keeps changing its own output
+/// cannot loop forever.
+const MAX_PASSES: usize = 4;
 
 /// What `fix` found for one file.
 #[derive(Debug, Clone, Default)]
@@ -71,10 +74,6 @@ pub fn fix_file(session: &mut Session<'_>, rules: Option<&RuleSet>, path: &Path)
             .push(format!("{}:{line}:{column}: syntax error", report.display));
         return report;
     }
-    let mut text = original.clone();
-    if let Some(rules) = rules {
-        text = rule_fixes(rules, path, &text, &mut report.fixed);
-    }
     let servers = match session.servers_for(path) {
         Ok(servers) => servers,
         Err(error) => {
@@ -83,12 +82,25 @@ pub fn fix_file(session: &mut Session<'_>, rules: Option<&RuleSet>, path: &Path)
         }
     };
     let mut checked = Checked::default();
-    for server in &servers {
-        touch(session, server, path, &text);
-        // Before any code action request sends `text` itself.
-        let _ = checked.diagnose(session, server, path, &text);
-        text = fix_all(session, server, path, text, &mut report);
-        text = quick_fixes(session, server, path, text, &mut report, &mut checked);
+    let mut text = original.clone();
+    // Fixes that overlap an applied one (a `var` inside a `var`'s function)
+    // and problems a fix uncovers get their turn in the next pass, until a
+    // pass changes nothing.
+    for _ in 0..MAX_PASSES {
+        let pass_start = text.clone();
+        if let Some(rules) = rules {
+            text = rule_fixes(rules, path, &text, &mut report.fixed);
+        }
+        for server in &servers {
+            touch(session, server, path, &text);
+            // Before any code action request sends `text` itself.
+            let _ = checked.diagnose(session, server, path, &text);
+            text = fix_all(session, server, path, text, &mut report);
+            text = quick_fixes(session, server, path, text, &mut report, &mut checked);
+        }
+        if text == pass_start {
+            break;
+        }
     }
     if text != original
         && let Some((line, column)) = lang.and_then(|lang| astgrep::syntax_error(lang, &text))
