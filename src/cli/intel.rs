@@ -371,7 +371,7 @@ fn fix_cmd(ctx: &Ctx, args: &mut Args) -> anyhow::Result<ExitCode> {
         let absolute = std::env::current_dir()
             .map(|cwd| cwd.join(path))
             .unwrap_or(path.clone());
-        if absolute.is_file() && !files.iter().any(|f| *f == absolute) {
+        if absolute.is_file() && !files.contains(&absolute) {
             files.push(absolute);
         }
     }

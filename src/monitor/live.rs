@@ -380,21 +380,19 @@ pub async fn sse(State(state): State<Arc<AppState>>) -> Response {
     let stream = futures_util::stream::unfold(
         (events, shutdown),
         |(mut events, mut shutdown)| async move {
-            loop {
-                tokio::select! {
-                    event = events.recv() => match event {
-                        Ok(text) => {
-                            let item = SseEvent::default().data(text);
-                            return Some((Ok::<_, std::convert::Infallible>(item), (events, shutdown)));
-                        }
-                        Err(RecvError::Lagged(n)) => {
-                            let item = SseEvent::default().data(json!({"type": "lagged", "missed": n}).to_string());
-                            return Some((Ok(item), (events, shutdown)));
-                        }
-                        Err(RecvError::Closed) => return None,
-                    },
-                    _ = shutdown.changed() => return None,
-                }
+            tokio::select! {
+                event = events.recv() => match event {
+                    Ok(text) => {
+                        let item = SseEvent::default().data(text);
+                        return Some((Ok::<_, std::convert::Infallible>(item), (events, shutdown)));
+                    }
+                    Err(RecvError::Lagged(n)) => {
+                        let item = SseEvent::default().data(json!({"type": "lagged", "missed": n}).to_string());
+                        return Some((Ok(item), (events, shutdown)));
+                    }
+                    Err(RecvError::Closed) => return None,
+                },
+                _ = shutdown.changed() => return None,
             }
         },
     );
