@@ -274,24 +274,12 @@ fn fault_slow_start_past_the_deadline() {
 /// gets `didChange`, and one that died is restarted.
 #[test]
 fn pool_reuses_a_warm_server_and_restarts_a_dead_one() {
-    use ralph_hooks::lsp::{DiagnosticMode, Launch, Pool};
+    use ralph_hooks::lsp::Pool;
 
     let dir = TempDir::new("lsp-pool");
     let file = dir.path().join("a.fake");
     std::fs::write(&file, "ERROR: one\n").unwrap();
-    let launch = Launch {
-        name: "fake".into(),
-        program: util::fake_lsp_server(),
-        args: vec!["--mode".into(), "normal".into()],
-        env: vec![],
-        root: dir.path().to_path_buf(),
-        initialization_options: None,
-        settings: None,
-        quiet: Duration::from_millis(50),
-        await_progress: None,
-        reopen_when_clean: false,
-        mode: DiagnosticMode::Auto,
-    };
+    let launch = fake_launch(dir.path(), "normal", false);
     let deadline = || Instant::now() + Duration::from_secs(5);
     let mut pool = Pool::default();
     let first = pool
@@ -456,24 +444,12 @@ fn built_in_rules_run_after_an_edit_unless_turned_off() {
 /// which publishes only on change never sends.
 #[test]
 fn unchanged_text_is_answered_without_waiting_for_a_publish() {
-    use ralph_hooks::lsp::{DiagnosticMode, Launch, Pool};
+    use ralph_hooks::lsp::Pool;
 
     let dir = TempDir::new("lsp-unchanged");
     let a = dir.path().join("a.fake");
     let b = dir.path().join("b.fake");
-    let launch = Launch {
-        name: "fake".into(),
-        program: util::fake_lsp_server(),
-        args: vec!["--mode".into(), "silent-if-unchanged".into()],
-        env: vec![],
-        root: dir.path().to_path_buf(),
-        initialization_options: None,
-        settings: None,
-        quiet: Duration::from_millis(50),
-        await_progress: None,
-        reopen_when_clean: false,
-        mode: DiagnosticMode::Auto,
-    };
+    let launch = fake_launch(dir.path(), "silent-if-unchanged", false);
     let deadline = || Instant::now() + Duration::from_secs(3);
     let mut pool = Pool::default();
     let check = |pool: &mut Pool, file: &std::path::Path, text: &str| {
@@ -505,22 +481,12 @@ fn unchanged_text_is_answered_without_waiting_for_a_publish() {
 /// the mark the same check finds no result (the defect this guards).
 #[test]
 fn a_clean_document_that_stays_clean_is_reopened_for_a_publish() {
-    use ralph_hooks::lsp::{DiagnosticMode, Launch, LspError, Pool};
+    use ralph_hooks::lsp::{LspError, Pool};
 
     let dir = TempDir::new("lsp-still-clean");
     let file = dir.path().join("a.fake");
-    let launch = |reopen_when_clean: bool| Launch {
-        name: "fake".into(),
-        program: util::fake_lsp_server(),
-        args: vec!["--mode".into(), "silent-if-still-clean".into()],
-        env: vec![],
-        root: dir.path().to_path_buf(),
-        initialization_options: None,
-        settings: None,
-        quiet: Duration::from_millis(50),
-        await_progress: None,
-        reopen_when_clean,
-        mode: DiagnosticMode::Auto,
+    let launch = |reopen_when_clean: bool| {
+        fake_launch(dir.path(), "silent-if-still-clean", reopen_when_clean)
     };
     let deadline = || Instant::now() + Duration::from_secs(3);
     let mut pool = Pool::default();
@@ -555,4 +521,25 @@ fn a_clean_document_that_stays_clean_is_reopened_for_a_publish() {
         "{silent:?}"
     );
     pool.close(Duration::from_millis(100));
+}
+
+/// A fake server's launch for the pool-level tests, with a 50 ms quiet window.
+fn fake_launch(
+    root: &std::path::Path,
+    mode: &str,
+    reopen_when_clean: bool,
+) -> ralph_hooks::lsp::Launch {
+    ralph_hooks::lsp::Launch {
+        name: "fake".into(),
+        program: util::fake_lsp_server(),
+        args: vec!["--mode".into(), mode.into()],
+        env: vec![],
+        root: root.to_path_buf(),
+        initialization_options: None,
+        settings: None,
+        quiet: Duration::from_millis(50),
+        await_progress: None,
+        reopen_when_clean,
+        mode: ralph_hooks::lsp::DiagnosticMode::Auto,
+    }
 }

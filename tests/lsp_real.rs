@@ -253,17 +253,23 @@ fn clangd_reports_an_undeclared_identifier() {
     );
 }
 
-#[test]
-fn rust_analyzer_reports_mismatched_types() {
-    if require_working("rust-analyzer", &["--version"], "the rust-analyzer test").is_none() {
-        return;
-    }
+/// An empty Cargo package of its own (`[workspace]`, so no parent's applies).
+fn rust_project() -> TempDir {
     let dir = project(json!({}));
     write(
         dir.path(),
         "Cargo.toml",
         "[package]\nname = \"sample\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[workspace]\n",
     );
+    dir
+}
+
+#[test]
+fn rust_analyzer_reports_mismatched_types() {
+    if require_working("rust-analyzer", &["--version"], "the rust-analyzer test").is_none() {
+        return;
+    }
+    let dir = rust_project();
     let text = "fn main() {\n    let s: String = 5;\n    println!(\"{s}\");\n}\n";
     let file = write(dir.path(), "src/main.rs", text);
     let (context, _) = run_hook(dir.path(), &write_payload(&file, text));
@@ -335,12 +341,7 @@ fn rust_analyzer_warm_rechecks_of_a_clean_file_are_conclusive() {
     {
         return;
     }
-    let dir = project(json!({}));
-    write(
-        dir.path(),
-        "Cargo.toml",
-        "[package]\nname = \"sample\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[workspace]\n",
-    );
+    let dir = rust_project();
     let body = |expr: &str| format!("pub fn f(x: u32) -> u32 {{\n    {expr}\n}}\n");
     warm_rechecks(
         dir.path(),

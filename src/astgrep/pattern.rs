@@ -6,8 +6,9 @@
 use std::collections::BTreeMap;
 
 use ast_grep_config::Fixer;
-use ast_grep_core::Pattern;
-use ast_grep_core::tree_sitter::LanguageExt;
+use ast_grep_core::tree_sitter::{LanguageExt, StrDoc};
+use ast_grep_core::{AstGrep, Pattern};
+use ast_grep_language::SupportLang;
 
 use super::lang::Lang;
 use super::scan::range_of;
@@ -59,12 +60,34 @@ pub fn rewrite(
     Ok(Rewriter::new(pattern, template, lang)?.edits(source))
 }
 
+/// A pattern compiled for one language, with the words a file must contain
+/// to match it; shared by [`Searcher`] and [`Rewriter`].
+struct Compiled {
+    pattern: Pattern,
+    lang: Lang,
+    words: Vec<String>,
+}
+
+impl Compiled {
+    fn new(pattern: &str, lang: Lang) -> Result<Compiled, String> {
+        Ok(Compiled {
+            pattern: compile(pattern, lang)?,
+            lang,
+            words: literal_words(pattern),
+        })
+    }
+
+    /// The parsed `source`, or `None` when it lacks one of the words and
+    /// so cannot match (not parsed at all).
+    fn parse(&self, source: &str) -> Option<AstGrep<StrDoc<SupportLang>>> {
+        contains_all(source, &self.words).then(|| self.lang.0.ast_grep(source))
+    }
+}
+
 /// A pattern compiled once for one language, to run over many files.
 pub struct Searcher {
-    compiled: Pattern,
-    lang: Lang,
+    compiled: Compiled,
     names: Vec<(String, bool)>,
-    words: Vec<String>,
 }
 
 impl Searcher {
@@ -72,21 +95,18 @@ impl Searcher {
     /// error naming it.
     pub fn new(pattern: &str, lang: Lang) -> Result<Searcher, String> {
         Ok(Searcher {
-            compiled: compile(pattern, lang)?,
-            lang,
+            compiled: Compiled::new(pattern, lang)?,
             names: meta_variable_names(pattern),
-            words: literal_words(pattern),
         })
     }
 
     /// Every match in `source`, in order.
     pub fn find(&self, source: &str) -> Vec<Match> {
-        if !contains_all(source, &self.words) {
+        let Some(root) = self.compiled.parse(source) else {
             return Vec::new();
-        }
-        let root = self.lang.0.ast_grep(source);
+        };
         root.root()
-            .find_all(&self.compiled)
+            .find_all(&self.compiled.pattern)
             .map(|found| {
                 let node = found.get_node();
                 let (line, column, end_line, end_column) = range_of(node);
@@ -125,38 +145,30 @@ impl Searcher {
 
 /// A pattern and its replacement compiled once for one language.
 pub struct Rewriter {
-    compiled: Pattern,
+    compiled: Compiled,
     fixer: Fixer,
-    lang: Lang,
-    words: Vec<String>,
 }
 
 impl Rewriter {
     pub fn new(pattern: &str, template: &str, lang: Lang) -> Result<Rewriter, String> {
-        let compiled = compile(pattern, lang)?;
+        let compiled = Compiled::new(pattern, lang)?;
         // A Fixer (not the bare template) keeps what the pattern did not
         // cover, such as a statement's trailing `;`.
         let fixer = Fixer::from_str(template, &lang.0)
             .map_err(|error| format!("invalid replacement {template:?}: {error}"))?;
-        Ok(Rewriter {
-            compiled,
-            fixer,
-            lang,
-            words: literal_words(pattern),
-        })
+        Ok(Rewriter { compiled, fixer })
     }
 
     /// The edits for every match in `source`.
     pub fn edits(&self, source: &str) -> Vec<TextEdit> {
-        if !contains_all(source, &self.words) {
+        let Some(root) = self.compiled.parse(source) else {
             return Vec::new();
-        }
-        let root = self.lang.0.ast_grep(source);
+        };
         root.root()
-            .find_all(&self.compiled)
+            .find_all(&self.compiled.pattern)
             .map(|found| {
                 let (line, _, _, _) = range_of(found.get_node());
-                let edit = found.make_edit(&self.compiled, &self.fixer);
+                let edit = found.make_edit(&self.compiled.pattern, &self.fixer);
                 TextEdit {
                     start_byte: edit.position,
                     end_byte: edit.position + edit.deleted_length,
