@@ -104,23 +104,30 @@ pub fn plan(
                 .map(|f| (uri::comparable(&f.path), f.text.as_str()))
                 .collect();
             let mut changes = Vec::new();
+            let mut keys = Vec::new();
             let mut count = 0;
             for (path, file_edits) in &by_file {
-                let before = match open_texts.get(&uri::comparable(path)) {
+                let key = uri::comparable(path);
+                let before = match open_texts.get(&key) {
                     Some(text) => text.to_string(),
                     None => super::session::read_text(path)?,
                 };
                 let after = edits::apply(&before, file_edits)
                     .with_context(|| format!("the rename edits for {}", path.display()))?;
                 count += file_edits.len();
+                keys.push(key);
                 changes.push(FileChange {
                     path: path.clone(),
                     before,
                     after,
                 });
             }
+            let touched: Vec<(PathBuf, &str)> = keys
+                .into_iter()
+                .zip(changes.iter().map(|c| c.before.as_str()))
+                .collect();
             if let Some(conflict) =
-                find_conflict(session, server, open, &target, new_name, &changes)
+                find_conflict(session, server, open, &target, new_name, &touched)
             {
                 bail!("conflict: {conflict}; nothing renamed");
             }
@@ -143,7 +150,7 @@ fn find_conflict(
     open: &[OpenFile],
     target: &Target,
     new_name: &str,
-    changes: &[FileChange],
+    touched: &[(PathBuf, &str)],
 ) -> Option<String> {
     let (definition_path, definition_range) = target::definitions(session, server, open, target)
         .into_iter()
@@ -158,15 +165,12 @@ fn find_conflict(
         .get("start")
         .cloned()
         .unwrap_or(Value::Null);
-    let before: HashMap<PathBuf, &str> = changes
-        .iter()
-        .map(|c| (uri::comparable(&c.path), c.before.as_str()))
-        .collect();
+    let before: HashMap<&PathBuf, &str> = touched.iter().map(|(key, text)| (key, *text)).collect();
     let mut files = vec![definition_path.clone()];
     files.extend(
-        changes
+        touched
             .iter()
-            .map(|c| uri::comparable(&c.path))
+            .map(|(key, _)| key.clone())
             .filter(|p| *p != definition_path),
     );
     for path in files {

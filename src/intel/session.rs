@@ -49,6 +49,10 @@ pub struct Session<'c> {
     capabilities: HashMap<String, Value>,
     /// What the user should know about an answer's completeness, said once.
     notes: Vec<String>,
+    /// Document symbols by (server, file), asked once per command: no file
+    /// is written between the questions (a rename asks for the target file's
+    /// symbols to find the name, then again to find a clash).
+    pub(super) symbols: HashMap<(String, PathBuf), Option<Vec<super::target::Symbol>>>,
 }
 
 impl<'c> Session<'c> {
@@ -60,6 +64,7 @@ impl<'c> Session<'c> {
             deadline: Instant::now() + timeout,
             capabilities: HashMap::new(),
             notes: Vec::new(),
+            symbols: HashMap::new(),
         }
     }
 

@@ -109,6 +109,21 @@ pub fn document_symbols(
     open: &[OpenFile],
     path: &Path,
 ) -> Option<Vec<Symbol>> {
+    let key = (server.name.clone(), uri::comparable(path));
+    if let Some(known) = session.symbols.get(&key) {
+        return known.clone();
+    }
+    let symbols = ask_document_symbols(session, server, open, path);
+    session.symbols.insert(key, symbols.clone());
+    symbols
+}
+
+fn ask_document_symbols(
+    session: &mut Session<'_>,
+    server: &Server,
+    open: &[OpenFile],
+    path: &Path,
+) -> Option<Vec<Symbol>> {
     let params = json!({"textDocument": {"uri": uri::from_path(path)}});
     let result = match session.request(server, open, "textDocument/documentSymbol", params) {
         Ok(result) => result,
