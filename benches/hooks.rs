@@ -322,9 +322,17 @@ fn main() {
             ]
         })
         .collect();
+    /// One compared build's row: program, arguments, stdin, set-up, env.
+    type CompareRow<'a> = (
+        &'a PathBuf,
+        &'a [&'a str],
+        &'a [u8],
+        &'a dyn Fn(),
+        &'a [(&'a str, &'a Path)],
+    );
     let mut cases = Vec::from(cases);
     for ((stop, start, prompt, cli, _), names) in labels.iter().zip(&names) {
-        let rows: [(&PathBuf, &[&str], &[u8], &dyn Fn(), &[(&str, &Path)]); 5] = [
+        let rows: [CompareRow; 5] = [
             (stop, &[], stop_input, &nothing, &in_empty),
             (stop, &[], stop_input, &reset_loop, &in_loop),
             (start, &[], start_input, &reset_loop, &in_loop),

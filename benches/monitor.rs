@@ -204,8 +204,8 @@ fn main() {
     );
     let _ = writeln!(
         out,
-        "{:<44} {:>10} {:>10}   {}",
-        "measure", "p50", "p99", "baseline / target"
+        "{:<44} {:>10} {:>10}   baseline / target",
+        "measure", "p50", "p99"
     );
     let _ = writeln!(
         out,

@@ -56,7 +56,7 @@ fn python_file(i: usize) -> String {
             "def handler_{f}(cursor, name, items=[]):\n    total = 0\n    for item in items:\n        total += len(str(item))\n    cursor.execute(\"SELECT * FROM t WHERE name = %s\", (name,))\n    return total\n\n"
         ));
     }
-    if i % 10 == 0 {
+    if i.is_multiple_of(10) {
         text.push_str("def risky(cursor, name):\n    cursor.execute(f\"SELECT * FROM t WHERE name = '{name}'\")\n    subprocess.run(f\"ls {name}\", shell=True)\n");
     }
     text
@@ -69,7 +69,7 @@ fn script_file(i: usize) -> String {
             "export function handler{f}(input: string): number {{\n  let total = 0;\n  for (const ch of input) {{\n    total += ch.charCodeAt(0);\n  }}\n  return total;\n}}\n\n"
         ));
     }
-    if i % 10 == 0 {
+    if i.is_multiple_of(10) {
         text.push_str("var legacy = 1;\nexport function debug(x: string) {\n  debugger;\n  return eval(x);\n}\n");
     }
     text

@@ -908,7 +908,7 @@ proptest! {
             return Err(TestCaseError::fail(format!("{input}: {parsed:?}")));
         };
         let value = tool.input_str(field).unwrap_or_default().to_string();
-        let expected = at.len() as usize;
+        let expected = at.len();
         prop_assert_eq!(value.matches('\u{FFFD}').count(), expected, "{}", input);
         prop_assert_eq!(value.replace('\u{FFFD}', ""), command.clone());
     }

@@ -259,11 +259,12 @@ impl Worker {
                 startup,
             } => {
                 self.last_used = Instant::now();
-                if self.client.is_none() && self.failures.is_empty() {
-                    if let Err(error) = self.start(&launch, &fingerprint, startup) {
-                        self.host
-                            .log(&format!("pre-start of {} failed: {error}", self.key.0));
-                    }
+                if self.client.is_none()
+                    && self.failures.is_empty()
+                    && let Err(error) = self.start(&launch, &fingerprint, startup)
+                {
+                    self.host
+                        .log(&format!("pre-start of {} failed: {error}", self.key.0));
                 }
                 Flow::Continue
             }

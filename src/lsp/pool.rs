@@ -37,7 +37,7 @@ impl Limits {
     }
 
     /// The deadline of a check on a server that is ready now.
-    fn from_now(&self) -> Instant {
+    fn deadline_from_now(&self) -> Instant {
         self.budget.map_or(self.deadline, |budget| {
             self.deadline.min(Instant::now() + budget)
         })
@@ -149,7 +149,7 @@ impl Pool {
         // project load) may use the whole deadline. A warm one gets its
         // budget from now.
         let check_deadline = if reused.is_some() {
-            limits.from_now()
+            limits.deadline_from_now()
         } else {
             deadline
         };

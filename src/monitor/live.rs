@@ -384,15 +384,15 @@ pub async fn sse(State(state): State<Arc<AppState>>) -> Response {
                 event = events.recv() => match event {
                     Ok(text) => {
                         let item = SseEvent::default().data(text);
-                        return Some((Ok::<_, std::convert::Infallible>(item), (events, shutdown)));
+                        Some((Ok::<_, std::convert::Infallible>(item), (events, shutdown)))
                     }
                     Err(RecvError::Lagged(n)) => {
                         let item = SseEvent::default().data(json!({"type": "lagged", "missed": n}).to_string());
-                        return Some((Ok(item), (events, shutdown)));
+                        Some((Ok(item), (events, shutdown)))
                     }
-                    Err(RecvError::Closed) => return None,
+                    Err(RecvError::Closed) => None,
                 },
-                _ = shutdown.changed() => return None,
+                _ = shutdown.changed() => None,
             }
         },
     );
