@@ -178,7 +178,9 @@ pub fn render_extras(shown: &[&Diag], extras: &Extras) -> String {
     text
 }
 
-fn one_line(text: &str) -> String {
+/// A rule's note or fix text on one line (`⏎` between its lines); an empty
+/// fix reads "(remove it)".
+pub(super) fn one_line(text: &str) -> String {
     let folded: Vec<&str> = text
         .lines()
         .map(str::trim)

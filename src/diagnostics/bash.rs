@@ -26,10 +26,10 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use serde::{Deserialize, Serialize};
 
 use super::ast_grep;
-use super::baseline::{self, FileEntry, content_hash};
+use super::baseline::{self, content_hash};
 use super::check::{self, Resolved};
 use super::classify::classify;
-use super::edit::{blocking_errors, record_touched};
+use super::edit::{baseline_entry, blocking_errors, file_context, record_touched};
 use super::lines::LineMap;
 use super::model::Diag;
 use super::report::{self, Caps};
@@ -226,32 +226,17 @@ fn report_changed(ctx: &Ctx, settings: &Settings, paths: &[PathBuf]) -> anyhow::
                 .collect::<Vec<_>>()
         });
         let classification = classify(before_comparable.as_deref(), &after, &LineMap::identity());
-        let mut context = report::edit_context(
+        sections.push(file_context(
             &display,
             &server_name,
-            &classification.items,
-            &classification.fixed,
+            &classification,
+            &extras,
             min_severity,
             caps,
-        );
-        let shown: Vec<&Diag> = classification.items.iter().map(|c| &c.diag).collect();
-        let extra = ast_grep::render_extras(&shown, &extras);
-        if !extra.is_empty() {
-            context.push('\n');
-            context.push_str(&extra);
-        }
-        sections.push(context);
-        let mut stored_diags = after;
-        check::sort_and_dedup(&mut stored_diags);
+        ));
         entries.push((
             display.clone(),
-            FileEntry {
-                content_hash: content_hash(&text),
-                checked_at: ctx.now(),
-                server: server_name.clone(),
-                ast_grep: ast_diags.is_some(),
-                diagnostics: stored_diags,
-            },
+            baseline_entry(ctx, &text, &server_name, ast_diags.is_some(), after),
         ));
         let in_loop = record_touched(ctx, path);
         if in_loop.is_some() {

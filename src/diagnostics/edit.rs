@@ -234,16 +234,9 @@ pub fn after_edit(ctx: &Ctx, tool: &ToolInput) -> anyhow::Result<HookOutput> {
         &map,
     );
 
-    let mut stored_diags = lsp_diags.clone();
-    stored_diags.extend(ast_grep_findings.iter().flatten().cloned());
-    check::sort_and_dedup(&mut stored_diags);
-    let entry = FileEntry {
-        content_hash: content_hash(&text),
-        checked_at: ctx.now(),
-        server: server_name.clone(),
-        ast_grep: ast_grep_findings.is_some(),
-        diagnostics: stored_diags,
-    };
+    let mut after = lsp_diags.clone();
+    after.extend(ast_grep_findings.iter().flatten().cloned());
+    let entry = baseline_entry(ctx, &text, &server_name, ast_grep_findings.is_some(), after);
     if let Err(error) = baseline::save_entries(ctx, vec![(display.clone(), entry)]) {
         eprintln!("ralph-hooks: warning: cannot save the diagnostics baseline: {error:#}");
     }
@@ -252,20 +245,14 @@ pub fn after_edit(ctx: &Ctx, tool: &ToolInput) -> anyhow::Result<HookOutput> {
         max_items: settings.config.max_items,
         max_chars: settings.config.max_chars,
     };
-    let mut context = report::edit_context(
+    let context = file_context(
         &display,
         &server_name,
-        &classification.items,
-        &classification.fixed,
+        &classification,
+        &ast_grep_extras,
         min_severity,
         caps,
     );
-    let shown: Vec<&Diag> = classification.items.iter().map(|c| &c.diag).collect();
-    let extras = ast_grep::render_extras(&shown, &ast_grep_extras);
-    if !extras.is_empty() {
-        context.push('\n');
-        context.push_str(&extras);
-    }
     let running_loop = record_touched(ctx, &path);
     let blocking = running_loop
         .filter(|state| state.diagnostics)
@@ -287,6 +274,52 @@ pub fn after_edit(ctx: &Ctx, tool: &ToolInput) -> anyhow::Result<HookOutput> {
 
 /// The file's text before the edit: `originalFile`, or empty for a Write
 /// that created the file; `None` when the tool response does not say.
+/// What the baseline keeps for a file just checked: every diagnostic (the
+/// server's and ast-grep's), sorted, for this text.
+pub(super) fn baseline_entry(
+    ctx: &Ctx,
+    text: &str,
+    server: &str,
+    ast_grep_ran: bool,
+    mut diagnostics: Vec<Diag>,
+) -> FileEntry {
+    check::sort_and_dedup(&mut diagnostics);
+    FileEntry {
+        content_hash: content_hash(text),
+        checked_at: ctx.now(),
+        server: server.to_string(),
+        ast_grep: ast_grep_ran,
+        diagnostics,
+    }
+}
+
+/// One file's part of the hook's context: the classified report, then the
+/// notes and fixes of the ast-grep rules it shows.
+pub(super) fn file_context(
+    display: &str,
+    server: &str,
+    classification: &Classification,
+    extras: &ast_grep::Extras,
+    min_severity: Severity,
+    caps: Caps,
+) -> String {
+    let mut context = report::edit_context(
+        display,
+        server,
+        &classification.items,
+        &classification.fixed,
+        min_severity,
+        caps,
+    );
+    let shown: Vec<&Diag> = classification.items.iter().map(|c| &c.diag).collect();
+    let extras = ast_grep::render_extras(&shown, extras);
+    if !extras.is_empty() {
+        context.push('\n');
+        context.push_str(&extras);
+    }
+    context
+}
+
 fn original_text(tool: &ToolInput) -> Option<String> {
     let response = &tool.tool_response;
     match response.get("originalFile") {

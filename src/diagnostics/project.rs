@@ -20,6 +20,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
+use super::ast_grep::one_line;
 use super::check::{self, Resolved};
 use super::model::{Diag, Severity, utf16_to_char_column};
 use super::settings::Settings;
@@ -594,18 +595,5 @@ fn plural(n: usize, word: &str) -> String {
         word.to_string()
     } else {
         format!("{word}s")
-    }
-}
-
-fn one_line(text: &str) -> String {
-    let folded: Vec<&str> = text
-        .lines()
-        .map(str::trim)
-        .filter(|l| !l.is_empty())
-        .collect();
-    if folded.is_empty() {
-        "(remove it)".into()
-    } else {
-        folded.join(" ⏎ ")
     }
 }
