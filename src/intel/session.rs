@@ -13,7 +13,7 @@ use serde_json::Value;
 use crate::diagnostics::check::MAX_FILE_BYTES;
 use crate::diagnostics::settings::Settings;
 use crate::hook::ctx::Ctx;
-use crate::lsp::servers::{find_binary, workspace_root};
+use crate::lsp::servers::{ProjectIndex, find_binary, workspace_root};
 use crate::lsp::{Launch, LspError, OpenFile, Pool, ServerDiagnostic};
 use crate::util::fsread::{self, Links};
 
@@ -38,6 +38,8 @@ pub struct Server {
     pub language_id: String,
     /// The file extensions (with the dot) this server handles.
     pub extensions: Vec<String>,
+    /// What it needs to know the files it was not given.
+    pub project_index: Option<ProjectIndex>,
 }
 
 pub struct Session<'c> {
@@ -68,21 +70,25 @@ impl<'c> Session<'c> {
         }
     }
 
-    /// Notes a limit of `server` on answers about the whole project: clangd
-    /// without a compilation database knows only the files it was given.
+    /// Notes a limit of `server` on answers about the whole project: one
+    /// that needs an index file (clangd's compilation database) and finds
+    /// none knows only the files it was given.
     fn note_coverage(&mut self, server: &Server) {
+        let Some(index) = &server.project_index else {
+            return;
+        };
         let workspace = &server.launch.root;
-        let has_database = [
-            "compile_commands.json",
-            "build/compile_commands.json",
-            "compile_flags.txt",
-        ]
-        .iter()
-        .any(|name| workspace.join(name).is_file());
-        if server.name == "clangd" && !has_database {
+        if !index
+            .files
+            .iter()
+            .any(|name| workspace.join(name).is_file())
+        {
             let note = format!(
-                "clangd has no compile_commands.json in {}: it knows only the files it was given, so uses in other files may be missing (generate one with `cmake -DCMAKE_EXPORT_COMPILE_COMMANDS=ON` or `bear -- make`)",
-                self.display(workspace)
+                "{} has no {} in {}: it knows only the files it was given, so uses in other files may be missing ({})",
+                server.name,
+                index.files.first().map_or("index file", String::as_str),
+                self.display(workspace),
+                index.hint
             );
             if !self.notes.contains(&note) {
                 self.notes.push(note);
@@ -129,6 +135,7 @@ impl<'c> Session<'c> {
                         .cloned()
                         .unwrap_or_default(),
                     extensions: server.extensions.keys().cloned().collect(),
+                    project_index: server.project_index.clone(),
                 })
             })
             .collect();

@@ -102,10 +102,21 @@ pub struct ServerDef {
     pub quiet: Duration,
     pub await_progress: Option<String>,
     pub reopen_when_clean: bool,
+    /// What the server needs to know the files it was not given (clangd's
+    /// compilation database); `None` when it finds the project by itself.
+    pub project_index: Option<ProjectIndex>,
     pub mode: DiagnosticMode,
     pub install_hint: String,
     pub enabled: bool,
     pub origin: Origin,
+}
+
+/// Files of which one must exist in the workspace for a server to see the
+/// whole project, and how to make one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProjectIndex {
+    pub files: Vec<String>,
+    pub hint: String,
 }
 
 /// The quiet window for servers we know nothing about (reference §6.1).
@@ -140,6 +151,7 @@ impl ServerDef {
             quiet: DEFAULT_QUIET,
             await_progress: None,
             reopen_when_clean: false,
+            project_index: None,
             mode: DiagnosticMode::Push,
             install_hint: install_hint.into(),
             enabled: true,
@@ -154,6 +166,14 @@ impl ServerDef {
 
     fn reopen_when_clean(mut self) -> ServerDef {
         self.reopen_when_clean = true;
+        self
+    }
+
+    fn project_index(mut self, files: &[&str], hint: &str) -> ServerDef {
+        self.project_index = Some(ProjectIndex {
+            files: files.iter().map(|f| f.to_string()).collect(),
+            hint: hint.to_string(),
+        });
         self
     }
 
@@ -371,7 +391,15 @@ pub fn builtin_servers() -> Vec<ServerDef> {
             &["compile_commands.json", "compile_flags.txt", ".clangd"],
             "apt-get install clangd",
         )
-        .quiet_ms(0),
+        .quiet_ms(0)
+        .project_index(
+            &[
+                "compile_commands.json",
+                "build/compile_commands.json",
+                "compile_flags.txt",
+            ],
+            "generate one with `cmake -DCMAKE_EXPORT_COMPILE_COMMANDS=ON` or `bear -- make`",
+        ),
         rust_analyzer,
         ServerDef::builtin(
             "gopls",
