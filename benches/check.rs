@@ -197,22 +197,7 @@ fn main() {
         let cli_errors = serde_json::from_str::<Value>(&out)
             .map(|v| v["summary"]["errorCount"].as_u64().unwrap_or(0))
             .unwrap_or(0);
-        let (in_process, _) = check(&root, false);
-        let (cold, _) = check(&root, true);
-        let (warm, report) = check(&root, true);
-        stop_daemon(&root);
-        println!(
-            "| Python, pyright --outputjson | {} | {} ({}) | {} ({}) | {} ({}) | {cli_errors} / {} |",
-            secs(cli),
-            secs(in_process),
-            ratio(in_process, cli),
-            secs(cold),
-            ratio(cold, cli),
-            secs(warm),
-            ratio(warm, cli),
-            errors(&report)
-        );
-        let _ = std::fs::remove_dir_all(&root);
+        compare_row("Python, pyright --outputjson", &root, cli, cli_errors);
     } else {
         println!("| Python | pyright not installed | | | | |");
     }
@@ -227,22 +212,7 @@ fn main() {
                     .current_dir(&root),
             );
             let cli_errors = out.lines().filter(|l| l.contains("): error TS")).count();
-            let (in_process, _) = check(&root, false);
-            let (cold, _) = check(&root, true);
-            let (warm, report) = check(&root, true);
-            stop_daemon(&root);
-            println!(
-                "| TypeScript, tsc --noEmit -p | {} | {} ({}) | {} ({}) | {} ({}) | {cli_errors} / {} |",
-                secs(cli),
-                secs(in_process),
-                ratio(in_process, cli),
-                secs(cold),
-                ratio(cold, cli),
-                secs(warm),
-                ratio(warm, cli),
-                errors(&report)
-            );
-            let _ = std::fs::remove_dir_all(&root);
+            compare_row("TypeScript, tsc --noEmit -p", &root, cli, cli_errors as u64);
         }
         None => println!("| TypeScript | no global typescript@5 | | | | |"),
     }
@@ -307,4 +277,25 @@ fn main() {
         peak as f64 / 1024.0,
         if peak < 500 * 1024 { "under" } else { "OVER" }
     );
+}
+
+/// One row beside the CLI's time: `check` in-process, then through the
+/// daemon cold and warm; the tree is removed afterwards.
+fn compare_row(label: &str, root: &Path, cli: Duration, cli_errors: u64) {
+    let (in_process, _) = check(root, false);
+    let (cold, _) = check(root, true);
+    let (warm, report) = check(root, true);
+    stop_daemon(root);
+    println!(
+        "| {label} | {} | {} ({}) | {} ({}) | {} ({}) | {cli_errors} / {} |",
+        secs(cli),
+        secs(in_process),
+        ratio(in_process, cli),
+        secs(cold),
+        ratio(cold, cli),
+        secs(warm),
+        ratio(warm, cli),
+        errors(&report)
+    );
+    let _ = std::fs::remove_dir_all(root);
 }
