@@ -235,7 +235,7 @@ fn targets() -> Vec<Target> {
         },
         Target {
             relative: ".lsp.json",
-            good: |_| fake_lsp_json(),
+            good: |_| util::fake_lsp_json(&["--mode", "normal"]),
             reader: None,
         },
     ]
@@ -319,21 +319,10 @@ fn commands(project: &Path) -> Vec<(&'static str, &'static str, Vec<&'static str
     ]
 }
 
-/// `.lsp.json` naming the fake server for `.fake` files.
-fn fake_lsp_json() -> String {
-    json!({"fake": {
-        "command": util::fake_lsp_server().display().to_string(),
-        "args": ["--mode", "normal"],
-        "extensionToLanguage": {".fake": "fake"},
-    }})
-    .to_string()
-}
-
 /// A project with an active task with an open step and no loop, and the
 /// fake language server for `.fake` files.
 fn base_project(project: &Path) {
-    std::fs::create_dir_all(project).unwrap();
-    std::fs::write(project.join(".lsp.json"), fake_lsp_json()).unwrap();
+    util::write_fake_lsp_json(project, &["--mode", "normal"]);
     let tasks = project.join(".claude/orchestrator/tasks");
     std::fs::create_dir_all(&tasks).unwrap();
     std::fs::write(
@@ -1006,18 +995,12 @@ fn sigterm_during_a_diagnostic_leaves_no_server() {
     let dir = TempDir::new("adversarial-signal-lsp");
     let project = dir.path();
     let pid_file = project.join("fake.pid");
-    let server = json!({"fake": {
-        "command": util::fake_lsp_server().display().to_string(),
-        "args": ["--mode", "hang", "--pid-file", pid_file.display().to_string(), "--helper"],
-        "extensionToLanguage": {".fake": "fake"},
-    }});
-    std::fs::write(project.join(".lsp.json"), server.to_string()).unwrap();
-    std::fs::create_dir_all(project.join(".claude")).unwrap();
-    std::fs::write(
-        project.join(".claude/ralph-hooks.json"),
-        json!({"diagnostics": {"timeout_ms": 60_000}}).to_string(),
-    )
-    .unwrap();
+    let pid_arg = pid_file.display().to_string();
+    util::write_fake_lsp_json(
+        project,
+        &["--mode", "hang", "--pid-file", &pid_arg, "--helper"],
+    );
+    util::write_hook_config(project, json!({"diagnostics": {"timeout_ms": 60_000}}));
     let file = project.join("a.fake");
     std::fs::write(&file, "text\n").unwrap();
     let input = json!({"session_id": "s", "cwd": project, "hook_event_name": "PostToolUse",

@@ -42,18 +42,11 @@ fn sh(dir: &Path, command: &str) {
 /// committed clean.
 fn fake_project() -> TempDir {
     let dir = TempDir::new("bash-edits");
-    let server = json!({"fake": {
-        "command": util::fake_lsp_server().display().to_string(),
-        "args": ["--mode", "normal"],
-        "extensionToLanguage": {".fake": "fake"},
-    }});
-    std::fs::write(dir.path().join(".lsp.json"), server.to_string()).unwrap();
-    std::fs::create_dir_all(dir.path().join(".claude")).unwrap();
-    std::fs::write(
-        dir.path().join(".claude/ralph-hooks.json"),
-        json!({"diagnostics": {"timeout_ms": 10_000, "ast_grep": false}}).to_string(),
-    )
-    .unwrap();
+    util::write_fake_lsp_json(dir.path(), &["--mode", "normal"]);
+    util::write_hook_config(
+        dir.path(),
+        json!({"diagnostics": {"timeout_ms": 10_000, "ast_grep": false}}),
+    );
     std::fs::write(dir.path().join(".gitignore"), ".claude/\n").unwrap();
     std::fs::write(dir.path().join("a.fake"), "fine\n").unwrap();
     git(dir.path(), &["init", "-q"]);

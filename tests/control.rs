@@ -60,11 +60,9 @@ fn loop_state(project: &Path) -> Value {
     serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
 }
 
-#[test]
-fn a_paused_loop_lets_stop_through_and_resume_restores_blocking() {
-    let temp = TempDir::new("control-loop");
-    let project = temp.path();
-    let (code, _, stderr) = cli(
+/// `loop start "ship it" --promise DONE --no-diagnostics`.
+fn start_loop(project: &Path) -> (i32, String, String) {
+    cli(
         project,
         &[
             "loop",
@@ -74,7 +72,14 @@ fn a_paused_loop_lets_stop_through_and_resume_restores_blocking() {
             "DONE",
             "--no-diagnostics",
         ],
-    );
+    )
+}
+
+#[test]
+fn a_paused_loop_lets_stop_through_and_resume_restores_blocking() {
+    let temp = TempDir::new("control-loop");
+    let project = temp.path();
+    let (code, _, stderr) = start_loop(project);
     assert_eq!(code, 0, "{stderr}");
     assert!(stop(project, false).contains("\"decision\":\"block\""));
     assert_eq!(loop_state(project)["iteration"], 1);
@@ -132,17 +137,7 @@ fn a_paused_loop_lets_stop_through_and_resume_restores_blocking() {
 fn any_prompt_resets_the_consecutive_block_count() {
     let temp = TempDir::new("control-blocks");
     let project = temp.path();
-    cli(
-        project,
-        &[
-            "loop",
-            "start",
-            "ship it",
-            "--promise",
-            "DONE",
-            "--no-diagnostics",
-        ],
-    );
+    start_loop(project);
     // Two blocks in a row (a third identical one would end it as stagnant).
     stop(project, false);
     stop(project, true);
@@ -197,17 +192,7 @@ fn the_status_line_shows_each_state() {
     let project = temp.path();
     assert_eq!(statusline(project, SESSION), "", "idle: nothing");
 
-    cli(
-        project,
-        &[
-            "loop",
-            "start",
-            "ship it",
-            "--promise",
-            "DONE",
-            "--no-diagnostics",
-        ],
-    );
+    start_loop(project);
     assert_eq!(statusline(project, SESSION), "ralph ▶ loop 0/10");
     stop(project, false);
     assert_eq!(

@@ -19,22 +19,11 @@ struct Project {
 impl Project {
     fn new(mode: &str, timeout_ms: u64) -> Project {
         let dir = TempDir::new("diag-loop");
-        let server = json!({
-            "command": util::fake_lsp_server().display().to_string(),
-            "args": ["--mode", mode],
-            "extensionToLanguage": {".fake": "fake"},
-        });
-        std::fs::write(
-            dir.path().join(".lsp.json"),
-            json!({"fake": server}).to_string(),
-        )
-        .unwrap();
-        std::fs::create_dir_all(dir.path().join(".claude")).unwrap();
-        std::fs::write(
-            dir.path().join(".claude/ralph-hooks.json"),
-            json!({"diagnostics": {"timeout_ms": timeout_ms, "warmup_wait_ms": 0}}).to_string(),
-        )
-        .unwrap();
+        util::write_fake_lsp_json(dir.path(), &["--mode", mode]);
+        util::write_hook_config(
+            dir.path(),
+            json!({"diagnostics": {"timeout_ms": timeout_ms, "warmup_wait_ms": 0}}),
+        );
         Project { dir }
     }
 

@@ -30,32 +30,18 @@ fn fixture_project() -> Option<TempDir> {
         "value: int = \"ignored by .gitignore\"\n",
     )
     .unwrap();
-    write_config(
+    util::write_hook_config(
         dir.path(),
         json!({"diagnostics": {"timeout_ms": 60_000, "loop_budget_ms": 180_000}}),
     );
     Some(dir)
 }
 
-fn write_config(project: &Path, config: Value) {
-    std::fs::create_dir_all(project.join(".claude")).unwrap();
-    std::fs::write(project.join(".claude/ralph-hooks.json"), config.to_string()).unwrap();
-}
-
 /// A project whose `.fake` files go to the fake server in `mode`.
 fn fake_project(mode: &str, timeout_ms: u64, loop_budget_ms: u64) -> TempDir {
     let dir = TempDir::new("goal-loop");
-    let server = json!({
-        "command": util::fake_lsp_server().display().to_string(),
-        "args": ["--mode", mode],
-        "extensionToLanguage": {".fake": "fake"},
-    });
-    std::fs::write(
-        dir.path().join(".lsp.json"),
-        json!({"fake": server}).to_string(),
-    )
-    .unwrap();
-    write_config(
+    util::write_fake_lsp_json(dir.path(), &["--mode", mode]);
+    util::write_hook_config(
         dir.path(),
         json!({"diagnostics": {"timeout_ms": timeout_ms, "loop_budget_ms": loop_budget_ms}}),
     );
@@ -571,7 +557,7 @@ fn install_adds_the_ralph_check_command() {
 #[test]
 fn the_follow_up_prompt_is_capped_with_and_n_more() {
     let project = fake_project("normal", 5_000, 30_000);
-    write_config(
+    util::write_hook_config(
         project.path(),
         json!({"diagnostics": {"timeout_ms": 5_000, "max_items": 2}}),
     );

@@ -251,6 +251,29 @@ fn wildcards_match_as_documented() {
     );
 }
 
+/// A `.lsp.json` text sending `.fake` files to the fake server started
+/// with `args` (`--mode normal`, …).
+pub fn fake_lsp_json(args: &[&str]) -> String {
+    serde_json::json!({"fake": {
+        "command": fake_lsp_server().display().to_string(),
+        "args": args,
+        "extensionToLanguage": {".fake": "fake"},
+    }})
+    .to_string()
+}
+
+/// Writes [`fake_lsp_json`] as the project's `.lsp.json`.
+pub fn write_fake_lsp_json(project: &Path, args: &[&str]) {
+    std::fs::create_dir_all(project).unwrap();
+    std::fs::write(project.join(".lsp.json"), fake_lsp_json(args)).unwrap();
+}
+
+/// Writes the project's `.claude/ralph-hooks.json`.
+pub fn write_hook_config(project: &Path, config: Value) {
+    std::fs::create_dir_all(project.join(".claude")).unwrap();
+    std::fs::write(project.join(".claude/ralph-hooks.json"), config.to_string()).unwrap();
+}
+
 /// The fake language server (`examples/fake_lsp_server.rs`). `cargo test`
 /// builds examples; a filtered run (`cargo test --test integration`) may
 /// not, so it is built here when missing or older than its source.
