@@ -340,6 +340,31 @@ impl Worker {
         server_pid
     }
 
+    /// A client for `launch` before a job: takes in what the server said
+    /// meanwhile (so nothing stale counts as the answer to this job, and a
+    /// death is noticed), restarts it when its configuration changed, and
+    /// starts it when there is none. `Ok(true)` when it was already running.
+    fn ready_client(
+        &mut self,
+        launch: &Launch,
+        fingerprint: &str,
+        startup: Duration,
+    ) -> Result<bool, LspError> {
+        self.maintain();
+        if self.client.is_some() && self.fingerprint != fingerprint {
+            self.host.log(&format!(
+                "the configuration of {} changed: restarting it",
+                self.key.0
+            ));
+            self.drop_client(self.host.config().shutdown_grace());
+        }
+        let warm = self.client.is_some();
+        if !warm {
+            self.start(launch, fingerprint, startup)?;
+        }
+        Ok(warm)
+    }
+
     /// The request itself; the bool says whether a running server served
     /// it. A refusal (an error response) is an answer from a healthy server.
     fn call_on_server(&mut self, job: &CallJob) -> (Result<CallAnswer, LspError>, bool) {
@@ -351,19 +376,11 @@ impl Worker {
             };
             return (Err(error), false);
         }
-        self.maintain();
-        if self.client.is_some() && self.fingerprint != job.fingerprint {
-            self.host.log(&format!(
-                "the configuration of {} changed: restarting it",
-                self.key.0
-            ));
-            self.drop_client(self.host.config().shutdown_grace());
-        }
-        let warm = self.client.is_some();
         let time_left = || job.deadline.saturating_duration_since(Instant::now());
-        if !warm && let Err(error) = self.start(&job.launch, &job.fingerprint, time_left()) {
-            return (Err(error), false);
-        }
+        let warm = match self.ready_client(&job.launch, &job.fingerprint, time_left()) {
+            Ok(warm) => warm,
+            Err(error) => return (Err(error), false),
+        };
         let mut result = self.run_call(job);
         if let Err(error) = &result
             && !matches!(error, LspError::Rejected { .. })
@@ -421,20 +438,10 @@ impl Worker {
                 Duration::ZERO,
             );
         }
-        // Take in what the server said meanwhile, so nothing stale counts
-        // as the answer to this change, and notice if it died.
-        self.maintain();
-        if self.client.is_some() && self.fingerprint != job.fingerprint {
-            self.host.log(&format!(
-                "the configuration of {} changed: restarting it",
-                self.key.0
-            ));
-            self.drop_client(self.host.config().shutdown_grace());
-        }
-        let warm = self.client.is_some();
-        if !warm && let Err(error) = self.start(&job.launch, &job.fingerprint, job.startup) {
-            return (Err(error), false, began.elapsed());
-        }
+        let warm = match self.ready_client(&job.launch, &job.fingerprint, job.startup) {
+            Ok(warm) => warm,
+            Err(error) => return (Err(error), false, began.elapsed()),
+        };
         if let Some(until) = self.warming_until {
             // A pre-started server loads the project at its first check: its
             // start-up time counts from there too.
