@@ -375,6 +375,7 @@ fn launch_for(project: &Path, file: &Path) -> Result<(Launch, String), String> {
             server,
             program,
             language_id,
+            ..
         } => {
             let root = workspace_root(server, file, project);
             Ok((server.launch(program, root, project), language_id))

@@ -169,6 +169,7 @@ fn own_times(dir: &Path, runs: usize) -> Result<(Duration, Duration), String> {
             server,
             program,
             language_id,
+            ..
         } => (
             server.launch(program, workspace_root(server, &file, dir), dir),
             language_id,

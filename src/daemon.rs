@@ -6,7 +6,10 @@
 //!   give up on the daemon, and the pool [`Remote`](crate::lsp::pool::Remote)
 //!   that sends it checks, falling back in-process on any failure.
 //! - [`server`]: the daemon process; [`worker`]: one thread per server
-//!   (reuse, restarts with a bound, idle shutdown, files closed).
+//!   (reuse, restarts with a bound, idle shutdown, files closed, project
+//!   checks run as batches that outlive their caller); [`checks`]: project
+//!   checks with the daemon's servers ([`project_check`] is the callers'
+//!   side).
 //! - [`wire`]: the JSON-lines protocol and its handshake; [`paths`]: socket
 //!   and locks; [`record`]: `daemon.json`, `servers.json`, the log;
 //!   [`procs`]: RSS and leftover process groups from /proc;
@@ -15,9 +18,12 @@
 //! Configuration and behaviour are described in README.md, "Warm language
 //! servers (daemon)".
 //!
-//! Uses [`crate::lsp`] and the layers below it; used by the diagnostics (its
-//! [`pool`]), session start (pre-start) and the CLI (`ralph-hooks daemon`).
+//! Uses [`crate::engine`] (the project check it runs), [`crate::lsp`] and
+//! the layers below; used by the diagnostics (its [`pool`]), the Stop hook
+//! and the CLI ([`project_check`]), session start (pre-start) and
+//! `ralph-hooks daemon`.
 
+pub mod checks;
 pub mod config;
 pub mod detect;
 pub mod paths;
@@ -28,8 +34,11 @@ pub mod server;
 pub mod wire;
 pub mod worker;
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
+use crate::engine::files::NoSuchPath;
+use crate::engine::report::Report;
+use crate::engine::run::Options;
 use crate::hook::ctx::Ctx;
 use crate::lsp::Pool;
 use crate::lsp::servers::{Registry, Selection, find_binary, workspace_root};
@@ -43,6 +52,157 @@ pub fn pool(ctx: &Ctx) -> Pool {
     }
     let target = remote::Target::for_ctx(ctx);
     Pool::with_remote(Box::new(remote::DaemonRemote::new(target, ctx.debug)))
+}
+
+/// How much longer than a check's budget its caller waits for the daemon's
+/// answer: the report is assembled (ast-grep, reading files with problems)
+/// after the servers' time is up.
+const CHECK_REPLY_SLACK: Duration = Duration::from_secs(10);
+/// The wait for a check without a budget.
+const UNBUDGETED_CHECK: Duration = Duration::from_secs(31 * 60);
+
+/// A project check with the warm servers: asked of the daemon (started when
+/// needed), so servers stay warm for the next check and a batch not done in
+/// time goes on there. When the daemon is off or fails, `fallback` runs the
+/// check — the CLI runs it in its own process; a hook, which must not carry
+/// the check's code, runs `ralph-hooks check` as a child.
+pub fn project_check(
+    ctx: &Ctx,
+    options: &Options,
+    fallback: impl FnOnce() -> Result<Report, NoSuchPath>,
+) -> Result<Report, NoSuchPath> {
+    let started = Instant::now();
+    if let Some(why) = remote::disabled_reason(ctx) {
+        ctx.debug(format_args!("daemon: off ({why}); checking without it"));
+        return fallback();
+    }
+    let target = remote::Target::for_ctx(ctx);
+    let mut connected = match remote::connect_or_start(&target) {
+        Ok(connected) => connected,
+        Err(remote::Unavailable(why)) => {
+            ctx.debug(format_args!("daemon: not used: {why}; checking without it"));
+            return fallback();
+        }
+    };
+    if let Some(note) = &connected.note {
+        ctx.debug(format_args!("{note}"));
+    }
+    let wait = options.budget.unwrap_or(UNBUDGETED_CHECK) + CHECK_REPLY_SLACK;
+    let request = wire::Request::Check {
+        project: ctx.project_root.clone(),
+        options: absolute_paths(options),
+        debug: ctx.debug,
+    };
+    match connected
+        .conn
+        .call::<wire::CheckReply>(&request, Instant::now() + wait)
+    {
+        Ok(wire::CheckReply::Report { report, elapsed_ms }) => {
+            ctx.debug(format_args!(
+                "daemon {}: project check of {} file(s) in {elapsed_ms} ms ({} ms here): {:?}",
+                connected.hello.pid,
+                report.files.len(),
+                started.elapsed().as_millis(),
+                report.timings
+            ));
+            Ok(*report)
+        }
+        Ok(wire::CheckReply::NoSuchPath { path }) => Err(NoSuchPath(path)),
+        Err(error) => {
+            ctx.debug(format_args!(
+                "daemon {}: the project check failed ({error}); checking without it",
+                connected.hello.pid
+            ));
+            fallback()
+        }
+    }
+}
+
+/// The daemon runs elsewhere: paths are sent absolute, from this process's
+/// current directory.
+fn absolute_paths(options: &Options) -> Options {
+    let cwd = std::env::current_dir().unwrap_or_default();
+    let mut options = options.clone();
+    for path in &mut options.paths {
+        if !path.is_absolute() {
+            *path = cwd.join(&*path);
+        }
+    }
+    options
+}
+
+/// A hook's fallback: `ralph-hooks check` in a child process (with the
+/// daemon off, so it checks in its own process), its report read back.
+pub fn check_in_child(ctx: &Ctx, options: &Options) -> Result<Report, NoSuchPath> {
+    let not_run = |why: String| {
+        let mut report = Report::default();
+        report
+            .rule_problems
+            .push(format!("the project check could not run: {why}"));
+        report.budget_ran_out = true;
+        report
+    };
+    let Some(exe) = remote::daemon_exe() else {
+        return Ok(not_run("no ralph-hooks binary found".into()));
+    };
+    let mut command = std::process::Command::new(&exe);
+    command
+        .arg("--project")
+        .arg(&ctx.project_root)
+        .arg("check")
+        .arg("--report-json")
+        .arg("--min-severity")
+        .arg(options.min_severity.word())
+        .env("RALPH_HOOKS_DAEMON", "0")
+        .stdin(std::process::Stdio::null());
+    if !options.ast_grep {
+        command.arg("--no-ast-grep");
+    }
+    if let Some(budget) = options.budget {
+        command
+            .arg("--budget")
+            .arg(format!("{:.3}", budget.as_secs_f64()));
+    }
+    for path in &absolute_paths(options).paths {
+        command.arg(path);
+    }
+    let wait = options.budget.unwrap_or(UNBUDGETED_CHECK) + CHECK_REPLY_SLACK;
+    let stdout = match run_for_stdout(&mut command, wait) {
+        Ok(stdout) => stdout,
+        Err(why) => return Ok(not_run(format!("{}: {why}", exe.display()))),
+    };
+    match serde_json::from_slice::<wire::CheckReply>(&stdout) {
+        Ok(wire::CheckReply::Report { report, .. }) => Ok(*report),
+        Ok(wire::CheckReply::NoSuchPath { path }) => Err(NoSuchPath(path)),
+        Err(error) => Ok(not_run(format!(
+            "`{} check` answered no report ({error})",
+            exe.display()
+        ))),
+    }
+}
+
+/// Runs `command` in its own process group (killed with us), its stdout
+/// read on a thread (so a full pipe cannot stall it), for at most `wait`.
+fn run_for_stdout(command: &mut std::process::Command, wait: Duration) -> Result<Vec<u8>, String> {
+    use std::io::Read as _;
+    command
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::inherit());
+    let mut child = crate::util::process::GroupChild::spawn(command).map_err(|e| e.to_string())?;
+    let mut stdout = child.child_mut().stdout.take().ok_or("no stdout pipe")?;
+    let reader = std::thread::spawn(move || {
+        let mut bytes = Vec::new();
+        let _ = stdout.read_to_end(&mut bytes);
+        bytes
+    });
+    match child.wait_timeout(wait) {
+        Ok(Some(_)) => reader.join().map_err(|_| "its output was lost".to_string()),
+        Ok(None) => {
+            child.kill();
+            Err(format!("no report within {} s", wait.as_secs()))
+        }
+        Err(error) => Err(error.to_string()),
+    }
 }
 
 /// SessionStart: start the daemon and the servers this project used before

@@ -16,7 +16,7 @@
 //! - [`writer`]: the all-or-nothing multi-file write with rollback that
 //!   every command that writes goes through; [`diff`]: unified diffs.
 //!
-//! Uses [`crate::diagnostics`] (server selection and settings, the project's
+//! Uses [`crate::engine`] (server selection and settings, the project's
 //! files and rules), [`crate::daemon`], [`crate::astgrep`], [`crate::lsp`],
 //! [`crate::hook`], [`crate::state`] and [`crate::util`]; used by the CLI.
 //! Never reads or writes under the hook state root.

@@ -25,6 +25,7 @@ pub mod astgrep;
 pub mod cli;
 pub mod daemon;
 pub mod diagnostics;
+pub mod engine;
 pub mod events;
 pub mod guards;
 pub mod hook;

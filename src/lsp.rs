@@ -4,7 +4,8 @@
 //! - [`transport`]: the server's process and pipes (reader, writer and stderr
 //!   threads; its own process group, killed on every exit path).
 //! - [`client`]: initialize, open or change a document, answer the server's
-//!   requests, wait for diagnostics by push or pull, shut down.
+//!   requests, wait for diagnostics by push or pull, shut down; and
+//!   [`batch`]: many files' diagnostics at once, for project checks.
 //! - [`settle`]: the pure rule for "these diagnostics are final".
 //! - [`servers`]: which server handles a file (built-in defaults, `.lsp.json`,
 //!   the `lsp` config section) and where its binary is.
@@ -24,7 +25,9 @@ pub mod settle;
 pub mod transport;
 pub mod uri;
 
+pub use client::batch;
 pub use client::{
-    CallAnswer, Client, DiagnosticMode, Launch, LspError, OpenFile, ServerDiagnostic,
+    CallAnswer, Client, DiagnosticMode, Launch, LspError, OpenFile, PullCapability,
+    ServerDiagnostic,
 };
 pub use pool::Pool;

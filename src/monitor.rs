@@ -20,6 +20,9 @@ pub mod api;
 pub mod data;
 pub mod live;
 
+use tokio::sync::{broadcast, watch};
+
+use self::data::TaskCache;
 use std::net::{IpAddr, SocketAddr};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -29,6 +32,35 @@ use serde::{Deserialize, Serialize};
 
 use crate::hook::ctx::Ctx;
 use crate::state::{Store, Versioned, ids};
+
+/// What every handler shares.
+pub struct AppState {
+    pub agents: Vec<Agent>,
+    pub token: String,
+    pub local: SocketAddr,
+    pub cache: TaskCache,
+    /// Live events as JSON text, one message each.
+    pub events: broadcast::Sender<String>,
+    /// Becomes true on SIGINT/SIGTERM: open streams end.
+    pub shutdown: watch::Sender<bool>,
+}
+
+impl AppState {
+    pub fn new(agents: Vec<Agent>, token: String, local: SocketAddr) -> AppState {
+        AppState {
+            agents,
+            token,
+            local,
+            cache: TaskCache::default(),
+            events: broadcast::channel(1024).0,
+            shutdown: watch::channel(false).0,
+        }
+    }
+
+    pub fn agent(&self, id: &str) -> Option<&Agent> {
+        self.agents.iter().find(|agent| agent.id == id)
+    }
+}
 
 pub const DEFAULT_PORT: u16 = 3847;
 /// Written to each agent's state root while the monitor runs (mode 0600:
@@ -222,7 +254,7 @@ pub fn run(ctx: &Ctx, options: Options) -> anyhow::Result<()> {
             IpAddr::V4(ip) => ip.to_string(),
         };
         let base = format!("http://{host}:{}/", local.port());
-        let state = Arc::new(api::AppState::new(agents.clone(), token.clone(), local));
+        let state = Arc::new(AppState::new(agents.clone(), token.clone(), local));
         write_monitor_files(
             &agents,
             &MonitorFile {

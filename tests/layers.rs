@@ -13,6 +13,7 @@ const BELOW_FRONT_ENDS: &[&str] = &[
     "intel",
     "diagnostics",
     "daemon",
+    "engine",
     "astgrep",
     "orchestrator",
     "tasks",
@@ -30,6 +31,7 @@ const BELOW_FRONT_ENDS_AND_MONITOR: &[&str] = &[
     "intel",
     "diagnostics",
     "daemon",
+    "engine",
     "astgrep",
     "orchestrator",
     "tasks",
@@ -50,16 +52,25 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("ralph", &["hook", "state", "util"]),
     ("tasks", &["hook", "state", "util"]),
     ("orchestrator", &["hook", "state", "util"]),
-    ("daemon", &["lsp", "hook", "state", "util"]),
+    // The project engine: server choice, batches, reports, loop checks.
+    (
+        "engine",
+        &["astgrep", "lsp", "ralph", "hook", "state", "util"],
+    ),
+    // The daemon runs the engine's checks with its warm servers.
+    ("daemon", &["engine", "lsp", "hook", "state", "util"]),
     (
         "diagnostics",
-        &["daemon", "astgrep", "lsp", "ralph", "hook", "state", "util"],
+        &[
+            "daemon", "engine", "astgrep", "lsp", "ralph", "hook", "state", "util",
+        ],
     ),
     (
         "intel",
         &[
             "diagnostics",
             "daemon",
+            "engine",
             "astgrep",
             "lsp",
             "hook",
@@ -182,5 +193,84 @@ fn every_part_is_a_folder_with_its_module_file() {
     assert!(
         loose.is_empty(),
         "loose modules in src/ outside the parts: {loose:?}"
+    );
+}
+
+/// The files a file's code names: `super::x` (a sibling `x.rs`) and
+/// `crate::part::x` (`src/part/x.rs`), grouped imports included.
+fn files_used(src: &Path, file: &Path, text: &str) -> BTreeSet<PathBuf> {
+    let folder = file.parent().unwrap().to_path_buf();
+    let mut used = BTreeSet::new();
+    let mut add = |dir: &Path, name: &str| {
+        let candidate = dir.join(format!("{name}.rs"));
+        if candidate.is_file() && candidate != file {
+            used.insert(candidate);
+        }
+    };
+    for line in text.lines() {
+        let code = line.split("//").next().unwrap_or("");
+        for (prefix, is_super) in [("super::", true), ("crate::", false)] {
+            let mut rest = code;
+            while let Some(at) = rest.find(prefix) {
+                rest = &rest[at + prefix.len()..];
+                let ident = |text: &str| -> String {
+                    text.chars()
+                        .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                        .collect()
+                };
+                let (dir, after) = if is_super {
+                    (folder.clone(), rest)
+                } else {
+                    let part = ident(rest);
+                    let after = rest[part.len()..].strip_prefix("::").unwrap_or("");
+                    (src.join(&part), after)
+                };
+                if let Some(group) = after.strip_prefix('{') {
+                    let group = group.split('}').next().unwrap_or("");
+                    for item in group.split(',') {
+                        add(&dir, &ident(item.trim()));
+                    }
+                } else {
+                    add(&dir, &ident(after));
+                }
+            }
+        }
+    }
+    used
+}
+
+#[test]
+fn no_two_files_use_each_other() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    files.sort();
+    let uses: Vec<(PathBuf, BTreeSet<PathBuf>)> = files
+        .iter()
+        .map(|file| {
+            let text = std::fs::read_to_string(file).unwrap();
+            (file.clone(), files_used(&src, file, &text))
+        })
+        .collect();
+    let mut pairs = Vec::new();
+    for (file, used) in &uses {
+        for other in used {
+            let back = uses
+                .iter()
+                .find(|(candidate, _)| candidate == other)
+                .is_some_and(|(_, theirs)| theirs.contains(file));
+            if back && file < other {
+                pairs.push(format!(
+                    "{} <-> {}",
+                    file.strip_prefix(&src).unwrap().display(),
+                    other.strip_prefix(&src).unwrap().display()
+                ));
+            }
+        }
+    }
+    assert!(
+        pairs.is_empty(),
+        "files that use each other (one of them should own what both need):\n{}",
+        pairs.join("\n")
     );
 }

@@ -541,5 +541,6 @@ fn fake_launch(
         await_progress: None,
         reopen_when_clean,
         mode: ralph_hooks::lsp::DiagnosticMode::Auto,
+        pull_capability: ralph_hooks::lsp::PullCapability::Undeclared,
     }
 }

@@ -15,6 +15,7 @@ use ast_grep_language::SupportLang;
 
 use super::lang::Lang;
 use crate::util::fsread::{self, Links, limits};
+use crate::util::text::fnv1a;
 
 /// The built-in rules: (file name, YAML). Each file is one rule for one
 /// language; an id may span languages (`no-eval` for Python and JS/TS).
@@ -94,6 +95,9 @@ pub struct RuleSet {
     problems: Vec<String>,
     /// The folder the project's rule globs (`files`, `ignores`) are relative to.
     pub(crate) base: Option<PathBuf>,
+    /// Identifies the rules' text: findings kept for a file stay valid
+    /// while it and this are unchanged.
+    fingerprint: u64,
 }
 
 impl RuleSet {
@@ -109,7 +113,8 @@ impl RuleSet {
     /// same id.
     pub fn load(project_root: &Path, options: &LoadOptions) -> RuleSet {
         let mut problems = Vec::new();
-        let project = project_rules(project_root, &mut problems);
+        let mut digest = format!("builtin={}\n", options.builtin).into_bytes();
+        let project = project_rules(project_root, &mut problems, &mut digest);
         let project_ids: BTreeSet<String> = project.iter().map(|r| r.id.clone()).collect();
         let mut rules = Vec::new();
         if options.builtin {
@@ -120,7 +125,14 @@ impl RuleSet {
             );
         }
         rules.extend(project);
-        RuleSet::from_rules(rules, problems, Some(project_root.to_path_buf()))
+        let mut set = RuleSet::from_rules(rules, problems, Some(project_root.to_path_buf()));
+        set.fingerprint = fnv1a(&digest);
+        set
+    }
+
+    /// Identifies the rules' text (see the field).
+    pub fn fingerprint(&self) -> u64 {
+        self.fingerprint
     }
 
     /// Rules from YAML text (one or more `---`-separated rules), for tests
@@ -152,6 +164,7 @@ impl RuleSet {
             ids,
             problems,
             base,
+            fingerprint: 0,
         }
     }
 
@@ -219,7 +232,12 @@ fn parse_rules(
 
 /// The project's rules: every `.yml`/`.yaml` under the `ruleDirs` its
 /// `sgconfig.yml` names. No sgconfig, no rules.
-fn project_rules(project_root: &Path, problems: &mut Vec<String>) -> Vec<RuleConfig<SupportLang>> {
+/// The project's rules; `digest` gets the text of every file read.
+fn project_rules(
+    project_root: &Path,
+    problems: &mut Vec<String>,
+    digest: &mut Vec<u8>,
+) -> Vec<RuleConfig<SupportLang>> {
     let Some(config) = config_file(project_root) else {
         return Vec::new();
     };
@@ -231,6 +249,7 @@ fn project_rules(project_root: &Path, problems: &mut Vec<String>) -> Vec<RuleCon
             return Vec::new();
         }
     };
+    digest.extend_from_slice(text.as_bytes());
     let value: serde_yaml::Value = match serde_yaml::from_str(&text) {
         Ok(value) => value,
         Err(error) => {
@@ -273,7 +292,11 @@ fn project_rules(project_root: &Path, problems: &mut Vec<String>) -> Vec<RuleCon
             .display()
             .to_string();
         match fsread::read_text(&file, limits::CONFIG, Links::Follow) {
-            Ok(Some(yaml)) => rules.extend(parse_rules(&yaml, &origin, problems)),
+            Ok(Some(yaml)) => {
+                digest.extend_from_slice(origin.as_bytes());
+                digest.extend_from_slice(yaml.as_bytes());
+                rules.extend(parse_rules(&yaml, &origin, problems));
+            }
             Ok(None) => {}
             Err(error) => problems.push(format!("{origin}: cannot read: {}", error.reason())),
         }
@@ -312,7 +335,7 @@ mod tests {
     use std::path::Path;
 
     use super::*;
-    use crate::astgrep::scan::Level;
+    use crate::astgrep::Level;
 
     /// The built-in rule ids found in `source` as the file `name`.
     fn hits(name: &str, source: &str) -> Vec<(String, u32)> {

@@ -1,8 +1,13 @@
 //! `ralph-hooks check [PATH...] [--json] [--min-severity S] [--no-ast-grep]
 //! [--budget SECS]`: every problem in the project from the language servers
 //! and ast-grep, in one report. Exit 0 no errors, 1 errors found, 2 no
-//! errors but something could not be checked (an inconclusive file, or a
-//! path that does not exist).
+//! errors but something could not be checked (an inconclusive file, files of
+//! a language with no server, or a path that does not exist).
+//!
+//! The check runs in the daemon, with its warm servers (started when
+//! needed), or in this process when the daemon is off or fails.
+//! `--report-json` prints the report in the daemon's wire form: how a hook
+//! that must not carry the check's code runs it in a child process.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -11,13 +16,17 @@ use std::time::Duration;
 use anyhow::bail;
 
 use super::Args;
-use crate::diagnostics::model::Severity;
-use crate::diagnostics::project::{self, NoSuchPath, Options};
-use crate::diagnostics::settings::Settings;
+use crate::daemon::wire::CheckReply;
+use crate::engine::files::NoSuchPath;
+use crate::engine::model::Severity;
+use crate::engine::report::Report;
+use crate::engine::run::{self, LocalServers, Options};
+use crate::engine::settings::Settings;
 use crate::hook::ctx::Ctx;
 
 pub fn run(ctx: &Ctx, args: &mut Args) -> anyhow::Result<ExitCode> {
     let json = args.flag("--json");
+    let report_json = args.flag("--report-json");
     let no_ast_grep = args.flag("--no-ast-grep");
     let min_severity = match args.value("--min-severity")? {
         None => Settings::load(ctx).config.min_severity,
@@ -29,7 +38,11 @@ pub fn run(ctx: &Ctx, args: &mut Args) -> anyhow::Result<ExitCode> {
             }
         },
     };
-    let budget = args.number::<u64>("--budget")?.map(Duration::from_secs);
+    let budget = match args.number::<f64>("--budget")? {
+        Some(secs) if secs.is_finite() && secs > 0.0 => Some(Duration::from_secs_f64(secs)),
+        Some(secs) => bail!("--budget must be a positive number of seconds, got {secs}"),
+        None => None,
+    };
     let paths: Vec<PathBuf> = args.rest().into_iter().map(PathBuf::from).collect();
     args.finish()?;
     if paths.iter().any(|p| p.as_os_str().is_empty()) {
@@ -41,7 +54,19 @@ pub fn run(ctx: &Ctx, args: &mut Args) -> anyhow::Result<ExitCode> {
         ast_grep: !no_ast_grep,
         budget,
     };
-    let report = match project::check_project(ctx, &options) {
+    let checked = check(ctx, &options);
+    if report_json {
+        let reply = match checked {
+            Ok(report) => CheckReply::Report {
+                report: Box::new(report),
+                elapsed_ms: 0,
+            },
+            Err(NoSuchPath(path)) => CheckReply::NoSuchPath { path },
+        };
+        println!("{}", serde_json::to_string(&reply)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    let report = match checked {
         Ok(report) => report,
         Err(NoSuchPath(path)) => {
             eprintln!("ralph-hooks: no such file or directory: {path}");
@@ -54,6 +79,20 @@ pub fn run(ctx: &Ctx, args: &mut Args) -> anyhow::Result<ExitCode> {
         print!("{}", report.render_text());
     }
     Ok(ExitCode::from(report.exit_code()))
+}
+
+/// A project check for the CLI: through the daemon, else in this process.
+pub fn check(ctx: &Ctx, options: &Options) -> Result<Report, NoSuchPath> {
+    crate::daemon::project_check(ctx, options, || check_here(ctx, options))
+}
+
+/// A project check with servers started in this process for it.
+pub fn check_here(ctx: &Ctx, options: &Options) -> Result<Report, NoSuchPath> {
+    let settings = Settings::load(ctx);
+    let mut servers = LocalServers {
+        grace: Duration::from_millis(settings.config.shutdown_grace_ms),
+    };
+    run::check_project(ctx, options, &mut servers, &mut |_| {})
 }
 
 fn parse_severity(word: &str) -> Option<Severity> {

@@ -12,8 +12,9 @@ use serde_json::json;
 
 use super::Args;
 use crate::astgrep::Lang;
-use crate::diagnostics::project::{self, NoSuchPath};
-use crate::diagnostics::settings::Settings;
+use crate::engine::files::{self, NoSuchPath};
+use crate::engine::run::rule_set;
+use crate::engine::settings::Settings;
 use crate::hook::ctx::Ctx;
 use crate::intel::refs::plural;
 use crate::intel::session::Session;
@@ -360,8 +361,8 @@ fn fix_cmd(ctx: &Ctx, args: &mut Args) -> anyhow::Result<ExitCode> {
     let paths: Vec<PathBuf> = args.rest().into_iter().map(PathBuf::from).collect();
     args.finish()?;
     let settings = Settings::load(ctx);
-    let rules = (!no_ast_grep && settings.config.ast_grep).then(|| project::rule_set(ctx));
-    let mut files = match project::collect_files(ctx, &settings, rules.as_ref(), &paths) {
+    let rules = (!no_ast_grep && settings.config.ast_grep).then(|| rule_set(ctx));
+    let mut files = match files::collect_files(ctx, &settings, rules.as_ref(), &paths) {
         Ok(files) => files,
         Err(NoSuchPath(path)) => bail!("no such file or directory: {path}"),
     };

@@ -6,6 +6,8 @@ use std::process::ExitCode;
 use anyhow::bail;
 
 use super::Args;
+use crate::engine::loop_check::{self, Scope};
+use crate::engine::settings::Settings;
 use crate::hook::ctx::Ctx;
 use crate::ralph::checks;
 use crate::ralph::loop_state::{DEFAULT_MAX_ITERATIONS, LOOP_FILE, LoopState, LoopStatus};
@@ -95,12 +97,26 @@ fn start(ctx: &Ctx, args: &mut Args) -> anyhow::Result<ExitCode> {
     let _ = write!(text, "Cancel with `ralph-hooks loop cancel`.");
     println!("{text}");
     if state.project {
-        println!(
-            "\n{}",
-            crate::diagnostics::project_loop::first_feedback(ctx, &state)
-        );
+        println!("\n{}", first_feedback(ctx, &state));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `loop start`'s first project check, through the daemon (so its servers
+/// are warm for the Stops), kept as the record the first Stop compares with.
+fn first_feedback(ctx: &Ctx, state: &LoopState) -> String {
+    let settings = Settings::load(ctx);
+    let Some(options) = loop_check::options(ctx, &settings, state, Scope::Project) else {
+        return String::new();
+    };
+    let checked = super::check::check(ctx, &options);
+    let (text, record) = loop_check::first_feedback(state, checked, loop_check::caps(&settings));
+    if let Some(record) = record
+        && let Err(error) = crate::ralph::loops::record_start(ctx, &state.id, record)
+    {
+        eprintln!("ralph-hooks: warning: cannot keep the start check in the loop: {error:#}");
+    }
+    text
 }
 
 /// `--path` values as project-relative paths (the Stop hook runs elsewhere);

@@ -105,6 +105,10 @@ impl Host for Shared {
     fn state_root(&self) -> &Path {
         &self.paths.state_root
     }
+
+    fn route(self: Arc<Self>, key: &Key, job: Job) -> Result<Arc<Mutex<ServerInfo>>, String> {
+        Shared::route(&self, key, job)
+    }
 }
 
 impl Shared {
@@ -240,6 +244,18 @@ impl Shared {
         Ok(info)
     }
 
+    /// The worker of `key` when its server is warming up and a caller has
+    /// already waited for it.
+    fn warming_waited(&self, key: &Key) -> Option<Arc<Mutex<ServerInfo>>> {
+        let registry = self.lock_registry();
+        let handle = registry.workers.get(key)?;
+        let waited = handle
+            .info
+            .lock()
+            .is_ok_and(|info| info.warming && info.warming_waited);
+        waited.then(|| Arc::clone(&handle.info))
+    }
+
     fn status(&self) -> StatusReply {
         let table = procs::table();
         let pid = std::process::id();
@@ -263,6 +279,10 @@ impl Shared {
                         open_files: info.open_files,
                         busy: info.busy,
                         last_error: info.last_error.clone(),
+                        warming: info.warming,
+                        project_check: (info.batch_total > 0)
+                            .then_some((info.batch_done, info.batch_total)),
+                        command: info.command.clone(),
                     })
                 })
                 .collect();
@@ -644,6 +664,16 @@ fn serve(shared: &Arc<Shared>, stream: UnixStream) {
                 let deadline = received + Duration::from_millis(deadline_ms);
                 let launch = Launch::from(launch.as_ref());
                 let key = (launch.name.clone(), launch.root.clone());
+                // A server whose warm-up a caller already waited for is not
+                // waited for again: this edit is told at once.
+                if let Some(info) = shared.warming_waited(&key) {
+                    let reply = late_reply(&key.0, &info, received, 0);
+                    let sent = conn.send(&wire::ok_reply(&reply), Instant::now() + WRITE_TIMEOUT);
+                    if sent.is_err() {
+                        return;
+                    }
+                    continue;
+                }
                 let (reply, answer) = mpsc::sync_channel(1);
                 let job = Job::Diagnose {
                     job: Box::new(DiagnoseJob {
@@ -713,6 +743,19 @@ fn serve(shared: &Arc<Shared>, stream: UnixStream) {
                     Err(why) => wire::error_reply(&why),
                 }
             }
+            Request::Check {
+                project,
+                options,
+                debug,
+            } => {
+                shared.note_request();
+                wire::ok_reply(&super::checks::check(
+                    Arc::clone(shared) as Arc<dyn Host>,
+                    &project,
+                    &options,
+                    debug,
+                ))
+            }
             Request::Prestart { servers } => {
                 prestart_servers(shared, servers);
                 json!({"ok": true})
@@ -743,7 +786,15 @@ fn late_reply(
     received: Instant,
     deadline_ms: u64,
 ) -> DiagnoseReply {
-    let warming = info.lock().map(|info| info.warming).unwrap_or(false);
+    let warming = info
+        .lock()
+        .map(|mut info| {
+            if info.warming {
+                info.warming_waited = true;
+            }
+            info.warming
+        })
+        .unwrap_or(false);
     let error = if warming {
         LspError::WarmingUp {
             server: name.to_string(),

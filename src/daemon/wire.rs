@@ -18,11 +18,15 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::lsp::{CallAnswer, DiagnosticMode, Launch, LspError, OpenFile, ServerDiagnostic};
+use crate::engine::report::Report;
+use crate::engine::run::Options;
+use crate::lsp::{
+    CallAnswer, DiagnosticMode, Launch, LspError, OpenFile, PullCapability, ServerDiagnostic,
+};
 use crate::util::text::fnv1a;
 
 /// Bumped when a request or reply changes shape.
-pub const PROTOCOL: u32 = 3;
+pub const PROTOCOL: u32 = 4;
 
 /// The longest line either side accepts (a 4 MiB file, JSON-escaped, fits).
 pub const MAX_LINE_BYTES: u64 = 64 * 1024 * 1024;
@@ -66,6 +70,14 @@ pub enum Request {
         params: Value,
         deadline_ms: u64,
     },
+    /// A project check ([`crate::engine::run`]) with this daemon's warm
+    /// servers: the whole project, or `options.paths` (absolute).
+    Check {
+        project: PathBuf,
+        options: Options,
+        #[serde(default)]
+        debug: bool,
+    },
     /// Start these servers now, without waiting for them.
     Prestart {
         servers: Vec<PrestartItem>,
@@ -104,6 +116,17 @@ pub struct DiagnoseReply {
     /// and its first check): not part of the check's own budget.
     #[serde(default)]
     pub warmup_ms: u64,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum CheckReply {
+    Report {
+        report: Box<Report>,
+        elapsed_ms: u64,
+    },
+    /// A path to check does not exist.
+    NoSuchPath { path: String },
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -157,6 +180,10 @@ pub enum WireError {
         server: String,
         waited_ms: u64,
     },
+    StartFailed {
+        server: String,
+        reason: String,
+    },
 }
 
 impl From<&LspError> for WireError {
@@ -188,6 +215,10 @@ impl From<&LspError> for WireError {
             LspError::WarmingUp { server, waited } => WireError::WarmingUp {
                 server: server.clone(),
                 waited_ms: waited.as_millis() as u64,
+            },
+            LspError::StartFailed { server, reason } => WireError::StartFailed {
+                server: server.clone(),
+                reason: reason.clone(),
             },
         }
     }
@@ -224,6 +255,7 @@ impl From<WireError> for LspError {
                 server,
                 waited: Duration::from_millis(waited_ms),
             },
+            WireError::StartFailed { server, reason } => LspError::StartFailed { server, reason },
         }
     }
 }
@@ -263,6 +295,15 @@ pub struct ServerStatus {
     pub busy: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_error: Option<String>,
+    /// Starting, or loading the project for its first check.
+    #[serde(default)]
+    pub warming: bool,
+    /// A project check in progress: files answered of those asked.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub project_check: Option<(usize, usize)>,
+    /// How the server is started (`tsc --lsp --stdio`).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub command: String,
 }
 
 /// [`Launch`] on the wire.
@@ -281,6 +322,8 @@ pub struct LaunchSpec {
     pub reopen_when_clean: bool,
     /// `push`, `pull` or `auto`.
     pub mode: String,
+    #[serde(default)]
+    pub pull_capability: PullCapability,
 }
 
 impl From<&Launch> for LaunchSpec {
@@ -302,6 +345,7 @@ impl From<&Launch> for LaunchSpec {
                 DiagnosticMode::Auto => "auto",
             }
             .to_string(),
+            pull_capability: launch.pull_capability,
         }
     }
 }
@@ -324,6 +368,7 @@ impl From<&LaunchSpec> for Launch {
                 "auto" => DiagnosticMode::Auto,
                 _ => DiagnosticMode::Push,
             },
+            pull_capability: spec.pull_capability,
         }
     }
 }
@@ -581,6 +626,7 @@ mod tests {
             await_progress: None,
             reopen_when_clean: true,
             mode: DiagnosticMode::Auto,
+            pull_capability: PullCapability::Declared,
         };
         let spec = LaunchSpec::from(&launch);
         let back = Launch::from(&spec);

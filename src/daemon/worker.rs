@@ -16,6 +16,15 @@
 //! waiting (the hook is told "warming up"), so the next check finds it warm.
 //! A slow start is never a failure: it is not killed before its start-up
 //! time is over and never counts toward the restart bound.
+//!
+//! Project checks arrive as batches ([`crate::lsp::batch`]): the worker adds
+//! the files to the server's running batch, works on it in short steps
+//! (answering other jobs in between, so an edit's check is not stuck behind
+//! a project check), and answers each waiting caller when its files are
+//! done or its deadline has come — with the files not reached yet marked as
+//! pending. The batch goes on after every caller stopped waiting, for up to
+//! [`BATCH_LIMIT`], so the next check finds the work done rather than
+//! starting cold on the same files.
 
 use std::collections::{HashMap, VecDeque};
 use std::path::{Path, PathBuf};
@@ -27,7 +36,8 @@ use super::config::DaemonConfig;
 use super::procs;
 use serde_json::Value;
 
-use super::wire::{CallOutcome, CallReply, DiagnoseReply, Outcome};
+use super::wire::{CallOutcome, CallReply, DiagnoseReply, Outcome, WireError};
+use crate::lsp::batch::{BatchFile, FileAnswer};
 use crate::lsp::client::Client;
 use crate::lsp::{CallAnswer, Launch, LspError, OpenFile, ServerDiagnostic, uri};
 
@@ -41,6 +51,16 @@ const TICK: Duration = Duration::from_millis(200);
 /// `startupTimeout` says otherwise; pre-started servers get it too.
 pub const DEFAULT_STARTUP: Duration = Duration::from_secs(30);
 const MINUTE: Duration = Duration::from_secs(60);
+/// How long a project check goes on after its last caller stopped waiting.
+pub const BATCH_LIMIT: Duration = Duration::from_secs(10 * 60);
+/// A server that sent nothing for this long while a check waited is hung
+/// (and stopped); one that talks is slow, and kept.
+const HUNG_AFTER: Duration = Duration::from_secs(60);
+/// One step of a running batch: short, so other jobs wait at most this long.
+const BATCH_STEP: Duration = Duration::from_millis(50);
+/// How long a server that failed to start is left alone (checks are told
+/// so at once) unless its configuration or binary changes.
+pub const START_FAILURE_BACKOFF: Duration = Duration::from_secs(5 * 60);
 
 pub struct DiagnoseJob {
     pub launch: Launch,
@@ -67,7 +87,35 @@ pub struct CallJob {
     pub deadline: Instant,
 }
 
+/// Files of a project check for this server.
+pub struct BatchJob {
+    pub launch: Launch,
+    pub fingerprint: String,
+    pub files: Vec<BatchFile>,
+    /// When the caller stops waiting.
+    pub deadline: Instant,
+    /// The server's start-up time.
+    pub startup: Duration,
+    /// How long the server may be silent while files wait (then: hung).
+    pub silence: Duration,
+}
+
+/// The answer to a [`BatchJob`], one per file in the job's order.
+#[derive(Debug, Clone)]
+pub struct BatchReply {
+    pub answers: Vec<FileAnswer>,
+    /// Why files without an answer have none (the server did not start,
+    /// died, is still warming up).
+    pub failure: Option<WireError>,
+    /// The server was already running.
+    pub warm: bool,
+}
+
 pub enum Job {
+    Batch {
+        job: Box<BatchJob>,
+        reply: SyncSender<BatchReply>,
+    },
     Diagnose {
         job: Box<DiagnoseJob>,
         reply: SyncSender<DiagnoseReply>,
@@ -109,6 +157,9 @@ pub trait Host: Send + Sync {
     fn remember(&self, key: &Key);
     /// Marks this daemon's server processes, for finding leftovers.
     fn state_root(&self) -> &Path;
+    /// Sends `job` to the worker of `key` (started if needed); what the
+    /// worker shows of its server.
+    fn route(self: Arc<Self>, key: &Key, job: Job) -> Result<Arc<Mutex<ServerInfo>>, String>;
 }
 
 /// What `daemon status` and the memory ceiling see of a worker.
@@ -125,7 +176,15 @@ pub struct ServerInfo {
     pub busy: bool,
     /// Started but not yet through its first check.
     pub warming: bool,
+    /// A caller already waited for this warm-up and was told "warming up":
+    /// later callers are told at once, not made to wait again.
+    pub warming_waited: bool,
     pub last_error: Option<String>,
+    /// The running project check: files answered of those asked.
+    pub batch_done: usize,
+    pub batch_total: usize,
+    /// How the server is started, for `daemon status`.
+    pub command: String,
 }
 
 pub struct WorkerHandle {
@@ -149,7 +208,11 @@ pub fn spawn(host: Arc<dyn Host>, key: Key, id: u64) -> std::io::Result<WorkerHa
         open_files: 0,
         busy: false,
         warming: false,
+        warming_waited: false,
         last_error: None,
+        batch_done: 0,
+        batch_total: 0,
+        command: String::new(),
     }));
     let worker = Worker {
         id,
@@ -164,6 +227,10 @@ pub fn spawn(host: Arc<dyn Host>, key: Key, id: u64) -> std::io::Result<WorkerHa
         ever_started: false,
         warming_until: None,
         last_used: Instant::now(),
+        waiters: Vec::new(),
+        batch_alone_since: None,
+        start_failure: None,
+        batch_silence: DEFAULT_STARTUP,
     };
     std::thread::Builder::new()
         .name(format!("server-{}", key.0))
@@ -179,14 +246,32 @@ struct Worker {
     receiver: Receiver<Job>,
     client: Option<Client>,
     fingerprint: String,
-    /// Open files (compared form) and when each was last checked.
-    files: HashMap<PathBuf, Instant>,
+    /// Open files (compared form), when each was last checked, and whether
+    /// a project check opened it (such files stay open as long as the
+    /// server, so the next check of the project is answered warm).
+    files: HashMap<PathBuf, (Instant, bool)>,
     /// When the server crashed or hung, within the last minute.
     failures: VecDeque<Instant>,
     ever_started: bool,
     /// Set while the server is warming: the end of its start-up time.
     warming_until: Option<Instant>,
     last_used: Instant,
+    /// Callers waiting for files of the running batch.
+    waiters: Vec<Waiter>,
+    /// Since when the running batch has had no caller.
+    batch_alone_since: Option<Instant>,
+    /// The server did not start: when, why, and for which configuration.
+    start_failure: Option<(Instant, WireError, String)>,
+    /// How long the running batch's server may be silent (see [`BatchJob`]).
+    batch_silence: Duration,
+}
+
+/// A caller of the running batch.
+struct Waiter {
+    files: Vec<PathBuf>,
+    deadline: Instant,
+    warm: bool,
+    reply: SyncSender<BatchReply>,
 }
 
 #[derive(PartialEq, Eq)]
@@ -198,7 +283,12 @@ enum Flow {
 impl Worker {
     fn run(mut self) {
         loop {
-            match self.receiver.recv_timeout(TICK) {
+            let wait = if self.batch_running() {
+                Duration::from_millis(5)
+            } else {
+                TICK
+            };
+            match self.receiver.recv_timeout(wait) {
                 Ok(job) => {
                     if self.handle(job) == Flow::Exit {
                         return;
@@ -209,6 +299,10 @@ impl Worker {
                     self.stop_server("the daemon is stopping");
                     return;
                 }
+            }
+            if self.batch_running() {
+                self.step_batch();
+                continue;
             }
             self.maintain();
             let idle_limit = self.host.config().server_idle();
@@ -242,6 +336,10 @@ impl Worker {
 
     fn handle(&mut self, job: Job) -> Flow {
         match job {
+            Job::Batch { job, reply } => {
+                self.batch(*job, reply);
+                Flow::Continue
+            }
             Job::Diagnose { job, reply } => {
                 let answer = self.diagnose(&job);
                 // The connection may have given up waiting; that is fine.
@@ -269,6 +367,7 @@ impl Worker {
                 Flow::Continue
             }
             Job::Shutdown { reason, done } => {
+                self.answer_waiters(true);
                 self.stop_server(&reason);
                 let _ = done.send(());
                 Flow::Exit
@@ -315,6 +414,177 @@ impl Worker {
             server_pid,
             elapsed_ms: started.elapsed().as_millis() as u64,
         }
+    }
+
+    fn batch_running(&self) -> bool {
+        self.client.as_ref().is_some_and(Client::batch_running)
+    }
+
+    /// A project check's files: into the server's running batch (started
+    /// first when needed); the caller is answered by [`Worker::step_batch`].
+    fn batch(&mut self, job: BatchJob, reply: SyncSender<BatchReply>) {
+        self.last_used = Instant::now();
+        self.update_info(|info| info.busy = true);
+        let failed = |error: &LspError| BatchReply {
+            answers: vec![FileAnswer::Pending; job.files.len()],
+            failure: Some(WireError::from(error)),
+            warm: false,
+        };
+        if let Some(error) = self.recent_start_failure(&job.fingerprint) {
+            let _ = reply.send(failed(&error));
+            return;
+        }
+        let warm = match self.ready_client(&job.launch, &job.fingerprint, job.startup) {
+            Ok(warm) => warm,
+            Err(error) => {
+                let _ = reply.send(failed(&error));
+                self.served(false, Some(&error));
+                return;
+            }
+        };
+        if let Some(until) = self.warming_until {
+            self.warming_until = Some(until.max(Instant::now() + job.startup));
+        }
+        self.batch_silence = job.silence;
+        let client = self.client.as_mut().expect("ready above");
+        client.batch_add(&job.files);
+        self.batch_alone_since = None;
+        self.waiters.push(Waiter {
+            files: job.files.iter().map(|f| f.path.clone()).collect(),
+            deadline: job.deadline,
+            warm,
+            reply,
+        });
+        let now = Instant::now();
+        for file in &job.files {
+            self.files.insert(uri::comparable(&file.path), (now, true));
+        }
+        self.step_batch();
+    }
+
+    /// One short step of the running batch; answers the callers whose files
+    /// are done or whose deadline came, and ends the batch when it is done
+    /// or has run alone for [`BATCH_LIMIT`].
+    fn step_batch(&mut self) {
+        let Some(client) = &mut self.client else {
+            return;
+        };
+        self.last_used = Instant::now();
+        let until = self
+            .waiters
+            .iter()
+            .map(|w| w.deadline)
+            .min()
+            .unwrap_or(Instant::now() + BATCH_STEP)
+            .min(Instant::now() + BATCH_STEP);
+        if let Err(error) = client.batch_step(until, self.batch_silence) {
+            let wire = WireError::from(&error);
+            for waiter in std::mem::take(&mut self.waiters) {
+                let _ = waiter
+                    .reply
+                    .send(self.batch_reply(&waiter, Some(wire.clone())));
+            }
+            self.fail(&error);
+            self.batch_alone_since = None;
+            self.served(false, Some(&error));
+            return;
+        }
+        let done = client.batch_done();
+        let progress = client.batch_progress();
+        if done && self.warming_until.take().is_some() {
+            self.update_info(|info| {
+                info.warming = false;
+                info.warming_waited = false;
+            });
+        }
+        self.update_info(|info| {
+            info.batch_done = progress.done;
+            info.batch_total = progress.total;
+        });
+        self.answer_waiters(false);
+        if self.waiters.is_empty() {
+            let alone = *self.batch_alone_since.get_or_insert_with(Instant::now);
+            if done || alone.elapsed() >= BATCH_LIMIT {
+                if !done {
+                    self.host.log(&format!(
+                        "{}: a project check ran {} s after its last caller and was ended ({} of {} files)",
+                        self.key.0,
+                        BATCH_LIMIT.as_secs(),
+                        progress.done,
+                        progress.total
+                    ));
+                }
+                if let Some(client) = &mut self.client {
+                    client.batch_end();
+                }
+                self.batch_alone_since = None;
+                self.update_info(|info| {
+                    info.busy = false;
+                    info.batch_done = 0;
+                    info.batch_total = 0;
+                });
+            }
+        }
+    }
+
+    /// Answers the callers whose files are all answered, or whose deadline
+    /// came (every caller when `all`).
+    fn answer_waiters(&mut self, all: bool) {
+        let now = Instant::now();
+        let waiters = std::mem::take(&mut self.waiters);
+        let mut answered_any = false;
+        let mut any_warm = false;
+        for waiter in waiters {
+            let complete = self.client.as_ref().is_some_and(|client| {
+                waiter
+                    .files
+                    .iter()
+                    .all(|path| !matches!(client.batch_answer(path), FileAnswer::Pending))
+            });
+            if all || complete || now >= waiter.deadline {
+                any_warm |= waiter.warm;
+                let failure = (!complete && self.warming_until.is_some()).then(|| {
+                    WireError::from(&LspError::WarmingUp {
+                        server: self.key.0.clone(),
+                        waited: Duration::ZERO,
+                    })
+                });
+                let _ = waiter.reply.send(self.batch_reply(&waiter, failure));
+                answered_any = true;
+            } else {
+                self.waiters.push(waiter);
+            }
+        }
+        if answered_any {
+            self.served(any_warm, None);
+            if self.batch_running() {
+                self.update_info(|info| info.busy = true);
+            }
+        }
+    }
+
+    fn batch_reply(&self, waiter: &Waiter, failure: Option<WireError>) -> BatchReply {
+        let answers = match &self.client {
+            Some(client) => waiter
+                .files
+                .iter()
+                .map(|p| client.batch_answer(p))
+                .collect(),
+            None => vec![FileAnswer::Pending; waiter.files.len()],
+        };
+        BatchReply {
+            answers,
+            failure,
+            warm: waiter.warm,
+        }
+    }
+
+    /// The error to answer at once when the server failed to start a short
+    /// while ago with this very configuration (a new one is tried anew).
+    fn recent_start_failure(&self, fingerprint: &str) -> Option<LspError> {
+        let (at, error, failed_fingerprint) = self.start_failure.as_ref()?;
+        (failed_fingerprint == fingerprint && at.elapsed() < START_FAILURE_BACKOFF)
+            .then(|| LspError::from(error.clone()))
     }
 
     /// Keeps the counters `daemon status` shows after a request; the
@@ -377,11 +647,19 @@ impl Worker {
             return (Err(error), false);
         }
         let time_left = || job.deadline.saturating_duration_since(Instant::now());
+        if let Some(error) = self.recent_start_failure(&job.fingerprint) {
+            return (Err(error), false);
+        }
         let warm = match self.ready_client(&job.launch, &job.fingerprint, time_left()) {
             Ok(warm) => warm,
             Err(error) => return (Err(error), false),
         };
         let mut result = self.run_call(job);
+        if let Err(LspError::Timeout { .. }) = &result
+            && self.keep_slow_server()
+        {
+            return (result, warm);
+        }
         if let Err(error) = &result
             && !matches!(error, LspError::Rejected { .. })
         {
@@ -415,7 +693,12 @@ impl Worker {
         let result = client.call(&job.open, &job.method, job.params.clone(), job.deadline);
         let now = Instant::now();
         for file in &job.open {
-            self.files.insert(uri::comparable(&file.path), now);
+            let project = self
+                .files
+                .get(&uri::comparable(&file.path))
+                .is_some_and(|f| f.1);
+            self.files
+                .insert(uri::comparable(&file.path), (now, project));
         }
         result
     }
@@ -437,6 +720,9 @@ impl Worker {
                 false,
                 Duration::ZERO,
             );
+        }
+        if let Some(error) = self.recent_start_failure(&job.fingerprint) {
+            return (Err(error), false, Duration::ZERO);
         }
         let warm = match self.ready_client(&job.launch, &job.fingerprint, job.startup) {
             Ok(warm) => warm,
@@ -467,6 +753,9 @@ impl Worker {
                 self.drop_client(Duration::ZERO);
                 return (result, warm, warmup);
             }
+            if matches!(error, LspError::Timeout { .. }) && self.keep_slow_server() {
+                return (result, warm, warmup);
+            }
             let crashed = matches!(error, LspError::Exited { .. });
             self.fail(error);
             // A warm server that died under this check is started again at
@@ -486,6 +775,25 @@ impl Worker {
             }
         }
         (result, warm, warmup)
+    }
+
+    /// After a check ran out of time: a server that still talks is only
+    /// slow for its caller's deadline (a hook has 5 s; a whole-project
+    /// re-analysis may take longer) and is kept, its late answer taken in
+    /// later; one silent for [`HUNG_AFTER`] is hung. `true` when kept.
+    fn keep_slow_server(&mut self) -> bool {
+        let Some(client) = &mut self.client else {
+            return false;
+        };
+        if client.last_heard().elapsed() >= HUNG_AFTER {
+            return false;
+        }
+        client.keep_after_timeout();
+        self.host.log(&format!(
+            "{}: a check ran out of its caller's time; the server is busy, not hung, and stays",
+            self.key.0
+        ));
+        true
     }
 
     /// A warming server's check runs to the end of its start-up time (the
@@ -513,10 +821,14 @@ impl Worker {
         };
         let result = client.diagnose(&job.path, &job.text, &job.language_id, deadline);
         if result.is_ok() {
-            self.files
-                .insert(uri::comparable(&job.path), Instant::now());
+            let key = uri::comparable(&job.path);
+            let project = self.files.get(&key).is_some_and(|f| f.1);
+            self.files.insert(key, (Instant::now(), project));
             if self.warming_until.take().is_some() {
-                self.update_info(|info| info.warming = false);
+                self.update_info(|info| {
+                    info.warming = false;
+                    info.warming_waited = false;
+                });
             }
         }
         result
@@ -565,10 +877,26 @@ impl Worker {
         let client = match Client::start(&launch, deadline) {
             Ok(client) => client,
             Err(error) => {
-                self.update_info(|info| info.warming = false);
+                self.update_info(|info| {
+                    info.warming = false;
+                    info.warming_waited = false;
+                });
+                if matches!(error, LspError::StartFailed { .. }) {
+                    self.start_failure = Some((
+                        Instant::now(),
+                        WireError::from(&error),
+                        fingerprint.to_string(),
+                    ));
+                }
                 // Not installed is not a crash, nor is a slow start (it had
-                // its whole start-up time); everything else counts.
-                if matches!(error, LspError::Spawn { .. } | LspError::Timeout { .. }) {
+                // its whole start-up time), nor one that did not start (it
+                // is left alone for a while instead); everything else counts.
+                if matches!(
+                    error,
+                    LspError::Spawn { .. }
+                        | LspError::Timeout { .. }
+                        | LspError::StartFailed { .. }
+                ) {
                     self.update_info(|info| info.last_error = Some(error.to_string()));
                 } else {
                     self.record_failure(&error.to_string());
@@ -578,15 +906,21 @@ impl Worker {
                 return Err(error);
             }
         };
+        self.start_failure = None;
         let pid = client.pid();
         let restart = self.ever_started;
         self.ever_started = true;
         self.client = Some(client);
         self.fingerprint = fingerprint.to_string();
         self.warming_until = Some(deadline);
+        let command = std::iter::once(launch.program.display().to_string())
+            .chain(launch.args.iter().cloned())
+            .collect::<Vec<_>>()
+            .join(" ");
         self.update_info(|info| {
             info.warming = true;
             info.pid = Some(pid);
+            info.command = command;
             if restart {
                 info.restarts += 1;
             }
@@ -637,11 +971,14 @@ impl Worker {
             self.drop_client(Duration::ZERO);
             return;
         }
-        let file_idle = self.host.config().file_idle();
+        let config = self.host.config();
+        let (file_idle, server_idle) = (config.file_idle(), config.server_idle());
         let stale: Vec<PathBuf> = self
             .files
             .iter()
-            .filter(|(_, at)| at.elapsed() >= file_idle)
+            .filter(|(_, (at, project))| {
+                at.elapsed() >= if *project { server_idle } else { file_idle }
+            })
             .map(|(key, _)| key.clone())
             .collect();
         if !stale.is_empty() {
@@ -672,7 +1009,10 @@ impl Worker {
         self.files.clear();
         self.warming_until = None;
         self.update_info(|info| {
-            info.warming = false;
+            {
+                info.warming = false;
+                info.warming_waited = false;
+            };
             info.pid = None;
             info.open_files = 0;
         });

@@ -13,8 +13,8 @@ use std::path::{Path, PathBuf};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::time::Instant;
 
-use super::model::{Diag, Severity, fold_message};
-use crate::astgrep::{Finding, Level};
+use crate::astgrep::Finding;
+use crate::engine::model::{Diag, diag_from_finding, one_line};
 use crate::hook::ctx::Ctx;
 use crate::util::fsread::{self, Links, limits};
 
@@ -44,7 +44,7 @@ pub fn config_file(project_root: &Path) -> Option<PathBuf> {
 /// Starts scanning `file` with the project's rules; `None` when no rule
 /// covers its language.
 pub fn start(ctx: &Ctx, file: &Path) -> Option<Result<Scan, String>> {
-    let rules = super::project::rule_set(ctx);
+    let rules = crate::engine::run::rule_set(ctx);
     for problem in rules.problems() {
         eprintln!("ralph-hooks: warning: ast-grep: {problem}");
     }
@@ -118,24 +118,6 @@ pub fn convert(findings: &[Finding]) -> (Vec<Diag>, Extras) {
     (diags, extras)
 }
 
-/// A rule's finding as a diagnostic (`source` ast-grep, `code` the rule id),
-/// the same for the post-edit hook and the project check.
-pub fn diag_from_finding(finding: &Finding) -> Diag {
-    Diag {
-        line: finding.line,
-        column: finding.column,
-        severity: match finding.severity {
-            Level::Error => Severity::Error,
-            Level::Warning => Severity::Warning,
-            Level::Info => Severity::Info,
-            Level::Hint => Severity::Hint,
-        },
-        source: Some("ast-grep".into()),
-        code: Some(finding.rule_id.clone()),
-        message: fold_message(&finding.message),
-    }
-}
-
 /// The lines Claude reads under the findings: each shown rule's note (once)
 /// and each shown finding's fix.
 pub fn render_extras(shown: &[&Diag], extras: &Extras) -> String {
@@ -178,25 +160,10 @@ pub fn render_extras(shown: &[&Diag], extras: &Extras) -> String {
     text
 }
 
-/// A rule's note or fix text on one line (`⏎` between its lines); an empty
-/// fix reads "(remove it)".
-pub(super) fn one_line(text: &str) -> String {
-    let folded: Vec<&str> = text
-        .lines()
-        .map(str::trim)
-        .filter(|l| !l.is_empty())
-        .collect();
-    if folded.is_empty() {
-        "(remove it)".into()
-    } else {
-        folded.join(" ⏎ ")
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::astgrep::Fix;
+    use crate::astgrep::{Fix, Level};
 
     fn finding(line: u32, rule: &str, note: Option<&str>, fix: Option<&str>) -> Finding {
         Finding {

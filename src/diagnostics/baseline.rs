@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
-use super::model::Diag;
+use crate::engine::model::Diag;
 use crate::hook::ctx::Ctx;
 use crate::state::Versioned;
 use crate::util::text::fnv1a;

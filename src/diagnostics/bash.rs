@@ -27,13 +27,14 @@ use serde::{Deserialize, Serialize};
 
 use super::ast_grep;
 use super::baseline::{self, content_hash};
-use super::check::{self, Resolved};
 use super::classify::classify;
 use super::edit::{baseline_entry, blocking_errors, file_context, record_touched};
 use super::lines::LineMap;
-use super::model::Diag;
-use super::report::{self, Caps};
-use super::settings::Settings;
+use super::report;
+use crate::engine::listing::Caps;
+use crate::engine::model::Diag;
+use crate::engine::resolve::{self, Resolved};
+use crate::engine::settings::Settings;
 use crate::hook::ctx::Ctx;
 use crate::hook::protocol::{Decision, EventName, HookOutput, ToolInput, cap_chars};
 use crate::lsp::LspError;
@@ -135,8 +136,8 @@ fn report_changed(ctx: &Ctx, settings: &Settings, paths: &[PathBuf]) -> anyhow::
     let mut left_out = Vec::new();
     let mut running_loop = None;
     for path in paths {
-        let display = check::display_path(ctx, path);
-        let Resolved::Target(target) = check::resolve(ctx, settings, path) else {
+        let display = resolve::display_path(ctx, path);
+        let Resolved::Target(target) = resolve::resolve(ctx, settings, path) else {
             continue;
         };
         let text = match fsread::read_text(path, limits::SOURCE, Links::Follow) {
@@ -169,7 +170,7 @@ fn report_changed(ctx: &Ctx, settings: &Settings, paths: &[PathBuf]) -> anyhow::
             budget: Some(timeout),
             startup: target.server.startup_timeout,
         };
-        let (result, _) = check::lsp_diagnostics_within(
+        let (result, _) = resolve::lsp_diagnostics_within(
             &mut pool,
             &target,
             path,
@@ -194,6 +195,16 @@ fn report_changed(ctx: &Ctx, settings: &Settings, paths: &[PathBuf]) -> anyhow::
         };
         let lsp_diags = match result {
             Ok(diags) => diags,
+            Err(error @ LspError::StartFailed { .. }) => {
+                if let Ok(output) = super::edit::not_started(ctx, &display, &server_name, &error)
+                    && let Some(text) = output
+                        .hook_specific_output
+                        .and_then(|specific| specific.additional_context)
+                {
+                    sections.push(text);
+                }
+                continue;
+            }
             Err(LspError::WarmingUp { .. }) => {
                 sections.push(report::warming_up(
                     &display,

@@ -12,7 +12,7 @@
 use serde::Serialize;
 
 use super::lines::LineMap;
-use super::model::Diag;
+use crate::engine::model::Diag;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -96,7 +96,7 @@ pub fn classify(before: Option<&[Diag]>, after: &[Diag], map: &LineMap) -> Class
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::diagnostics::model::Severity;
+    use crate::engine::model::Severity;
 
     fn diag(line: u32, severity: Severity, message: &str) -> Diag {
         Diag {

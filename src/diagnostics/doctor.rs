@@ -7,7 +7,7 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use super::ast_grep;
-use super::settings::Settings;
+use crate::engine::settings::Settings;
 use crate::hook::ctx::Ctx;
 use crate::lsp::servers::{ServerDef, find_binary};
 use crate::util::fsread::{self, Links, limits};
@@ -73,7 +73,7 @@ pub fn doctor_lines(ctx: &Ctx) -> Vec<String> {
         }
     }
     let sgconfig = ast_grep::config_file(&ctx.project_root);
-    let rules = super::project::rule_set(ctx);
+    let rules = crate::engine::run::rule_set(ctx);
     let ast_grep_line = format!(
         "ast-grep: built in (in-process engine; built-in rules{}){}",
         if sgconfig.is_some() {

@@ -16,12 +16,13 @@ use serde_json::Value;
 
 use super::ast_grep;
 use super::baseline::{self, FileEntry, content_hash};
-use super::check::{self, Resolved};
 use super::classify::{Classification, Origin, classify};
 use super::lines::LineMap;
-use super::model::{Diag, Severity};
-use super::report::{self, Caps};
-use super::settings::{BlockOn, Settings};
+use super::report;
+use crate::engine::listing::Caps;
+use crate::engine::model::{Diag, Severity};
+use crate::engine::resolve::{self, Resolved};
+use crate::engine::settings::{BlockOn, Settings};
 use crate::hook::ctx::Ctx;
 use crate::hook::protocol::{Decision, EventName, HookOutput, ToolInput, cap_chars};
 use crate::lsp::LspError;
@@ -46,14 +47,14 @@ pub fn after_edit(ctx: &Ctx, tool: &ToolInput) -> anyhow::Result<HookOutput> {
         ));
         return Ok(HookOutput::silent());
     };
-    let path = check::absolute(ctx, file_path);
+    let path = resolve::absolute(ctx, file_path);
     let settings = Settings::load(ctx);
     if !settings.config.enabled {
         ctx.debug(format_args!("diagnostics are turned off in the config"));
         return Ok(HookOutput::silent());
     }
-    let display = check::display_path(ctx, &path);
-    let target = match check::resolve(ctx, &settings, &path) {
+    let display = resolve::display_path(ctx, &path);
+    let target = match resolve::resolve(ctx, &settings, &path) {
         Resolved::Unsupported => {
             ctx.debug(format_args!(
                 "{display}: no language server handles this file type"
@@ -137,7 +138,7 @@ pub fn after_edit(ctx: &Ctx, tool: &ToolInput) -> anyhow::Result<HookOutput> {
                     startup,
                 };
                 let asked = Instant::now();
-                let (result, warmup) = check::lsp_diagnostics_within(
+                let (result, warmup) = resolve::lsp_diagnostics_within(
                     &mut pool,
                     &target,
                     &path,
@@ -164,7 +165,7 @@ pub fn after_edit(ctx: &Ctx, tool: &ToolInput) -> anyhow::Result<HookOutput> {
         budget: Some(timeout.saturating_sub(baseline_used)),
         startup,
     };
-    let (result, _) = check::lsp_diagnostics_within(
+    let (result, _) = resolve::lsp_diagnostics_within(
         &mut pool,
         &target,
         &path,
@@ -198,7 +199,7 @@ pub fn after_edit(ctx: &Ctx, tool: &ToolInput) -> anyhow::Result<HookOutput> {
 
     let lsp_diags = match result {
         Ok(diags) => diags,
-        Err(error) if check::looks_not_installed(&error) => {
+        Err(error) if resolve::looks_not_installed(&error) => {
             let language = target.server.language.clone();
             return not_installed(
                 ctx,
@@ -206,6 +207,10 @@ pub fn after_edit(ctx: &Ctx, tool: &ToolInput) -> anyhow::Result<HookOutput> {
                 std::slice::from_ref(&target.server.command),
                 &target.server.install_hint,
             );
+        }
+        Err(error @ LspError::StartFailed { .. }) => {
+            record_touched(ctx, &path);
+            return not_started(ctx, &display, &server_name, &error);
         }
         Err(LspError::WarmingUp { .. }) => {
             ctx.debug(format_args!(
@@ -283,7 +288,7 @@ pub(super) fn baseline_entry(
     ast_grep_ran: bool,
     mut diagnostics: Vec<Diag>,
 ) -> FileEntry {
-    check::sort_and_dedup(&mut diagnostics);
+    resolve::sort_and_dedup(&mut diagnostics);
     FileEntry {
         content_hash: content_hash(text),
         checked_at: ctx.now(),
@@ -431,6 +436,28 @@ pub(super) fn record_touched(ctx: &Ctx, path: &std::path::Path) -> Option<LoopSt
 }
 
 /// The one-line notice, once per language and session.
+/// A server that did not start: told once per session and server.
+pub(super) fn not_started(
+    ctx: &Ctx,
+    display: &str,
+    server: &str,
+    error: &LspError,
+) -> anyhow::Result<HookOutput> {
+    let first_time =
+        baseline::claim_notice(ctx, &format!("start:{server}")).unwrap_or_else(|error| {
+            eprintln!("ralph-hooks: warning: cannot record the notice: {error:#}");
+            true
+        });
+    if !first_time {
+        ctx.debug(format_args!(
+            "{display}: {error}; already said so in this session"
+        ));
+        return Ok(HookOutput::silent());
+    }
+    let text = report::not_started(display, &error.to_string());
+    Ok(HookOutput::context(EventName::PostToolUse, text.clone()).with_system_message(text))
+}
+
 fn not_installed(
     ctx: &Ctx,
     language: &str,

@@ -6,75 +6,8 @@
 use std::fmt::Write as _;
 
 use super::classify::{Classified, Origin};
-use super::model::{Diag, Severity};
-
-/// Limits for one list of diagnostics.
-#[derive(Debug, Clone, Copy)]
-pub struct Caps {
-    pub max_items: usize,
-    pub max_chars: usize,
-}
-
-/// "1 error, 2 warnings" (only the severities present).
-pub fn counts<'a>(diags: impl IntoIterator<Item = &'a Diag>) -> String {
-    let mut n = [0usize; 4];
-    for diag in diags {
-        n[diag.severity as usize] += 1;
-    }
-    let names = [
-        ("error", "errors"),
-        ("warning", "warnings"),
-        ("info", "infos"),
-        ("hint", "hints"),
-    ];
-    let parts: Vec<String> = n
-        .iter()
-        .zip(names)
-        .filter(|(count, _)| **count > 0)
-        .map(|(count, (one, many))| format!("{count} {}", if *count == 1 { one } else { many }))
-        .collect();
-    if parts.is_empty() {
-        "nothing".into()
-    } else {
-        parts.join(", ")
-    }
-}
-
-/// What "clean" means at this minimum severity.
-pub fn clean_phrase(min_severity: Severity) -> &'static str {
-    match min_severity {
-        Severity::Error => "no errors",
-        Severity::Warning => "no errors or warnings",
-        Severity::Info | Severity::Hint => "no diagnostics",
-    }
-}
-
-/// Rendered lines under the caps; the rest summarised as "… and N more".
-pub fn capped_lines(diags: &[(&Diag, String)], caps: Caps, used: &mut Caps) -> String {
-    let mut text = String::new();
-    let mut shown = 0;
-    for (_, line) in diags {
-        let line_chars = line.chars().count() + 1;
-        if used.max_items >= caps.max_items || used.max_chars + line_chars > caps.max_chars {
-            break;
-        }
-        text.push_str(line);
-        text.push('\n');
-        used.max_items += 1;
-        used.max_chars += line_chars;
-        shown += 1;
-    }
-    if shown < diags.len() {
-        let rest = &diags[shown..];
-        let _ = writeln!(
-            text,
-            "… and {} more ({})",
-            rest.len(),
-            counts(rest.iter().map(|(d, _)| *d))
-        );
-    }
-    text
-}
+use crate::engine::listing::{Caps, capped_lines, clean_phrase, counts};
+use crate::engine::model::{Diag, Severity};
 
 fn sorted<'a>(items: impl Iterator<Item = &'a Diag>) -> Vec<&'a Diag> {
     let mut list: Vec<&Diag> = items.collect();
@@ -185,6 +118,14 @@ pub fn inconclusive(display_path: &str, server: &str, reason: &str) -> String {
 pub fn warming_up(display_path: &str, server: &str, waited_secs: f64) -> String {
     format!(
         "LSP diagnostics for {display_path} ({server}): warming up — the server is still starting and loading the project ({waited_secs:.1} s so far); this file is checked on the next edit. Not checked yet: do not take this as clean."
+    )
+}
+
+/// The server did not come up: said once per session (then nothing, so a
+/// broken server does not repeat itself at every edit), never as clean.
+pub fn not_started(display_path: &str, reason: &str) -> String {
+    format!(
+        "LSP diagnostics for {display_path}: inconclusive — not checked: {reason}. It is not started again for a while, so later edits are not checked either until it is fixed (`ralph-hooks doctor`, `ralph-hooks daemon status`). Do not take unchecked files as clean."
     )
 }
 

@@ -9,6 +9,8 @@ use std::time::Duration;
 use anyhow::Context as _;
 use serde_json::json;
 
+use crate::engine::loop_check::{self, Scope};
+use crate::engine::settings::Settings;
 use crate::hook::Hook;
 use crate::hook::ctx::Ctx;
 use crate::hook::protocol::{EventName, HookInput, HookOutput, StopInput};
@@ -206,12 +208,28 @@ fn gather_evidence(
         runs.push(run);
     }
     let mut conditions = Vec::new();
-    if state.diagnostics {
-        conditions.push(crate::diagnostics::loop_condition(ctx, state));
-    }
-    if state.project {
-        conditions.push(crate::diagnostics::project_loop::project_condition(
-            ctx, state,
+    let settings = Settings::load(ctx);
+    for (wanted, scope) in [
+        (state.diagnostics, Scope::Touched),
+        (state.project, Scope::Project),
+    ] {
+        if !wanted {
+            continue;
+        }
+        // The check runs where the warm servers are (the daemon); without
+        // one, in a child `ralph-hooks check`: this binary carries none of
+        // the check's code (the ast-grep grammars alone would double its
+        // size and start-up).
+        let checked = loop_check::options(ctx, &settings, state, scope).map(|options| {
+            crate::daemon::project_check(ctx, &options, || {
+                crate::daemon::check_in_child(ctx, &options)
+            })
+        });
+        conditions.push(loop_check::condition(
+            state,
+            scope,
+            checked,
+            loop_check::caps(&settings),
         ));
     }
     let files_changed = match (state.worktree.as_ref(), snapshot) {

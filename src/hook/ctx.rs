@@ -63,6 +63,32 @@ impl Ctx {
         Ctx::new(project_root, env_nonempty("CLAUDE_CODE_SESSION_ID"))
     }
 
+    /// Context for work the daemon does for a caller: the caller's project,
+    /// the daemon's own state root, the caller's wish to be told why.
+    pub fn for_daemon(
+        project_root: PathBuf,
+        state_root: PathBuf,
+        debug: bool,
+    ) -> anyhow::Result<Ctx> {
+        let project_root = absolute(&project_root);
+        anyhow::ensure!(
+            project_root.is_dir(),
+            "the project {} is not a directory",
+            project_root.display()
+        );
+        refuse_shared_root(&state_root)?;
+        Ok(Ctx {
+            store: Store::new(state_root.clone()),
+            project_root,
+            state_root,
+            session_id: None,
+            claude_pid: None,
+            debug,
+            now: now_from_env(),
+            config: OnceCell::new(),
+        })
+    }
+
     fn new(project_root: PathBuf, session_id: Option<String>) -> anyhow::Result<Ctx> {
         let project_root = absolute(&project_root);
         let state_root = match env_nonempty("RALPH_HOOKS_STATE_DIR") {

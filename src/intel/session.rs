@@ -10,8 +10,8 @@ use std::time::{Duration, Instant};
 use anyhow::{Context as _, anyhow, bail};
 use serde_json::Value;
 
-use crate::diagnostics::check::MAX_FILE_BYTES;
-use crate::diagnostics::settings::Settings;
+use crate::engine::resolve::MAX_FILE_BYTES;
+use crate::engine::settings::Settings;
 use crate::hook::ctx::Ctx;
 use crate::lsp::servers::{ProjectIndex, find_binary, workspace_root};
 use crate::lsp::{Launch, LspError, OpenFile, Pool, ServerDiagnostic};
@@ -54,7 +54,7 @@ pub struct Session<'c> {
     /// Document symbols by (server, file), asked once per command: no file
     /// is written between the questions (a rename asks for the target file's
     /// symbols to find the name, then again to find a clash).
-    pub(super) symbols: HashMap<(String, PathBuf), Option<Vec<super::target::Symbol>>>,
+    pub(super) symbols: HashMap<(String, PathBuf), Option<serde_json::Value>>,
 }
 
 impl<'c> Session<'c> {
@@ -248,7 +248,7 @@ impl<'c> Session<'c> {
 
     /// The project-relative form of `path`, for output.
     pub fn display(&self, path: &Path) -> String {
-        crate::diagnostics::check::display_path(self.ctx, path)
+        crate::engine::resolve::display_path(self.ctx, path)
     }
 }
 

@@ -110,32 +110,36 @@ pub fn document_symbols(
     path: &Path,
 ) -> Option<Vec<Symbol>> {
     let key = (server.name.clone(), uri::comparable(path));
-    if let Some(known) = session.symbols.get(&key) {
-        return known.clone();
-    }
-    let symbols = ask_document_symbols(session, server, open, path);
-    session.symbols.insert(key, symbols.clone());
-    symbols
-}
-
-fn ask_document_symbols(
-    session: &mut Session<'_>,
-    server: &Server,
-    open: &[OpenFile],
-    path: &Path,
-) -> Option<Vec<Symbol>> {
-    let params = json!({"textDocument": {"uri": uri::from_path(path)}});
-    let result = match session.request(server, open, "textDocument/documentSymbol", params) {
-        Ok(result) => result,
-        Err(LspError::Rejected { .. }) => return None,
-        Err(_) => return None,
-    };
+    let result = match session.symbols.get(&key) {
+        Some(known) => known.clone(),
+        None => {
+            let asked = ask_document_symbols(session, server, open, path);
+            session.symbols.insert(key, asked.clone());
+            asked
+        }
+    }?;
     let items = result.as_array()?;
     let mut out = Vec::new();
     for item in items {
         flatten(item, &mut Vec::new(), &mut out);
     }
     Some(out)
+}
+
+/// The server's `textDocument/documentSymbol` answer, `None` when it has
+/// none to give.
+fn ask_document_symbols(
+    session: &mut Session<'_>,
+    server: &Server,
+    open: &[OpenFile],
+    path: &Path,
+) -> Option<Value> {
+    let params = json!({"textDocument": {"uri": uri::from_path(path)}});
+    match session.request(server, open, "textDocument/documentSymbol", params) {
+        Ok(result) => Some(result),
+        Err(LspError::Rejected { .. }) => None,
+        Err(_) => None,
+    }
 }
 
 fn flatten(item: &Value, container: &mut Vec<String>, out: &mut Vec<Symbol>) {

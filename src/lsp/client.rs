@@ -19,6 +19,8 @@ use lsp_server::{ErrorCode, Message, Notification, Request, RequestId, Response}
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
+pub mod batch;
+
 use super::settle::{self, Settle, SettleState};
 use super::transport::{Incoming, Transport};
 use super::uri;
@@ -71,6 +73,21 @@ pub struct Launch {
     /// publishes.
     pub reopen_when_clean: bool,
     pub mode: DiagnosticMode,
+    pub pull_capability: PullCapability,
+}
+
+/// What a client tells a server about pull diagnostics.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PullCapability {
+    /// Nothing: the server pushes (or is pulled if it offers pull itself).
+    #[default]
+    Undeclared,
+    /// `textDocument.diagnostic` declared (ruff, ty, TypeScript 7).
+    Declared,
+    /// Declared with `dynamicRegistration`: pyright then registers pull and
+    /// stops pushing.
+    Dynamic,
 }
 
 /// Push (`publishDiagnostics`) or pull (`textDocument/diagnostic`).
@@ -110,6 +127,13 @@ pub enum LspError {
         server: String,
         waited: Duration,
     },
+    /// The server did not come up: it did not answer `initialize` in time,
+    /// exited before answering, or refused it. Not tried again for a while
+    /// (the daemon's back-off), and never reported as clean.
+    StartFailed {
+        server: String,
+        reason: String,
+    },
 }
 
 impl fmt::Display for LspError {
@@ -141,6 +165,9 @@ impl fmt::Display for LspError {
                 "{server} is still warming up after {:.1} s (it keeps starting in the background)",
                 waited.as_secs_f64()
             ),
+            LspError::StartFailed { server, reason } => {
+                write!(f, "{server} did not start: {reason}")
+            }
         }
     }
 }
@@ -188,11 +215,14 @@ struct Publish {
     at: Instant,
 }
 
-/// A document's last answer: for which text, when.
+/// A document's last answer: for which text, when, and at which of the
+/// server's change counts (a result taken before a later change of another
+/// file may no longer hold).
 #[derive(Debug)]
 struct SettledResult {
     text_hash: u64,
     at: Instant,
+    epoch: u64,
     diagnostics: Vec<ServerDiagnostic>,
 }
 
@@ -216,6 +246,12 @@ struct ActiveCheck {
 
 /// The longest a request waits for a new server's first analysis.
 const FIRST_ANALYSIS_BUDGET: Duration = Duration::from_secs(20);
+
+/// A server that has not answered `initialize` by then is not coming up:
+/// it is stopped and reported as not started (seed AC-LSP-002: no answer
+/// within 5 s is a timeout, and the rest goes on). Loading the project
+/// afterwards has the server's own start-up time.
+pub const INITIALIZE_TIMEOUT: Duration = Duration::from_secs(5);
 
 pub struct Client {
     launch: Launch,
@@ -256,7 +292,24 @@ pub struct Client {
     responsive: bool,
     /// Server requests answered, by method; tests and `--debug` read it.
     answered: Vec<String>,
+    /// When the server last sent a message (slow vs hung).
+    last_heard: Instant,
     pub last_used: Instant,
+    /// The project check in progress ([`batch`]).
+    batch: Option<batch::Batch>,
+    /// Each file's text hash as last read from the disk by a batch: a file
+    /// whose disk text moved since is a change for the server even when it
+    /// was never open (it read the old text itself).
+    seen_on_disk: HashMap<PathBuf, u64>,
+    /// The last text sent for each file, kept after it is closed: opening
+    /// it again with another text is a change for the server.
+    known_texts: HashMap<PathBuf, u64>,
+    /// Requests whose answers nobody waits for any more (a batch ended with
+    /// pulls in flight): their responses are dropped, not kept.
+    ignored_responses: HashSet<RequestId>,
+    /// A pull registration's `identifier` (pyright registers pull
+    /// dynamically), used when the capabilities name none.
+    registered_pull_identifier: Option<String>,
 }
 
 impl Client {
@@ -296,15 +349,52 @@ impl Client {
             exited: None,
             responsive: true,
             answered: Vec::new(),
+            last_heard: Instant::now(),
             last_used: Instant::now(),
+            batch: None,
+            seen_on_disk: HashMap::new(),
+            known_texts: HashMap::new(),
+            ignored_responses: HashSet::new(),
+            registered_pull_identifier: None,
         };
         let id = client.request("initialize", client.initialize_params());
-        let response = client.wait_response(&id, deadline, "the initialize response")?;
+        let initialize_deadline = deadline.min(Instant::now() + INITIALIZE_TIMEOUT);
+        let asked = Instant::now();
+        let failed = |reason: String| LspError::StartFailed {
+            server: launch.name.clone(),
+            reason,
+        };
+        let response =
+            match client.wait_response(&id, initialize_deadline, "the initialize response") {
+                Ok(response) => response,
+                // Our own deadline came first: the caller stopped waiting, the
+                // server may be fine (a hook with little time left).
+                Err(error @ LspError::Timeout { .. })
+                    if initialize_deadline < asked + INITIALIZE_TIMEOUT =>
+                {
+                    return Err(error);
+                }
+                Err(LspError::Timeout { .. }) => {
+                    return Err(failed(format!(
+                        "no answer to initialize within {:.0} s{}",
+                        INITIALIZE_TIMEOUT.as_secs_f64(),
+                        client.detail()
+                    )));
+                }
+                Err(LspError::Exited { detail, .. }) => {
+                    return Err(failed(format!(
+                        "it exited before answering initialize{detail}"
+                    )));
+                }
+                Err(error) => return Err(error),
+            };
         if let Some(error) = response.error {
-            return Err(LspError::Rejected {
-                method: "initialize".into(),
-                message: error.message,
-            });
+            let message = error
+                .message
+                .split_whitespace()
+                .collect::<Vec<_>>()
+                .join(" ");
+            return Err(failed(format!("it refused initialize: {message}")));
         }
         let result = response.result.unwrap_or(Value::Null);
         client.capabilities = result.get("capabilities").cloned().unwrap_or(Value::Null);
@@ -346,6 +436,19 @@ impl Client {
     /// Whether the server is still there and answering.
     pub fn is_healthy(&self) -> bool {
         self.exited.is_none() && self.responsive
+    }
+
+    /// When the server last said anything.
+    pub fn last_heard(&self) -> Instant {
+        self.last_heard
+    }
+
+    /// Keeps a server whose answer came too late for one caller but which
+    /// is alive and talking: slow is not hung. Its late answer is taken in
+    /// by the next pump.
+    pub fn keep_after_timeout(&mut self) {
+        self.active = None;
+        self.responsive = self.exited.is_none();
     }
 
     /// The server requests answered so far, by method, in order.
@@ -631,6 +734,7 @@ impl Client {
                 SettledResult {
                     text_hash,
                     at: Instant::now(),
+                    epoch: self.changes,
                     diagnostics: diagnostics.clone(),
                 },
             );
@@ -910,6 +1014,18 @@ impl Client {
             },
             "trace": "off"
         });
+        match self.launch.pull_capability {
+            PullCapability::Undeclared => {}
+            PullCapability::Declared | PullCapability::Dynamic => {
+                params["capabilities"]["textDocument"]["diagnostic"] = json!({
+                    "dynamicRegistration":
+                        self.launch.pull_capability == PullCapability::Dynamic,
+                    "relatedDocumentSupport": false
+                });
+                params["capabilities"]["workspace"]["diagnostics"] =
+                    json!({"refreshSupport": true});
+            }
+        }
         if let Some(options) = &self.launch.initialization_options {
             params["initializationOptions"] = options.clone();
         }
@@ -981,7 +1097,10 @@ impl Client {
             };
             match self.transport.recv_until(wait_until) {
                 None => return,
-                Some(Incoming::Message(message)) => self.handle(message),
+                Some(Incoming::Message(message)) => {
+                    self.last_heard = Instant::now();
+                    self.handle(message)
+                }
                 Some(Incoming::Invalid(why)) => {
                     self.n_invalid += 1;
                     self.last_invalid = Some(why);
@@ -1013,6 +1132,27 @@ impl Client {
     }
 
     fn take_response(&mut self, response: Response) {
+        if self.ignored_responses.remove(&response.id) {
+            return;
+        }
+        if self.batch.is_some() {
+            let result = match &response.error {
+                Some(error) => Err((
+                    error.code,
+                    error.message.clone(),
+                    error
+                        .data
+                        .as_ref()
+                        .and_then(|d| d.get("retriggerRequest"))
+                        .and_then(Value::as_bool)
+                        .unwrap_or(true),
+                )),
+                None => Ok(response.result.clone().unwrap_or(Value::Null)),
+            };
+            if self.batch_pull_answered(&response.id, result) {
+                return;
+            }
+        }
         let pull_id = self
             .active
             .as_ref()
@@ -1118,11 +1258,15 @@ impl Client {
                         let title = self.progress.remove(&token);
                         let now = Instant::now();
                         self.last_progress_end = Some(now);
-                        if let (Some(title), Some(wanted), Some(check)) =
-                            (title, &self.launch.await_progress, &mut self.active)
-                            && title_matches(&title, wanted)
-                        {
-                            check.awaited_progress_done = true;
+                        let awaited = matches!(
+                            (&title, &self.launch.await_progress),
+                            (Some(title), Some(wanted)) if title_matches(title, wanted)
+                        );
+                        if awaited {
+                            if let Some(check) = &mut self.active {
+                                check.awaited_progress_done = true;
+                            }
+                            self.batch_progress_ended();
                         }
                     }
                     _ => {}
@@ -1133,6 +1277,92 @@ impl Client {
         }
     }
 
+    /// A dynamic registration of pull diagnostics (pyright registers it
+    /// when the client declares `textDocument.diagnostic.dynamicRegistration`
+    /// and then stops pushing): from now on this server is pulled.
+    fn take_registrations(&mut self, params: &Value) {
+        let registrations = params
+            .get("registrations")
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default();
+        for registration in registrations {
+            if registration.get("method").and_then(Value::as_str) != Some("textDocument/diagnostic")
+            {
+                continue;
+            }
+            if self.launch.mode != DiagnosticMode::Push {
+                self.pull = true;
+            }
+            self.registered_pull_identifier = registration
+                .pointer("/registerOptions/identifier")
+                .and_then(Value::as_str)
+                .map(str::to_string);
+        }
+    }
+
+    /// The `identifier` to send with pulls: the server's own, if it named one.
+    fn pull_identifier(&self) -> Option<String> {
+        self.capabilities
+            .pointer("/diagnosticProvider/identifier")
+            .and_then(Value::as_str)
+            .map(str::to_string)
+            .or_else(|| self.registered_pull_identifier.clone())
+    }
+
+    /// Drops the answer to `id` when it comes: nobody waits for it.
+    fn forget_response(&mut self, id: RequestId) {
+        if self.responses.remove(&id).is_none() {
+            self.ignored_responses.insert(id);
+        }
+    }
+
+    /// Gives the server `text` as the document's content: `didOpen` the
+    /// first time, else a whole-text `didChange` (or, for a server that says
+    /// nothing about a clean document that stays clean, a close and a fresh
+    /// open), then `didSave` where the server wants it. Counts as a change
+    /// of the server's view unless it is the first open of the text the
+    /// server would have read from the disk anyway.
+    fn send_text(&mut self, key: &Path, text: &str, language_id: &str) {
+        let document_uri = uri::from_path(key);
+        let hash = fnv1a(text.as_bytes());
+        if self.launch.reopen_when_clean
+            && self.documents.contains_key(key)
+            && self.published_clean.contains(key)
+        {
+            self.close_document(key);
+        }
+        let version = self.documents.get(key).map_or(1, |v| v + 1);
+        if version == 1 {
+            self.notify(
+                "textDocument/didOpen",
+                json!({"textDocument": {"uri": document_uri, "languageId": language_id, "version": version, "text": text}}),
+            );
+        } else {
+            self.notify(
+                "textDocument/didChange",
+                json!({"textDocument": {"uri": document_uri, "version": version}, "contentChanges": [{"text": text}]}),
+            );
+        }
+        let known = self
+            .known_texts
+            .insert(key.to_path_buf(), hash)
+            .or_else(|| self.seen_on_disk.get(key).copied());
+        if known.is_some_and(|known| known != hash) {
+            self.changes += 1;
+        }
+        self.documents.insert(key.to_path_buf(), version);
+        self.sent_texts.insert(key.to_path_buf(), hash);
+        self.publishes.remove(key);
+        if self.supports_save() {
+            let mut params = json!({"textDocument": {"uri": document_uri}});
+            if self.save_includes_text() {
+                params["text"] = json!(text);
+            }
+            self.notify("textDocument/didSave", params);
+        }
+    }
+
     /// Answers a request from the server. Every request gets an answer:
     /// servers block on some of them.
     fn answer(&mut self, request: Request) {
@@ -1140,7 +1370,6 @@ impl Client {
         let result: Result<Value, (i32, String)> = match method.as_str() {
             "workspace/configuration" => Ok(self.configuration_answer(&params)),
             "window/workDoneProgress/create"
-            | "client/registerCapability"
             | "client/unregisterCapability"
             | "window/showMessageRequest"
             | "workspace/semanticTokens/refresh"
@@ -1154,6 +1383,13 @@ impl Client {
                 {
                     check.pull_again = true;
                 }
+                if self.pull {
+                    self.batch_refresh();
+                }
+                Ok(Value::Null)
+            }
+            "client/registerCapability" => {
+                self.take_registrations(&params);
                 Ok(Value::Null)
             }
             "workspace/workspaceFolders" => {

@@ -25,6 +25,7 @@ use std::time::Duration;
 use serde::Deserialize;
 use serde_json::Value;
 
+pub use super::client::PullCapability;
 use super::client::{DiagnosticMode, Launch};
 use crate::hook::config::Config;
 use crate::util::fsread::{self, Links, limits};
@@ -106,9 +107,16 @@ pub struct ServerDef {
     /// compilation database); `None` when it finds the project by itself.
     pub project_index: Option<ProjectIndex>,
     pub mode: DiagnosticMode,
+    /// Declare pull diagnostics (`textDocument.diagnostic`) to this server,
+    /// with dynamic registration where it registers pull itself (pyright).
+    /// Not declared by default: it silently turns some servers pull-only.
+    pub pull_capability: PullCapability,
     pub install_hint: String,
     pub enabled: bool,
     pub origin: Origin,
+    /// One of ours (possibly changed by the project's configuration), as
+    /// opposed to a server the project added under a name of its own.
+    pub ours: bool,
 }
 
 /// Files of which one must exist in the workspace for a server to see the
@@ -153,9 +161,11 @@ impl ServerDef {
             reopen_when_clean: false,
             project_index: None,
             mode: DiagnosticMode::Push,
+            pull_capability: PullCapability::Undeclared,
             install_hint: install_hint.into(),
             enabled: true,
             origin: Origin::BuiltIn,
+            ours: true,
         }
     }
 
@@ -166,6 +176,13 @@ impl ServerDef {
 
     fn reopen_when_clean(mut self) -> ServerDef {
         self.reopen_when_clean = true;
+        self
+    }
+
+    /// Pulled: the client declares pull diagnostics and asks for them.
+    fn pulled(mut self, capability: PullCapability) -> ServerDef {
+        self.mode = DiagnosticMode::Pull;
+        self.pull_capability = capability;
         self
     }
 
@@ -240,6 +257,7 @@ impl ServerDef {
 
     fn from_config(name: &str, config: &ServerConfig, origin: Origin) -> ServerDef {
         let mut def = ServerDef::builtin(name, "", name, &[], &[], &[], "");
+        def.ours = false;
         def.mode = DiagnosticMode::Auto;
         def.apply(config, origin);
         let mut languages: Vec<&str> = def.extensions.values().map(String::as_str).collect();
@@ -276,6 +294,7 @@ impl ServerDef {
             await_progress: self.await_progress.clone(),
             reopen_when_clean: self.reopen_when_clean,
             mode: self.mode,
+            pull_capability: self.pull_capability,
         }
     }
 }
@@ -287,6 +306,17 @@ fn normalize_extension(extension: &str) -> String {
         format!(".{extension}")
     }
 }
+
+const TYPESCRIPT_EXTENSIONS: [(&str, &str); 8] = [
+    (".ts", "typescript"),
+    (".mts", "typescript"),
+    (".cts", "typescript"),
+    (".tsx", "typescriptreact"),
+    (".js", "javascript"),
+    (".mjs", "javascript"),
+    (".cjs", "javascript"),
+    (".jsx", "javascriptreact"),
+];
 
 /// The built-in servers, in preference order.
 pub fn builtin_servers() -> Vec<ServerDef> {
@@ -315,7 +345,7 @@ pub fn builtin_servers() -> Vec<ServerDef> {
     // its "cargo check" progress does; cold it needs 3–6 s (reference §1).
     rust_analyzer.await_progress = Some("cargo check".into());
     rust_analyzer.startup_timeout = Some(Duration::from_secs(30));
-    vec![
+    let mut servers = vec![
         // pyright, basedpyright, ruff and clangd send one complete publish
         // for an open file, echoing its version (reference §3): the first
         // publish with our version is final, and any quiet window would only
@@ -329,7 +359,8 @@ pub fn builtin_servers() -> Vec<ServerDef> {
             &python_roots,
             "npm install -g pyright",
         )
-        .quiet_ms(0),
+        .quiet_ms(0)
+        .pulled(PullCapability::Dynamic),
         ServerDef::builtin(
             "basedpyright",
             "Python",
@@ -338,6 +369,31 @@ pub fn builtin_servers() -> Vec<ServerDef> {
             &python,
             &python_roots,
             "pip install basedpyright",
+        )
+        .quiet_ms(0)
+        .pulled(PullCapability::Dynamic),
+        // ty: pulled (it pushes only for open files when the client does not
+        // pull), one answer per pull; a pull is final.
+        ServerDef::builtin(
+            "ty",
+            "Python",
+            "ty",
+            &["server"],
+            &python,
+            &python_roots,
+            "pip install ty",
+        )
+        .quiet_ms(0)
+        .pulled(PullCapability::Declared),
+        // pyrefly pushes one complete, versioned publish per open file.
+        ServerDef::builtin(
+            "pyrefly",
+            "Python",
+            "pyrefly",
+            &["lsp"],
+            &python,
+            &python_roots,
+            "pip install pyrefly",
         )
         .quiet_ms(0),
         ServerDef::builtin(
@@ -349,7 +405,8 @@ pub fn builtin_servers() -> Vec<ServerDef> {
             &python_roots,
             "pip install ruff",
         )
-        .quiet_ms(0),
+        .quiet_ms(0)
+        .pulled(PullCapability::Declared),
         // It publishes `[]` first and the real list about 155 ms later, and
         // nothing at all when a clean document changes and stays clean.
         ServerDef::builtin(
@@ -357,21 +414,26 @@ pub fn builtin_servers() -> Vec<ServerDef> {
             "TypeScript/JavaScript",
             "typescript-language-server",
             &["--stdio"],
-            &[
-                (".ts", "typescript"),
-                (".mts", "typescript"),
-                (".cts", "typescript"),
-                (".tsx", "typescriptreact"),
-                (".js", "javascript"),
-                (".mjs", "javascript"),
-                (".cjs", "javascript"),
-                (".jsx", "javascriptreact"),
-            ],
+            &TYPESCRIPT_EXTENSIONS,
             &["tsconfig.json", "jsconfig.json", "package.json"],
             "npm install -g typescript-language-server typescript@5 (TypeScript 7 has no tsserver)",
         )
         .quiet_ms(300)
         .reopen_when_clean(),
+        // TypeScript 7's own server: pull only (it pushes nothing for .ts
+        // files), answers are final. Chosen for a project whose TypeScript
+        // is 7 or newer (see [`Registry::select`]).
+        ServerDef::builtin(
+            "tsgo",
+            "TypeScript/JavaScript",
+            "tsc",
+            &["--lsp", "--stdio"],
+            &TYPESCRIPT_EXTENSIONS,
+            &["tsconfig.json", "jsconfig.json", "package.json"],
+            "npm install --save-dev typescript@7 (its server is `tsc --lsp --stdio`)",
+        )
+        .quiet_ms(0)
+        .pulled(PullCapability::Declared),
         ServerDef::builtin(
             "clangd",
             "C/C++",
@@ -410,8 +472,18 @@ pub fn builtin_servers() -> Vec<ServerDef> {
             &["go.work", "go.mod"],
             "go install golang.org/x/tools/gopls@latest (or apt-get install gopls)",
         ),
-    ]
+    ];
+    // Loading a project (and checking it the first time) may take a server
+    // this long in the daemon; a server silent this long while files wait
+    // for it is hung.
+    for server in &mut servers {
+        server.startup_timeout.get_or_insert(BUILTIN_STARTUP);
+    }
+    servers
 }
+
+/// The built-in servers' start-up time (see [`ServerDef::startup_timeout`]).
+pub const BUILTIN_STARTUP: Duration = Duration::from_secs(30);
 
 /// The servers in the order they are tried, plus problems found in the
 /// config files (reported, never fatal).
@@ -436,6 +508,9 @@ pub enum Selection<'r> {
         server: &'r ServerDef,
         program: PathBuf,
         language_id: String,
+        /// Why this server: the project's configuration, its TypeScript
+        /// version, or the first one installed.
+        reason: String,
     },
 }
 
@@ -521,7 +596,19 @@ impl Registry {
             .collect()
     }
 
-    /// Which server handles `file`.
+    /// Which server handles `file`, and why:
+    /// 1. a server the project added under a name of its own (`.lsp.json`,
+    ///    the `lsp` config section), the first one installed;
+    /// 2. the server the project asks for: Python — `ty.toml` or
+    ///    `[tool.ty]` → ty, `pyrefly.toml` or `[tool.pyrefly]` → pyrefly,
+    ///    `pyrightconfig.json` or `[tool.pyright]` → pyright,
+    ///    `[tool.basedpyright]` → basedpyright (the nearest configuration
+    ///    above the file); TypeScript — the project's own `typescript`
+    ///    package: 7 or newer → its server (`tsc --lsp --stdio`), older →
+    ///    typescript-language-server, which uses it;
+    /// 3. else the first one installed, in registry order (for Python:
+    ///    pyright, basedpyright, ty, pyrefly, ruff); TypeScript 7's server
+    ///    only where the `tsc` found is TypeScript 7 or newer.
     pub fn select(&self, file: &Path, project_root: &Path) -> Selection<'_> {
         let Some(extension) = file
             .extension()
@@ -530,27 +617,69 @@ impl Registry {
             return Selection::Unsupported;
         };
         let mut candidates = self.candidates(&extension);
+        let mut extension = extension;
         if candidates.is_empty() {
-            candidates = self.candidates(&extension.to_lowercase());
+            extension = extension.to_lowercase();
+            candidates = self.candidates(&extension);
         }
         if candidates.is_empty() {
             return Selection::Unsupported;
         }
         let search_roots = [file.parent().unwrap_or(project_root), project_root];
-        for server in &candidates {
-            if let Some(program) = find_binary(&server.command, project_root, &search_roots) {
-                let language_id = server
-                    .extensions
-                    .get(&extension)
-                    .or_else(|| server.extensions.get(&extension.to_lowercase()))
-                    .cloned()
-                    .unwrap_or_default();
-                return Selection::Found {
-                    server,
-                    program,
-                    language_id,
+        let found =
+            |server: &'_ ServerDef| find_binary(&server.command, project_root, &search_roots);
+        let chosen = |server, program, reason: String| Selection::Found {
+            language_id: language_id_of(server, &extension),
+            server,
+            program,
+            reason,
+        };
+        for server in candidates.iter().filter(|s| !s.ours) {
+            if let Some(program) = found(server) {
+                let from = match server.origin {
+                    Origin::Config => "the lsp section of .claude/ralph-hooks.json",
+                    _ => ".lsp.json",
                 };
+                return chosen(server, program, format!("configured in {from}"));
             }
+        }
+        let mut note = String::new();
+        if let Some(wanted) = project_choice(file, project_root, &extension) {
+            match candidates.iter().find(|s| s.name == wanted.server) {
+                Some(server) => match found(server) {
+                    Some(program) => return chosen(server, program, wanted.why),
+                    None => {
+                        note = format!(
+                            "{}, but {} is not installed ({}); ",
+                            wanted.why, server.command, server.install_hint
+                        );
+                    }
+                },
+                None => {
+                    note = format!("{}, but {} is turned off; ", wanted.why, wanted.server);
+                }
+            }
+        }
+        let builtins: Vec<&ServerDef> = candidates.iter().copied().filter(|s| s.ours).collect();
+        let order = builtins
+            .iter()
+            .map(|s| s.name.as_str())
+            .collect::<Vec<_>>()
+            .join(", ");
+        for server in &builtins {
+            let Some(program) = found(server) else {
+                continue;
+            };
+            if server.name == "tsgo" && !typescript_at(&program).is_some_and(|v| v.major >= 7) {
+                // A `tsc` of TypeScript 6 or older has no `--lsp`.
+                continue;
+            }
+            let reason = if builtins.len() == 1 {
+                format!("{note}the built-in server for {}", server.language)
+            } else {
+                format!("{note}the first installed of {order}")
+            };
+            return chosen(server, program, reason);
         }
         let first = candidates[0];
         Selection::NotInstalled {
@@ -559,6 +688,147 @@ impl Registry {
             hint: first.install_hint.clone(),
         }
     }
+}
+
+fn language_id_of(server: &ServerDef, extension: &str) -> String {
+    server
+        .extensions
+        .get(extension)
+        .or_else(|| server.extensions.get(&extension.to_lowercase()))
+        .cloned()
+        .unwrap_or_default()
+}
+
+/// The server a project asks for, and where it says so.
+struct ProjectChoice {
+    server: &'static str,
+    why: String,
+}
+
+/// The project's own choice of server for `file` (see [`Registry::select`]):
+/// the nearest configuration between the file's folder and the project root.
+fn project_choice(file: &Path, project_root: &Path, extension: &str) -> Option<ProjectChoice> {
+    let python = matches!(extension, ".py" | ".pyi");
+    let typescript = TYPESCRIPT_EXTENSIONS.iter().any(|(e, _)| *e == extension);
+    if !python && !typescript {
+        return None;
+    }
+    let mut dir = file.parent();
+    while let Some(current) = dir {
+        if !current.starts_with(project_root) {
+            break;
+        }
+        let shown = |name: &str| {
+            let path = current.join(name);
+            path.strip_prefix(project_root)
+                .unwrap_or(&path)
+                .display()
+                .to_string()
+        };
+        if python {
+            for (name, server) in [
+                ("ty.toml", "ty"),
+                ("pyrefly.toml", "pyrefly"),
+                ("pyrightconfig.json", "pyright"),
+            ] {
+                if current.join(name).is_file() {
+                    return Some(ProjectChoice {
+                        server,
+                        why: format!("{} configures {server}", shown(name)),
+                    });
+                }
+            }
+            if let Some(server) = pyproject_checker(&current.join("pyproject.toml")) {
+                return Some(ProjectChoice {
+                    server,
+                    why: format!("{} has [tool.{server}]", shown("pyproject.toml")),
+                });
+            }
+        }
+        if typescript {
+            let package = current.join("node_modules/typescript/package.json");
+            if let Some(version) = package_version(&package) {
+                let place = shown("node_modules/typescript");
+                return Some(if version.major >= 7 {
+                    ProjectChoice {
+                        server: "tsgo",
+                        why: format!(
+                            "the project's TypeScript is {} ({place}): its own server, tsc --lsp",
+                            version.text
+                        ),
+                    }
+                } else {
+                    ProjectChoice {
+                        server: "typescript-language-server",
+                        why: format!(
+                            "the project's TypeScript is {} ({place}), served by typescript-language-server",
+                            version.text
+                        ),
+                    }
+                });
+            }
+        }
+        if current == project_root {
+            break;
+        }
+        dir = current.parent();
+    }
+    None
+}
+
+/// The type checker a `pyproject.toml` configures: the first
+/// `[tool.ty]`, `[tool.pyrefly]`, `[tool.pyright]` or `[tool.basedpyright]`
+/// table (or one of its sub-tables) in the file.
+fn pyproject_checker(path: &Path) -> Option<&'static str> {
+    let text = fsread::read_text(path, limits::CONFIG, Links::Follow).ok()??;
+    for line in text.lines() {
+        let line = line.trim();
+        let Some(table) = line.strip_prefix("[tool.") else {
+            continue;
+        };
+        for server in ["ty", "pyrefly", "pyright", "basedpyright"] {
+            if let Some(rest) = table.strip_prefix(server)
+                && (rest.starts_with(']') || rest.starts_with('.'))
+            {
+                return Some(server);
+            }
+        }
+    }
+    None
+}
+
+/// A package's version, as text and its major number.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PackageVersion {
+    pub text: String,
+    pub major: u64,
+}
+
+fn package_version(package_json: &Path) -> Option<PackageVersion> {
+    let text = fsread::read_text(package_json, limits::CONFIG, Links::Follow).ok()??;
+    let value: Value = serde_json::from_str(&text).ok()?;
+    let version = value.get("version")?.as_str()?.to_string();
+    let major = version.split('.').next()?.parse().ok()?;
+    Some(PackageVersion {
+        text: version,
+        major,
+    })
+}
+
+/// The TypeScript version a `tsc` binary belongs to: the `typescript`
+/// package above the file it resolves to (`node_modules/.bin/tsc` is a link
+/// into `node_modules/typescript/bin/`).
+pub fn typescript_at(program: &Path) -> Option<PackageVersion> {
+    let real = program.canonicalize().ok()?;
+    real.ancestors().skip(1).take(4).find_map(|dir| {
+        let package = dir.join("package.json");
+        let text = fsread::read_text(&package, limits::CONFIG, Links::Follow).ok()??;
+        let value: Value = serde_json::from_str(&text).ok()?;
+        if value.get("name")?.as_str()? != "typescript" {
+            return None;
+        }
+        package_version(&package)
+    })
 }
 
 fn servers_at_top_level(section: &Value) -> Value {

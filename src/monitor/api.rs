@@ -6,7 +6,6 @@
 //! names its own domain) and, when it has an `Origin`, come from this
 //! server's own page: other sites may not read the live stream either.
 
-use std::net::SocketAddr;
 use std::sync::Arc;
 
 use axum::Router;
@@ -18,44 +17,14 @@ use axum::response::{Html, IntoResponse, Response};
 use axum::routing::{get, post};
 use serde::Deserialize;
 use serde_json::{Value, json};
-use tokio::sync::{broadcast, watch};
 
-use super::Agent;
-use super::data::{self, Filter, TaskCache};
+use super::data::{self, Filter};
 use super::live;
+use super::{Agent, AppState};
 use crate::state::ids;
 use crate::tasks::{self, actions::StepAction};
 
 const PAGE: &str = include_str!("page.html");
-
-/// What every handler shares.
-pub struct AppState {
-    pub agents: Vec<Agent>,
-    pub token: String,
-    pub local: SocketAddr,
-    pub cache: TaskCache,
-    /// Live events as JSON text, one message each.
-    pub events: broadcast::Sender<String>,
-    /// Becomes true on SIGINT/SIGTERM: open streams end.
-    pub shutdown: watch::Sender<bool>,
-}
-
-impl AppState {
-    pub fn new(agents: Vec<Agent>, token: String, local: SocketAddr) -> AppState {
-        AppState {
-            agents,
-            token,
-            local,
-            cache: TaskCache::default(),
-            events: broadcast::channel(1024).0,
-            shutdown: watch::channel(false).0,
-        }
-    }
-
-    fn agent(&self, id: &str) -> Option<&Agent> {
-        self.agents.iter().find(|agent| agent.id == id)
-    }
-}
 
 type Shared = Arc<AppState>;
 

@@ -25,7 +25,7 @@ use serde_json::{Value, json};
 use tokio::sync::broadcast::error::RecvError;
 
 use super::Agent;
-use super::api::AppState;
+use super::AppState;
 use crate::state::events_log::EVENTS_FILE;
 use crate::tasks::{StepStatus, StepsProgress, TaskDoc};
 use crate::util::fsread;

@@ -29,13 +29,14 @@ pub enum BlockOn {
 #[serde(default)]
 pub struct DiagnosticsConfig {
     pub enabled: bool,
-    /// Per file, server start included (the seed asks for 5 s). A server's
-    /// own `startupTimeout` raises it for that server.
+    /// An edit's check, server start included (seed AC-LSP-002: 5 s). A
+    /// server's `startupTimeout` is its time to load the project in the
+    /// daemon, not the edit's: an edit is never held longer than this.
     pub timeout_ms: u64,
-    /// How much longer than `timeout_ms` an edit's check waits for a
-    /// server that is still starting (start-up is not taken out of the
-    /// check's own time). Past it Claude is told "warming up, checked on
-    /// the next edit" and the server goes on starting in the daemon.
+    /// How much longer than `timeout_ms` an edit's check may wait for a
+    /// server that is still starting (0 by default: the edit is told
+    /// "warming up, checked on the next edit" at its deadline, and the
+    /// server goes on starting in the daemon).
     pub warmup_wait_ms: u64,
     /// The least severe diagnostic reported; hints never by default.
     pub min_severity: Severity,
@@ -61,7 +62,7 @@ impl Default for DiagnosticsConfig {
         DiagnosticsConfig {
             enabled: true,
             timeout_ms: 5_000,
-            warmup_wait_ms: 10_000,
+            warmup_wait_ms: 0,
             min_severity: Severity::Warning,
             unused: UnusedLevel::Warning,
             block_on: BlockOn::IntroducedErrors,
@@ -169,12 +170,11 @@ impl Settings {
         Ok(())
     }
 
-    /// The deadline for one file on `server`, start-up included.
-    pub fn file_timeout(&self, server: &ServerDef) -> Duration {
-        let configured = Duration::from_millis(self.config.timeout_ms.max(1));
-        server
-            .startup_timeout
-            .map_or(configured, |startup| startup.max(configured))
+    /// The deadline for one file's check, start-up included. The server
+    /// is not asked: its `startupTimeout` is for loading the project in
+    /// the daemon, and an edit is never held past this.
+    pub fn file_timeout(&self, _server: &ServerDef) -> Duration {
+        Duration::from_millis(self.config.timeout_ms.max(1))
     }
 
     /// How long the hook waits for a starting server on top of the check's

@@ -1,6 +1,6 @@
-//! Checking one file: which server (if any) handles it, and its diagnostics
-//! from that server, converted, filtered by severity and sorted. Shared by
-//! the post-edit report and the loop's Stop condition.
+//! One file: which server (if any) handles it, and its diagnostics from
+//! that server, converted, filtered by severity and sorted. Shared by the
+//! project check, the post-edit report and `refs`/`rename`/`fix`.
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -12,14 +12,15 @@ use crate::lsp::pool::Limits;
 use crate::lsp::servers::{ServerDef, workspace_root};
 use crate::lsp::{Launch, LspError, Pool};
 
-/// Files larger than this are not sent to a server.
-pub const MAX_FILE_BYTES: u64 = 4 * 1024 * 1024;
+/// Files larger than this are not sent to a server: they are reported as
+/// not checked (the same limit as every source read, README "Reliability").
+pub const MAX_FILE_BYTES: u64 = crate::util::fsread::limits::SOURCE;
 
 /// What to do with one file.
 pub enum Resolved<'s> {
     /// No server claims this kind of file: say nothing.
     Unsupported,
-    /// Configured away (outside the project, excluded, too large).
+    /// Configured away (outside the project, excluded).
     Skipped(&'static str),
     NotInstalled {
         language: String,
@@ -34,6 +35,8 @@ pub struct Target<'s> {
     pub server: &'s ServerDef,
     pub launch: Launch,
     pub language_id: String,
+    /// Why this server (see [`crate::lsp::servers::Registry::select`]).
+    pub reason: Option<String>,
 }
 
 pub fn resolve<'s>(ctx: &Ctx, settings: &'s Settings, path: &Path) -> Resolved<'s> {
@@ -55,15 +58,14 @@ pub fn resolve<'s>(ctx: &Ctx, settings: &'s Settings, path: &Path) -> Resolved<'
             server,
             program,
             language_id,
+            reason,
         } => {
-            if path.metadata().is_ok_and(|m| m.len() > MAX_FILE_BYTES) {
-                return Resolved::Skipped("larger than 4 MiB");
-            }
             let root = workspace_root(server, path, &ctx.project_root);
             Resolved::Target(Box::new(Target {
                 launch: server.launch(program, root, &ctx.project_root),
                 server,
                 language_id,
+                reason: Some(reason),
             }))
         }
     }

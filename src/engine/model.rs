@@ -3,6 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::astgrep::{Finding, Level};
 use crate::lsp::ServerDiagnostic;
 
 /// LSP severities; the order is the priority (errors first).
@@ -118,6 +119,31 @@ impl Diag {
         }
     }
 
+    /// [`Diag::from_server_as`] with the document already split into lines
+    /// (a file with many diagnostics is not split once per diagnostic).
+    pub fn from_server_lines(
+        diagnostic: &ServerDiagnostic,
+        lines: &[&str],
+        unused: UnusedLevel,
+    ) -> Diag {
+        let start = diagnostic.range.start;
+        let line_text = lines.get(start.line as usize).copied().unwrap_or_default();
+        let mut diag = Diag {
+            line: start.line.saturating_add(1),
+            column: utf16_to_char_column(line_text, start.character).saturating_add(1),
+            severity: Severity::from_lsp(diagnostic.severity),
+            source: diagnostic.source.clone().filter(|s| !s.trim().is_empty()),
+            code: diagnostic.code_text().filter(|c| !c.trim().is_empty()),
+            message: fold_message(&diagnostic.message),
+        };
+        if let Some(severity) = unused.severity()
+            && is_unused_name(diagnostic)
+        {
+            diag.severity = severity;
+        }
+        diag
+    }
+
     /// [`Diag::from_server`], with unused variables and imports at the
     /// configured level.
     pub fn from_server_as(diagnostic: &ServerDiagnostic, text: &str, unused: UnusedLevel) -> Diag {
@@ -187,6 +213,39 @@ pub fn utf16_to_char_column(line: &str, utf16_offset: u32) -> u32 {
         chars
     } else {
         chars + (utf16_offset - units)
+    }
+}
+
+/// A rule's finding as a diagnostic (`source` ast-grep, `code` the rule id),
+/// the same for the post-edit hook and the project check.
+pub fn diag_from_finding(finding: &Finding) -> Diag {
+    Diag {
+        line: finding.line,
+        column: finding.column,
+        severity: match finding.severity {
+            Level::Error => Severity::Error,
+            Level::Warning => Severity::Warning,
+            Level::Info => Severity::Info,
+            Level::Hint => Severity::Hint,
+        },
+        source: Some("ast-grep".into()),
+        code: Some(finding.rule_id.clone()),
+        message: fold_message(&finding.message),
+    }
+}
+
+/// A rule's note or fix text on one line (`⏎` between its lines); an empty
+/// fix reads "(remove it)".
+pub fn one_line(text: &str) -> String {
+    let folded: Vec<&str> = text
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect();
+    if folded.is_empty() {
+        "(remove it)".into()
+    } else {
+        folded.join(" ⏎ ")
     }
 }
 

@@ -1,37 +1,42 @@
-//! The loop's "no errors in the files it touched" condition, evaluated at
-//! each Stop: every touched file is checked fresh (servers started now, not
-//! the cached baseline) within a total budget.
+//! The loop's project condition, evaluated at each Stop from a project
+//! check's [`Report`]: "no errors in the project" (a goal-only loop, or
+//! `--diagnostics`), under the loop's `--path`s, or in the files the loop
+//! touched (`--diagnostics=touched`).
 //!
 //! - It holds when no checked file has errors (or warnings, for a loop
 //!   started with `--no-warnings`) and every file could be checked: an
-//!   inconclusive check never completes a loop.
+//!   inconclusive file (timeout, crash, the budget ran out before it was
+//!   reached) never completes a loop.
 //! - The report lists the remaining problems by priority (errors, then
-//!   warnings) and what was fixed or is new since the previous iteration.
+//!   warnings), what was fixed or is new since the previous iteration, and
+//!   per file how the counts moved.
 //! - The record (kept in the loop's history) has counts per file and the
 //!   problems themselves, which the next iteration compares against.
+//!
+//! Pure over the report: the check itself runs where the servers are (the
+//! daemon, or a process of the caller's choosing).
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::PathBuf;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
-use serde_json::json;
+use serde_json::{Value, json};
 
-use super::ast_grep;
-use super::baseline::{self, FileEntry, content_hash};
-use super::check::{self, Resolved};
+use super::files::NoSuchPath;
+use super::listing::{self, Caps};
 use super::model::{Diag, Severity};
-use super::report::{self, Caps};
+use super::report::{Report, Status};
+use super::run::Options;
 use super::settings::Settings;
 use crate::hook::ctx::Ctx;
 use crate::ralph::loop_ctl::ConditionOutcome;
 use crate::ralph::loop_state::LoopState;
-use crate::util::fsread::{self, Links, limits};
 use crate::util::text::fnv1a;
 
-pub const NAME: &str = "diagnostics";
-
+/// The history key of the touched-files condition (`--diagnostics=touched`).
+pub const TOUCHED: &str = "diagnostics";
 /// Problems kept in the history record per iteration.
 const MAX_RECORDED: usize = 100;
 /// Lines of "fixed" and "new" listed in the report.
@@ -102,156 +107,6 @@ impl Problem {
     }
 }
 
-pub fn loop_condition(ctx: &Ctx, state: &LoopState) -> ConditionOutcome {
-    let settings = Settings::load(ctx);
-    let results = check_files(ctx, &settings, state);
-    let previous: Vec<Problem> = state
-        .history
-        .last()
-        .and_then(|entry| entry.conditions.get(NAME))
-        .and_then(|record| record.get("problems"))
-        .and_then(|problems| serde_json::from_value(problems.clone()).ok())
-        .unwrap_or_default();
-    evaluate(
-        &results,
-        &previous,
-        state.no_warnings,
-        Caps {
-            max_items: settings.config.max_items,
-            max_chars: settings.config.max_chars,
-        },
-    )
-}
-
-/// Checks every touched file that still exists, sharing servers between
-/// files, within the loop budget; saves fresh results as the baseline.
-fn check_files(ctx: &Ctx, settings: &Settings, state: &LoopState) -> Vec<(String, FileResult)> {
-    let budget_end = Instant::now() + Duration::from_millis(settings.config.loop_budget_ms);
-    let mut pool = crate::daemon::pool(ctx);
-    let mut results = Vec::new();
-    let mut fresh_entries = Vec::new();
-    let mut grace = Duration::ZERO;
-    for file in &state.touched_files {
-        let path = PathBuf::from(file);
-        let display = check::display_path(ctx, &path);
-        if !path.is_file() {
-            ctx.debug(format_args!("{display}: gone since the loop touched it"));
-            continue;
-        }
-        let target = match check::resolve(ctx, settings, &path) {
-            Resolved::Unsupported | Resolved::Skipped(_) => continue,
-            Resolved::NotInstalled { language, hint, .. } => {
-                results.push((
-                    display,
-                    FileResult::Unchecked {
-                        reason: format!("no {language} language server installed ({hint})"),
-                    },
-                ));
-                continue;
-            }
-            Resolved::Target(target) => target,
-        };
-        let server = target.server.name.clone();
-        grace = grace.max(settings.shutdown_grace(target.server));
-        let now = Instant::now();
-        if now >= budget_end {
-            results.push((
-                display,
-                FileResult::Inconclusive {
-                    server,
-                    reason: format!(
-                        "not checked: the {:.0} s diagnostics budget of this Stop ran out",
-                        settings.config.loop_budget_ms as f64 / 1000.0
-                    ),
-                },
-            ));
-            continue;
-        }
-        let deadline = (now + settings.file_timeout(target.server)).min(budget_end);
-        let text = match fsread::read_text(&path, limits::SOURCE, Links::Follow) {
-            Ok(Some(text)) => text,
-            Ok(None) => continue,
-            Err(error) => {
-                results.push((
-                    display,
-                    FileResult::Inconclusive {
-                        server,
-                        reason: format!("not read: {}", error.reason()),
-                    },
-                ));
-                continue;
-            }
-        };
-        let scan = if settings.config.ast_grep {
-            ast_grep::start(ctx, &path)
-        } else {
-            None
-        };
-        let started = Instant::now();
-        let result = check::lsp_diagnostics(
-            &mut pool,
-            &target,
-            &path,
-            &text,
-            settings.config.min_severity,
-            settings.config.unused,
-            deadline,
-        );
-        let findings = scan.and_then(|scan| {
-            let ast_deadline = started + Duration::from_millis(settings.config.ast_grep_timeout_ms);
-            match scan.and_then(|scan| scan.finish(ast_deadline)) {
-                Ok(found) => Some(found),
-                Err(why) => {
-                    eprintln!("ralph-hooks: warning: ast-grep skipped for {display}: {why}");
-                    None
-                }
-            }
-        });
-        ctx.debug(format_args!(
-            "{display}: {server} answered in {} ms",
-            started.elapsed().as_millis()
-        ));
-        match result {
-            Ok(mut diags) => {
-                diags.extend(findings.iter().flatten().cloned());
-                check::sort_and_dedup(&mut diags);
-                fresh_entries.push((
-                    display.clone(),
-                    FileEntry {
-                        content_hash: content_hash(&text),
-                        checked_at: ctx.now(),
-                        server: server.clone(),
-                        ast_grep: findings.is_some(),
-                        diagnostics: diags.clone(),
-                    },
-                ));
-                results.push((display, FileResult::Checked { server, diags }));
-            }
-            Err(error) if check::looks_not_installed(&error) => results.push((
-                display,
-                FileResult::Unchecked {
-                    reason: format!(
-                        "{server} is not really installed ({})",
-                        target.server.install_hint
-                    ),
-                },
-            )),
-            Err(error) => results.push((
-                display,
-                FileResult::Inconclusive {
-                    server,
-                    reason: error.to_string(),
-                },
-            )),
-        }
-    }
-    pool.close(grace);
-    if let Err(error) = baseline::save_entries(ctx, fresh_entries) {
-        eprintln!("ralph-hooks: warning: cannot save the diagnostics baseline: {error:#}");
-    }
-    results
-}
-
 /// The condition from the per-file results: pure, for tests.
 pub fn evaluate(
     results: &[(String, FileResult)],
@@ -259,13 +114,15 @@ pub fn evaluate(
     no_warnings: bool,
     caps: Caps,
 ) -> ConditionOutcome {
-    evaluate_in(
+    let mut outcome = evaluate_in(
         "the files this loop touched still have",
         results,
         previous,
         no_warnings,
         caps,
-    )
+    );
+    outcome.name = TOUCHED.into();
+    outcome
 }
 
 /// [`evaluate`] for any scope; `scope` opens the report's first line, verb
@@ -375,7 +232,7 @@ pub fn evaluate_in(
         "new_since_previous": new.len(),
     });
     ConditionOutcome {
-        name: NAME.into(),
+        name: PROJECT.into(),
         holds,
         inconclusive: !inconclusive.is_empty(),
         report,
@@ -407,13 +264,13 @@ fn render_report(
         let _ = writeln!(
             text,
             "diagnostics: {scope} {} (the loop needs no {what}). Fix them, errors first:",
-            report::counts(&diags)
+            listing::counts(&diags)
         );
     } else if !problems.is_empty() {
         let _ = writeln!(
             text,
             "diagnostics: {} remain (allowed; fix them if cheap):",
-            report::counts(&diags)
+            listing::counts(&diags)
         );
     } else {
         let _ = writeln!(
@@ -431,7 +288,7 @@ fn render_report(
         max_items: 0,
         max_chars: 0,
     };
-    for line in report::capped_lines(&rendered, caps, &mut used).lines() {
+    for line in listing::capped_lines(&rendered, caps, &mut used).lines() {
         let _ = writeln!(text, "    {line}");
     }
     let list = |title: &str, items: &[&Problem], text: &mut String| {
@@ -466,6 +323,332 @@ fn render_report(
         }
     }
     text.trim_end().to_string()
+}
+
+/// The history key of the project condition (a goal-only loop, or
+/// `--diagnostics`).
+pub const PROJECT: &str = "project";
+
+/// What a loop's diagnostics condition covers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scope {
+    /// The whole project, or the loop's `--path`s.
+    Project,
+    /// The files the loop touched.
+    Touched,
+}
+
+impl Scope {
+    fn key(self) -> &'static str {
+        match self {
+            Scope::Project => PROJECT,
+            Scope::Touched => TOUCHED,
+        }
+    }
+}
+
+/// The check a loop runs for `scope`: its files, warnings and errors, the
+/// loop budget. `None` when there is nothing to check (no file touched yet,
+/// or every touched file is gone).
+pub fn options(ctx: &Ctx, settings: &Settings, state: &LoopState, scope: Scope) -> Option<Options> {
+    let paths: Vec<PathBuf> = match scope {
+        Scope::Project => state
+            .paths
+            .iter()
+            .map(|p| ctx.project_root.join(p))
+            .collect(),
+        Scope::Touched => {
+            let touched: Vec<PathBuf> = state
+                .touched_files
+                .iter()
+                .map(|file| ctx.project_root.join(file))
+                .filter(|path| path.is_file())
+                .collect();
+            if touched.is_empty() {
+                return None;
+            }
+            touched
+        }
+    };
+    Some(Options {
+        paths,
+        min_severity: Severity::Warning,
+        ast_grep: true,
+        budget: Some(Duration::from_millis(settings.config.loop_budget_ms)),
+    })
+}
+
+fn scope_words(state: &LoopState, scope: Scope) -> String {
+    match scope {
+        Scope::Touched => "the files this loop touched still have".into(),
+        Scope::Project if state.paths.is_empty() => "the project still has".into(),
+        Scope::Project => format!("{} still has", state.paths.join(", ")),
+    }
+}
+
+/// Caps for the follow-up prompt's lists, from the diagnostics settings.
+pub fn caps(settings: &Settings) -> Caps {
+    Caps {
+        max_items: settings.config.max_items,
+        max_chars: settings.config.max_chars,
+    }
+}
+
+/// A Stop's condition from its check (`None`: nothing to check, which
+/// holds).
+pub fn condition(
+    state: &LoopState,
+    scope: Scope,
+    checked: Option<Result<Report, NoSuchPath>>,
+    caps: Caps,
+) -> ConditionOutcome {
+    let key = scope.key();
+    let report = match checked {
+        None => {
+            return ConditionOutcome {
+                name: key.into(),
+                holds: true,
+                inconclusive: false,
+                report: String::new(),
+                fingerprint: "nothing to check".into(),
+                record: json!({"files": {}, "problems": []}),
+            };
+        }
+        Some(Ok(report)) => report,
+        Some(Err(NoSuchPath(path))) => {
+            return ConditionOutcome {
+                name: key.into(),
+                holds: false,
+                inconclusive: true,
+                report: format!(
+                    "project check: the loop's path {path} no longer exists; cancel the loop and start it again with the right --path"
+                ),
+                fingerprint: format!("missing {path}"),
+                record: json!({"missing_path": path}),
+            };
+        }
+    };
+    // The previous iteration: the last Stop's check, or the one made at
+    // `loop start` (so the first Stop already says what was fixed).
+    let previous_record = state
+        .history
+        .iter()
+        .rev()
+        .find_map(|entry| entry.conditions.get(key))
+        .or(state
+            .start_record
+            .as_ref()
+            .filter(|_| scope == Scope::Project));
+    let previous: Vec<Problem> = previous_record
+        .and_then(|record| record.get("problems"))
+        .and_then(|problems| serde_json::from_value(problems.clone()).ok())
+        .unwrap_or_default();
+    let mut outcome = outcome(
+        &report,
+        &scope_words(state, scope),
+        &previous,
+        state.no_warnings,
+        caps,
+    );
+    outcome.name = key.into();
+    if !outcome.holds
+        && let Some(record) = previous_record
+    {
+        let by_file = per_file_changes(record, &outcome.record);
+        if !by_file.is_empty() {
+            outcome
+                .report
+                .push_str("\n  By file, since the previous check:\n");
+            outcome.report.push_str(&by_file);
+        }
+    }
+    outcome
+}
+
+/// Errors and warnings per file in a check record (checked files only).
+fn file_counts(record: &Value) -> std::collections::BTreeMap<String, (u64, u64)> {
+    record
+        .get("files")
+        .and_then(Value::as_object)
+        .map(|files| {
+            files
+                .iter()
+                .filter(|(_, c)| c.get("errors").is_some())
+                .map(|(file, c)| {
+                    let n = |key: &str| c.get(key).and_then(Value::as_u64).unwrap_or(0);
+                    (file.clone(), (n("errors"), n("warnings")))
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// "2 errors, 1 warning" or "clean".
+fn describe((errors, warnings): (u64, u64)) -> String {
+    let mut parts = Vec::new();
+    if errors > 0 {
+        parts.push(format!(
+            "{errors} error{}",
+            if errors == 1 { "" } else { "s" }
+        ));
+    }
+    if warnings > 0 {
+        parts.push(format!(
+            "{warnings} warning{}",
+            if warnings == 1 { "" } else { "s" }
+        ));
+    }
+    if parts.is_empty() {
+        "clean".into()
+    } else {
+        parts.join(", ")
+    }
+}
+
+/// One line per file whose counts changed between two check records:
+/// "app/models.py: fixed — 2 errors → clean", "web/a.ts: new — 1 error".
+pub fn per_file_changes(before: &Value, after: &Value) -> String {
+    let before = file_counts(before);
+    let after = file_counts(after);
+    let files: std::collections::BTreeSet<&String> = before.keys().chain(after.keys()).collect();
+    let mut text = String::new();
+    for file in files {
+        let old = before.get(file).copied().unwrap_or((0, 0));
+        let new = after.get(file).copied().unwrap_or((0, 0));
+        if old == new {
+            continue;
+        }
+        let verdict = if new.0 == 0 && old.0 > 0 {
+            "fixed"
+        } else if old == (0, 0) {
+            "new"
+        } else if new.0 + new.1 < old.0 + old.1 {
+            "better"
+        } else {
+            "worse"
+        };
+        let line = if old == (0, 0) {
+            format!("    {file}: {verdict} — {}\n", describe(new))
+        } else {
+            format!(
+                "    {file}: {verdict} — {} → {}\n",
+                describe(old),
+                describe(new)
+            )
+        };
+        text.push_str(&line);
+    }
+    text.trim_end().to_string()
+}
+
+/// The outcome for a finished check: pure over the report, for tests.
+pub fn outcome(
+    report: &Report,
+    scope: &str,
+    previous: &[Problem],
+    no_warnings: bool,
+    caps: Caps,
+) -> ConditionOutcome {
+    let results = results(report);
+    let mut outcome = evaluate_in(scope, &results, previous, no_warnings, caps);
+    outcome.name = PROJECT.into();
+    if let Some(record) = outcome.record.as_object_mut() {
+        record.insert("checked_files".into(), json!(report.files.len()));
+        record.insert("budget_ran_out".into(), json!(report.budget_ran_out));
+    }
+    outcome
+}
+
+/// Per-file results for the loop: files with problems, inconclusive files,
+/// and one file per language without a server (clean files add nothing).
+fn results(report: &Report) -> Vec<(String, FileResult)> {
+    let mut seen_no_server = std::collections::BTreeSet::new();
+    let mut results = Vec::new();
+    for file in &report.files {
+        let server = file.server.clone().unwrap_or_else(|| "ast-grep".into());
+        match &file.status {
+            Status::Inconclusive(reason) => results.push((
+                file.path.clone(),
+                FileResult::Inconclusive {
+                    server: server.clone(),
+                    reason: reason.clone(),
+                },
+            )),
+            Status::NoServer if seen_no_server.insert(file.language.clone()) => {
+                let hint = report
+                    .no_server
+                    .get(&file.language)
+                    .cloned()
+                    .unwrap_or_default();
+                results.push((
+                    file.path.clone(),
+                    FileResult::Unchecked {
+                        reason: format!(
+                            "no {} language server installed ({hint}); other {} files are not checked either",
+                            file.language, file.language
+                        ),
+                    },
+                ));
+            }
+            _ => {}
+        }
+        if !file.items.is_empty() {
+            results.push((
+                file.path.clone(),
+                FileResult::Checked {
+                    server,
+                    diags: file.items.iter().map(|i| i.diag.clone()).collect(),
+                },
+            ));
+        }
+    }
+    results
+}
+
+/// `loop start`: the first feedback — what the project check finds now,
+/// errors first, by file — so the agent knows where to begin; and the record
+/// the first Stop compares against.
+pub fn first_feedback(
+    state: &LoopState,
+    checked: Result<Report, NoSuchPath>,
+    caps: Caps,
+) -> (String, Option<Value>) {
+    let report = match checked {
+        Ok(report) => report,
+        Err(NoSuchPath(path)) => {
+            return (
+                format!("Project check: no such file or directory: {path}"),
+                None,
+            );
+        }
+    };
+    let outcome = outcome(
+        &report,
+        &scope_words(state, Scope::Project),
+        &[],
+        state.no_warnings,
+        caps,
+    );
+    let mut text = format!("Project check now: {}\n", report.summary_line());
+    if outcome.holds {
+        text.push_str("Nothing to fix: the loop completes at the next stop.");
+    } else {
+        // Where to begin: files with errors first, then by path.
+        let mut files: Vec<(String, (u64, u64))> =
+            file_counts(&outcome.record).into_iter().collect();
+        files.sort_by_key(|(file, (errors, _))| (*errors == 0, file.clone()));
+        text.push_str("By file:\n");
+        for (file, counts) in files {
+            text.push_str(&format!("    {file}: {}\n", describe(counts)));
+        }
+        text.push_str(outcome.report.trim_end());
+    }
+    if report.budget_ran_out {
+        text.push_str(
+            "\nThe check ran out of its budget; the servers keep checking the remaining files in the background, and the next stop gets them.",
+        );
+    }
+    (text, Some(outcome.record))
 }
 
 #[cfg(test)]

@@ -1,0 +1,30 @@
+//! The project engine: every problem in a project (or under given paths)
+//! from the real language servers and the ast-grep rules, at the speed of
+//! the checkers' own command lines — `ralph-hooks check`, a loop's first
+//! feedback and each of its Stops, `fix`, the pipeline.
+//!
+//! - [`files`]: which files a check looks at (walked like ripgrep).
+//! - [`resolve`]: which server handles a file (the registry's choice, see
+//!   [`crate::lsp::servers::Registry::select`]) and one file's diagnostics.
+//! - [`run`]: the check itself — files grouped by server, each group sent
+//!   to its server as one batch ([`crate::lsp::batch`]), all servers and
+//!   ast-grep at once; [`run::Servers`] is whoever runs the servers (the
+//!   daemon's warm workers, or [`run::LocalServers`] in this process).
+//! - [`report`]: the result, its text and JSON forms and the exit code.
+//! - [`loop_check`]: a loop's condition from a report (pure).
+//! - [`model`], [`listing`], [`settings`]: what a diagnostic is, how lists
+//!   of them read, and the `diagnostics`/`lsp` configuration.
+//!
+//! Uses [`crate::lsp`], [`crate::astgrep`], [`crate::ralph`] (the loop's
+//! state) and the layers below; used by the daemon (which runs checks for
+//! the hooks and the CLI), the per-edit [`crate::diagnostics`], `intel` and
+//! the front ends.
+
+pub mod files;
+pub mod listing;
+pub mod loop_check;
+pub mod model;
+pub mod report;
+pub mod resolve;
+pub mod run;
+pub mod settings;

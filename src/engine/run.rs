@@ -1,0 +1,578 @@
+//! A project check: every file under the given paths (or the project)
+//! through its language server and the ast-grep rules, in one [`Report`].
+//!
+//! Files are grouped by server (one per language and workspace root); each
+//! group goes to its server as one batch ([`crate::lsp::batch`]), all
+//! servers at once and ast-grep beside them, so a check costs about what the
+//! slowest checker needs for its files — not a round trip per file. Who
+//! runs the servers is the caller's choice ([`Servers`]): the daemon's warm
+//! workers, or [`LocalServers`] in this process. Files a server had not
+//! answered when the time ran out are inconclusive ("not checked yet"),
+//! never clean; a daemon goes on checking them for the next check.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use super::files::{self, NoSuchPath};
+use super::model::{Diag, Severity, diag_from_finding, utf16_to_char_column};
+use super::report::{FileReport, Item, Report, Status};
+use super::resolve::{self, Resolved};
+use super::settings::Settings;
+use crate::astgrep::{FileScan, Finding, Lang, LoadOptions, RuleSet};
+use crate::hook::ctx::Ctx;
+use crate::lsp::batch::{BatchFile, FileAnswer};
+use crate::lsp::{Client, Launch, LspError, ServerDiagnostic};
+use crate::util::fsread::{self, Links, limits};
+use crate::util::text::fnv1a;
+
+/// A check with no budget still ends: a server that takes longer than this
+/// for a whole project is reported, file by file, as not done.
+const NO_BUDGET_LIMIT: Duration = Duration::from_secs(30 * 60);
+
+/// What to check.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Options {
+    /// Files or folders (absolute or relative to the current directory);
+    /// empty means the whole project.
+    pub paths: Vec<PathBuf>,
+    /// Report problems at or above this severity.
+    pub min_severity: Severity,
+    /// Run the ast-grep rules (on top of `diagnostics.ast_grep`).
+    pub ast_grep: bool,
+    /// Total time for the language servers; files left when it runs out
+    /// are inconclusive.
+    pub budget: Option<Duration>,
+}
+
+/// One server's share of a check.
+#[derive(Debug, Clone)]
+pub struct ServerJob {
+    pub launch: Launch,
+    /// The server's start-up time (`startupTimeout`), if configured.
+    pub startup: Option<Duration>,
+    /// How long the server may say nothing at all while files wait for it
+    /// before it counts as hung: its start-up time, else the diagnostics
+    /// `timeout_ms`.
+    pub silence: Duration,
+    pub files: Vec<BatchFile>,
+}
+
+/// A server's answers, one per file of its job, in the job's order.
+#[derive(Debug)]
+pub struct JobAnswer {
+    pub answers: Vec<FileAnswer>,
+    /// Why the server could not answer (it did not start, it crashed, it is
+    /// still warming up); files without an answer carry this reason.
+    pub failure: Option<LspError>,
+}
+
+/// How far a check has come, for people watching it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Progress {
+    pub done: usize,
+    pub total: usize,
+}
+
+/// Whoever runs the language servers for a check.
+pub trait Servers {
+    /// Checks every job on its server, all at once, until `deadline`;
+    /// `progress` is called now and then from the calling thread.
+    fn check(
+        &mut self,
+        jobs: Vec<ServerJob>,
+        deadline: Instant,
+        progress: &mut dyn FnMut(Progress),
+    ) -> Vec<JobAnswer>;
+
+    /// Findings kept from earlier checks, when this runner lives long
+    /// enough for that (the daemon).
+    fn scan_cache(&self) -> Option<Arc<ScanCache>> {
+        None
+    }
+}
+
+/// ast-grep findings per file, kept with the text and rules they came
+/// from, so a check of an unchanged file does not parse it again.
+#[derive(Debug, Default)]
+pub struct ScanCache {
+    files: Mutex<HashMap<PathBuf, (u64, u64, Vec<Finding>)>>,
+}
+
+/// Files kept in a [`ScanCache`] at most (a larger project still works; the
+/// cache then forgets everything and starts over).
+const SCAN_CACHE_FILES: usize = 50_000;
+
+impl ScanCache {
+    /// The rules' findings for `files`, in order: kept ones where the text
+    /// and rules are unchanged, the others scanned (in parallel).
+    pub fn scan(&self, rules: &RuleSet, files: &[PathBuf]) -> Vec<FileScan> {
+        let fingerprint = rules.fingerprint();
+        let hashes: Vec<Option<u64>> = files
+            .iter()
+            .map(|path| {
+                fsread::read_bytes(path, crate::astgrep::scan::MAX_FILE_BYTES, Links::Follow)
+                    .ok()
+                    .flatten()
+                    .map(|bytes| fnv1a(&bytes))
+            })
+            .collect();
+        let mut results: Vec<Option<FileScan>> = vec![None; files.len()];
+        if let Ok(kept) = self.files.lock() {
+            for (index, (path, hash)) in files.iter().zip(&hashes).enumerate() {
+                if let (Some(hash), Some((rules_seen, hash_seen, findings))) =
+                    (hash, kept.get(path))
+                    && *rules_seen == fingerprint
+                    && hash_seen == hash
+                {
+                    results[index] = Some(FileScan {
+                        path: path.clone(),
+                        findings: findings.clone(),
+                        skipped: None,
+                    });
+                }
+            }
+        }
+        let missing: Vec<PathBuf> = files
+            .iter()
+            .zip(&results)
+            .filter(|(_, result)| result.is_none())
+            .map(|(path, _)| path.clone())
+            .collect();
+        let mut scanned = rules.scan_files(&missing).into_iter();
+        if let Ok(mut kept) = self.files.lock() {
+            if kept.len() + missing.len() > SCAN_CACHE_FILES {
+                kept.clear();
+            }
+            for (index, hash) in hashes.iter().enumerate() {
+                if results[index].is_some() {
+                    continue;
+                }
+                let Some(scan) = scanned.next() else {
+                    break;
+                };
+                if let (Some(hash), None) = (hash, &scan.skipped) {
+                    kept.insert(
+                        scan.path.clone(),
+                        (fingerprint, *hash, scan.findings.clone()),
+                    );
+                }
+                results[index] = Some(scan);
+            }
+        }
+        results.into_iter().flatten().collect()
+    }
+}
+
+/// The `check` section of `.claude/ralph-hooks.json`.
+#[derive(Debug, Clone, Default, serde::Deserialize)]
+#[serde(default)]
+struct CheckConfig {
+    ast_grep: AstGrepConfig,
+}
+
+#[derive(Debug, Clone, serde::Deserialize)]
+#[serde(default)]
+struct AstGrepConfig {
+    /// `check.ast_grep.builtin: false` turns the built-in rules off.
+    builtin: bool,
+}
+
+impl Default for AstGrepConfig {
+    fn default() -> Self {
+        AstGrepConfig { builtin: true }
+    }
+}
+
+/// The project's ast-grep rules: built-in ones (unless
+/// `check.ast_grep.builtin` is false) plus its `sgconfig.yml` rules.
+pub fn rule_set(ctx: &Ctx) -> RuleSet {
+    let config = ctx
+        .config()
+        .section::<CheckConfig>("check")
+        .unwrap_or_else(|error| {
+            eprintln!("ralph-hooks: warning: using default check settings: {error:#}");
+            CheckConfig::default()
+        });
+    RuleSet::load(
+        &ctx.project_root,
+        &LoadOptions {
+            builtin: config.ast_grep.builtin,
+        },
+    )
+}
+
+/// Checks the project (or `options.paths`) with `servers`.
+pub fn check_project(
+    ctx: &Ctx,
+    options: &Options,
+    servers: &mut dyn Servers,
+    progress: &mut dyn FnMut(Progress),
+) -> Result<Report, NoSuchPath> {
+    let started = Instant::now();
+    let settings = Settings::load(ctx);
+    let rules = (options.ast_grep && settings.config.ast_grep).then(|| rule_set(ctx));
+    let files = files::collect_files(ctx, &settings, rules.as_ref(), &options.paths)?;
+    let walk_ms = started.elapsed().as_millis() as u64;
+    let mut report = check_files(
+        ctx,
+        &settings,
+        rules.as_ref(),
+        &files,
+        options,
+        servers,
+        progress,
+    );
+    report.timings.walk_ms = walk_ms;
+    report.timings.total_ms = started.elapsed().as_millis() as u64;
+    ctx.debug(format_args!("check: timings {:?}", report.timings));
+    Ok(report)
+}
+
+/// Where one file goes.
+enum Plan {
+    /// No server: ast-grep only (or nothing).
+    RulesOnly {
+        language: String,
+    },
+    NoServer {
+        language: String,
+    },
+    TooLarge {
+        language: String,
+        server: String,
+    },
+    /// (job, index in the job).
+    Server {
+        job: usize,
+        index: usize,
+    },
+}
+
+/// Checks the given files: the servers' batches and ast-grep at once.
+pub fn check_files(
+    ctx: &Ctx,
+    settings: &Settings,
+    rules: Option<&RuleSet>,
+    files: &[PathBuf],
+    options: &Options,
+    servers: &mut dyn Servers,
+    progress: &mut dyn FnMut(Progress),
+) -> Report {
+    let started = Instant::now();
+    let deadline = started + options.budget.unwrap_or(NO_BUDGET_LIMIT);
+    let mut report = Report {
+        rule_problems: rules.map(|r| r.problems().to_vec()).unwrap_or_default(),
+        ..Report::default()
+    };
+    let mut jobs: Vec<ServerJob> = Vec::new();
+    let mut job_meta: Vec<(String, String, Option<String>)> = Vec::new();
+    let mut job_index: HashMap<(String, PathBuf), usize> = HashMap::new();
+    let mut plans = Vec::with_capacity(files.len());
+    for path in files {
+        let ast_language = Lang::from_path(path).map(|l| l.name().to_string());
+        let plan = match resolve::resolve(ctx, settings, path) {
+            Resolved::Unsupported | Resolved::Skipped(_) => Plan::RulesOnly {
+                language: ast_language.unwrap_or_default(),
+            },
+            Resolved::NotInstalled { language, hint, .. } => {
+                report.no_server.entry(language.clone()).or_insert(hint);
+                Plan::NoServer { language }
+            }
+            Resolved::Target(target) => {
+                let language = target.language_id.clone();
+                let too_large = path
+                    .metadata()
+                    .is_ok_and(|m| m.len() > resolve::MAX_FILE_BYTES);
+                if too_large {
+                    Plan::TooLarge {
+                        language,
+                        server: target.server.name.clone(),
+                    }
+                } else {
+                    let key = (target.launch.name.clone(), target.launch.root.clone());
+                    let job = *job_index.entry(key).or_insert_with(|| {
+                        jobs.push(ServerJob {
+                            launch: target.launch.clone(),
+                            startup: target.server.startup_timeout,
+                            silence: target
+                                .server
+                                .startup_timeout
+                                .unwrap_or_else(|| settings.file_timeout(target.server)),
+                            files: Vec::new(),
+                        });
+                        job_meta.push((
+                            target.server.name.clone(),
+                            target.language_id.clone(),
+                            target.reason.clone(),
+                        ));
+                        jobs.len() - 1
+                    });
+                    jobs[job].files.push(BatchFile {
+                        path: path.clone(),
+                        language_id: target.language_id.clone(),
+                    });
+                    Plan::Server {
+                        job,
+                        index: jobs[job].files.len() - 1,
+                    }
+                }
+            }
+        };
+        plans.push(plan);
+    }
+    report.timings.resolve_ms = started.elapsed().as_millis() as u64;
+    for (job, (name, _, _)) in jobs.iter().zip(&job_meta) {
+        ctx.debug(format_args!(
+            "check: {} file(s) for {name} (root {})",
+            job.files.len(),
+            job.launch.root.display()
+        ));
+    }
+
+    // ast-grep on its own thread while the servers work.
+    let servers_started = Instant::now();
+    let (mut findings, answers, servers_ms, ast_grep_ms) = std::thread::scope(|scope| {
+        let cache = servers.scan_cache();
+        let scan = rules.map(|rules| {
+            scope.spawn(move || {
+                let scanned = match &cache {
+                    Some(cache) => cache.scan(rules, files),
+                    None => rules.scan_files(files),
+                };
+                (scanned, servers_started.elapsed().as_millis() as u64)
+            })
+        });
+        let answers = if jobs.is_empty() {
+            Vec::new()
+        } else {
+            servers.check(jobs.clone(), deadline, progress)
+        };
+        let servers_ms = servers_started.elapsed().as_millis() as u64;
+        let (scanned, ast_grep_ms) = scan
+            .and_then(|handle| handle.join().ok())
+            .unwrap_or_default();
+        let findings: BTreeMap<PathBuf, Vec<Finding>> = scanned
+            .into_iter()
+            .map(|scan| {
+                if let Some(why) = &scan.skipped {
+                    ctx.debug(format_args!(
+                        "ast-grep: {} skipped: {why}",
+                        scan.path.display()
+                    ));
+                }
+                (scan.path, scan.findings)
+            })
+            .collect();
+        (findings, answers, servers_ms, ast_grep_ms)
+    });
+    report.timings.servers_ms = servers_ms;
+    report.timings.ast_grep_ms = ast_grep_ms;
+
+    for (path, plan) in files.iter().zip(plans) {
+        let mut items: Vec<Item> = findings
+            .remove(path)
+            .unwrap_or_default()
+            .iter()
+            .map(item_from_finding)
+            .collect();
+        let (language, server, server_reason, status) = match plan {
+            Plan::RulesOnly { language } => (language, None, None, None),
+            Plan::NoServer { language } => (language, None, None, Some(Status::NoServer)),
+            Plan::TooLarge { language, server } => (
+                language,
+                Some(server),
+                None,
+                Some(Status::Inconclusive(format!(
+                    "larger than {} MiB, not checked",
+                    resolve::MAX_FILE_BYTES / (1024 * 1024)
+                ))),
+            ),
+            Plan::Server { job, index } => {
+                let (name, language, reason) = job_meta[job].clone();
+                let answer = answers.get(job);
+                let status = match answer.map(|a| (&a.answers[index], &a.failure)) {
+                    Some((FileAnswer::Diagnostics(found), _)) => {
+                        items.extend(server_items(path, found, settings));
+                        None
+                    }
+                    Some((FileAnswer::Failed(why), _)) => Some(Status::Inconclusive(why.clone())),
+                    Some((FileAnswer::Pending, Some(failure))) => {
+                        if resolve::looks_not_installed(failure) {
+                            Some(Status::NoServer)
+                        } else {
+                            Some(Status::Inconclusive(failure.to_string()))
+                        }
+                    }
+                    Some((FileAnswer::Pending, None)) | None => {
+                        report.budget_ran_out = true;
+                        Some(Status::Inconclusive(
+                            "not checked yet: the time ran out before the server got to it (a warm daemon goes on checking it for the next check)"
+                                .into(),
+                        ))
+                    }
+                };
+                (language, Some(name), reason, status)
+            }
+        };
+        items.retain(|item| item.diag.severity <= options.min_severity);
+        items.sort_by(|a, b| {
+            a.diag
+                .priority_key()
+                .cmp(&b.diag.priority_key())
+                .then_with(|| a.diag.message.cmp(&b.diag.message))
+        });
+        items.dedup_by(|a, b| a.diag == b.diag);
+        let status = status.unwrap_or(if items.is_empty() {
+            Status::Clean
+        } else {
+            Status::Issues
+        });
+        report.files.push(FileReport {
+            path: files::relative(ctx, path),
+            absolute: path.clone(),
+            language,
+            server,
+            server_reason,
+            status,
+            items,
+        });
+    }
+    report
+}
+
+/// A server's diagnostics for one file, with characters counted from its
+/// text (servers count UTF-16 units).
+fn server_items(path: &Path, found: &[ServerDiagnostic], settings: &Settings) -> Vec<Item> {
+    if found.is_empty() {
+        return Vec::new();
+    }
+    let text = fsread::read_text(path, limits::SOURCE, Links::Follow)
+        .ok()
+        .flatten()
+        .unwrap_or_default();
+    let lines: Vec<&str> = text.lines().collect();
+    found
+        .iter()
+        .map(|d| {
+            let diag = Diag::from_server_lines(d, &lines, settings.config.unused);
+            let end = d.range.end;
+            let end_text = lines.get(end.line as usize).copied().unwrap_or_default();
+            Item {
+                diag,
+                end_line: end.line.saturating_add(1),
+                end_column: utf16_to_char_column(end_text, end.character).saturating_add(1),
+                note: None,
+                fix: None,
+            }
+        })
+        .collect()
+}
+
+fn item_from_finding(finding: &Finding) -> Item {
+    Item {
+        diag: diag_from_finding(finding),
+        end_line: finding.end_line,
+        end_column: finding.end_column,
+        note: finding.note.clone(),
+        fix: finding.fix.as_ref().map(|fix| fix.replacement.clone()),
+    }
+}
+
+/// Servers started in this process for one check, one thread per server,
+/// and shut down at the end: what runs when the daemon is off.
+#[derive(Debug, Default)]
+pub struct LocalServers {
+    /// Time each server gets to exit after `shutdown`.
+    pub grace: Duration,
+}
+
+impl Servers for LocalServers {
+    fn check(
+        &mut self,
+        jobs: Vec<ServerJob>,
+        deadline: Instant,
+        progress: &mut dyn FnMut(Progress),
+    ) -> Vec<JobAnswer> {
+        let total: usize = jobs.iter().map(|job| job.files.len()).sum();
+        let counters: Vec<Arc<AtomicUsize>> =
+            jobs.iter().map(|_| Arc::new(AtomicUsize::new(0))).collect();
+        let done = || counters.iter().map(|c| c.load(Ordering::Relaxed)).sum();
+        let grace = self.grace;
+        std::thread::scope(|scope| {
+            let handles: Vec<_> = jobs
+                .into_iter()
+                .zip(&counters)
+                .map(|(job, counter)| {
+                    let counter = Arc::clone(counter);
+                    scope.spawn(move || run_job_here(job, deadline, grace, &counter))
+                })
+                .collect();
+            while handles.iter().any(|handle| !handle.is_finished()) {
+                progress(Progress {
+                    done: done(),
+                    total,
+                });
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            progress(Progress {
+                done: done(),
+                total,
+            });
+            handles
+                .into_iter()
+                .map(|handle| {
+                    handle.join().unwrap_or_else(|_| JobAnswer {
+                        answers: Vec::new(),
+                        failure: Some(LspError::Exited {
+                            during: "a project check".into(),
+                            detail: " (the check's thread panicked)".into(),
+                        }),
+                    })
+                })
+                .collect()
+        })
+    }
+}
+
+/// One server's job in this process: start it, batch, shut it down.
+fn run_job_here(
+    job: ServerJob,
+    deadline: Instant,
+    grace: Duration,
+    done: &AtomicUsize,
+) -> JobAnswer {
+    let pending = || vec![FileAnswer::Pending; job.files.len()];
+    let mut client = match Client::start(&job.launch, deadline) {
+        Ok(client) => client,
+        Err(error) => {
+            return JobAnswer {
+                answers: pending(),
+                failure: Some(error),
+            };
+        }
+    };
+    client.batch_add(&job.files);
+    let mut failure = None;
+    loop {
+        let until = (Instant::now() + Duration::from_millis(100)).min(deadline);
+        if let Err(error) = client.batch_step(until, job.silence) {
+            failure = Some(error);
+            break;
+        }
+        done.store(client.batch_progress().done, Ordering::Relaxed);
+        if client.batch_done() || Instant::now() >= deadline {
+            break;
+        }
+    }
+    let answers = job
+        .files
+        .iter()
+        .map(|file| client.batch_answer(&file.path))
+        .collect();
+    client.batch_end();
+    client.shutdown(grace);
+    JobAnswer { answers, failure }
+}
