@@ -36,6 +36,13 @@
 //!   filled in on a timer after start-up, and a references request that
 //!   comes first finds only the open file.
 //!
+//! - `slow-files`: like `normal`, but each document's publish takes
+//!   `--delay-ms`, with a log message every 100 ms meanwhile (busy, not
+//!   hung), so a batch of files takes their number times the delay.
+//!
+//! `--log-file PATH` appends `open <uri>` or `change <uri>` for every
+//! document message, so a test can count how often a file was sent.
+//!
 //! Diagnostics come from the document text: a line containing `ERROR: msg`
 //! gives an error with message `msg` at that line, `WARN:` a warning and
 //! `HINT:` a hint. `--pid-file PATH` records the process id, and `--helper`
@@ -66,11 +73,13 @@ enum Mode {
     HangAfterFirst,
     IndexLate,
     SilentIfStillClean,
+    SlowFiles,
 }
 
 struct Options {
     mode: Mode,
     delay: Duration,
+    log_file: Option<String>,
 }
 
 fn main() {
@@ -143,6 +152,18 @@ fn main() {
                         .to_string();
                     let unchanged = notification.method == "textDocument/didChange"
                         && documents::text(&uri) == text;
+                    if let Some(log) = &options.log_file {
+                        let kind = if notification.method == "textDocument/didOpen" {
+                            "open"
+                        } else {
+                            "change"
+                        };
+                        let _ = std::fs::OpenOptions::new()
+                            .create(true)
+                            .append(true)
+                            .open(log)
+                            .and_then(|mut file| writeln!(file, "{kind} {uri}"));
+                    }
                     documents::set(&uri, &text);
                     if options.mode == Mode::SilentIfUnchanged && unchanged {
                         continue;
@@ -181,6 +202,7 @@ fn main() {
 fn parse_args() -> Options {
     let mut mode = Mode::Normal;
     let mut delay = Duration::from_millis(0);
+    let mut log_file = None;
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         match arg.as_str() {
@@ -201,6 +223,7 @@ fn parse_args() -> Options {
                     "silent-if-unchanged" => Mode::SilentIfUnchanged,
                     "index-late" => Mode::IndexLate,
                     "silent-if-still-clean" => Mode::SilentIfStillClean,
+                    "slow-files" => Mode::SlowFiles,
                     other => {
                         eprintln!("fake_lsp_server: unknown mode {other:?}");
                         std::process::exit(2);
@@ -211,6 +234,7 @@ fn parse_args() -> Options {
                 delay =
                     Duration::from_millis(args.next().and_then(|v| v.parse().ok()).unwrap_or(0));
             }
+            "--log-file" => log_file = args.next(),
             "--pid-file" => {
                 if let Some(path) = args.next() {
                     let _ = std::fs::write(path, std::process::id().to_string());
@@ -227,7 +251,11 @@ fn parse_args() -> Options {
             _ => {}
         }
     }
-    Options { mode, delay }
+    Options {
+        mode,
+        delay,
+        log_file,
+    }
 }
 
 fn send(output: &mut impl Write, message: Message) {
@@ -292,6 +320,28 @@ fn on_document(
     let published_uri = reencode(uri);
     match options.mode {
         Mode::Normal | Mode::SlowStart | Mode::SilentIfUnchanged => {
+            publish(
+                output,
+                &published_uri,
+                Some(version),
+                diagnostics_for(text, settings),
+            );
+        }
+        Mode::SlowFiles => {
+            let mut waited = Duration::ZERO;
+            while waited < options.delay {
+                let step = Duration::from_millis(100).min(options.delay - waited);
+                std::thread::sleep(step);
+                waited += step;
+                send(
+                    output,
+                    Notification::new(
+                        "window/logMessage".into(),
+                        json!({"type": 4, "message": "checking"}),
+                    )
+                    .into(),
+                );
+            }
             publish(
                 output,
                 &published_uri,

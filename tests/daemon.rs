@@ -1145,3 +1145,85 @@ fn a_daemon_that_cannot_start_is_not_waited_for() {
     );
     assert_nothing_left(project.path());
 }
+
+/// A loop's Stop with the project's daemon on (`RALPH_HOOKS_DEBUG` on).
+fn stop_hook(project: &Project) -> (Value, String) {
+    let payload = json!({
+        "session_id": "daemon-session", "hook_event_name": "Stop",
+        "stop_hook_active": false, "last_assistant_message": "done",
+    });
+    let output = util::run_with_stdin(
+        project.hook("ralph-stop-loop-controller"),
+        payload.to_string().as_bytes(),
+    );
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let value = if stdout.trim().is_empty() {
+        Value::Null
+    } else {
+        serde_json::from_str(stdout.trim()).unwrap()
+    };
+    (value, stderr)
+}
+
+#[test]
+fn a_project_check_that_ran_out_of_time_goes_on_in_the_daemon_for_the_next_stop() {
+    // 400 ms a file, six files, a 1 s loop budget: `loop start` gets two
+    // or three answers and says the rest are not checked yet. The server
+    // goes on in the daemon; the next Stop finds every file done — the same
+    // server, no file sent twice — and blocks on the real errors.
+    let project = Project::new(
+        "slow-files",
+        &["--delay-ms", "400", "--log-file", "sent.log"],
+        DEADLINE_MS,
+        json!({}),
+    );
+    reconfigure(
+        &project,
+        json!({"timeout_ms": DEADLINE_MS, "loop_budget_ms": 1_000, "ast_grep": false}),
+        json!({}),
+        json!({}),
+    );
+    for name in ["a", "b", "c", "d", "e", "f"] {
+        std::fs::write(
+            project.path().join(format!("{name}.fake")),
+            format!("ERROR: broken {name}\n"),
+        )
+        .unwrap();
+    }
+    let mut start = project.hook("ralph-hooks");
+    start
+        .args(["loop", "start", "fix everything"])
+        .env("CLAUDE_CODE_SESSION_ID", "daemon-session");
+    let output = start.output().unwrap();
+    let text = String::from_utf8_lossy(&output.stdout).into_owned();
+    assert!(output.status.success(), "{text}");
+    assert!(
+        text.contains("The check ran out of its 1 s budget"),
+        "{text}"
+    );
+    // The daemon finishes the batch meanwhile (six files, 2.4 s in all).
+    assert!(eventually(Duration::from_secs(10), || {
+        std::fs::read_to_string(project.path().join("sent.log"))
+            .unwrap_or_default()
+            .lines()
+            .count()
+            >= 6
+    }));
+    std::thread::sleep(Duration::from_millis(800));
+    let started = Instant::now();
+    let (blocked, stderr) = stop_hook(&project);
+    let took = started.elapsed();
+    assert_eq!(blocked["decision"], "block", "{blocked}\n{stderr}");
+    let prompt = blocked["reason"].as_str().unwrap();
+    for name in ["a", "b", "c", "d", "e", "f"] {
+        assert!(prompt.contains(&format!("broken {name}")), "{prompt}");
+    }
+    assert!(!prompt.contains("not checked yet"), "{prompt}");
+    assert!(took < Duration::from_millis(1_500), "{took:?}\n{stderr}");
+    let sent = std::fs::read_to_string(project.path().join("sent.log")).unwrap();
+    assert_eq!(sent.lines().count(), 6, "each file sent once:\n{sent}");
+    assert_eq!(project.spawns().len(), 1, "one server start");
+    project.finish();
+}

@@ -506,7 +506,7 @@ fn a_server_without_references_says_so() {
     write(
         dir.path(),
         ".lsp.json",
-        r#"{"pyright": {"disabled": true}, "basedpyright": {"disabled": true}}"#,
+        r#"{"pyright": {"disabled": true}, "basedpyright": {"disabled": true}, "ty": {"disabled": true}, "pyrefly": {"disabled": true}}"#,
     );
     for args in [
         &["refs", "utils.py", "helper"][..],
@@ -601,7 +601,7 @@ fn fix_runs_ruffs_fix_all_and_says_what_remains() {
     write(
         dir.path(),
         ".lsp.json",
-        r#"{"pyright": {"disabled": true}, "basedpyright": {"disabled": true}}"#,
+        r#"{"pyright": {"disabled": true}, "basedpyright": {"disabled": true}, "ty": {"disabled": true}, "pyrefly": {"disabled": true}}"#,
     );
     let report = json(&run(dir.path(), &["fix", "app.py", "--json"]));
     assert_eq!(report["written"], true, "{report}");

@@ -176,7 +176,8 @@ fn ruff_reports_an_undefined_name() {
     }
     // Only ruff for Python here.
     let dir = project(json!({"lsp": {"servers": {
-        "pyright": {"disabled": true}, "basedpyright": {"disabled": true}
+        "pyright": {"disabled": true}, "basedpyright": {"disabled": true},
+        "ty": {"disabled": true}, "pyrefly": {"disabled": true}
     }}}));
     let text = "import os\n\nprint(undefined_name)\n";
     let file = write(dir.path(), "tool.py", text);

@@ -499,22 +499,21 @@ fn a_path_narrows_the_goal_only_loop() {
 }
 
 #[test]
-fn an_inconclusive_server_never_completes_a_goal_only_loop() {
-    // The server never answers: each file runs into its timeout, and the
-    // third one into the loop budget.
-    let project = fake_project("hang", 700, 1_000);
-    std::fs::write(project.path().join("a.fake"), "fine\n").unwrap();
-    std::fs::write(project.path().join("b.fake"), "fine\n").unwrap();
-    std::fs::write(project.path().join("c.fake"), "fine\n").unwrap();
+fn a_hung_server_never_completes_a_goal_only_loop() {
+    // The server never answers: silent for its 700 ms, it is hung, and every
+    // file is inconclusive — never clean.
+    let project = fake_project("hang", 700, 30_000);
+    for name in ["a", "b", "c"] {
+        std::fs::write(project.path().join(format!("{name}.fake")), "fine\n").unwrap();
+    }
     let output = cli(project.path(), &["loop", "start", "make it clean"]);
     let text = stdout(&output);
     assert!(output.status.success());
     assert!(
-        text.contains(
-            "The check ran out of its 1 s budget; the remaining files are checked at the next stop."
-        ),
+        text.contains("Project check now: Checked 3 files: no problems (3 inconclusive"),
         "{text}"
     );
+    assert!(text.contains("said nothing for"), "{text}");
     for _ in 0..2 {
         let blocked = stop(project.path());
         assert_eq!(blocked["decision"], "block", "{blocked}");
@@ -525,6 +524,36 @@ fn an_inconclusive_server_never_completes_a_goal_only_loop() {
         );
         assert_eq!(loop_state(project.path())["status"], "RUNNING");
     }
+}
+
+#[test]
+fn a_check_that_runs_out_of_its_budget_names_the_files_not_checked_yet() {
+    // A busy server (it talks while it works) that needs 400 ms a file:
+    // three files do not fit in a 1 s budget. Those left are "not checked
+    // yet", never clean, and the loop goes on.
+    let project = TempDir::new("goal-loop-budget");
+    util::write_fake_lsp_json(
+        project.path(),
+        &["--mode", "slow-files", "--delay-ms", "400"],
+    );
+    util::write_hook_config(
+        project.path(),
+        json!({"diagnostics": {"timeout_ms": 5_000, "loop_budget_ms": 1_000}}),
+    );
+    for name in ["a", "b", "c", "d"] {
+        std::fs::write(project.path().join(format!("{name}.fake")), "fine\n").unwrap();
+    }
+    let output = cli(project.path(), &["loop", "start", "make it clean"]);
+    let text = stdout(&output);
+    assert!(output.status.success());
+    assert!(
+        text.contains("The check ran out of its 1 s budget: "),
+        "{text}"
+    );
+    assert!(text.contains("not checked yet: the time ran out"), "{text}");
+    let blocked = stop(project.path());
+    assert_eq!(blocked["decision"], "block", "{blocked}");
+    assert_eq!(loop_state(project.path())["status"], "RUNNING");
 }
 
 #[test]

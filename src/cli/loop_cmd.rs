@@ -110,7 +110,8 @@ fn first_feedback(ctx: &Ctx, state: &LoopState) -> String {
         return String::new();
     };
     let checked = super::check::check(ctx, &options);
-    let (text, record) = loop_check::first_feedback(state, checked, loop_check::caps(&settings));
+    let (text, record) =
+        loop_check::first_feedback(state, checked, loop_check::caps(&settings), options.budget);
     if let Some(record) = record
         && let Err(error) = crate::ralph::loops::record_start(ctx, &state.id, record)
     {

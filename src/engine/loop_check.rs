@@ -612,6 +612,7 @@ pub fn first_feedback(
     state: &LoopState,
     checked: Result<Report, NoSuchPath>,
     caps: Caps,
+    budget: Option<Duration>,
 ) -> (String, Option<Value>) {
     let report = match checked {
         Ok(report) => report,
@@ -644,9 +645,15 @@ pub fn first_feedback(
         text.push_str(outcome.report.trim_end());
     }
     if report.budget_ran_out {
-        text.push_str(
-            "\nThe check ran out of its budget; the servers keep checking the remaining files in the background, and the next stop gets them.",
-        );
+        let not_yet = report
+            .files
+            .iter()
+            .filter(|f| matches!(&f.status, Status::Inconclusive(why) if why.starts_with("not checked yet")))
+            .count();
+        text.push_str(&format!(
+            "\nThe check ran out of its {} budget: {not_yet} file(s) not checked yet. The daemon's servers go on checking them, and the next stop gets the rest.",
+            budget.map_or_else(|| "time".into(), |b| format!("{:.0} s", b.as_secs_f64()))
+        ));
     }
     (text, Some(outcome.record))
 }

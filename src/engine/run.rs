@@ -399,6 +399,12 @@ pub fn check_files(
                         None
                     }
                     Some((FileAnswer::Failed(why), _)) => Some(Status::Inconclusive(why.clone())),
+                    Some((FileAnswer::Pending, Some(LspError::WarmingUp { server, .. }))) => {
+                        report.budget_ran_out = true;
+                        Some(Status::Inconclusive(format!(
+                            "not checked yet: {server} is still starting and loading the project (it goes on in the daemon; the next check gets it)"
+                        )))
+                    }
                     Some((FileAnswer::Pending, Some(failure))) => {
                         if resolve::looks_not_installed(failure) {
                             Some(Status::NoServer)

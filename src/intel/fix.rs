@@ -385,6 +385,23 @@ fn fix_all(
     text
 }
 
+/// Whether a code action only silences the diagnostic (`# ty: ignore[…]`,
+/// `# noqa`, `// @ts-ignore`, "Disable … for this line"): servers offer
+/// these as quick fixes, but they hide the problem instead of fixing it.
+fn is_suppression(action: &Value) -> bool {
+    let title = action
+        .get("title")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_lowercase();
+    ["ignore", "suppress", "disable", "add noqa", "noqa"]
+        .iter()
+        .any(|word| title.starts_with(word))
+        || title.contains("@ts-ignore")
+        || title.contains("@ts-expect-error")
+        || title.contains("type: ignore")
+}
+
 /// One quick fix per diagnostic of the current text: the preferred action,
 /// else the only one offered. Fixes that overlap an earlier one wait for
 /// the next run.
@@ -424,6 +441,8 @@ fn quick_fixes(
                     continue;
                 }
             };
+        // A comment that silences the checker is not a fix.
+        let actions: Vec<&Value> = actions.iter().filter(|a| !is_suppression(a)).collect();
         let pick = actions
             .iter()
             .find(|a| a.get("isPreferred").and_then(Value::as_bool) == Some(true))
@@ -431,7 +450,8 @@ fn quick_fixes(
                 actions.first()
             } else {
                 None
-            });
+            })
+            .copied();
         let Some(action) = pick else {
             continue;
         };
@@ -511,4 +531,31 @@ fn describe(display: &str, server: &Server, d: &ServerDiagnostic) -> String {
         d.message.lines().next().unwrap_or(""),
         server.name
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn suppressions_are_not_fixes() {
+        for title in [
+            "Ignore 'unresolved-reference' for this line",
+            "Disable reportAttributeAccessIssue for this line",
+            "Suppress F401",
+            "Add `# noqa: F821`",
+            "Add '@ts-ignore' to suppress this error",
+            "Add # type: ignore",
+        ] {
+            let title = title.replace("Add `# noqa", "Add noqa");
+            assert!(is_suppression(&json!({"title": title})), "{title}");
+        }
+        for title in [
+            "Remove unused import: `os`",
+            "Import 'helper' from module",
+            "Change to const",
+        ] {
+            assert!(!is_suppression(&json!({"title": title})), "{title}");
+        }
+    }
 }

@@ -13,7 +13,7 @@ use serde_json::Value;
 use crate::engine::resolve::MAX_FILE_BYTES;
 use crate::engine::settings::Settings;
 use crate::hook::ctx::Ctx;
-use crate::lsp::servers::{ProjectIndex, find_binary, workspace_root};
+use crate::lsp::servers::{ProjectIndex, Selection, find_binary, workspace_root};
 use crate::lsp::{Launch, LspError, OpenFile, Pool, ServerDiagnostic};
 use crate::util::fsread::{self, Links};
 
@@ -96,8 +96,10 @@ impl<'c> Session<'c> {
         }
     }
 
-    /// The installed servers for `path`, in the registry's order. An error
-    /// says that no server handles this kind of file, or how to install one.
+    /// The servers for `path`: the one the registry chooses for it (the
+    /// same as for its diagnostics), then installed linters that work
+    /// beside it (ruff). An error says that no server handles this kind of
+    /// file, or how to install one.
     pub fn servers_for(&self, path: &Path) -> anyhow::Result<Vec<Server>> {
         let root = &self.ctx.project_root;
         let extension = path
@@ -108,7 +110,7 @@ impl<'c> Session<'c> {
         if candidates.is_empty() {
             candidates = self.settings.registry.candidates(&extension.to_lowercase());
         }
-        let Some(first) = candidates.first() else {
+        let Some(first) = candidates.first().copied() else {
             bail!(
                 "no language server handles {} files ({}); configure one in .lsp.json",
                 if extension.is_empty() {
@@ -120,6 +122,12 @@ impl<'c> Session<'c> {
             );
         };
         let search_roots = [path.parent().unwrap_or(root), root.as_path()];
+        let chosen = match self.settings.registry.select(path, root) {
+            Selection::Found { server, .. } => Some(server.name.clone()),
+            _ => None,
+        };
+        candidates.retain(|server| Some(&server.name) == chosen.as_ref() || server.linter);
+        candidates.sort_by_key(|server| Some(&server.name) != chosen.as_ref());
         let servers: Vec<Server> = candidates
             .iter()
             .filter_map(|server| {
@@ -143,7 +151,9 @@ impl<'c> Session<'c> {
             bail!(
                 "no {} language server is installed (tried {}); {}",
                 first.language,
-                candidates
+                self.settings
+                    .registry
+                    .candidates(&extension)
                     .iter()
                     .map(|s| s.command.as_str())
                     .collect::<Vec<_>>()

@@ -117,6 +117,9 @@ pub struct ServerDef {
     /// One of ours (possibly changed by the project's configuration), as
     /// opposed to a server the project added under a name of its own.
     pub ours: bool,
+    /// A linter that works beside the language's checker (ruff): `fix`
+    /// asks it too, although the checker is the one chosen for the file.
+    pub linter: bool,
 }
 
 /// Files of which one must exist in the workspace for a server to see the
@@ -166,6 +169,7 @@ impl ServerDef {
             enabled: true,
             origin: Origin::BuiltIn,
             ours: true,
+            linter: false,
         }
     }
 
@@ -176,6 +180,11 @@ impl ServerDef {
 
     fn reopen_when_clean(mut self) -> ServerDef {
         self.reopen_when_clean = true;
+        self
+    }
+
+    fn linter(mut self) -> ServerDef {
+        self.linter = true;
         self
     }
 
@@ -406,7 +415,8 @@ pub fn builtin_servers() -> Vec<ServerDef> {
             "pip install ruff",
         )
         .quiet_ms(0)
-        .pulled(PullCapability::Declared),
+        .pulled(PullCapability::Declared)
+        .linter(),
         // It publishes `[]` first and the real list about 155 ms later, and
         // nothing at all when a clean document changes and stays clean.
         ServerDef::builtin(

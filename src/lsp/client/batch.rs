@@ -39,6 +39,9 @@ use crate::lsp::uri;
 use crate::util::fsread::{self, Links, limits};
 use crate::util::text::fnv1a;
 
+/// How soon to look again when only a message can change anything.
+const IDLE_LOOK: Duration = Duration::from_millis(200);
+
 /// Pulls in flight at once: enough to keep a multi-threaded server busy,
 /// few enough that a cancelled batch leaves little queued in the server.
 pub const PULL_WINDOW: usize = 64;
@@ -101,6 +104,8 @@ pub struct Batch {
     /// The awaited progress (rust-analyzer's "cargo check") has run since
     /// the last text was sent.
     awaited_progress_done: bool,
+    /// A push batch: every file answered and the server quiet since.
+    settled: bool,
 }
 
 /// A batch's progress, for people watching a long check.
@@ -151,6 +156,7 @@ impl Client {
         if moved_on_disk {
             self.changes += 1;
         }
+        batch.settled = false;
         for (key, language_id, hash) in read {
             let disk_hash = match hash {
                 Ok(hash) => hash,
@@ -240,10 +246,11 @@ impl Client {
     /// Whether the batch has nothing left to do.
     pub fn batch_done(&self) -> bool {
         self.batch.as_ref().is_none_or(|batch| {
-            batch
-                .files
-                .values()
-                .all(|t| matches!(t.stage, Stage::Done | Stage::Failed))
+            (self.pull || batch.settled)
+                && batch
+                    .files
+                    .values()
+                    .all(|t| matches!(t.stage, Stage::Done | Stage::Failed))
         })
     }
 
@@ -372,6 +379,7 @@ impl Client {
             }
         }
         if self.changes != changes_before {
+            batch.settled = false;
             batch.awaited_progress_done = false;
             // A change can move other files' diagnostics
             // (`interFileDependencies`): a pull server is asked again about
@@ -416,67 +424,99 @@ impl Client {
                 .any(|t| matches!(t.stage, Stage::Queued | Stage::Sent));
             return waiting.then_some(now + Duration::from_millis(200));
         }
-        // Push: every sent file needs a publish for its text.
-        let mut provisional = false;
-        let mut last_activity = batch.last_send.unwrap_or(now);
-        for (key, tracked) in &batch.files {
+        // Push: a file is answered by a publish for its text once nothing
+        // newer came for the quiet window (three times that for a first
+        // empty, version-less publish: typescript-language-server's "nothing
+        // yet"), so callers get each file as soon as it is final.
+        let progress_pending = open_progress || (awaited && !batch.awaited_progress_done);
+        let mut wake: Option<Instant> = None;
+        let mut waiting = false;
+        for (key, tracked) in batch.files.iter_mut() {
             match tracked.stage {
                 Stage::Queued => return Some(now),
-                Stage::Sent => match self.publishes.get(key) {
-                    Some(publish) if publish_accepted(publish, tracked) => {
-                        if publish.version.is_none() && publish.diagnostics.is_empty() {
-                            provisional = true;
-                        }
-                    }
-                    _ => return Some(now + Duration::from_millis(200)),
-                },
-                _ => {}
+                Stage::Sent => {}
+                _ => continue,
+            }
+            waiting = true;
+            let Some(publish) = self
+                .publishes
+                .get(key)
+                .filter(|publish| publish_accepted(publish, tracked))
+            else {
+                wake = Some(wake.map_or(now + IDLE_LOOK, |w| w.min(now + IDLE_LOOK)));
+                continue;
+            };
+            let provisional = publish.version.is_none() && publish.diagnostics.is_empty();
+            let ready_at = publish.at + if provisional { quiet * 3 } else { quiet };
+            if now >= ready_at && !progress_pending {
+                tracked.stage = Stage::Done;
+                self.results.insert(
+                    key.clone(),
+                    SettledResult {
+                        text_hash: tracked.text_hash,
+                        at: publish.at,
+                        epoch,
+                        diagnostics: publish.diagnostics.clone(),
+                    },
+                );
+            } else {
+                let at = if progress_pending {
+                    now + IDLE_LOOK
+                } else {
+                    ready_at
+                };
+                wake = Some(wake.map_or(at, |w| w.min(at)));
             }
         }
+        if waiting && batch.files.values().any(|t| t.stage == Stage::Sent) {
+            return Some(wake.unwrap_or(now + IDLE_LOOK));
+        }
+        if batch.settled {
+            return None;
+        }
+        // Every sent file is answered; the files that were not sent (and
+        // late re-publishes of those that were) need the server quiet.
+        let mut last_activity = batch.last_send.unwrap_or(now);
         for publish in self.publishes.values() {
             last_activity = last_activity.max(publish.at);
         }
         if let Some(end) = self.last_progress_end {
             last_activity = last_activity.max(end);
         }
-        if open_progress || (awaited && !batch.awaited_progress_done) {
-            return Some(now + Duration::from_millis(200));
+        if progress_pending {
+            return Some(now + IDLE_LOOK);
         }
-        let quiet = if provisional { quiet * 3 } else { quiet };
         if now < last_activity + quiet {
             return Some(last_activity + quiet);
         }
-        // Settled: take every file's latest publish.
-        let keys: Vec<PathBuf> = batch
-            .files
-            .iter()
-            .filter(|(_, t)| matches!(t.stage, Stage::Sent | Stage::Refresh))
-            .map(|(k, _)| k.clone())
-            .collect();
-        for key in keys {
-            let tracked = batch.files.get_mut(&key).expect("listed above");
+        // Settled: every file's latest publish stands, or its result when
+        // the server published nothing newer for it.
+        for (key, tracked) in batch.files.iter_mut() {
+            if !matches!(tracked.stage, Stage::Done | Stage::Refresh) {
+                continue;
+            }
             let refresh = tracked.stage == Stage::Refresh;
             tracked.stage = Stage::Done;
-            let latest = self.publishes.get(&key);
-            let previous = self.results.get(&key);
-            let diagnostics = match (refresh, latest, previous) {
-                (true, Some(publish), Some(result)) if publish.at > result.at => {
-                    publish.diagnostics.clone()
-                }
-                (true, _, Some(result)) => result.diagnostics.clone(),
-                (_, Some(publish), _) => publish.diagnostics.clone(),
-                (_, None, _) => Vec::new(),
+            let newer = match (self.publishes.get(key), self.results.get(key)) {
+                (Some(publish), Some(result)) if publish.at > result.at => Some(publish),
+                (Some(publish), None) if refresh => Some(publish),
+                _ => None,
             };
-            self.results.insert(
-                key,
-                SettledResult {
-                    text_hash: tracked.text_hash,
-                    at: now,
-                    epoch,
-                    diagnostics,
-                },
-            );
+            if let Some(publish) = newer {
+                self.results.insert(
+                    key.clone(),
+                    SettledResult {
+                        text_hash: tracked.text_hash,
+                        at: publish.at,
+                        epoch,
+                        diagnostics: publish.diagnostics.clone(),
+                    },
+                );
+            } else if let Some(result) = self.results.get_mut(key) {
+                result.epoch = epoch;
+            }
         }
+        batch.settled = true;
         self.analysed = true;
         None
     }
