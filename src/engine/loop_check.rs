@@ -449,6 +449,7 @@ pub fn condition(
         &previous,
         state.no_warnings,
         caps,
+        scope == Scope::Touched,
     );
     outcome.name = key.into();
     if !outcome.holds
@@ -542,14 +543,17 @@ pub fn per_file_changes(before: &Value, after: &Value) -> String {
 }
 
 /// The outcome for a finished check: pure over the report, for tests.
+/// `every_file` records clean files too (a few touched files; a project's
+/// thousands of clean files would only bloat the history).
 pub fn outcome(
     report: &Report,
     scope: &str,
     previous: &[Problem],
     no_warnings: bool,
     caps: Caps,
+    every_file: bool,
 ) -> ConditionOutcome {
-    let results = results(report);
+    let results = results(report, every_file);
     let mut outcome = evaluate_in(scope, &results, previous, no_warnings, caps);
     outcome.name = PROJECT.into();
     if let Some(record) = outcome.record.as_object_mut() {
@@ -560,8 +564,9 @@ pub fn outcome(
 }
 
 /// Per-file results for the loop: files with problems, inconclusive files,
-/// and one file per language without a server (clean files add nothing).
-fn results(report: &Report) -> Vec<(String, FileResult)> {
+/// and one file per language without a server; clean files only with
+/// `every_file`.
+fn results(report: &Report, every_file: bool) -> Vec<(String, FileResult)> {
     let mut seen_no_server = std::collections::BTreeSet::new();
     let mut results = Vec::new();
     for file in &report.files {
@@ -592,7 +597,8 @@ fn results(report: &Report) -> Vec<(String, FileResult)> {
             }
             _ => {}
         }
-        if !file.items.is_empty() {
+        let checked = matches!(file.status, Status::Clean | Status::Issues);
+        if !file.items.is_empty() || (every_file && checked) {
             results.push((
                 file.path.clone(),
                 FileResult::Checked {
@@ -629,6 +635,7 @@ pub fn first_feedback(
         &[],
         state.no_warnings,
         caps,
+        false,
     );
     let mut text = format!("Project check now: {}\n", report.summary_line());
     if outcome.holds {

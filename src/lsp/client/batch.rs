@@ -221,11 +221,11 @@ impl Client {
             if quiet_for >= silence && !self.batch_done() {
                 self.keep_after_timeout();
                 self.responsive = false;
+                let progress = self.batch_progress();
                 return Err(LspError::Timeout {
                     waiting_for: format!(
-                        "any answer: the server said nothing for {:.1} s while {} file(s) waited",
-                        quiet_for.as_secs_f64(),
-                        self.batch_progress().total - self.batch_progress().done
+                        "the diagnostics of {} file(s) (the server said nothing at all meanwhile)",
+                        progress.total - progress.done
                     ),
                     after: quiet_for,
                     detail: self.detail(),
