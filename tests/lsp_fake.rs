@@ -542,5 +542,6 @@ fn fake_launch(
         reopen_when_clean,
         mode: ralph_hooks::lsp::DiagnosticMode::Auto,
         pull_capability: ralph_hooks::lsp::PullCapability::Undeclared,
+        reason: None,
     }
 }

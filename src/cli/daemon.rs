@@ -134,8 +134,14 @@ pub fn render_status(status: &StatusReply) -> String {
         let pid = server
             .pid
             .map_or_else(|| "not running".to_string(), |pid| format!("pid {pid}"));
+        let state = match (server.warming, server.project_check) {
+            (true, _) => ", warming up",
+            (false, Some(_)) => ", checking the project",
+            (false, None) if server.busy => ", busy",
+            _ => "",
+        };
         text.push_str(&format!(
-            "  {} {pid}, RSS {}, idle {}, {} requests ({} warm), {} restart(s), {} open file(s){}, root {}\n",
+            "  {} {pid}, RSS {}, idle {}, {} requests ({} warm), {} restart(s), {} open file(s){state}, root {}\n",
             server.name,
             megabytes(server.rss_kib),
             duration(server.idle_ms),
@@ -143,9 +149,19 @@ pub fn render_status(status: &StatusReply) -> String {
             server.warm_requests,
             server.restarts,
             server.open_files,
-            if server.busy { ", busy" } else { "" },
             server.root.display()
         ));
+        if !server.command.is_empty() {
+            text.push_str(&format!("    command: {}\n", server.command));
+        }
+        if let Some(reason) = &server.reason {
+            text.push_str(&format!("    chosen because {reason}\n"));
+        }
+        if let Some((done, total)) = server.project_check {
+            text.push_str(&format!(
+                "    project check: {done} of {total} file(s) answered\n"
+            ));
+        }
         if let Some(error) = &server.last_error {
             text.push_str(&format!("    last error: {error}\n"));
         }

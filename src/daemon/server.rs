@@ -283,6 +283,7 @@ impl Shared {
                         project_check: (info.batch_total > 0)
                             .then_some((info.batch_done, info.batch_total)),
                         command: info.command.clone(),
+                        reason: info.reason.clone(),
                     })
                 })
                 .collect();

@@ -304,6 +304,9 @@ pub struct ServerStatus {
     /// How the server is started (`tsc --lsp --stdio`).
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub command: String,
+    /// Why it runs for its files (the registry's choice).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
 }
 
 /// [`Launch`] on the wire.
@@ -324,6 +327,10 @@ pub struct LaunchSpec {
     pub mode: String,
     #[serde(default)]
     pub pull_capability: PullCapability,
+    /// Why the server was chosen (see [`Launch::reason`]); not part of
+    /// the fingerprint.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
 }
 
 impl From<&Launch> for LaunchSpec {
@@ -346,6 +353,7 @@ impl From<&Launch> for LaunchSpec {
             }
             .to_string(),
             pull_capability: launch.pull_capability,
+            reason: launch.reason.clone(),
         }
     }
 }
@@ -369,6 +377,7 @@ impl From<&LaunchSpec> for Launch {
                 _ => DiagnosticMode::Push,
             },
             pull_capability: spec.pull_capability,
+            reason: spec.reason.clone(),
         }
     }
 }
@@ -376,7 +385,8 @@ impl From<&LaunchSpec> for Launch {
 /// The configuration fingerprint of a launch: every field, plus the size and
 /// modification time of the server binary, so an upgraded server restarts.
 pub fn fingerprint(launch: &Launch) -> String {
-    let spec = LaunchSpec::from(launch);
+    let mut spec = LaunchSpec::from(launch);
+    spec.reason = None;
     let mut identity = serde_json::to_string(&spec).unwrap_or_default();
     identity.push('\n');
     identity.push_str(&file_identity(&launch.program));
@@ -627,6 +637,7 @@ mod tests {
             reopen_when_clean: true,
             mode: DiagnosticMode::Auto,
             pull_capability: PullCapability::Declared,
+            reason: Some("because".into()),
         };
         let spec = LaunchSpec::from(&launch);
         let back = Launch::from(&spec);

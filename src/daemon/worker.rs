@@ -185,6 +185,8 @@ pub struct ServerInfo {
     pub batch_total: usize,
     /// How the server is started, for `daemon status`.
     pub command: String,
+    /// Why it runs (the registry's choice), when the caller said.
+    pub reason: Option<String>,
 }
 
 pub struct WorkerHandle {
@@ -213,6 +215,7 @@ pub fn spawn(host: Arc<dyn Host>, key: Key, id: u64) -> std::io::Result<WorkerHa
         batch_done: 0,
         batch_total: 0,
         command: String::new(),
+        reason: None,
     }));
     let worker = Worker {
         id,
@@ -917,10 +920,14 @@ impl Worker {
             .chain(launch.args.iter().cloned())
             .collect::<Vec<_>>()
             .join(" ");
+        let reason = launch.reason.clone();
         self.update_info(|info| {
             info.warming = true;
             info.pid = Some(pid);
             info.command = command;
+            if reason.is_some() {
+                info.reason = reason;
+            }
             if restart {
                 info.restarts += 1;
             }

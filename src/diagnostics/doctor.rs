@@ -1,15 +1,16 @@
-//! `ralph-hooks doctor` lines: per language, the server that would run,
-//! whether it was found and its version; then ast-grep.
+//! `ralph-hooks doctor` lines: per language, the server that would run
+//! for this project and why (the registry's choice), where it is and its
+//! version, what else is installed; then ast-grep.
 
 use std::io::Read;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use super::ast_grep;
 use crate::engine::settings::Settings;
 use crate::hook::ctx::Ctx;
-use crate::lsp::servers::{ServerDef, find_binary};
+use crate::lsp::servers::{Selection, ServerDef, find_binary};
 use crate::util::fsread::{self, Links, limits};
 use crate::util::process::GroupChild;
 
@@ -28,6 +29,7 @@ pub fn doctor_lines(ctx: &Ctx) -> Vec<String> {
             languages.push(&server.language);
         }
     }
+    let probes = crate::daemon::detect::language_probes(&ctx.project_root);
     for language in languages {
         let servers: Vec<&ServerDef> = settings
             .registry
@@ -35,31 +37,60 @@ pub fn doctor_lines(ctx: &Ctx) -> Vec<String> {
             .iter()
             .filter(|s| s.enabled && s.language == language)
             .collect();
-        let found: Vec<(&ServerDef, PathBuf)> = servers
+        // A file of this language in the project (its folder can decide the
+        // choice), else a name at the root.
+        let probe = probes
             .iter()
-            .filter_map(|s| {
-                find_binary(&s.command, &ctx.project_root, &[ctx.project_root.as_path()])
-                    .map(|path| (*s, path))
+            .find(|probe| {
+                probe.extension().is_some_and(|e| {
+                    servers.iter().any(|s| {
+                        s.extensions
+                            .contains_key(&format!(".{}", e.to_string_lossy()))
+                    })
+                })
             })
+            .cloned()
+            .or_else(|| {
+                let extension = servers.first()?.extensions.keys().next()?.clone();
+                Some(ctx.project_root.join(format!("ralph-probe{extension}")))
+            });
+        let installed: Vec<&str> = servers
+            .iter()
+            .filter(|s| {
+                find_binary(&s.command, &ctx.project_root, &[ctx.project_root.as_path()]).is_some()
+            })
+            .map(|s| s.name.as_str())
             .collect();
-        match found.first() {
-            Some((server, path)) => {
-                let version = match version_of(path) {
+        let selection = probe
+            .as_deref()
+            .map(|probe| settings.registry.select(probe, &ctx.project_root));
+        match selection {
+            Some(Selection::Found {
+                server,
+                program,
+                reason,
+                ..
+            }) => {
+                let version = match version_of(&program) {
                     Ok(version) => version,
                     Err(why) => format!("NOT WORKING: {why}"),
                 };
                 let mut line = format!(
-                    "{language}: {} — {} ({version})",
+                    "{language}: {} — {} ({version}) — chosen because {reason}",
                     server.name,
-                    path.display()
+                    program.display()
                 );
-                let others: Vec<&str> = found[1..].iter().map(|(s, _)| s.name.as_str()).collect();
+                let others: Vec<&str> = installed
+                    .iter()
+                    .copied()
+                    .filter(|name| *name != server.name)
+                    .collect();
                 if !others.is_empty() {
                     line.push_str(&format!("; also installed: {}", others.join(", ")));
                 }
                 lines.push(line);
             }
-            None => {
+            _ => {
                 let tried: Vec<&str> = servers.iter().map(|s| s.command.as_str()).collect();
                 lines.push(format!(
                     "{language}: not installed (looked for {}) — install: {}",

@@ -61,8 +61,10 @@ pub fn resolve<'s>(ctx: &Ctx, settings: &'s Settings, path: &Path) -> Resolved<'
             reason,
         } => {
             let root = workspace_root(server, path, &ctx.project_root);
+            let mut launch = server.launch(program, root, &ctx.project_root);
+            launch.reason = Some(reason.clone());
             Resolved::Target(Box::new(Target {
-                launch: server.launch(program, root, &ctx.project_root),
+                launch,
                 server,
                 language_id,
                 reason: Some(reason),

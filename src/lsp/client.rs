@@ -74,6 +74,10 @@ pub struct Launch {
     pub reopen_when_clean: bool,
     pub mode: DiagnosticMode,
     pub pull_capability: PullCapability,
+    /// Why this server handles the files it is launched for (the
+    /// registry's choice), for `daemon status`; not part of its
+    /// configuration.
+    pub reason: Option<String>,
 }
 
 /// What a client tells a server about pull diagnostics.

@@ -304,6 +304,7 @@ impl ServerDef {
             reopen_when_clean: self.reopen_when_clean,
             mode: self.mode,
             pull_capability: self.pull_capability,
+            reason: None,
         }
     }
 }
@@ -650,7 +651,7 @@ impl Registry {
                     Origin::Config => "the lsp section of .claude/ralph-hooks.json",
                     _ => ".lsp.json",
                 };
-                return chosen(server, program, format!("configured in {from}"));
+                return chosen(server, program, format!("it is configured in {from}"));
             }
         }
         let mut note = String::new();
@@ -685,9 +686,9 @@ impl Registry {
                 continue;
             }
             let reason = if builtins.len() == 1 {
-                format!("{note}the built-in server for {}", server.language)
+                format!("{note}it is the built-in server for {}", server.language)
             } else {
-                format!("{note}the first installed of {order}")
+                format!("{note}it is the first installed of {order}")
             };
             return chosen(server, program, reason);
         }
