@@ -124,7 +124,7 @@ pub fn skill(tool: &ToolInput, supervision: &Supervision) -> Option<HookOutput> 
     let reason = match name {
         "cancel-loop" => supervision.loop_running().map(|state| {
             format!(
-                "/cancel-loop ends the Ralph loop {} ({:?}), and while it runs unattended that is the user's decision, not yours. Keep working toward its goal; if you believe it should end, say so plainly in your reply.",
+                "That command ends the Ralph loop {} ({:?}), and while it runs unattended that is the user's decision, not yours. Keep working toward its goal; if you believe it should end, say so plainly in your reply.",
                 state.id, state.goal
             )
         }),

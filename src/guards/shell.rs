@@ -364,6 +364,11 @@ fn collect(text: &str, start: &Cwd, depth: usize, scripts: &dyn Scripts, out: &m
                 }
             }
             for script in nested {
+                // `bash -c "$(printf 'git push')"`: the script is what the
+                // substitution prints.
+                if let Some(printed) = printed_by_substitution(&script) {
+                    collect(&printed, &command.cwd, depth + 1, scripts, out);
+                }
                 collect(&script, &command.cwd, depth + 1, scripts, out);
             }
             for file in files {
@@ -647,6 +652,22 @@ fn printed_text(command: &Command) -> Option<String> {
         "cat" if args.is_empty() => command.stdin_text.clone(),
         _ => None,
     }
+}
+
+/// What a word that is one `$(echo …)` / `$(printf …)` prints.
+fn printed_by_substitution(word: &str) -> Option<String> {
+    let body = word.strip_prefix("$(")?.strip_suffix(')')?;
+    let lexed = lex(body);
+    let [only] = lexed.commands.as_slice() else {
+        return None;
+    };
+    let command = Command {
+        words: only.words.clone(),
+        redirects: only.redirects.clone(),
+        stdin_text: only.stdin_text.clone(),
+        cwd: Cwd::default(),
+    };
+    printed_text(&command)
 }
 
 /// The files `cat FILE… | sh` feeds a shell.
@@ -1076,7 +1097,10 @@ pub fn write_targets(command: &Command, is_dir: &dyn Fn(&str) -> bool) -> Vec<Ta
             };
             let into_dir = destination.ends_with('/') || is_dir(&destination) || sources.len() > 1;
             for source in &sources {
-                let landed = if into_dir {
+                // `rsync -a evil/ .claude/`: a source with a trailing slash
+                // is copied into the destination itself.
+                let contents_only = name == "rsync" && source.ends_with('/');
+                let landed = if into_dir && !contents_only {
                     let trimmed = source.trim_end_matches('/');
                     format!(
                         "{}/{}",
@@ -2078,6 +2102,7 @@ pub(crate) mod tests {
         assert_eq!(targets("touch -d yesterday a"), vec!["a"]);
         assert_eq!(targets("chmod 000 a"), vec!["a"]);
         assert_eq!(targets("dd if=/dev/zero of=a"), vec!["a"]);
+        assert_eq!(targets("rsync -a evil/ .claude/"), vec![".claude/"]);
         assert_eq!(targets("git rm -r --cached x"), vec!["x"]);
         assert_eq!(targets("git checkout -- .lsp.json"), vec![".lsp.json"]);
         assert_eq!(targets("git clean -fdx"), vec!["."]);

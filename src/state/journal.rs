@@ -66,11 +66,23 @@ pub fn watch_dir(state_root: &Path) -> Option<PathBuf> {
                 .filter(|home| home.is_absolute())
                 .map(|home| home.join(".local").join("state"))
         })?;
-    let root = state_root
-        .canonicalize()
-        .unwrap_or_else(|_| state_root.to_path_buf());
-    let hash = fnv1a(root.as_os_str().as_bytes());
+    let hash = fnv1a(stable_root(state_root).as_os_str().as_bytes());
     Some(base.join("ralph-hooks").join(format!("{hash:016x}")))
+}
+
+/// The state root with the links above it resolved, but not the root
+/// itself nor `.claude`: the folder must stay the same when a command swaps
+/// the state root (or `.claude`) for a link, and the same for a project
+/// reached through a linked path.
+fn stable_root(state_root: &Path) -> PathBuf {
+    let components: Vec<_> = state_root.components().collect();
+    let split = components
+        .iter()
+        .position(|c| c.as_os_str() == ".claude")
+        .unwrap_or(components.len().saturating_sub(1));
+    let head: PathBuf = components[..split].iter().collect();
+    let tail: PathBuf = components[split..].iter().collect();
+    head.canonicalize().unwrap_or(head).join(tail)
 }
 
 /// Whether the guard watches the state root whose watch folder is `watch`.
