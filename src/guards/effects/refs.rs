@@ -3,11 +3,13 @@
 //! and writes a reflog line ending in `update by push`, however it was
 //! started (a script, an alias, a make target, `python -c`).
 //!
-//! Git writes every ref update as a loose ref file (packing happens only in
-//! `git pack-refs` and `gc`), so the loose refs under `refs/remotes/` —
-//! usually few, whatever the number of packed ones — are what is compared:
-//! one `stat` each. For a ref that moved, the new lines of its reflog say
-//! whether it was a push or a fetch.
+//! Git writes every ref update as a loose ref file, through a lock file
+//! renamed into the ref's folder (packing happens only in `git pack-refs`
+//! and `gc`), so a moved ref changes the modification time of its folder.
+//! The snapshot is those folders' times under `refs/remotes/` (one `stat`
+//! per folder, however many refs); after the command only a folder whose
+//! time moved is looked into, for ref files written since, and the new
+//! lines of their reflogs say whether it was a push or a fetch.
 //!
 //! Not seen: a push to a URL instead of a named remote (no remote-tracking
 //! ref moves), a repository with `core.logAllRefUpdates=false` (no reflog to
@@ -20,8 +22,8 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-/// Loose remote-tracking refs looked at, at most.
-const MAX_REFS: usize = 20_000;
+/// Ref folders looked at, at most.
+const MAX_FOLDERS: usize = 10_000;
 /// How far up from the project a `.git` is looked for.
 const MAX_UP: usize = 64;
 /// The end of a reflog read for new lines.
@@ -31,8 +33,9 @@ const REFLOG_TAIL: u64 = 64 * 1024;
 pub struct Refs {
     /// The repository's common git folder, when there is one.
     pub git_dir: Option<String>,
-    /// Loose ref name (`refs/remotes/origin/main`) → (size, mtime ns, inode).
-    pub loose: BTreeMap<String, (u64, i64, u64)>,
+    /// Each folder under `refs/remotes/` (relative to the git folder) and
+    /// its modification time in nanoseconds.
+    pub folders: BTreeMap<String, i64>,
 }
 
 /// One push: what moved where.
@@ -68,76 +71,87 @@ impl Push {
     }
 }
 
-/// The loose remote-tracking refs now.
+/// The folders of the remote-tracking refs now.
 pub fn snapshot(project_root: &Path) -> Refs {
     let Some(git_dir) = common_git_dir(project_root) else {
         return Refs::default();
     };
-    let mut loose = BTreeMap::new();
-    let remotes = git_dir.join("refs").join("remotes");
-    let mut pending = vec![remotes.clone()];
+    let mut folders = BTreeMap::new();
+    let mut pending = vec![git_dir.join("refs").join("remotes")];
     while let Some(dir) = pending.pop() {
+        if folders.len() >= MAX_FOLDERS {
+            break;
+        }
+        let Ok(metadata) = std::fs::metadata(&dir) else {
+            continue;
+        };
+        if let Ok(relative) = dir.strip_prefix(&git_dir) {
+            folders.insert(relative.to_string_lossy().into_owned(), mtime_ns(&metadata));
+        }
         let Ok(entries) = std::fs::read_dir(&dir) else {
             continue;
         };
+        // The entry's type comes with the listing: no `stat` per ref.
         for entry in entries.filter_map(|e| e.ok()) {
-            if loose.len() >= MAX_REFS {
-                break;
-            }
-            let Ok(metadata) = entry.metadata() else {
-                continue;
-            };
-            let path = entry.path();
-            if metadata.is_dir() {
-                pending.push(path);
-            } else if let Ok(relative) = path.strip_prefix(&git_dir) {
-                loose.insert(
-                    relative.to_string_lossy().into_owned(),
-                    (
-                        metadata.len(),
-                        metadata.mtime() * 1_000_000_000 + metadata.mtime_nsec(),
-                        metadata.ino(),
-                    ),
-                );
+            if entry.file_type().is_ok_and(|kind| kind.is_dir()) {
+                pending.push(entry.path());
             }
         }
     }
     Refs {
         git_dir: Some(git_dir.to_string_lossy().into_owned()),
-        loose,
+        folders,
     }
 }
 
-/// The pushes between `before` and now: refs that moved and whose reflog
-/// has an `update by push` line written since `since_ms`.
+fn mtime_ns(metadata: &std::fs::Metadata) -> i64 {
+    metadata.mtime() * 1_000_000_000 + metadata.mtime_nsec()
+}
+
+/// The pushes between `before` and now: ref files written since
+/// `since_ms` in folders that changed, whose reflog has an `update by
+/// push` line written since then.
 pub fn pushes(before: &Refs, project_root: &Path, since_ms: u64) -> Vec<Push> {
     let Some(git_dir) = before.git_dir.as_deref().map(PathBuf::from) else {
         return Vec::new();
     };
     let after = snapshot(project_root);
+    let since_ns = (since_ms as i64 - 1000) * 1_000_000;
     let since_secs = (since_ms / 1000) as i64;
     let mut found = Vec::new();
-    for (name, signature) in &after.loose {
-        if before.loose.get(name) == Some(signature) {
+    for (folder, time) in &after.folders {
+        if before.folders.get(folder) == Some(time) {
             continue;
         }
-        let Some(rest) = name.strip_prefix("refs/remotes/") else {
+        let Ok(entries) = std::fs::read_dir(git_dir.join(folder)) else {
             continue;
         };
-        let Some((remote, branch)) = rest.split_once('/') else {
-            continue;
-        };
-        if branch == "HEAD" {
-            continue;
-        }
-        for (old, new) in pushed_lines(&git_dir.join("logs").join(name), since_secs) {
-            found.push(Push {
-                remote: remote.to_string(),
-                branch: branch.to_string(),
-                old,
-                new,
-                url: remote_url(&git_dir, remote),
-            });
+        for entry in entries.filter_map(|e| e.ok()) {
+            let Ok(metadata) = entry.metadata() else {
+                continue;
+            };
+            if !metadata.is_file() || mtime_ns(&metadata) < since_ns {
+                continue;
+            }
+            let name = format!("{folder}/{}", entry.file_name().to_string_lossy());
+            let Some(rest) = name.strip_prefix("refs/remotes/") else {
+                continue;
+            };
+            let Some((remote, branch)) = rest.split_once('/') else {
+                continue;
+            };
+            if branch == "HEAD" {
+                continue;
+            }
+            for (old, new) in pushed_lines(&git_dir.join("logs").join(&name), since_secs) {
+                found.push(Push {
+                    remote: remote.to_string(),
+                    branch: branch.to_string(),
+                    old,
+                    new,
+                    url: remote_url(&git_dir, remote),
+                });
+            }
         }
     }
     found
