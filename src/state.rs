@@ -10,7 +10,9 @@
 //!   finds no state leaves none behind.
 //!
 //! Also here: [`ids`], which checks every id from input before it becomes a
-//! path, and [`events_log`], the append-only `events.jsonl`. This is the
+//! path, [`events_log`], the append-only `events.jsonl`, and [`journal`],
+//! where each write of ours is recorded while the guard watches the state
+//! root (so its check after a Bash command can tell ours from others'). This is the
 //! lowest layer that knows about the system: it uses only [`crate::util`],
 //! and everything else uses it.
 

@@ -470,7 +470,11 @@ fn compare_and_restore(
             .map(|r| r.to_string_lossy().into_owned());
         let undo = match before.class {
             Class::Config => !restored_by_guard(records, &key, &after),
-            Class::Log => !snapshot::only_appended(&path, &before, &after),
+            // A log may grow; the daemon trimming its own log is ours too.
+            Class::Log => {
+                !snapshot::only_appended(&path, &before, &after)
+                    && ours(records, relative.as_deref().unwrap_or(&key), &after).is_none()
+            }
             Class::State => {
                 let relative = relative.clone().unwrap_or_else(|_| key.clone());
                 match ours(records, &relative, &after) {
