@@ -89,10 +89,11 @@ pub fn command(name: &str, project: &Path) -> Command {
     command
 }
 
-/// Where the binaries under test keep the guard's snapshots: one folder
-/// per test run, private as the guard wants it.
+/// Where the binaries under test keep the guard's snapshots: one folder for
+/// every test run (each project gets its own folder inside), private as the
+/// guard wants it.
 pub fn test_state_home() -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("ralph-test-xdg-state-{}", std::process::id()));
+    let dir = std::env::temp_dir().join("ralph-test-xdg-state");
     if !dir.exists() {
         std::fs::create_dir_all(&dir).unwrap();
         use std::os::unix::fs::PermissionsExt;
