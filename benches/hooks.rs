@@ -11,107 +11,13 @@
 //! made the same way: a freshly written copy of a binary starts measurably
 //! faster than the one cargo left in `target/` (page-cache layout).
 
-use std::io::Write;
+#[path = "support/procs.rs"]
+mod procs;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
 
-struct Row {
-    name: String,
-    median: Duration,
-    cpu_median: Duration,
-    p90: Duration,
-    max_rss_kib: i64,
-}
-
-/// One run: wall time, the child's CPU time (user + system), peak RSS.
-fn run_once(
-    program: &Path,
-    args: &[&str],
-    stdin: &[u8],
-    env: &[(&str, &Path)],
-) -> (Duration, Duration, i64) {
-    let mut command = Command::new(program);
-    command
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null());
-    for (key, value) in env {
-        command.env(key, value);
-    }
-    let started = Instant::now();
-    // Reaped below with wait4, which std's Child cannot do: it is the only
-    // call that also returns the child's peak RSS.
-    #[allow(clippy::zombie_processes)]
-    let mut child = command.spawn().expect("spawn");
-    if let Some(mut pipe) = child.stdin.take() {
-        let _ = pipe.write_all(stdin);
-    }
-    let mut status = 0;
-    // SAFETY: an all-zero rusage is a valid value for wait4 to fill in.
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: wait4 on our own child's pid with valid out-pointers; std's
-    // Child is not waited on afterwards, so nothing reaps it twice.
-    let pid = unsafe { libc::wait4(child.id() as libc::pid_t, &mut status, 0, &mut usage) };
-    let elapsed = started.elapsed();
-    assert_eq!(pid, child.id() as libc::pid_t, "wait4 failed");
-    let cpu = |t: libc::timeval| {
-        Duration::from_secs(t.tv_sec as u64) + Duration::from_micros(t.tv_usec as u64)
-    };
-    (
-        elapsed,
-        cpu(usage.ru_utime) + cpu(usage.ru_stime),
-        usage.ru_maxrss,
-    )
-}
-
-/// One row of the table: a binary, its input, and what to reset before
-/// each run.
-#[derive(Clone, Copy)]
-struct Case<'a> {
-    name: &'a str,
-    prepare: &'a dyn Fn(),
-    program: &'a Path,
-    args: &'a [&'a str],
-    stdin: &'a [u8],
-    env: &'a [(&'a str, &'a Path)],
-}
-
-/// Runs every case `runs` times, round-robin: on a busy machine each row
-/// sees the same load over the same stretch of time, so the ratios to
-/// `/bin/true` stay fair even when the absolute times drift.
-fn measure_all(cases: &[Case], runs: usize) -> Vec<Row> {
-    let mut times: Vec<Vec<Duration>> = vec![Vec::with_capacity(runs); cases.len()];
-    let mut cpu_times: Vec<Vec<Duration>> = vec![Vec::with_capacity(runs); cases.len()];
-    let mut max_rss_kib = vec![0; cases.len()];
-    for _ in 0..runs {
-        for (index, case) in cases.iter().enumerate() {
-            (case.prepare)();
-            let (elapsed, cpu, rss) = run_once(case.program, case.args, case.stdin, case.env);
-            times[index].push(elapsed);
-            cpu_times[index].push(cpu);
-            max_rss_kib[index] = max_rss_kib[index].max(rss);
-        }
-    }
-    cases
-        .iter()
-        .zip(times)
-        .zip(cpu_times)
-        .zip(max_rss_kib)
-        .map(|(((case, mut times), mut cpu_times), max_rss_kib)| {
-            times.sort();
-            cpu_times.sort();
-            Row {
-                name: case.name.to_string(),
-                median: times[runs / 2],
-                cpu_median: cpu_times[runs / 2],
-                p90: times[runs * 9 / 10],
-                max_rss_kib,
-            }
-        })
-        .collect()
-}
+use procs::{Case, measure_all, print_table, run_once};
 
 fn temp_project(label: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("ralph-bench-{label}-{}", std::process::id()));
@@ -131,6 +37,7 @@ fn main() {
     let user_prompt = Path::new(env!("CARGO_BIN_EXE_ralph-user-prompt-submit"));
     let cli = Path::new(env!("CARGO_BIN_EXE_ralph-hooks"));
     let post_tool = Path::new(env!("CARGO_BIN_EXE_ralph-post-tool-lsp-diagnostic"));
+    let guard = Path::new(env!("CARGO_BIN_EXE_ralph-pre-tool-stop-guard"));
     let git_path = which::which("git").expect("git on PATH");
     let git = git_path.as_path();
     let true_bin = Path::new("/bin/true");
@@ -188,6 +95,9 @@ fn main() {
     for i in 0..3 {
         std::fs::write(repo.join(format!("m{i}.py")), format!("x{i} = {i} + 1\n")).unwrap();
     }
+    // The guard runs before every Bash call; outside a loop it must cost
+    // what it cost before the check after commands existed.
+    let guard_input = br#"{"hook_event_name":"PreToolUse","session_id":"bench","tool_name":"Bash","tool_input":{"command":"cargo test --quiet 2>&1 | tail -5"},"tool_use_id":"toolu_bench"}"#;
     let bash_input = br#"{"hook_event_name":"PostToolUse","session_id":"bench","tool_name":"Bash","tool_input":{"command":"ls"},"tool_response":{"stdout":"","stderr":""}}"#;
     // The first run records the dirty files; the measured ones find nothing new.
     run_once(post_tool, &[], bash_input, &[("CLAUDE_PROJECT_DIR", &repo)]);
@@ -272,6 +182,14 @@ fn main() {
             env: &in_loop,
         },
         Case {
+            name: "PreToolUse guard, Bash, no loop",
+            prepare: &nothing,
+            program: guard,
+            args: &[],
+            stdin: guard_input,
+            env: &in_repo,
+        },
+        Case {
             name: "git status (200 files, 3 dirty)",
             prepare: &nothing,
             program: git,
@@ -294,7 +212,7 @@ fn main() {
     let compare: Vec<PathBuf> = std::env::var_os("BENCH_COMPARE")
         .map(|dirs| std::env::split_paths(&dirs).collect())
         .unwrap_or_default();
-    let labels: Vec<(PathBuf, PathBuf, PathBuf, PathBuf, String)> = compare
+    let labels: Vec<(PathBuf, PathBuf, PathBuf, PathBuf, PathBuf, PathBuf, String)> = compare
         .iter()
         .map(|dir| {
             let label = dir
@@ -306,11 +224,13 @@ fn main() {
                 dir.join("ralph-session-start"),
                 dir.join("ralph-user-prompt-submit"),
                 dir.join("ralph-hooks"),
+                dir.join("ralph-pre-tool-stop-guard"),
+                dir.join("ralph-post-tool-lsp-diagnostic"),
                 label,
             )
         })
         .collect();
-    let names: Vec<[String; 5]> = labels
+    let names: Vec<[String; 7]> = labels
         .iter()
         .map(|(.., label)| {
             [
@@ -319,6 +239,8 @@ fn main() {
                 format!("[{label}] SessionStart hook, running loop"),
                 format!("[{label}] UserPromptSubmit hook, no loop, ordinary prompt"),
                 format!("[{label}] statusline, no loop"),
+                format!("[{label}] PreToolUse guard, Bash, no loop"),
+                format!("[{label}] PostToolUse Bash hook, command changed nothing"),
             ]
         })
         .collect();
@@ -331,13 +253,15 @@ fn main() {
         &'a [(&'a str, &'a Path)],
     );
     let mut cases = Vec::from(cases);
-    for ((stop, start, prompt, cli, _), names) in labels.iter().zip(&names) {
-        let rows: [CompareRow; 5] = [
+    for ((stop, start, prompt, cli, guard, post, _), names) in labels.iter().zip(&names) {
+        let rows: [CompareRow; 7] = [
             (stop, &[], stop_input, &nothing, &in_empty),
             (stop, &[], stop_input, &reset_loop, &in_loop),
             (start, &[], start_input, &reset_loop, &in_loop),
             (prompt, &[], prompt_input, &nothing, &in_empty),
             (cli, &["statusline"], status_input, &nothing, &in_empty),
+            (guard, &[], guard_input, &nothing, &in_repo),
+            (post, &[], bash_input, &nothing, &in_repo),
         ];
         for ((program, args, stdin, prepare, env), name) in rows.into_iter().zip(names) {
             if program.is_file() {
@@ -353,28 +277,7 @@ fn main() {
         }
     }
     let rows = measure_all(&cases, runs);
-    let baseline = rows[0].median;
-    let cpu_baseline = rows[0].cpu_median.max(Duration::from_micros(1));
-    println!(
-        "\n{runs} runs each, round-robin, release build, {} CPUs",
-        std::thread::available_parallelism()
-            .map(|n| n.get())
-            .unwrap_or(1)
-    );
-    println!("| what | median | p90 | × /bin/true | CPU median | CPU × /bin/true | peak RSS |");
-    println!("|---|---:|---:|---:|---:|---:|---:|");
-    for row in &rows {
-        println!(
-            "| {} | {:.2} ms | {:.2} ms | {:.1}× | {:.2} ms | {:.1}× | {:.1} MB |",
-            row.name,
-            row.median.as_secs_f64() * 1000.0,
-            row.p90.as_secs_f64() * 1000.0,
-            row.median.as_secs_f64() / baseline.as_secs_f64(),
-            row.cpu_median.as_secs_f64() * 1000.0,
-            row.cpu_median.as_secs_f64() / cpu_baseline.as_secs_f64(),
-            row.max_rss_kib as f64 / 1024.0
-        );
-    }
+    print_table(&rows, runs);
     println!(
         "\ntargets: Stop hook with no loop within 3× of /bin/true and under 3 ms; UserPromptSubmit hook and statusline with no loop within 2× of /bin/true (statusline under 5 ms); peak RSS under 10 MB"
     );

@@ -7,9 +7,15 @@
 //! | `task_complete` (true) | Bash | `ralph-hooks task complete` without `--force` while steps are open, counting the step actions the same command runs first ([`chain`]) |
 //! | `completion_tools` (`["mcp__*__task_complete"]`) | `mcp__…` | the same through an MCP tool, glob-matched by name |
 //! | `loop_commands` (push/publish globs) | Bash | a matching command while a Ralph loop is RUNNING |
+//! | `loop_control` (true) | Bash, Skill | while the agent works unattended: the CLI commands and slash commands that end or weaken the loop or the task ([`control`]) |
 //! | `state_files` (true) | Write, Edit, MultiEdit, NotebookEdit | writing ralph-hooks' own state files |
-//! | `state_files` (true) | the same and Bash | while a loop or a task continuation is active: writing the hooks' own config (`.claude/ralph-hooks.json`, `.lsp.json`) or state, also through a link, `..`, a redirection, `tee`, `sed -i`, `cp`, `mv`, `rm`, `truncate` |
+//! | `state_files` (true) | the same and Bash | while a loop or a task continuation is active: writing, moving, removing or linking to anything in the protected set ([`protect`]): the state root, the hooks' config, Claude Code's settings, `guard.protected` |
 //! | `placeholders` (true) | Agent, Task | a sub-agent prompt with `{{UPPER_SNAKE}}` placeholders left |
+//!
+//! A Bash command is read by [`shell`] (with the script files it runs);
+//! what that reading cannot see — a script written and run in one command,
+//! `python -c`, an alias, a Makefile — is checked by what the command did,
+//! after it ran ([`effects`]), while the agent works unattended.
 //!
 //! This runs before every matching tool call, so a tool no rule looks at
 //! returns before the config is even read, and globs are compiled once per
@@ -19,17 +25,18 @@
 //! file), and the user is told once. A rule whose state is unreadable lets
 //! the call through and says why on stderr and to the user.
 //!
-//! A hook guard is not a sandbox: it reads the command text, so an alias, a
-//! script, a variable holding a command name or another language
-//! (`python -c`) is invisible to it (README, "Reliability").
-//!
 //! Uses [`crate::tasks`], [`crate::ralph`] and [`crate::orchestrator`] (what
-//! is open, what runs) and the layers below; used by the PreToolUse handler.
+//! is open, what runs) and the layers below; used by the PreToolUse and
+//! PostToolUse handlers.
 
 pub mod chain;
+pub mod control;
+pub mod effects;
+pub mod protect;
 pub mod shell;
 
-use std::path::{Component, Path, PathBuf};
+use std::cell::OnceCell;
+use std::path::{Path, PathBuf};
 
 use globset::{Glob, GlobSet, GlobSetBuilder};
 use serde::de::DeserializeOwned;
@@ -38,9 +45,11 @@ use serde_json::Value;
 use crate::hook::config::Config;
 use crate::hook::ctx::Ctx;
 use crate::hook::protocol::{HookOutput, ToolInput};
-use crate::ralph::loop_state::{LOOP_FILE, LoopState};
+use crate::ralph::loop_state::{LOOP_FILE, LoopState, LoopStatus};
 use crate::state::Store;
-use crate::tasks;
+use crate::tasks::{self, TaskDoc};
+use crate::util::fsread::{self, Links};
+use protect::{Kind, Places, ProtectedSet};
 
 const NAME: &str = "ralph-pre-tool-stop-guard";
 
@@ -51,6 +60,10 @@ pub const DEFAULT_LOOP_COMMANDS: &[&str] = &[
     "gh pr create*",
     "gh pr merge*",
     "npm publish*",
+    "pnpm publish*",
+    "yarn publish*",
+    "yarn npm publish*",
+    "bun publish*",
     "cargo publish*",
 ];
 
@@ -60,7 +73,7 @@ pub const DEFAULT_COMPLETION_TOOLS: &[&str] = &["mcp__*__task_complete"];
 const STATE_FILES: &[(&str, &str)] = &[
     (
         "loop.json",
-        "the Ralph loop's state changes only through the CLI: see it with `ralph-hooks loop status`; end the loop (only if the user asks) with `ralph-hooks loop cancel`",
+        "the Ralph loop's state changes only through the CLI: see it with `ralph-hooks loop status`",
     ),
     (
         "loops",
@@ -95,13 +108,20 @@ const STATE_FILES: &[(&str, &str)] = &[
 /// Remembers the last config problem reported, so it is said once.
 const NOTICE_FILE: &str = "guard-notice.txt";
 
+/// The largest script file the guard reads to see what it runs.
+const MAX_SCRIPT_BYTES: u64 = 64 * 1024;
+
 #[derive(Debug, Clone)]
 pub struct GuardConfig {
     pub task_complete: bool,
     pub completion_tools: Vec<String>,
     pub loop_commands: Vec<String>,
+    pub loop_control: bool,
     pub state_files: bool,
     pub placeholders: bool,
+    /// More paths (files or folders, relative to the project) protected
+    /// while the agent works unattended.
+    pub protected: Vec<String>,
     /// What was wrong with the config and replaced by defaults.
     pub problems: Vec<String>,
 }
@@ -113,12 +133,24 @@ impl Default for GuardConfig {
             task_complete: true,
             completion_tools: strings(DEFAULT_COMPLETION_TOOLS),
             loop_commands: strings(DEFAULT_LOOP_COMMANDS),
+            loop_control: true,
             state_files: true,
             placeholders: true,
+            protected: Vec::new(),
             problems: Vec::new(),
         }
     }
 }
+
+const KEYS: &[&str] = &[
+    "task_complete",
+    "completion_tools",
+    "loop_commands",
+    "loop_control",
+    "state_files",
+    "placeholders",
+    "protected",
+];
 
 impl GuardConfig {
     /// Reads the `guard` section. A file that cannot be read or parsed, a
@@ -145,17 +177,11 @@ impl GuardConfig {
             }
         };
         for key in section.keys() {
-            if !matches!(
-                key.as_str(),
-                "task_complete"
-                    | "completion_tools"
-                    | "loop_commands"
-                    | "state_files"
-                    | "placeholders"
-            ) {
+            if !KEYS.contains(&key.as_str()) {
                 eprintln!(
-                    "{NAME}: warning: unknown key guard.{key} in {} (known: task_complete, completion_tools, loop_commands, state_files, placeholders)",
-                    Config::file_path(project_root).display()
+                    "{NAME}: warning: unknown key guard.{key} in {} (known: {})",
+                    Config::file_path(project_root).display(),
+                    KEYS.join(", ")
                 );
             }
         }
@@ -168,10 +194,25 @@ impl GuardConfig {
             problems,
         );
         setting(section, "loop_commands", &mut guard.loop_commands, problems);
+        setting(section, "loop_control", &mut guard.loop_control, problems);
         setting(section, "state_files", &mut guard.state_files, problems);
         setting(section, "placeholders", &mut guard.placeholders, problems);
+        setting(section, "protected", &mut guard.protected, problems);
         guard
     }
+
+    /// The protected set for this project.
+    pub fn protected_set(&self, ctx: &Ctx) -> ProtectedSet {
+        ProtectedSet::new(
+            &places(ctx),
+            &Config::file_path(&ctx.project_root),
+            &self.protected,
+        )
+    }
+}
+
+pub fn places(ctx: &Ctx) -> Places {
+    Places::from_env(&ctx.project_root, &ctx.state_root)
 }
 
 /// Overwrites `value` with `section[key]` when it is present and valid.
@@ -189,11 +230,70 @@ fn setting<T: DeserializeOwned>(
     }
 }
 
+/// Who is watching: the loop and the active task as they are now, read once
+/// per call and only when a rule needs them.
+pub struct Supervision {
+    pub loop_state: Option<LoopState>,
+    pub task: Option<TaskDoc>,
+    /// This session's user paused continuation with a stop phrase.
+    pub continuation_paused: bool,
+}
+
+impl Supervision {
+    pub fn read(ctx: &Ctx) -> anyhow::Result<Supervision> {
+        let store = ctx.store();
+        let loop_state = if store.exists(LOOP_FILE) {
+            store.read_json::<LoopState>(LOOP_FILE)?
+        } else {
+            None
+        };
+        let task = tasks::active(store)?;
+        let continuation_paused = match &task {
+            Some(_) => tasks::continuation::paused_by_user(ctx)?,
+            None => false,
+        };
+        Ok(Supervision {
+            loop_state,
+            task,
+            continuation_paused,
+        })
+    }
+
+    pub fn loop_running(&self) -> Option<&LoopState> {
+        self.loop_state.as_ref().filter(|state| state.is_running())
+    }
+
+    pub fn loop_paused(&self) -> Option<&LoopState> {
+        self.loop_state
+            .as_ref()
+            .filter(|state| state.status == LoopStatus::Paused)
+    }
+
+    /// The active task while its continuation keeps the agent going: in
+    /// progress, steps open, not paused by the user.
+    pub fn continuing_task(&self) -> Option<&TaskDoc> {
+        self.task.as_ref().filter(|doc| {
+            !self.continuation_paused
+                && doc.field("Status") == Some(tasks::IN_PROGRESS)
+                && !tasks::steps::open_steps(doc).is_empty()
+        })
+    }
+
+    /// Whether the agent is working unattended: a Ralph loop runs, or the
+    /// active task's continuation keeps the agent going at Stop.
+    /// (Continuation over Claude Code's own todo list is not counted: it
+    /// lives in the transcript, not in our state.)
+    pub fn unattended(&self) -> bool {
+        self.loop_running().is_some() || self.continuing_task().is_some()
+    }
+}
+
 /// The rules that look at a tool, by name. Anything else returns at once.
 enum ToolKind {
     Bash,
     FileWrite,
     Agent,
+    Skill,
     Mcp,
 }
 
@@ -202,15 +302,35 @@ fn kind_of(tool_name: &str) -> Option<ToolKind> {
         "Bash" => ToolKind::Bash,
         "Write" | "Edit" | "MultiEdit" | "NotebookEdit" => ToolKind::FileWrite,
         "Agent" | "Task" => ToolKind::Agent,
+        "Skill" | "SlashCommand" => ToolKind::Skill,
         name if name.starts_with("mcp__") => ToolKind::Mcp,
         _ => return None,
     })
+}
+
+/// The supervision state, read on first use; a read error is the rule's.
+struct Lazy<'a> {
+    ctx: &'a Ctx,
+    cell: OnceCell<Result<Supervision, String>>,
+}
+
+impl Lazy<'_> {
+    fn get(&self) -> anyhow::Result<&Supervision> {
+        self.cell
+            .get_or_init(|| Supervision::read(self.ctx).map_err(|error| format!("{error:#}")))
+            .as_ref()
+            .map_err(|error| anyhow::anyhow!("{error}"))
+    }
 }
 
 /// Runs the rules that apply to this tool call.
 pub fn check(ctx: &Ctx, tool: &ToolInput) -> Option<HookOutput> {
     let kind = kind_of(&tool.tool_name)?;
     let config = GuardConfig::load(&ctx.project_root);
+    let supervision = Lazy {
+        ctx,
+        cell: OnceCell::new(),
+    };
     let mut skipped: Vec<String> = Vec::new();
     let mut outcome = |rule: &str, result: anyhow::Result<Option<HookOutput>>| match result {
         Ok(output) => output,
@@ -221,28 +341,53 @@ pub fn check(ctx: &Ctx, tool: &ToolInput) -> Option<HookOutput> {
             None
         }
     };
+    let mut context: Option<HookOutput> = None;
     let denied = match kind {
         ToolKind::Bash => {
-            let command = tool.input_str("command").unwrap_or_default();
-            let task_complete = if config.task_complete {
-                outcome("task_complete", bash_task_complete(ctx, command))
+            let text = tool.input_str("command").unwrap_or_default();
+            let bash = Bash::new(ctx, tool, text);
+            let denied = if config.task_complete {
+                outcome("task_complete", bash_task_complete(ctx, text))
             } else {
                 None
-            };
-            task_complete
-                .or_else(|| {
+            }
+            .or_else(|| {
+                if config.loop_control {
                     outcome(
-                        "loop_commands",
-                        loop_command(ctx, command, &config.loop_commands),
+                        "loop_control",
+                        supervision
+                            .get()
+                            .map(|watch| control::bash(ctx, &bash.commands, watch)),
                     )
-                })
-                .or_else(|| {
-                    if config.state_files {
-                        outcome("state_files", bash_protected_writes(ctx, command))
-                    } else {
-                        None
-                    }
-                })
+                } else {
+                    None
+                }
+            })
+            .or_else(|| {
+                outcome(
+                    "loop_commands",
+                    loop_command(ctx, &bash, &config.loop_commands, &supervision),
+                )
+            })
+            .or_else(|| {
+                if config.state_files {
+                    outcome(
+                        "state_files",
+                        bash_protected_writes(ctx, &bash, &config, &supervision),
+                    )
+                } else {
+                    None
+                }
+            });
+            if denied.is_none() {
+                // What the command does is checked after it ran too, while
+                // the agent works unattended: take the "before" now.
+                context = match supervision.get() {
+                    Ok(watch) => effects::before_bash(ctx, tool, &config, watch),
+                    Err(_) => None,
+                };
+            }
+            denied
         }
         ToolKind::FileWrite => {
             let path = tool
@@ -250,7 +395,7 @@ pub fn check(ctx: &Ctx, tool: &ToolInput) -> Option<HookOutput> {
                 .or_else(|| tool.input_str("notebook_path"))
                 .unwrap_or_default();
             if config.state_files {
-                outcome("state_files", file_write(ctx, path))
+                outcome("state_files", file_write(ctx, path, &config, &supervision))
             } else {
                 None
             }
@@ -258,6 +403,16 @@ pub fn check(ctx: &Ctx, tool: &ToolInput) -> Option<HookOutput> {
         ToolKind::Agent => {
             if config.placeholders {
                 placeholders(tool.input_str("prompt").unwrap_or_default())
+            } else {
+                None
+            }
+        }
+        ToolKind::Skill => {
+            if config.loop_control {
+                outcome(
+                    "loop_control",
+                    supervision.get().map(|watch| control::skill(tool, watch)),
+                )
             } else {
                 None
             }
@@ -278,14 +433,107 @@ pub fn check(ctx: &Ctx, tool: &ToolInput) -> Option<HookOutput> {
             notes.push(problem);
         }
     }
+    let decided = denied.or(context);
     if notes.is_empty() {
-        return denied;
+        return decided;
     }
     let message = format!("ralph-hooks guard: {}", notes.join("; "));
-    Some(match denied {
-        Some(denied) => denied.with_system_message(message),
+    Some(match decided {
+        Some(decided) => {
+            let own = decided.system_message.clone();
+            let message = match own {
+                Some(own) => format!("{own}\n{message}"),
+                None => message,
+            };
+            decided.with_system_message(message)
+        }
         None => HookOutput::silent().with_system_message(message),
     })
+}
+
+/// A Bash command as the rules see it: its simple commands (script files
+/// it runs read from disk) and where it runs.
+pub struct Bash {
+    pub text: String,
+    pub commands: Vec<shell::Command>,
+    /// The Bash tool's directory (the input's `cwd`, else the project).
+    pub base: PathBuf,
+    pub places: Places,
+}
+
+impl Bash {
+    pub fn new(ctx: &Ctx, tool: &ToolInput, text: &str) -> Bash {
+        let base = tool
+            .common
+            .cwd
+            .as_deref()
+            .map(PathBuf::from)
+            .filter(|cwd| cwd.is_absolute())
+            .unwrap_or_else(|| ctx.project_root.clone());
+        let places = places(ctx);
+        let scripts = DiskScripts {
+            base: &base,
+            places: &places,
+        };
+        let commands = shell::commands(text, &scripts);
+        Bash {
+            text: text.to_string(),
+            commands,
+            base,
+            places,
+        }
+    }
+
+    /// The directories a command may run in.
+    fn dirs(&self, command: &shell::Command) -> Vec<PathBuf> {
+        protect::run_dirs(&self.base, &command.cwd, &self.places)
+    }
+}
+
+/// Script files a command runs, read from disk: small text files only, and
+/// for a file run by its own name only a shell script (a shell `#!`, or
+/// none, which the shell runs itself).
+struct DiskScripts<'a> {
+    base: &'a Path,
+    places: &'a Places,
+}
+
+impl shell::Scripts for DiskScripts<'_> {
+    fn read(&self, file: &shell::ScriptFile) -> Option<String> {
+        let dirs = protect::run_dirs(self.base, &file.cwd, self.places);
+        for path in protect::paths_of(&file.path, &dirs, self.places) {
+            let Ok(Some(text)) = fsread::read_text(&path, MAX_SCRIPT_BYTES, Links::Follow) else {
+                continue;
+            };
+            if text.contains('\0') {
+                continue;
+            }
+            if !file.by_shell && !is_shell_script(&text) {
+                continue;
+            }
+            return Some(text);
+        }
+        None
+    }
+}
+
+fn is_shell_script(text: &str) -> bool {
+    let Some(shebang) = text.strip_prefix("#!") else {
+        return true;
+    };
+    let line = shebang.lines().next().unwrap_or_default();
+    let mut words = line.split_whitespace();
+    let Some(program) = words.next() else {
+        return false;
+    };
+    let program = match shell::basename(program) {
+        "env" => words.find(|w| !w.starts_with('-')).unwrap_or_default(),
+        other => other,
+    };
+    matches!(
+        shell::basename(program),
+        "sh" | "bash" | "zsh" | "dash" | "ksh" | "mksh" | "ash" | "yash" | "posh"
+    )
 }
 
 /// Whether `problem` differs from the last one reported (remembered in the
@@ -352,7 +600,9 @@ fn bash_task_complete(ctx: &Ctx, command: &str) -> anyhow::Result<Option<HookOut
         return Ok(None);
     };
     tasks::log_stop_guard(ctx, &denial.doc_after, "pre_tool_use");
-    Ok(Some(HookOutput::deny(denial.reason)))
+    Ok(Some(HookOutput::deny(control::without_force_hint(
+        &denial.reason,
+    ))))
 }
 
 /// The state of another project named by `--project` (relative to the cwd
@@ -365,7 +615,7 @@ fn store_for_project(ctx: &Ctx, project: &str) -> Option<Store> {
     } else {
         ctx.project_root.join(path)
     };
-    if lexical_normalize(&root) == lexical_normalize(&ctx.project_root) {
+    if protect::lexical_normalize(&root) == protect::lexical_normalize(&ctx.project_root) {
         return None;
     }
     Some(Store::new(root.join(".claude").join("orchestrator")))
@@ -383,7 +633,9 @@ fn deny_if_open(ctx: &Ctx, store: &Store, ours: bool) -> anyhow::Result<Option<H
     if ours {
         tasks::log_stop_guard(ctx, &doc, "pre_tool_use");
     }
-    Ok(Some(HookOutput::deny(message)))
+    Ok(Some(HookOutput::deny(control::without_force_hint(
+        &message,
+    ))))
 }
 
 /// A configured MCP completion tool, called without a force flag.
@@ -409,11 +661,16 @@ fn mcp_completion(
 }
 
 /// Publishing commands while this session's Ralph loop runs unattended.
-fn loop_command(ctx: &Ctx, command: &str, globs: &[String]) -> anyhow::Result<Option<HookOutput>> {
-    if globs.is_empty() || command.trim().is_empty() {
+fn loop_command(
+    ctx: &Ctx,
+    bash: &Bash,
+    globs: &[String],
+    supervision: &Lazy<'_>,
+) -> anyhow::Result<Option<HookOutput>> {
+    if globs.is_empty() || bash.text.trim().is_empty() {
         return Ok(None);
     }
-    let Some(state) = running_loop(ctx.store())? else {
+    let Some(state) = supervision.get()?.loop_running() else {
         return Ok(None);
     };
     if let (Some(owner), Some(session)) = (&state.session_id, &ctx.session_id)
@@ -426,12 +683,12 @@ fn loop_command(ctx: &Ctx, command: &str, globs: &[String]) -> anyhow::Result<Op
     // left out (`/usr/bin/git -C . push` is `git push`), so the globs see
     // what runs, not how it is spelled; a mention inside an argument
     // (`grep "git push" notes`) is never a command.
-    let mut candidates: Vec<String> = vec![command.trim().to_string()];
-    for words in shell::simple_commands(command) {
-        if let Some(canonical) = shell::canonical_command(&words) {
+    let mut candidates: Vec<String> = vec![bash.text.trim().to_string()];
+    for command in &bash.commands {
+        if let Some(canonical) = shell::canonical_command(&command.words) {
             candidates.push(canonical);
         }
-        let part = shell::command_part(&words);
+        let part = shell::command_part(&command.words);
         if !part.is_empty() {
             candidates.push(part.join(" "));
         }
@@ -449,76 +706,136 @@ fn loop_command(ctx: &Ctx, command: &str, globs: &[String]) -> anyhow::Result<Op
         .cloned()
         .unwrap_or_default();
     Ok(Some(HookOutput::deny(format!(
-        "Not while the Ralph loop runs: `{hit}` matches {pattern:?}, and loop {} ({:?}) is RUNNING unattended. Publishing is for the user to decide: finish the loop's work, then tell the user what is ready and the command to run. If the user asked for it explicitly, they can end the loop first with `ralph-hooks loop cancel`.",
+        "Not while the Ralph loop runs: `{hit}` matches {pattern:?}, and loop {} ({:?}) is RUNNING unattended. Publishing is for the user to decide: finish the loop's work, then tell the user what is ready and the command to run.",
         state.id, state.goal
     ))))
 }
 
-/// The running loop, if any (whichever session owns it).
-fn running_loop(store: &Store) -> anyhow::Result<Option<LoopState>> {
-    if !store.exists(LOOP_FILE) {
+/// What a protected path a tool or command would touch is, for the reason.
+struct Hit {
+    /// As the tool or command wrote it.
+    written: String,
+    /// The protected path it reaches.
+    reached: PathBuf,
+    kind: Kind,
+    /// Reached through a hard link or a new link.
+    through_link: bool,
+}
+
+/// A Write/Edit/MultiEdit/NotebookEdit of a protected file: one of the
+/// named state files always, the rest of the protected set while the agent
+/// works unattended.
+fn file_write(
+    ctx: &Ctx,
+    file_path: &str,
+    config: &GuardConfig,
+    supervision: &Lazy<'_>,
+) -> anyhow::Result<Option<HookOutput>> {
+    if file_path.is_empty() {
         return Ok(None);
     }
-    Ok(store
-        .read_json::<LoopState>(LOOP_FILE)?
-        .filter(LoopState::is_running))
-}
-
-/// Whether the agent is working unattended: a Ralph loop runs, or the
-/// active task is in progress with open steps, so its continuation keeps
-/// the agent going at Stop. (Continuation over Claude Code's own todo list
-/// is not counted: it lives in the transcript, not in our state.)
-fn unattended(ctx: &Ctx) -> anyhow::Result<bool> {
-    if running_loop(ctx.store())?.is_some() {
-        return Ok(true);
+    let path = protect::lexical_normalize(&ctx.project_root.join(file_path));
+    if let Some(instead) = named_state_file(ctx, &path) {
+        return Ok(Some(deny_state(ctx, &path, instead)));
     }
-    Ok(tasks::active(ctx.store())?.is_some_and(|doc| {
-        doc.field("Status") == Some(tasks::IN_PROGRESS)
-            && !tasks::steps::open_steps(&doc).is_empty()
-    }))
-}
-
-/// What a path written by a tool is to us.
-enum Protected {
-    /// A state file (always denied through the file tools).
-    State(&'static str),
-    /// The hooks' own config (denied while unattended).
-    Config,
-}
-
-/// A Write/Edit/MultiEdit/NotebookEdit of a protected file.
-fn file_write(ctx: &Ctx, file_path: &str) -> anyhow::Result<Option<HookOutput>> {
-    let Some((path, protected)) = protected_path(ctx, file_path) else {
+    let set = config.protected_set(ctx);
+    let hit = match set.hit(&path) {
+        Some((entry, reached)) => Some(Hit {
+            written: ctx.display_path(&path).into_owned(),
+            reached,
+            kind: entry.kind,
+            through_link: false,
+        }),
+        None => set.hard_link_of(&path).map(|reached| Hit {
+            written: ctx.display_path(&path).into_owned(),
+            kind: kind_of_path(&set, &reached),
+            reached,
+            through_link: true,
+        }),
+    };
+    let Some(hit) = hit else {
         return Ok(None);
     };
-    match protected {
-        Protected::State(instead) => Ok(Some(deny_state(ctx, &path, instead))),
-        Protected::Config if unattended(ctx)? => Ok(Some(deny_config(ctx, &path))),
-        Protected::Config => Ok(None),
+    if !supervision.get()?.unattended() {
+        return Ok(None);
     }
+    Ok(Some(deny_protected(ctx, &hit, None)))
 }
 
-/// A shell command that writes, moves or removes a protected file while the
-/// agent works unattended.
-fn bash_protected_writes(ctx: &Ctx, command: &str) -> anyhow::Result<Option<HookOutput>> {
-    let mut hits = Vec::new();
-    for words in shell::simple_commands(command) {
-        for target in shell::write_targets(&words) {
-            if let Some(hit) = protected_path(ctx, &target) {
-                hits.push(hit);
+fn kind_of_path(set: &ProtectedSet, path: &Path) -> Kind {
+    set.hit(path).map_or(Kind::State, |(entry, _)| entry.kind)
+}
+
+/// The `instead` text when `path` (in any of its forms) is one of the named
+/// state files or folders.
+fn named_state_file(ctx: &Ctx, path: &Path) -> Option<&'static str> {
+    let roots = protect::forms(&ctx.state_root);
+    for form in protect::forms(path) {
+        for root in &roots {
+            let Ok(relative) = form.strip_prefix(root) else {
+                continue;
+            };
+            let Some(first) = relative.components().next() else {
+                continue;
+            };
+            let first = first.as_os_str().to_string_lossy();
+            if let Some((_, instead)) = STATE_FILES.iter().find(|(name, _)| *name == first) {
+                return Some(instead);
             }
         }
     }
-    let Some((path, protected)) = hits.into_iter().next() else {
-        return Ok(None);
-    };
-    if !unattended(ctx)? {
-        return Ok(None);
+    None
+}
+
+/// A shell command that writes, moves, removes or links to a protected
+/// path while the agent works unattended.
+fn bash_protected_writes(
+    ctx: &Ctx,
+    bash: &Bash,
+    config: &GuardConfig,
+    supervision: &Lazy<'_>,
+) -> anyhow::Result<Option<HookOutput>> {
+    let mut set: Option<ProtectedSet> = None;
+    for command in &bash.commands {
+        let dirs = bash.dirs(command);
+        let is_dir = |word: &str| {
+            protect::paths_of(word, &dirs, &bash.places)
+                .iter()
+                .any(|path| path.is_dir())
+        };
+        let targets = shell::write_targets(command, &is_dir);
+        if targets.is_empty() {
+            continue;
+        }
+        let set = set.get_or_insert_with(|| config.protected_set(ctx));
+        for target in targets {
+            for path in protect::paths_of(&target.path, &dirs, &bash.places) {
+                let hit = match set.hit(&path) {
+                    Some((entry, reached)) => Some(Hit {
+                        written: target.path.clone(),
+                        reached,
+                        kind: entry.kind,
+                        through_link: target.kind == shell::TargetKind::LinkedTo,
+                    }),
+                    None => set.hard_link_of(&path).map(|reached| Hit {
+                        written: target.path.clone(),
+                        kind: kind_of_path(set, &reached),
+                        reached,
+                        through_link: true,
+                    }),
+                };
+                let Some(hit) = hit else {
+                    continue;
+                };
+                if !supervision.get()?.unattended() {
+                    return Ok(None);
+                }
+                let words = command.words.join(" ");
+                return Ok(Some(deny_protected(ctx, &hit, Some(&words))));
+            }
+        }
     }
-    Ok(Some(match protected {
-        Protected::State(instead) => deny_state(ctx, &path, instead),
-        Protected::Config => deny_config(ctx, &path),
-    }))
+    Ok(None)
 }
 
 fn deny_state(ctx: &Ctx, path: &Path, instead: &str) -> HookOutput {
@@ -528,106 +845,54 @@ fn deny_state(ctx: &Ctx, path: &Path, instead: &str) -> HookOutput {
     ))
 }
 
-fn deny_config(ctx: &Ctx, path: &Path) -> HookOutput {
+/// The reason for a write that reaches the protected set.
+fn deny_protected(ctx: &Ctx, hit: &Hit, command: Option<&str>) -> HookOutput {
+    let reached = ctx.display_path(&hit.reached).into_owned();
+    let lead = match (command, hit.through_link) {
+        (None, false) => String::new(),
+        (None, true) => format!("{} is another name for {reached}: ", hit.written),
+        (Some(command), false) if hit.written == reached => {
+            format!("`{}` would change it: ", cap(command))
+        }
+        (Some(command), false) => format!(
+            "`{}` would change {reached} (through `{}`): ",
+            cap(command),
+            hit.written
+        ),
+        (Some(command), true) => format!(
+            "`{}` would make `{}` another name for {reached}: ",
+            cap(command),
+            hit.written
+        ),
+    };
+    let (what, advice) = match hit.kind {
+        Kind::State => {
+            let instead = named_state_file(ctx, &hit.reached)
+                .map(|instead| format!(" ({instead})"))
+                .unwrap_or_default();
+            (
+                format!("is part of the state of the hooks that supervise this work{instead}"),
+                "Leave it as it is; if you are cleaning up, name only the files you mean.",
+            )
+        }
+        Kind::Config => (
+            "configures the hooks that supervise this work".to_string(),
+            "If a setting there is wrong, describe the change to the user and let them make it.",
+        ),
+    };
     HookOutput::deny(format!(
-        "{} configures the hooks that supervise this work, and it cannot be changed while a Ralph loop or a task continuation is active. If a setting there is wrong, describe the change to the user and let them make it.",
-        ctx.display_path(path)
+        "{lead}{reached} {what}, and it cannot be changed while a Ralph loop or a task continuation is active. {advice}"
     ))
 }
 
-/// `file_path` (absolute, or relative to the project) when it is one of
-/// ours, checked as written, with `..` resolved, and with symlinks resolved
-/// (a link to the config is the config).
-fn protected_path(ctx: &Ctx, file_path: &str) -> Option<(PathBuf, Protected)> {
-    if file_path.is_empty() {
-        return None;
+/// A command as quoted in a reason, cut to a readable length.
+fn cap(text: &str) -> String {
+    const MAX: usize = 160;
+    if text.chars().count() <= MAX {
+        return text.to_string();
     }
-    let path = Path::new(file_path);
-    let path = lexical_normalize(&if path.is_absolute() {
-        path.to_path_buf()
-    } else {
-        ctx.project_root.join(path)
-    });
-    let mut forms = vec![path.clone()];
-    if let Ok(real) = path.canonicalize() {
-        forms.push(real);
-    }
-    for form in &forms {
-        if let Some(relative) = relative_to_state_root(&ctx.state_root, form)
-            && let Some(Component::Normal(first)) = relative.components().next()
-        {
-            let first = first.to_string_lossy();
-            if let Some((_, instead)) = STATE_FILES.iter().find(|(name, _)| *name == first) {
-                return Some((path, Protected::State(instead)));
-            }
-        }
-    }
-    let configs = [
-        Config::file_path(&ctx.project_root),
-        ctx.project_root.join(".lsp.json"),
-    ];
-    let mut config_forms: Vec<PathBuf> = Vec::new();
-    for config in &configs {
-        config_forms.push(lexical_normalize(config));
-        if let Ok(real) = config.canonicalize() {
-            config_forms.push(real);
-        }
-        if let (Some(parent), Some(name)) = (config.parent(), config.file_name())
-            && let Ok(real_parent) = parent.canonicalize()
-        {
-            config_forms.push(real_parent.join(name));
-        }
-    }
-    let mut path_forms = forms;
-    if let (Some(parent), Some(name)) = (path.parent(), path.file_name())
-        && let Ok(real_parent) = parent.canonicalize()
-    {
-        path_forms.push(real_parent.join(name));
-    }
-    if path_forms.iter().any(|form| config_forms.contains(form)) {
-        return Some((path, Protected::Config));
-    }
-    None
-}
-
-/// `path` relative to the state root, comparing both as written and with
-/// symlinks resolved (the project may be reached through a symlink).
-fn relative_to_state_root(state_root: &Path, path: &Path) -> Option<PathBuf> {
-    let mut roots = vec![lexical_normalize(state_root)];
-    if let Ok(real) = state_root.canonicalize() {
-        roots.push(real);
-    }
-    let mut paths = vec![lexical_normalize(path)];
-    if let (Some(parent), Some(name)) = (path.parent(), path.file_name())
-        && let Ok(real_parent) = lexical_normalize(parent).canonicalize()
-    {
-        paths.push(real_parent.join(name));
-    }
-    for candidate in &paths {
-        for root in &roots {
-            if let Ok(relative) = candidate.strip_prefix(root)
-                && !relative.as_os_str().is_empty()
-            {
-                return Some(relative.to_path_buf());
-            }
-        }
-    }
-    None
-}
-
-/// Removes `.` and resolves `..` without touching the disk.
-fn lexical_normalize(path: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for component in path.components() {
-        match component {
-            Component::CurDir => {}
-            Component::ParentDir => {
-                out.pop();
-            }
-            other => out.push(other.as_os_str()),
-        }
-    }
-    out
+    let cut: String = text.chars().take(MAX).collect();
+    format!("{cut}…")
 }
 
 /// `{{UPPER_SNAKE}}` placeholders still in a sub-agent prompt.
@@ -682,19 +947,6 @@ mod tests {
     }
 
     #[test]
-    fn state_paths_are_matched_after_normalising() {
-        let root = Path::new("/p/.claude/orchestrator");
-        assert_eq!(
-            relative_to_state_root(root, Path::new("/p/.claude/x/../orchestrator/./loop.json")),
-            Some(PathBuf::from("loop.json"))
-        );
-        assert_eq!(
-            relative_to_state_root(root, Path::new("/p/src/loop.json")),
-            None
-        );
-    }
-
-    #[test]
     fn default_loop_globs_match_commands() {
         let globs: Vec<String> = DEFAULT_LOOP_COMMANDS
             .iter()
@@ -704,6 +956,9 @@ mod tests {
         assert!(set.is_match("git push origin main"));
         assert!(set.is_match("gh pr create --fill"));
         assert!(set.is_match("cargo publish"));
+        assert!(set.is_match("pnpm publish --no-git-checks"));
+        assert!(set.is_match("yarn npm publish"));
+        assert!(set.is_match("bun publish"));
         assert!(!set.is_match("git status"));
     }
 }

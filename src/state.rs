@@ -10,16 +10,19 @@
 //!   finds no state leaves none behind.
 //!
 //! Also here: [`ids`], which checks every id from input before it becomes a
-//! path, and [`events_log`], the append-only `events.jsonl`. This is the
+//! path, [`events_log`], the append-only `events.jsonl`, and [`journal`],
+//! where each write of ours is recorded while the guard watches the state
+//! root (so its check after a Bash command can tell ours from others'). This is the
 //! lowest layer that knows about the system: it uses only [`crate::util`],
 //! and everything else uses it.
 
 pub mod events_log;
 mod fsio;
 pub mod ids;
+pub mod journal;
 mod lock;
 
-use std::cell::RefCell;
+use std::cell::{OnceCell, RefCell};
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context as _, bail};
@@ -40,6 +43,8 @@ pub trait Versioned: Serialize + DeserializeOwned {
 pub struct Store {
     root: PathBuf,
     warnings: RefCell<Vec<String>>,
+    /// The guard's watch folder for this root ([`journal`]), found once.
+    watch: OnceCell<Option<PathBuf>>,
 }
 
 impl Store {
@@ -47,6 +52,19 @@ impl Store {
         Store {
             root,
             warnings: RefCell::new(Vec::new()),
+            watch: OnceCell::new(),
+        }
+    }
+
+    /// Records a write of ours in the guard's journal while it watches
+    /// this root (a `stat` otherwise). Called before the write lands.
+    fn journal(&self, path: &Path, bytes: Option<&[u8]>) {
+        let watch = self
+            .watch
+            .get_or_init(|| journal::watch_dir(&self.root))
+            .as_deref();
+        if let Ok(relative) = path.strip_prefix(&self.root) {
+            journal::record(watch, &relative.to_string_lossy(), bytes);
         }
     }
 
@@ -266,6 +284,7 @@ impl Locked<'_> {
             .with_context(|| format!("cannot encode {}", self.path.display()))?;
         text.push('\n');
         self.store.confined(&self.path)?;
+        self.store.journal(&self.path, Some(text.as_bytes()));
         write_atomic(&self.path, text.as_bytes())
     }
 
@@ -282,10 +301,19 @@ impl Locked<'_> {
 
     pub fn save_text(&self, text: &str) -> anyhow::Result<()> {
         self.store.confined(&self.path)?;
+        self.store.journal(&self.path, Some(text.as_bytes()));
         write_atomic(&self.path, text.as_bytes())
     }
 
+    /// Writes bytes as they are: the guard putting back a file's copy.
+    pub fn save_bytes(&self, bytes: &[u8]) -> anyhow::Result<()> {
+        self.store.confined(&self.path)?;
+        self.store.journal(&self.path, Some(bytes));
+        write_atomic(&self.path, bytes)
+    }
+
     pub fn remove(&self) -> anyhow::Result<()> {
+        self.store.journal(&self.path, None);
         match std::fs::remove_file(&self.path) {
             Ok(()) => Ok(()),
             Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(()),
@@ -311,6 +339,7 @@ impl Store {
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
         let aside = path.with_file_name(format!("{file_name}.corrupt-{stamp}"));
+        self.journal(path, None);
         std::fs::rename(path, &aside).with_context(|| {
             format!(
                 "cannot move corrupt {} aside to {}",

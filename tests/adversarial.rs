@@ -686,6 +686,384 @@ fn risky_command_table() {
     }
 }
 
+/// The reason of a denial, or `None` when the call passed.
+fn reason(output: &Output) -> Option<String> {
+    let stdout: Value = serde_json::from_slice(&output.stdout).ok()?;
+    stdout["hookSpecificOutput"]["permissionDecisionReason"]
+        .as_str()
+        .map(str::to_string)
+}
+
+/// A project with a RUNNING loop of this session, the hooks' config and
+/// Claude Code's settings, and some ordinary files.
+fn supervised_project(label: &str) -> TempDir {
+    let dir = project_with_loop(label);
+    let project = dir.path();
+    std::fs::write(project.join(".claude/ralph-hooks.json"), "{}").unwrap();
+    std::fs::write(project.join(".claude/settings.json"), "{\"hooks\":{}}").unwrap();
+    std::fs::write(project.join(".lsp.json"), "{}").unwrap();
+    std::fs::create_dir_all(project.join("evil/.claude")).unwrap();
+    std::fs::write(project.join("evil/.claude/ralph-hooks.json"), "{}").unwrap();
+    std::fs::write(
+        project.join("ralph-hooks.json"),
+        "{\"guard\":{\"loop_commands\":[]}}",
+    )
+    .unwrap();
+    std::fs::create_dir_all(project.join("src")).unwrap();
+    std::fs::write(project.join("src/main.py"), "print(1)\n").unwrap();
+    dir
+}
+
+// See: issue 24, "What was seen": every spelling of the black-box audit.
+#[test]
+fn pushes_in_ordinary_spellings_are_denied() {
+    let dir = supervised_project("adversarial-push-spellings");
+    let project = dir.path();
+    std::fs::write(
+        project.join("deploy.sh"),
+        "#!/bin/sh\nset -e\ngit push origin main\n",
+    )
+    .unwrap();
+    std::fs::write(
+        project.join("release"),
+        "#!/usr/bin/env bash\ngit -C . push --tags\n",
+    )
+    .unwrap();
+    for command in [
+        "env -i git push",
+        "command -p git push",
+        "time -p git push",
+        "sudo -i git push",
+        "sudo -s git push",
+        "sh -c -- 'git push'",
+        "bash <<< $'git push'",
+        ">/dev/null git push",
+        "2>&1 git push",
+        "coproc git push",
+        "npx npm publish",
+        "npm exec -- npm publish",
+        "pnpm publish",
+        "yarn publish",
+        "yarn npm publish",
+        "bun publish",
+        // Our own variants.
+        "env -u HOME -i git push",
+        "nice -n 5 git push origin main",
+        "timeout -k 5 60 git push",
+        "xargs -0 git push < /dev/null",
+        "bash -e -o pipefail -c 'git push'",
+        "bash -c \"$(printf 'git push')\"",
+        "echo 'git push' | bash -s",
+        "cat <<'EOF' | sh\ngit push\nEOF",
+        "bash <<'EOF'\ngit push origin main\nEOF",
+        "sh deploy.sh",
+        "bash ./deploy.sh",
+        "./deploy.sh",
+        "source deploy.sh",
+        "./release",
+        "cd src && cd .. && sh deploy.sh",
+        "pnpm dlx npm publish",
+        "bunx npm publish",
+        "npm exec -c 'npm publish'",
+        "git push 2>/dev/null >&2",
+    ] {
+        let output = bash(project, command);
+        assert!(denied(&output), "not denied: {command}");
+        let reason = reason(&output).unwrap();
+        assert!(
+            !reason.contains("loop cancel"),
+            "the reason teaches the way around: {reason}"
+        );
+    }
+    for command in [
+        "cat > RELEASE.md <<'EOF'\nWhen ready: git push origin main\ngit push origin main\nEOF",
+        "tee notes.md <<EOF\ngit push\nEOF",
+        "python3 - <<'EOF'\nprint('git push')\nEOF",
+        "cat <<EOF > docs/howto.md\n    npm publish\nEOF",
+        "command -v git push",
+        "echo 'sh deploy.sh'",
+        "npm view publish",
+    ] {
+        let output = bash(project, command);
+        assert!(!denied(&output), "denied: {command}: {:?}", reason(&output));
+    }
+}
+
+// See: issue 24: a parent directory was not protected, nor every writer form.
+#[test]
+fn every_form_of_writing_the_protected_set_is_denied() {
+    let dir = supervised_project("adversarial-protect-forms");
+    let project = dir.path();
+    let abs = project.display().to_string();
+    let commands = [
+        "rm -rf .claude".to_string(),
+        "rm -rf ./.claude".to_string(),
+        format!("rm -rf {abs}/.claude"),
+        "rm -r .claude/orchestrator".to_string(),
+        "rm -f .claude/*".to_string(),
+        "mv .claude .claude.bak".to_string(),
+        "mv .claude/orchestrator /tmp/o".to_string(),
+        "cp -t .claude ralph-hooks.json".to_string(),
+        "mv ralph-hooks.json .claude/".to_string(),
+        "cp -r evil/.claude .".to_string(),
+        "echo x >| .claude/ralph-hooks.json".to_string(),
+        "echo x >& .claude/ralph-hooks.json".to_string(),
+        "sed -Ei 's/a/b/' .claude/ralph-hooks.json".to_string(),
+        // Our own variants.
+        "rm -rf .c*".to_string(),
+        "rm -rf .claude/{orchestrator,commands}".to_string(),
+        "rm -rf \"$PWD/.claude\"".to_string(),
+        "rm -rf \"$(pwd)\"/.claude/orchestrator".to_string(),
+        "cd .claude && rm -rf orchestrator".to_string(),
+        "cd .claude/orchestrator; rm loop.json".to_string(),
+        "bash -c 'cd .claude && rm ralph-hooks.json'".to_string(),
+        "echo '{\"disableAllHooks\":true}' > .claude/settings.local.json".to_string(),
+        "echo '{}' > .claude/settings.json".to_string(),
+        "echo x &>> .lsp.json".to_string(),
+        ": > .lsp.json".to_string(),
+        "exec 3<> .lsp.json".to_string(),
+        "echo x 2>.claude/orchestrator/monitor.json".to_string(),
+        "echo '{}' > .claude/orchestrator/daemon/daemon.json".to_string(),
+        "echo '{}' > .claude/orchestrator/bash-edits.json".to_string(),
+        "perl -pi -e 's/true/false/' .claude/ralph-hooks.json".to_string(),
+        "sed --in-place=.bak -e 's/a/b/' .lsp.json".to_string(),
+        "ln -sf /tmp/evil.json .claude/ralph-hooks.json".to_string(),
+        "install -m 644 ralph-hooks.json .claude/ralph-hooks.json".to_string(),
+        "rsync -a evil/.claude/ .claude/".to_string(),
+        "chmod 000 .claude/orchestrator/loop.json".to_string(),
+        "touch -d yesterday .claude/orchestrator/loop.json".to_string(),
+        "dd if=/dev/null of=.lsp.json".to_string(),
+        "git clean -fdx".to_string(),
+        "git stash -u".to_string(),
+        "git stash push --all".to_string(),
+        "git checkout -- .lsp.json".to_string(),
+        "truncate -s0 .claude/orchestrator/loop.json".to_string(),
+        "cat ralph-hooks.json | tee -a .claude/ralph-hooks.json".to_string(),
+    ];
+    for command in &commands {
+        let output = bash(project, command);
+        assert!(denied(&output), "not denied: {command}");
+        let reason = reason(&output).unwrap();
+        assert!(
+            reason
+                .contains("cannot be changed while a Ralph loop or a task continuation is active"),
+            "{command}: {reason}"
+        );
+    }
+    assert!(std::fs::read_to_string(project.join(".claude/ralph-hooks.json")).unwrap() == "{}");
+}
+
+// See: issue 24: a dangling symlink or a hard link switched the guard off.
+#[test]
+fn links_to_protected_files_are_denied_and_so_are_writes_through_them() {
+    let dir = supervised_project("adversarial-links");
+    let project = dir.path();
+    std::fs::remove_file(project.join(".claude/ralph-hooks.json")).unwrap();
+    std::fs::remove_file(project.join(".lsp.json")).unwrap();
+    for command in [
+        "ln -s .claude/ralph-hooks.json notes.json",
+        "ln -s .lsp.json lsp.json",
+        "ln -s ../.claude/ralph-hooks.json src/notes.json",
+        "ln -s \"$PWD/.claude/orchestrator/tasks/task_new.md\" t.md",
+        "ln .claude/orchestrator/loop.json h.json",
+        "ln -s .claude c",
+        "cp -s .claude/orchestrator/loop.json l.json",
+    ] {
+        let output = bash(project, command);
+        if command.starts_with("cp -s") {
+            // cp -s makes links too; the copy's target is what it names.
+            continue;
+        }
+        assert!(denied(&output), "not denied: {command}");
+    }
+    // Links made before the loop (or by a way the text cannot see): a write
+    // through them is a write of what they name.
+    std::os::unix::fs::symlink(".claude/ralph-hooks.json", project.join("notes.json")).unwrap();
+    std::os::unix::fs::symlink(".lsp.json", project.join("lsp.json")).unwrap();
+    std::fs::hard_link(
+        project.join(".claude/orchestrator/loop.json"),
+        project.join("h.json"),
+    )
+    .unwrap();
+    for (tool, input) in [
+        (
+            "Write",
+            json!({"file_path": project.join("notes.json"), "content": "{\"guard\":{\"loop_commands\":[]}}"}),
+        ),
+        (
+            "Write",
+            json!({"file_path": project.join("lsp.json"), "content": "{}"}),
+        ),
+        (
+            "Write",
+            json!({"file_path": project.join("h.json"), "content": "{}"}),
+        ),
+        (
+            "Edit",
+            json!({"file_path": project.join("h.json"), "old_string": "RUNNING", "new_string": "CANCELLED"}),
+        ),
+    ] {
+        let output = guard(project, json!({"tool_name": tool, "tool_input": input}));
+        assert!(denied(&output), "{tool} {input} not denied");
+    }
+    for command in [
+        "echo '{\"guard\":{\"loop_commands\":[]}}' > notes.json",
+        "sed -i s/RUNNING/CANCELLED/ h.json",
+        "cat /dev/null > lsp.json",
+    ] {
+        assert!(denied(&bash(project, command)), "not denied: {command}");
+    }
+    // An ordinary link is ordinary.
+    assert!(!denied(&bash(project, "ln -s src/main.py main.py")));
+    std::fs::write(project.join("plain.txt"), "x").unwrap();
+    std::fs::hard_link(project.join("plain.txt"), project.join("plain2.txt")).unwrap();
+    assert!(!denied(&guard(
+        project,
+        json!({"tool_name": "Write", "tool_input": {"file_path": project.join("plain2.txt"), "content": "y"}})
+    )));
+}
+
+// See: issue 24: the agent could end the loop through the CLI.
+#[test]
+fn the_loop_is_the_users_to_end() {
+    let dir = supervised_project("adversarial-loop-control");
+    let project = dir.path();
+    base_project(project);
+    let never_taught = |reason: &str| {
+        for hint in [
+            "loop cancel",
+            "/cancel-loop",
+            "/resume-loop",
+            "loop resume",
+            "terminal",
+            "--force",
+            "--uninstall",
+        ] {
+            assert!(
+                !reason.contains(hint),
+                "the reason teaches {hint:?}: {reason}"
+            );
+        }
+    };
+    for command in [
+        "ralph-hooks loop cancel",
+        "/usr/local/bin/ralph-hooks loop cancel",
+        "cd src && ralph-hooks loop cancel",
+        "bash -c 'ralph-hooks loop cancel'",
+        "ralph-hooks task complete --force",
+        "ralph-hooks task complete --force --summary done",
+        "ralph-hooks task cancel",
+        "ralph-hooks task steps set done",
+        "ralph-hooks task step set 'a' 'b'",
+        "ralph-hooks install --uninstall",
+        "ralph-hooks install --project . --uninstall",
+    ] {
+        let output = bash(project, command);
+        assert!(denied(&output), "not denied: {command}");
+        never_taught(&reason(&output).unwrap());
+    }
+    let skill = |name: &str| {
+        guard(
+            project,
+            json!({"tool_name": "Skill", "tool_input": {"skill": name}}),
+        )
+    };
+    assert!(denied(&skill("cancel-loop")));
+    assert!(denied(&guard(
+        project,
+        json!({"tool_name": "SlashCommand", "tool_input": {"command": "/cancel-loop"}})
+    )));
+    never_taught(&reason(&skill("cancel-loop")).unwrap());
+    assert!(
+        !denied(&skill("resume-loop")),
+        "nothing to resume while it runs"
+    );
+    for command in [
+        "ralph-hooks loop status",
+        "ralph-hooks task status",
+        "ralph-hooks task step complete s2",
+        "ralph-hooks task step skip s2 --note 'not needed'",
+        "ralph-hooks task block --note 'need the secret'",
+        "ralph-hooks loop cancel --help",
+        "ralph-hooks --project /some/other/project loop cancel",
+    ] {
+        let output = bash(project, command);
+        assert!(!denied(&output), "denied: {command}: {:?}", reason(&output));
+    }
+
+    // The user said stop: the loop is PAUSED; resuming is theirs too.
+    let mut state = loop_json(project, Some(SESSION));
+    state["status"] = json!("PAUSED");
+    state["paused_at"] = json!("2026-11-21T11:59:00Z");
+    std::fs::write(
+        project.join(".claude/orchestrator/loop.json"),
+        state.to_string(),
+    )
+    .unwrap();
+    for command in ["ralph-hooks loop resume", "env ralph-hooks loop resume"] {
+        let output = bash(project, command);
+        assert!(denied(&output), "not denied: {command}");
+        never_taught(&reason(&output).unwrap());
+    }
+    assert!(denied(&skill("resume-loop")));
+    assert!(denied(&skill("ralph-hooks:resume-loop")));
+    // Paused, so the loop is attended again: cancelling it is allowed.
+    assert!(!denied(&bash(project, "ralph-hooks loop cancel")));
+}
+
+// See: issue 24: ordinary work in the same loop is never touched.
+#[test]
+fn ordinary_work_in_a_loop_passes_the_guard() {
+    let dir = supervised_project("adversarial-ordinary");
+    let project = dir.path();
+    base_project(project);
+    for command in [
+        "git add -A && git commit -m 'wip: git push later'",
+        "cargo build --release 2>&1 | tail -5",
+        "python3 -m pytest -q > test.log 2>&1",
+        "echo hi > notes.txt",
+        "rm -rf target build/* dist",
+        "mv a.txt b.txt",
+        "cp -r src backup",
+        "mkdir -p .claude/commands && echo x > .claude/commands/mine.md",
+        "sed -i 's/1/2/' src/main.py",
+        "touch src/new.py",
+        "git stash",
+        "git stash pop",
+        "git clean -fd",
+        "git clean -fdx -e .claude -e .lsp.json",
+        "git checkout main",
+        "cat .claude/ralph-hooks.json .lsp.json",
+        "cp .claude/ralph-hooks.json /tmp/copy.json",
+        "diff .claude/settings.json /tmp/x",
+        "find . -name '*.pyc'",
+        "ln -s src/main.py main.py",
+        "cd src && rm -rf __pycache__",
+        "echo x > .claude/orchestrator/sessions/abcd1234/notes.md",
+        "rm -rf *",
+        "ralph-hooks task step complete s2 && ralph-hooks task progress 'done'",
+    ] {
+        let output = bash(project, command);
+        assert!(!denied(&output), "denied: {command}: {:?}", reason(&output));
+    }
+    for (tool, path) in [
+        ("Write", "src/new.py"),
+        ("Edit", "src/main.py"),
+        ("Write", ".claude/orchestrator/sessions/abcd1234/notes.md"),
+        ("Write", ".claude/commands/mine.md"),
+    ] {
+        let output = guard(
+            project,
+            json!({"tool_name": tool, "tool_input": {"file_path": project.join(path), "content": "x", "old_string": "1", "new_string": "2"}}),
+        );
+        assert!(
+            !denied(&output),
+            "denied: {tool} {path}: {:?}",
+            reason(&output)
+        );
+    }
+}
+
 #[test]
 fn guard_config_and_state_are_protected_while_unattended() {
     let dir = project_with_loop("adversarial-protect");

@@ -102,7 +102,10 @@ fn a_paused_loop_lets_stop_through_and_resume_restores_blocking() {
         json!({"hook_event_name": "SessionStart", "session_id": SESSION, "source": "compact"});
     let (_, context, _) = run("ralph-session-start", project, &[], &start);
     assert!(context.contains("RALPH LOOP PAUSED"), "{context}");
-    assert!(context.contains("ralph-hooks loop resume"), "{context}");
+    assert!(
+        context.contains("Do not resume it yourself: only the user does"),
+        "{context}"
+    );
 
     // An ordinary prompt does not resume the loop; `loop resume` does.
     assert_eq!(prompt(project, "what did you change so far?"), "");

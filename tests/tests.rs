@@ -50,3 +50,5 @@ mod monitor;
 mod monitor_browser;
 // refs, rename, search, rewrite, fix (issue 13).
 mod intel;
+// The guard's check of what a Bash command did: restores, pushes, publishes.
+mod guard_effects;

@@ -68,7 +68,8 @@ pub fn bin(name: &str) -> PathBuf {
 /// `CLAUDE_*` or `RALPH_HOOKS_*` from the developer's shell, the project set,
 /// and the clock pinned. The warm-server daemon is off (`RALPH_HOOKS_DAEMON=0`):
 /// these tests check in-process and must leave no daemon behind; the daemon
-/// tests turn it back on.
+/// tests turn it back on. The guard's snapshots go under the temp folder
+/// (`XDG_STATE_HOME`), not the developer's `~/.local/state`.
 pub fn command(name: &str, project: &Path) -> Command {
     let mut command = Command::new(bin(name));
     for (key, _) in std::env::vars_os() {
@@ -83,8 +84,22 @@ pub fn command(name: &str, project: &Path) -> Command {
         .env("CLAUDE_PROJECT_DIR", project)
         .env("RALPH_HOOKS_NOW", TEST_NOW)
         .env("RALPH_HOOKS_DAEMON", "0")
+        .env("XDG_STATE_HOME", test_state_home())
         .current_dir(project);
     command
+}
+
+/// Where the binaries under test keep the guard's snapshots: one folder for
+/// every test run (each project gets its own folder inside), private as the
+/// guard wants it.
+pub fn test_state_home() -> PathBuf {
+    let dir = std::env::temp_dir().join("ralph-test-xdg-state");
+    if !dir.exists() {
+        std::fs::create_dir_all(&dir).unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700)).unwrap();
+    }
+    dir
 }
 
 /// Runs `command` with `stdin` written from a separate thread (a full pipe

@@ -43,7 +43,9 @@ pub const REGISTRATIONS: &[Registration] = &[
     },
     Registration {
         event: "PreToolUse",
-        matcher: Some("^(Bash|Write|Edit|MultiEdit|NotebookEdit|Agent|Task|mcp__.*)$"),
+        matcher: Some(
+            "^(Bash|Write|Edit|MultiEdit|NotebookEdit|Agent|Task|Skill|SlashCommand|mcp__.*)$",
+        ),
         binary: "ralph-pre-tool-stop-guard",
         timeout: 15,
     },

@@ -1,7 +1,8 @@
 //! `ralph-post-tool-lsp-diagnostic`: after a Write or Edit, tells Claude what
 //! the file's language server says about it (and blocks, during a loop, when
 //! the edit introduced errors); also flags orchestrator files that an edit
-//! left out of schema.
+//! left out of schema. After a Bash command, first the guard's check of what
+//! the command did to the protected files and the remote refs.
 
 use crate::hook::Hook;
 use crate::hook::ctx::Ctx;
@@ -34,7 +35,11 @@ Config: <project>/.lsp.json and <project>/.claude/ralph-hooks.json (\"lsp\", \"d
             return Ok(output);
         }
         if tool.tool_name == "Bash" {
-            return crate::diagnostics::after_bash(ctx, &tool);
+            let effects = crate::guards::effects::after_bash(ctx, &tool);
+            return crate::guards::effects::combined(
+                effects,
+                crate::diagnostics::after_bash(ctx, &tool),
+            );
         }
         crate::diagnostics::after_edit(ctx, &tool)
     }

@@ -111,14 +111,14 @@ pub fn loop_context(ctx: &Ctx, source: &str) -> anyhow::Result<Option<String>> {
     {
         let _ = writeln!(
             text,
-            "It belongs to another session ({owner}); its stops are not controlled here. Run `ralph-hooks loop cancel` to end it."
+            "It belongs to another session ({owner}); its stops are not controlled here, and it is not yours to end."
         );
         return Ok(Some(text.trim_end().to_string()));
     }
     if state.status == LoopStatus::Paused {
         let _ = writeln!(
             text,
-            "The user paused it at iteration {}/{}: it does not block your stops. Do not resume it yourself; when the user asks, run `ralph-hooks loop resume`.",
+            "The user paused it at iteration {}/{}: it does not block your stops. Do not resume it yourself: only the user does.",
             state.iteration, state.max_iterations
         );
         return Ok(Some(text.trim_end().to_string()));
@@ -172,7 +172,7 @@ pub fn loop_context(ctx: &Ctx, source: &str) -> anyhow::Result<Option<String>> {
     }
     let _ = writeln!(
         text,
-        "To cancel (only if the user asks): `ralph-hooks loop cancel`."
+        "Only the user ends the loop early; if you believe it should end, say so in your reply."
     );
     if source == "compact" {
         let _ = writeln!(text, "Continue the loop's work now.");

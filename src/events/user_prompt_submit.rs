@@ -115,7 +115,7 @@ fn on_stop_request(ctx: &Ctx) -> anyhow::Result<HookOutput> {
         return Ok(HookOutput::silent());
     }
     text.push_str(
-        " Stop the work now: do not start anything new, answer the user briefly and end your turn. Do not resume the loop or the steps yourself; the user will say when (`ralph-hooks loop resume` resumes the loop).",
+        " Stop the work now: do not start anything new, answer the user briefly and end your turn. Do not resume the loop or the steps yourself; the user will say when.",
     );
     let output = HookOutput::context(EventName::UserPromptSubmit, text);
     Ok(match user_message {

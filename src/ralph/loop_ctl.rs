@@ -438,6 +438,7 @@ mod tests {
             completion_reason: None,
             consecutive_blocks: 0,
             paused_at: None,
+            paused_by: None,
             worktree: None,
             touched_files: Default::default(),
             history: vec![],

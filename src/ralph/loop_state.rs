@@ -90,6 +90,10 @@ pub struct LoopState {
     /// When the user paused the loop, while it is PAUSED.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub paused_at: Option<DateTime<Utc>>,
+    /// Who paused it when it was not the user's stop phrase: `guard` (the
+    /// agent pushed or published while the loop ran unattended).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub paused_by: Option<String>,
     /// Work-tree snapshot taken at the last Stop, to tell what changed since.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub worktree: Option<BTreeMap<String, String>>,

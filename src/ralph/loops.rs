@@ -98,6 +98,7 @@ pub fn start(ctx: &Ctx, request: StartRequest) -> anyhow::Result<LoopState> {
         completion_reason: None,
         consecutive_blocks: 0,
         paused_at: None,
+        paused_by: None,
         worktree: crate::ralph::worktree::snapshot(&ctx.project_root, &ctx.state_root),
         touched_files: Default::default(),
         history: Vec::new(),
@@ -143,6 +144,7 @@ pub fn cancel(ctx: &Ctx) -> anyhow::Result<Option<LoopState>> {
         return Ok(None);
     }
     state.paused_at = None;
+    state.paused_by = None;
     loop_ctl::finish(&mut state, LoopStatus::Cancelled, "cancelled", ctx.now());
     locked.save_json(&state)?;
     drop(locked);
@@ -220,6 +222,36 @@ pub fn on_user_prompt(ctx: &Ctx, stop: bool) -> anyhow::Result<PromptEffect> {
     Ok(effect)
 }
 
+/// Pauses the RUNNING loop because the guard saw the agent publish (a push,
+/// a package) while it ran unattended: `paused_by: "guard"`, a
+/// `loop_paused` event with what was seen. `None` when no loop runs.
+pub fn pause_by_guard(ctx: &Ctx, what: &str) -> anyhow::Result<Option<LoopState>> {
+    let store = ctx.store();
+    if !store.exists(LOOP_FILE) {
+        return Ok(None);
+    }
+    let locked = store.lock(LOOP_FILE)?;
+    let Some(mut state) = locked.load_json::<LoopState>()? else {
+        return Ok(None);
+    };
+    if !state.is_running() {
+        return Ok(None);
+    }
+    let now = ctx.now();
+    state.status = LoopStatus::Paused;
+    state.paused_at = Some(now);
+    state.paused_by = Some("guard".into());
+    state.updated_at = now;
+    locked.save_json(&state)?;
+    drop(locked);
+    let _ = ctx.log_event(
+        "loop_event",
+        ("loopId", &state.id),
+        json!({"event": "loop_paused", "iteration": state.iteration, "by": "guard", "reason": what}),
+    );
+    Ok(Some(state))
+}
+
 /// Makes a PAUSED loop RUNNING again, its iteration count kept.
 pub enum Resumed {
     Resumed(Box<LoopState>),
@@ -244,6 +276,7 @@ pub fn resume(ctx: &Ctx) -> anyhow::Result<Resumed> {
     }
     state.status = LoopStatus::Running;
     state.paused_at = None;
+    state.paused_by = None;
     state.consecutive_blocks = 0;
     state.updated_at = ctx.now();
     locked.save_json(&state)?;

@@ -1,0 +1,152 @@
+//! The loop is the user's to end. While the agent works unattended, the
+//! CLI commands that end or weaken the supervision are denied from Claude's
+//! Bash tool — `loop cancel`, `loop resume` of a paused loop, `task complete
+//! --force` and `task cancel` with steps open, `task steps set` that would
+//! drop open steps, `install --uninstall` — and so are the `/cancel-loop`
+//! and `/resume-loop` slash commands called through the Skill tool.
+//!
+//! The user's own ways keep working: a slash command the user types runs
+//! its `!` shell line without any PreToolUse hook (seen with Claude Code
+//! 2.1.330: only UserPromptSubmit and UserPromptExpansion fire), and a
+//! terminal is no tool call at all. The reasons never name those ways: the
+//! agent is told to keep working and to tell the user what it thinks.
+//!
+//! Pure: the commands and the supervision state in, a decision out.
+
+use serde_json::Value;
+
+use super::Supervision;
+use super::shell::{self, Command};
+use crate::hook::ctx::Ctx;
+use crate::hook::protocol::{HookOutput, ToolInput};
+use crate::tasks::{self, TaskDoc};
+
+/// Denies a ralph-hooks call that would end or weaken the supervision.
+pub fn bash(ctx: &Ctx, commands: &[Command], supervision: &Supervision) -> Option<HookOutput> {
+    for command in commands {
+        let Some(args) = shell::ralph_hooks_args(&command.words) else {
+            continue;
+        };
+        if args.iter().any(|a| a == "--help" || a == "-h") || names_other_project(ctx, args) {
+            continue;
+        }
+        let positionals = shell::ralph_hooks_positionals(args);
+        let flag = |name: &str| args.iter().any(|a| a == name);
+        let reason = match positionals.as_slice() {
+            ["loop", "cancel", ..] => supervision.loop_running().map(|state| {
+                format!(
+                    "The Ralph loop {} ({:?}) runs unattended, and ending it is the user's decision, not yours. Keep working toward its goal. If you believe it should end — the goal is wrong, cannot be reached, or is met in a way its checks cannot see — say so plainly in your reply.",
+                    state.id, state.goal
+                )
+            }),
+            ["loop", "resume", ..] => supervision.loop_paused().map(|state| {
+                format!(
+                    "The Ralph loop {} is paused, and it stays paused until the user resumes it. Tell the user where the work stands and what is left, and wait for them.",
+                    state.id
+                )
+            }),
+            ["task", "complete", ..] if flag("--force") => open_task(supervision).map(|(doc, open)| {
+                format!(
+                    "Task {} still has open steps ({open}), and closing it anyway is the user's decision while the work runs unattended. Finish the open steps; skip one that no longer applies with a note saying why (`ralph-hooks task step skip <id> --note \"why\"`).",
+                    doc.id
+                )
+            }),
+            ["task", "cancel", ..] => open_task(supervision).map(|(doc, _)| {
+                format!(
+                    "Cancelling task {} would end the work the user set up to run unattended; that is their decision. If you cannot go on without them, block the task (`ralph-hooks task block --note \"what you need\"`) and ask.",
+                    doc.id
+                )
+            }),
+            ["task", "steps" | "step", "set", ..] => open_task(supervision).map(|(doc, open)| {
+                format!(
+                    "Setting new steps would drop the open steps of task {} ({open}). Finish them, skip the ones that no longer apply with a note (`ralph-hooks task step skip <id> --note \"why\"`), or add steps with `ralph-hooks task step add \"…\"`.",
+                    doc.id
+                )
+            }),
+            ["install", ..] if flag("--uninstall") && supervision.unattended() => Some(
+                "Uninstalling the hooks would switch off the supervision of this unattended work; that is the user's decision.".to_string(),
+            ),
+            _ => None,
+        };
+        if let Some(reason) = reason {
+            return Some(HookOutput::deny(reason));
+        }
+    }
+    None
+}
+
+/// The active task and its open step ids, while the agent works
+/// unattended and steps are open.
+fn open_task(supervision: &Supervision) -> Option<(&TaskDoc, String)> {
+    if !supervision.unattended() {
+        return None;
+    }
+    let doc = supervision.task.as_ref()?;
+    let open: Vec<String> = tasks::steps::open_steps(doc)
+        .iter()
+        .map(|step| step.id.clone())
+        .collect();
+    if open.is_empty() {
+        return None;
+    }
+    Some((doc, open.join(", ")))
+}
+
+/// `--project DIR` naming another project than this one.
+fn names_other_project(ctx: &Ctx, args: &[String]) -> bool {
+    let project = args.iter().enumerate().find_map(|(at, word)| {
+        word.strip_prefix("--project=")
+            .map(str::to_string)
+            .or_else(|| {
+                (word == "--project")
+                    .then(|| args.get(at + 1).cloned())
+                    .flatten()
+            })
+    });
+    let Some(project) = project else {
+        return false;
+    };
+    let path = ctx.project_root.join(project);
+    super::protect::lexical_normalize(&path) != super::protect::lexical_normalize(&ctx.project_root)
+}
+
+/// `/cancel-loop` and `/resume-loop` called by the agent through the Skill
+/// (or older SlashCommand) tool: their `!` line would run with no Bash hook.
+pub fn skill(tool: &ToolInput, supervision: &Supervision) -> Option<HookOutput> {
+    let raw = tool
+        .tool_input
+        .get("skill")
+        .or_else(|| tool.tool_input.get("command"))
+        .and_then(Value::as_str)?;
+    let first = raw.trim().trim_start_matches('/');
+    let first = first.split_whitespace().next().unwrap_or_default();
+    let name = first.rsplit(':').next().unwrap_or(first);
+    let reason = match name {
+        "cancel-loop" => supervision.loop_running().map(|state| {
+            format!(
+                "That command ends the Ralph loop {} ({:?}), and while it runs unattended that is the user's decision, not yours. Keep working toward its goal; if you believe it should end, say so plainly in your reply.",
+                state.id, state.goal
+            )
+        }),
+        "resume-loop" => supervision.loop_paused().map(|state| {
+            format!(
+                "The Ralph loop {} is paused, and it stays paused until the user resumes it. Tell the user where the work stands and wait for them.",
+                state.id
+            )
+        }),
+        _ => None,
+    }?;
+    Some(HookOutput::deny(reason))
+}
+
+/// The stop-guard message without its third way out (`task complete
+/// --force`), which the guard denies itself while the work runs unattended.
+pub fn without_force_hint(message: &str) -> String {
+    match message.find("\n3. ") {
+        Some(at) => format!(
+            "{}\nIf the user wants the task closed with steps open, tell them so; that is their call.",
+            &message[..at]
+        ),
+        None => message.to_string(),
+    }
+}

@@ -1,0 +1,810 @@
+//! What a Bash command did, checked after it ran, while the agent works
+//! unattended (a Ralph loop runs, or a task's continuation keeps it going).
+//! The text reading ([`super::shell`]) cannot see a script written and run
+//! in one command, `python -c`, `node -e`, `perl -e`, an alias, a Makefile
+//! target, `git clean -fdx`, `git stash -u`; this check sees what they did:
+//!
+//! 1. **Before** (PreToolUse, after the rules let the command through): a
+//!    snapshot of the protected set ([`super::protect`]) and of the
+//!    remote-tracking refs, kept outside the project in the watch folder
+//!    (`$XDG_STATE_HOME/ralph-hooks/<hash>/`, else `~/.local/state/…`; ours,
+//!    mode 0700), so `rm -rf .claude` cannot take it too. Copies of the
+//!    files are content-addressed and bounded ([`snapshot`]).
+//! 2. **After** (PostToolUse on Bash): the protected set again. A config or
+//!    settings file that changed, appeared or vanished is put back. A state
+//!    file is put back unless ralph-hooks itself wrote what is there now
+//!    (its [`journal`]) — so `ralph-hooks task step complete` works and
+//!    `sed -i` on a task file does not — and even then when the write ended
+//!    or weakened the supervision from inside Claude Code (`loop cancel`,
+//!    `task complete --force`, `task cancel` or steps dropped, run through a
+//!    script the text reading could not see). An append-only log may only
+//!    grow. Claude is told what changed and that it was undone, the user
+//!    sees it too, and `events.jsonl` gets a `guard_event`. The loop goes on.
+//! 3. **Pushes and publishes** ([`refs`], [`publish`]): a remote-tracking
+//!    ref moved by a push, or a registry upload in the command's output,
+//!    pauses the loop (`paused_by: "guard"`) and the task continuation; the
+//!    user is told exactly what went where. A push cannot be undone.
+//!
+//! Outside unattended work nothing is snapshotted and the watch folder is
+//! removed; the check after a command then costs one `stat`.
+//!
+//! [`journal`]: crate::state::journal
+
+pub mod publish;
+pub mod refs;
+pub mod snapshot;
+
+use std::collections::BTreeSet;
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context as _, bail};
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+use super::protect::{Kind, ProtectedSet};
+use super::{GuardConfig, Supervision};
+use crate::hook::ctx::Ctx;
+use crate::hook::protocol::{EventName, HookOutput, ToolInput};
+use crate::ralph::loop_state::{LOOP_FILE, LoopState, LoopStatus};
+use crate::state::FileLock;
+use crate::state::journal::{self, BASE_FILE, Record};
+use crate::tasks::{self, TaskDoc};
+use crate::util::text::fnv1a;
+use snapshot::{Blobs, Class, FileState, Manifest};
+
+const NAME: &str = "ralph-hooks guard";
+/// Open windows (a Bash call between its Pre and Post) live this long at
+/// most: a call Claude Code never finished (denied by another hook, the
+/// session killed) leaves one behind.
+const STALE_WINDOW_MS: u64 = 6 * 3600 * 1000;
+/// The journal is trimmed past this size.
+const MAX_JOURNAL_BYTES: u64 = 1024 * 1024;
+/// State-root files that are append-only logs.
+const LOGS: &[&str] = &["events.jsonl", "daemon/daemon.log"];
+/// The binary that writes for the user's prompt: a stop phrase pauses the
+/// loop, and a `/cancel-loop` typed by the user follows.
+const PROMPT_HOOK: &str = "ralph-user-prompt-submit";
+/// The CLI: its writes from inside Claude Code may be the agent's.
+const CLI: &str = "ralph-hooks";
+
+/// One Bash call between its PreToolUse and PostToolUse.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct Window {
+    version: u64,
+    started_ms: u64,
+    command: String,
+    manifest: Manifest,
+    refs: refs::Refs,
+    /// Tree roots and the folders above protected files (inside the project
+    /// or home): whether each was a real folder.
+    dirs: Vec<(String, bool)>,
+}
+
+const WINDOW_VERSION: u64 = 1;
+
+fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0)
+}
+
+/// The watch folder, created private: ours, mode 0700 (another user's
+/// folder could feed us made-up snapshots).
+fn prepare_watch(watch: &Path) -> anyhow::Result<()> {
+    let parent = watch.parent().context("the watch folder has no parent")?;
+    std::fs::create_dir_all(parent)
+        .with_context(|| format!("cannot create {}", parent.display()))?;
+    check_private_dir(parent)?;
+    std::fs::create_dir_all(watch.join("windows"))
+        .with_context(|| format!("cannot create {}", watch.display()))?;
+    check_private_dir(watch)
+}
+
+fn check_private_dir(dir: &Path) -> anyhow::Result<()> {
+    let metadata =
+        std::fs::symlink_metadata(dir).with_context(|| format!("cannot read {}", dir.display()))?;
+    if !metadata.is_dir() {
+        bail!("{} is not a folder", dir.display());
+    }
+    // SAFETY: getuid(2) cannot fail and has no preconditions.
+    let uid = unsafe { libc::getuid() };
+    if metadata.uid() != uid {
+        bail!(
+            "{} belongs to another user (uid {}); not keeping snapshots there",
+            dir.display(),
+            metadata.uid()
+        );
+    }
+    if metadata.permissions().mode() & 0o077 != 0 {
+        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
+            .with_context(|| format!("cannot make {} private", dir.display()))?;
+    }
+    Ok(())
+}
+
+fn window_path(watch: &Path, tool: &ToolInput) -> PathBuf {
+    let id = tool.tool_use_id.as_deref().unwrap_or("none");
+    watch
+        .join("windows")
+        .join(format!("{:016x}.json", fnv1a(id.as_bytes())))
+}
+
+fn write_json(path: &Path, value: &impl Serialize) -> anyhow::Result<()> {
+    let text = serde_json::to_vec(value).context("cannot encode a snapshot")?;
+    let temp = path.with_extension(format!("tmp-{}", std::process::id()));
+    std::fs::write(&temp, text).with_context(|| format!("cannot write {}", temp.display()))?;
+    std::fs::rename(&temp, path).with_context(|| format!("cannot write {}", path.display()))
+}
+
+fn read_json<T: for<'de> Deserialize<'de>>(path: &Path) -> Option<T> {
+    let bytes = std::fs::read(path).ok()?;
+    serde_json::from_slice(&bytes).ok()
+}
+
+/// The class of each protected path, and the config paths that do not
+/// exist (their appearing counts too).
+fn paths_to_watch(ctx: &Ctx, set: &ProtectedSet) -> Vec<(PathBuf, Class)> {
+    let mut paths: Vec<(PathBuf, Class)> = Vec::new();
+    for (path, kind) in set.files() {
+        if let Some(class) = class_of(ctx, &path, kind) {
+            paths.push((path, class));
+        }
+    }
+    for entry in &set.entries {
+        if !entry.tree && !paths.iter().any(|(path, _)| *path == entry.path) {
+            paths.push((entry.path.clone(), Class::Config));
+        }
+    }
+    paths
+}
+
+/// How a protected file is checked; `None` for what is not worth keeping:
+/// lock sentinels, files moved aside as corrupt, writers' temp files.
+fn class_of(ctx: &Ctx, path: &Path, kind: Kind) -> Option<Class> {
+    let Ok(relative) = path.strip_prefix(&ctx.state_root) else {
+        return Some(match kind {
+            Kind::State => Class::State,
+            Kind::Config => Class::Config,
+        });
+    };
+    let relative = relative.to_string_lossy();
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    if relative.starts_with(".locks/")
+        || name.contains(".corrupt-")
+        || (name.starts_with('.') && name.contains(".tmp-"))
+        || name.ends_with(".sock")
+    {
+        return None;
+    }
+    if LOGS.contains(&relative.as_ref()) {
+        return Some(Class::Log);
+    }
+    Some(Class::State)
+}
+
+/// The folders whose being replaced (by a link, a file) would carry the
+/// protected files away: the tree roots and the folders above each
+/// protected path, inside the project or the home folder.
+fn guarded_dirs(ctx: &Ctx, set: &ProtectedSet) -> Vec<(String, bool)> {
+    let mut dirs: BTreeSet<PathBuf> = BTreeSet::new();
+    let home = std::env::var_os("HOME").map(PathBuf::from);
+    for entry in &set.entries {
+        let mut dir = if entry.tree {
+            Some(entry.path.as_path())
+        } else {
+            entry.path.parent()
+        };
+        while let Some(here) = dir {
+            let inside = here.starts_with(&ctx.project_root) && here != ctx.project_root
+                || home
+                    .as_deref()
+                    .is_some_and(|home| here.starts_with(home) && here != home);
+            if !inside {
+                break;
+            }
+            dirs.insert(here.to_path_buf());
+            dir = here.parent();
+        }
+    }
+    dirs.into_iter()
+        .map(|dir| {
+            let real = std::fs::symlink_metadata(&dir).is_ok_and(|m| m.is_dir());
+            (dir.to_string_lossy().into_owned(), real)
+        })
+        .collect()
+}
+
+/// Before a Bash command: the snapshot, while the agent works unattended.
+/// Outside that, the watch folder is removed and nothing else happens.
+/// A failure is said once per call on stderr and to the user, and never
+/// stops the command.
+pub fn before_bash(
+    ctx: &Ctx,
+    tool: &ToolInput,
+    config: &GuardConfig,
+    supervision: &Supervision,
+) -> Option<HookOutput> {
+    let watch = journal::watch_dir(&ctx.state_root)?;
+    if !supervision.unattended() {
+        if watch.exists() {
+            let _ = std::fs::remove_dir_all(&watch);
+        }
+        return None;
+    }
+    match take_before(ctx, tool, config, &watch) {
+        Ok(()) => None,
+        Err(error) => {
+            let line = format!(
+                "cannot take the snapshot before this command, so what it does is not checked: {error:#}"
+            );
+            eprintln!("{NAME}: {line}");
+            Some(HookOutput::silent().with_system_message(format!("{NAME}: {line}")))
+        }
+    }
+}
+
+fn take_before(
+    ctx: &Ctx,
+    tool: &ToolInput,
+    config: &GuardConfig,
+    watch: &Path,
+) -> anyhow::Result<()> {
+    prepare_watch(watch)?;
+    let _lock = FileLock::acquire(&watch.join("lock"))?;
+    let base_path = watch.join(BASE_FILE);
+    let base: Option<Manifest> = read_json(&base_path);
+    if base.is_none() {
+        // Journaling starts now, before anything is read: a write of ours
+        // landing while the snapshot is taken is recorded.
+        write_json(&base_path, &Manifest::default())?;
+    }
+    let started_ms = now_ms();
+    let set = config.protected_set(ctx);
+    let mut blobs = Blobs::new(watch.join("blobs"));
+    let manifest = snapshot::take(
+        &paths_to_watch(ctx, &set),
+        base.as_ref(),
+        &mut blobs,
+        started_ms,
+    );
+    let window = Window {
+        version: WINDOW_VERSION,
+        started_ms,
+        command: cap(tool.input_str("command").unwrap_or_default(), 400),
+        manifest: manifest.clone(),
+        refs: refs::snapshot(&ctx.project_root),
+        dirs: guarded_dirs(ctx, &set),
+    };
+    write_json(&window_path(watch, tool), &window)?;
+    write_json(&base_path, &manifest)?;
+    sweep(watch, started_ms);
+    Ok(())
+}
+
+/// Removes windows left open too long, trims the journal to what the open
+/// windows need.
+fn sweep(watch: &Path, now: u64) {
+    let Ok(entries) = std::fs::read_dir(watch.join("windows")) else {
+        return;
+    };
+    let mut oldest = now;
+    for entry in entries.filter_map(|e| e.ok()) {
+        let path = entry.path();
+        match read_json::<Window>(&path) {
+            Some(window) if now.saturating_sub(window.started_ms) < STALE_WINDOW_MS => {
+                oldest = oldest.min(window.started_ms);
+            }
+            _ => {
+                let _ = std::fs::remove_file(&path);
+            }
+        }
+    }
+    journal::trim(watch, oldest.saturating_sub(1000), MAX_JOURNAL_BYTES);
+}
+
+/// What happened to one protected file.
+#[derive(Debug, Clone)]
+struct Change {
+    path: String,
+    what: &'static str,
+    /// Put back, or why not.
+    restored: Result<(), String>,
+}
+
+/// After a Bash command: compares, puts back, looks for pushes and
+/// publishes. Silent when there is no snapshot for this call.
+pub fn after_bash(ctx: &Ctx, tool: &ToolInput) -> HookOutput {
+    let Some(watch) = journal::watch_dir(&ctx.state_root) else {
+        return HookOutput::silent();
+    };
+    let path = window_path(&watch, tool);
+    if !path.exists() {
+        return HookOutput::silent();
+    }
+    match check_after(ctx, tool, &watch, &path) {
+        Ok(output) => output,
+        Err(error) => {
+            let line = format!("cannot check what this command did: {error:#}");
+            eprintln!("{NAME}: {line}");
+            HookOutput::silent().with_system_message(format!("{NAME}: {line}"))
+        }
+    }
+}
+
+fn check_after(
+    ctx: &Ctx,
+    tool: &ToolInput,
+    watch: &Path,
+    window_file: &Path,
+) -> anyhow::Result<HookOutput> {
+    let _lock = FileLock::acquire(&watch.join("lock"))?;
+    let Some(window) = read_json::<Window>(window_file) else {
+        let _ = std::fs::remove_file(window_file);
+        return Ok(HookOutput::silent());
+    };
+    let _ = std::fs::remove_file(window_file);
+    let records = journal::read_since(watch, window.started_ms.saturating_sub(5));
+    repair_dirs(&window.dirs);
+    let config = GuardConfig::load(&ctx.project_root);
+    let set = config.protected_set(ctx);
+    let mut paths = paths_to_watch(ctx, &set);
+    for (key, state) in &window.manifest.files {
+        let path = PathBuf::from(key);
+        if !paths.iter().any(|(p, _)| *p == path) {
+            paths.push((path, state.class));
+        }
+    }
+    let mut blobs = Blobs::new(watch.join("blobs"));
+    let base: Option<Manifest> = read_json(&watch.join(BASE_FILE));
+    let mut now = snapshot::take(&paths, base.as_ref(), &mut blobs, now_ms());
+    let changes = compare_and_restore(ctx, &window, &mut now, &records, &blobs);
+    write_json(&watch.join(BASE_FILE), &now)?;
+    let live: Vec<Manifest> = open_windows(watch);
+    let mut referenced: Vec<&Manifest> = live.iter().collect();
+    referenced.push(&now);
+    blobs.collect_garbage(&referenced);
+
+    let pushes = refs::pushes(&window.refs, &ctx.project_root, window.started_ms);
+    let stdout = tool
+        .tool_response
+        .get("stdout")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    let stderr = tool
+        .tool_response
+        .get("stderr")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    let publishes = publish::detect(stdout, stderr);
+    Ok(report(ctx, &window, &changes, &pushes, &publishes))
+}
+
+fn open_windows(watch: &Path) -> Vec<Manifest> {
+    let Ok(entries) = std::fs::read_dir(watch.join("windows")) else {
+        return Vec::new();
+    };
+    entries
+        .filter_map(|e| e.ok())
+        .filter_map(|e| read_json::<Window>(&e.path()))
+        .map(|window| window.manifest)
+        .collect()
+}
+
+/// Folders that were real folders before the command and are now a link or
+/// a file: moved aside and made again, so what is put back lands in the
+/// project, not where the link points.
+fn repair_dirs(dirs: &[(String, bool)]) {
+    for (dir, was_real) in dirs {
+        if !was_real {
+            continue;
+        }
+        let path = Path::new(dir);
+        let Ok(metadata) = std::fs::symlink_metadata(path) else {
+            continue;
+        };
+        if metadata.is_dir() {
+            continue;
+        }
+        let _ = std::fs::rename(path, aside_name(path, "moved-by-ralph-hooks"));
+    }
+}
+
+fn aside_name(path: &Path, label: &str) -> PathBuf {
+    let stamp = chrono::Utc::now().format("%Y%m%dT%H%M%S%.3fZ");
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    path.with_file_name(format!("{name}.{label}-{stamp}"))
+}
+
+/// Compares each file with the window's snapshot, puts back what must be,
+/// and updates `now` to what is on disk afterwards.
+fn compare_and_restore(
+    ctx: &Ctx,
+    window: &Window,
+    now: &mut Manifest,
+    records: &[Record],
+    blobs: &Blobs,
+) -> Vec<Change> {
+    let user_spoke = records.iter().any(|r| r.writer == PROMPT_HOOK);
+    let mut changes = Vec::new();
+    let mut weakened_task = false;
+    let mut keys: Vec<String> = window.manifest.files.keys().cloned().collect();
+    for key in now.files.keys() {
+        if !keys.contains(key) {
+            keys.push(key.clone());
+        }
+    }
+    // Task files before `tasks/active.json`: whether a task was weakened
+    // decides whether the pointer's change stands.
+    keys.sort_by_key(|key| key.ends_with("tasks/active.json"));
+    for key in keys {
+        let path = PathBuf::from(&key);
+        let class = now
+            .files
+            .get(&key)
+            .or_else(|| window.manifest.files.get(&key))
+            .map_or(Class::State, |f| f.class);
+        let before = window
+            .manifest
+            .files
+            .get(&key)
+            .cloned()
+            .unwrap_or_else(|| FileState::absent(class));
+        let after = now
+            .files
+            .get(&key)
+            .cloned()
+            .unwrap_or_else(|| FileState::absent(class));
+        if before.same_as(&after) {
+            continue;
+        }
+        let relative = path
+            .strip_prefix(&ctx.state_root)
+            .map(|r| r.to_string_lossy().into_owned());
+        let undo = match before.class {
+            Class::Config => !restored_by_guard(records, &key, &after),
+            // A log may grow; the daemon trimming its own log is ours too.
+            Class::Log => {
+                !snapshot::only_appended(&path, &before, &after)
+                    && ours(records, relative.as_deref().unwrap_or(&key), &after).is_none()
+            }
+            Class::State => {
+                let relative = relative.clone().unwrap_or_else(|_| key.clone());
+                match ours(records, &relative, &after) {
+                    None => true,
+                    Some(record) if record.writer == CLI && record.in_claude && !user_spoke => {
+                        let weakens = weakens(&relative, &before, &path, blobs, weakened_task);
+                        weakened_task |= weakens && relative.starts_with("tasks/task_");
+                        weakens
+                    }
+                    Some(_) => false,
+                }
+            }
+        };
+        if !undo {
+            continue;
+        }
+        let what = match (before.exists(), after.exists()) {
+            (true, false) => "deleted",
+            (false, true) => "created",
+            _ => "changed",
+        };
+        let restored = put_back(ctx, &path, &before, relative.ok().as_deref(), blobs);
+        if restored.is_ok() {
+            now.files.insert(key.clone(), before.clone());
+        }
+        changes.push(Change {
+            path: key,
+            what,
+            restored,
+        });
+    }
+    changes
+}
+
+/// The journal record of ralph-hooks writing exactly what is there now.
+fn ours<'r>(records: &'r [Record], relative: &str, after: &FileState) -> Option<&'r Record> {
+    let wanted = if after.exists() {
+        after.content.as_deref()
+    } else {
+        None
+    };
+    records
+        .iter()
+        .rev()
+        .find(|r| r.path == relative && r.content.as_deref() == wanted)
+}
+
+/// A config file the guard itself put back during this window (for a Bash
+/// call running beside another).
+fn restored_by_guard(records: &[Record], key: &str, after: &FileState) -> bool {
+    after.exists() && ours(records, key, after).is_some()
+}
+
+/// Whether a CLI write from inside Claude Code ended or weakened the
+/// supervision: the loop left RUNNING, the active task closed or cancelled
+/// with steps open, open steps dropped, or the pointer moved off a task
+/// that was weakened.
+fn weakens(
+    relative: &str,
+    before: &FileState,
+    path: &Path,
+    blobs: &Blobs,
+    task_weakened: bool,
+) -> bool {
+    let old = before
+        .content
+        .as_deref()
+        .filter(|_| before.kept)
+        .and_then(|id| blobs.get(id))
+        .map(|bytes| String::from_utf8_lossy(&bytes).into_owned());
+    let new = std::fs::read_to_string(path).ok();
+    if relative == LOOP_FILE {
+        let status = |text: &Option<String>| {
+            text.as_deref()
+                .and_then(|t| serde_json::from_str::<LoopState>(t).ok())
+                .map(|state| state.status)
+        };
+        return status(&old) == Some(LoopStatus::Running)
+            && status(&new).is_some_and(|s| s != LoopStatus::Running);
+    }
+    if relative == "tasks/active.json" {
+        return task_weakened;
+    }
+    if let Some(name) = relative
+        .strip_prefix("tasks/")
+        .and_then(|n| n.strip_suffix(".md"))
+    {
+        let (Some(old), Some(new)) = (old, new) else {
+            return false;
+        };
+        let old = TaskDoc::parse(&old, name);
+        let new = TaskDoc::parse(&new, name);
+        let open_before: Vec<String> = tasks::steps::open_steps(&old)
+            .iter()
+            .map(|s| s.id.clone())
+            .collect();
+        if old.field("Status") != Some(tasks::IN_PROGRESS) || open_before.is_empty() {
+            return false;
+        }
+        let status = new.field("Status").unwrap_or_default();
+        let still_open = !tasks::steps::open_steps(&new).is_empty();
+        let dropped = open_before
+            .iter()
+            .any(|id| !new.steps().iter().any(|step| &step.id == id));
+        return status == tasks::CANCELLED || (status == tasks::COMPLETED && still_open) || dropped;
+    }
+    false
+}
+
+/// Puts `before` back at `path`: its bytes (or link), or, when it did not
+/// exist, the new file moved aside (kept for the user to see). State files
+/// go through the store's lock, so no hook's read-modify-write interleaves.
+fn put_back(
+    ctx: &Ctx,
+    path: &Path,
+    before: &FileState,
+    relative: Option<&str>,
+    blobs: &Blobs,
+) -> Result<(), String> {
+    let result = (|| -> anyhow::Result<()> {
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent)
+                .with_context(|| format!("cannot create {}", parent.display()))?;
+        }
+        let locked = match relative {
+            Some(relative) => Some(ctx.store().lock(relative)?),
+            None => None,
+        };
+        if !before.exists() {
+            if std::fs::symlink_metadata(path).is_ok() {
+                let aside = aside_name(path, "undone-by-ralph-hooks");
+                std::fs::rename(path, &aside)
+                    .with_context(|| format!("cannot move {} aside", path.display()))?;
+            }
+            return Ok(());
+        }
+        let content = before.content.as_deref().unwrap_or_default();
+        if let Some(target) = content.strip_prefix("link:") {
+            if std::fs::symlink_metadata(path).is_ok_and(|m| m.is_dir()) {
+                std::fs::rename(path, aside_name(path, "undone-by-ralph-hooks"))?;
+            } else {
+                let _ = std::fs::remove_file(path);
+            }
+            std::os::unix::fs::symlink(target, path)
+                .with_context(|| format!("cannot make the link {} again", path.display()))?;
+            return Ok(());
+        }
+        if !before.kept {
+            bail!(
+                "no copy was kept (larger than {} MiB)",
+                snapshot::MAX_KEPT_FILE / (1024 * 1024)
+            );
+        }
+        let bytes = blobs
+            .get(content)
+            .context("its copy is missing from the watch folder")?;
+        if std::fs::symlink_metadata(path).is_ok_and(|m| m.is_dir()) {
+            std::fs::rename(path, aside_name(path, "undone-by-ralph-hooks"))?;
+        }
+        match &locked {
+            Some(locked) => locked.save_bytes(&bytes)?,
+            None => {
+                journal::record(
+                    journal::watch_dir(&ctx.state_root).as_deref(),
+                    &path.to_string_lossy(),
+                    Some(&bytes),
+                );
+                crate::state::write_atomic(path, &bytes)?;
+            }
+        }
+        if let Some(sig) = &before.sig {
+            let _ =
+                std::fs::set_permissions(path, std::fs::Permissions::from_mode(sig.mode & 0o7777));
+        }
+        Ok(())
+    })();
+    result.map_err(|error| format!("{error:#}"))
+}
+
+/// What Claude and the user are told, and what is logged.
+fn report(
+    ctx: &Ctx,
+    window: &Window,
+    changes: &[Change],
+    pushes: &[refs::Push],
+    publishes: &[String],
+) -> HookOutput {
+    if changes.is_empty() && pushes.is_empty() && publishes.is_empty() {
+        return HookOutput::silent();
+    }
+    let mut for_claude: Vec<String> = Vec::new();
+    let mut for_user: Vec<String> = Vec::new();
+    if !changes.is_empty() {
+        let listed: Vec<String> = changes
+            .iter()
+            .map(|change| {
+                let shown = ctx.display_path(Path::new(&change.path)).into_owned();
+                match &change.restored {
+                    Ok(()) => format!("{shown} ({}, put back)", change.what),
+                    Err(why) => format!("{shown} ({}, could NOT be put back: {why})", change.what),
+                }
+            })
+            .collect();
+        for_claude.push(format!(
+            "ralph-hooks guard: your last command changed files that supervise this work: {}. They were restored. While a Ralph loop or a task continuation runs unattended, the hooks' state, their config and Claude Code's settings are not yours to change; carry on with the work itself.",
+            listed.join("; ")
+        ));
+        for_user.push(format!(
+            "ralph-hooks guard: a Bash command (`{}`) changed {}.",
+            cap(&window.command, 200),
+            listed.join("; ")
+        ));
+        let files: Vec<Value> = changes
+            .iter()
+            .map(|change| {
+                json!({"path": ctx.display_path(Path::new(&change.path)), "change": change.what,
+                       "restored": change.restored.is_ok()})
+            })
+            .collect();
+        let _ = ctx.log_event(
+            "guard_event",
+            ("command", &cap(&window.command, 400)),
+            json!({"event": "protected_restored", "files": files}),
+        );
+    }
+    if !pushes.is_empty() || !publishes.is_empty() {
+        let mut seen: Vec<String> = pushes
+            .iter()
+            .map(|push| format!("pushed {}", push.describe()))
+            .collect();
+        seen.extend(publishes.iter().map(|what| format!("published {what}")));
+        let what = seen.join("; ");
+        let paused = pause(ctx, &what);
+        for_user.push(format!(
+            "ralph-hooks guard: while the work ran unattended, the agent {what}. A push or a publish cannot be undone. {paused}"
+        ));
+        for_claude.push(format!(
+            "ralph-hooks guard: you {what} while the work ran unattended. Publishing is the user's decision. {paused} Stop here and tell the user exactly what you published and why."
+        ));
+        let _ = ctx.log_event(
+            "guard_event",
+            ("command", &cap(&window.command, 400)),
+            json!({"event": "publish_detected", "pushes": pushes.iter().map(|p| json!({
+                "remote": p.remote, "branch": p.branch, "old": p.old, "new": p.new, "url": p.url})).collect::<Vec<_>>(),
+                "publishes": publishes}),
+        );
+    }
+    HookOutput::context(EventName::PostToolUse, for_claude.join("\n"))
+        .with_system_message(for_user.join("\n"))
+}
+
+/// Pauses the loop (and this session's task continuation); says what was done.
+fn pause(ctx: &Ctx, what: &str) -> String {
+    let mut done = Vec::new();
+    match crate::ralph::loops::pause_by_guard(ctx, what) {
+        Ok(Some(state)) => done.push(format!(
+            "The Ralph loop {} is PAUSED (by the guard); `ralph-hooks loop resume` continues it.",
+            state.id
+        )),
+        Ok(None) => {}
+        Err(error) => done.push(format!("The loop could not be paused: {error:#}.")),
+    }
+    if tasks::active(ctx.store()).ok().flatten().is_some() {
+        match tasks::continuation::pause_for_user(ctx) {
+            Ok(()) => done.push("Task continuation is paused until the user's next prompt.".into()),
+            Err(error) => done.push(format!("Task continuation could not be paused: {error:#}.")),
+        }
+    }
+    done.join(" ")
+}
+
+fn cap(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        return text.to_string();
+    }
+    let cut: String = text.chars().take(max).collect();
+    format!("{cut}…")
+}
+
+/// The effect check's output and the diagnostics' as one PostToolUse
+/// answer. A diagnostics fault does not hide what the check did: it is
+/// said on stderr and the check's output stands.
+pub fn combined(
+    first: HookOutput,
+    second: anyhow::Result<HookOutput>,
+) -> anyhow::Result<HookOutput> {
+    if first.is_silent() {
+        return second;
+    }
+    let second = match second {
+        Ok(second) => second,
+        Err(error) => {
+            eprintln!("ralph-post-tool-lsp-diagnostic: {error:#}");
+            return Ok(first);
+        }
+    };
+    Ok(merge(first, second))
+}
+
+fn merge(first: HookOutput, second: HookOutput) -> HookOutput {
+    if second.is_silent() {
+        return first;
+    }
+    let join = |a: Option<String>, b: Option<String>| match (a, b) {
+        (Some(a), Some(b)) => Some(format!("{a}\n{b}")),
+        (a, b) => a.or(b),
+    };
+    let mut out = second.clone();
+    out.system_message = join(first.system_message, second.system_message);
+    out.reason = join(first.reason, second.reason);
+    out.decision = first.decision.or(second.decision);
+    let context = join(
+        first
+            .hook_specific_output
+            .as_ref()
+            .and_then(|h| h.additional_context.clone()),
+        second
+            .hook_specific_output
+            .as_ref()
+            .and_then(|h| h.additional_context.clone()),
+    );
+    if let Some(context) = context {
+        let mut specific = out
+            .hook_specific_output
+            .take()
+            .or(first.hook_specific_output)
+            .unwrap_or_default();
+        specific.hook_event_name = EventName::PostToolUse.as_str();
+        specific.additional_context = Some(context);
+        out.hook_specific_output = Some(specific);
+    }
+    out
+}

@@ -1,0 +1,641 @@
+//! What the guard protects while the agent works unattended, and how a path
+//! from a command or a tool call is matched against it.
+//!
+//! The protected set:
+//! - the hooks' whole state root, except the orchestrator's `sessions/` and
+//!   `knowledge/` (files the agent writes itself, checked against their
+//!   schema instead);
+//! - the hooks' config: `.claude/ralph-hooks.json`, `.lsp.json`;
+//! - Claude Code's settings, where the hooks are registered and could be
+//!   switched off: `.claude/settings.json`, `.claude/settings.local.json`,
+//!   `~/.claude/settings.json`;
+//! - the user's own controls, `/cancel-loop` and `/resume-loop`
+//!   (`.claude/commands/{cancel,resume}-loop.md`);
+//! - the paths the user lists in `guard.protected` (a folder: all of it).
+//!
+//! A path hits the set when it is a protected path, lies inside a protected
+//! folder, or contains one (`rm -rf .claude` takes the state root with it).
+//! Paths are compared as written (after `~`, `$HOME`, `$PWD`, `$(pwd)` and
+//! `$CLAUDE_PROJECT_DIR`, relative to where the command runs), with `..`
+//! resolved, and with every symlink on the way followed — a final link that
+//! dangles is resolved through its parent, so a link made before the file
+//! exists still names it. Globs are expanded against the disk as the shell
+//! would (`rm .claude/*`). A file with more than one hard link is compared
+//! by device and inode with the protected files.
+
+use std::collections::VecDeque;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Component, Path, PathBuf};
+
+use super::shell::Cwd;
+
+/// Protected files reached through one folder, at most: bounds the walks
+/// for hard links and for the effect check.
+pub const MAX_FILES: usize = 5_000;
+/// Glob matches looked at per pattern.
+const MAX_GLOB_MATCHES: usize = 2_000;
+/// Symlinks followed while resolving one path (the kernel's own limit).
+const MAX_LINKS: usize = 40;
+
+/// State-root folders the agent writes itself (orchestrator files, checked
+/// against their schema by the guard and the post-tool hook).
+pub const AGENT_WRITTEN: &[&str] = &["sessions", "knowledge"];
+
+/// Where Claude Code registers hooks and can be told to skip them.
+pub const SETTINGS_FILES: &[&str] = &[".claude/settings.json", ".claude/settings.local.json"];
+/// The user's own ways to end or resume the loop from Claude Code.
+pub const CONTROL_COMMANDS: &[&str] = &[
+    ".claude/commands/cancel-loop.md",
+    ".claude/commands/resume-loop.md",
+];
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// The state root: changes only through ralph-hooks.
+    State,
+    /// Config and settings: the user's to change.
+    Config,
+}
+
+/// One protected path.
+#[derive(Debug, Clone)]
+pub struct Entry {
+    /// Absolute, with `..` resolved.
+    pub path: PathBuf,
+    /// A folder: everything under it is protected too.
+    pub tree: bool,
+    pub kind: Kind,
+    /// Folders under a tree that are not protected.
+    pub except: Vec<PathBuf>,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct ProtectedSet {
+    pub entries: Vec<Entry>,
+}
+
+/// Where things are, for building and matching the set.
+#[derive(Debug, Clone)]
+pub struct Places {
+    pub project_root: PathBuf,
+    pub state_root: PathBuf,
+    pub home: Option<PathBuf>,
+}
+
+impl Places {
+    pub fn from_env(project_root: &Path, state_root: &Path) -> Places {
+        Places {
+            project_root: project_root.to_path_buf(),
+            state_root: state_root.to_path_buf(),
+            home: std::env::var_os("HOME")
+                .map(PathBuf::from)
+                .filter(|home| home.is_absolute()),
+        }
+    }
+}
+
+impl ProtectedSet {
+    /// The set for this project; `user` is `guard.protected`.
+    pub fn new(places: &Places, config_file: &Path, user: &[String]) -> ProtectedSet {
+        let project = &places.project_root;
+        let mut entries = vec![Entry {
+            path: lexical_normalize(&places.state_root),
+            tree: true,
+            kind: Kind::State,
+            except: AGENT_WRITTEN
+                .iter()
+                .map(|name| lexical_normalize(&places.state_root.join(name)))
+                .collect(),
+        }];
+        let file = |path: PathBuf| Entry {
+            path: lexical_normalize(&path),
+            tree: false,
+            kind: Kind::Config,
+            except: Vec::new(),
+        };
+        entries.push(file(config_file.to_path_buf()));
+        entries.push(file(project.join(".lsp.json")));
+        for relative in SETTINGS_FILES.iter().chain(CONTROL_COMMANDS) {
+            entries.push(file(project.join(relative)));
+        }
+        if let Some(home) = &places.home {
+            entries.push(file(home.join(".claude").join("settings.json")));
+        }
+        for listed in user {
+            let Some(expanded) = expand(listed, project, places) else {
+                continue;
+            };
+            let path = lexical_normalize(&project.join(expanded));
+            let tree = listed.ends_with('/') || path.is_dir();
+            entries.push(Entry {
+                path,
+                tree,
+                kind: Kind::Config,
+                except: Vec::new(),
+            });
+        }
+        ProtectedSet { entries }
+    }
+
+    /// The entry `path` hits, and the protected path it reaches (the path
+    /// itself when it lies inside a protected folder). Each form of the
+    /// path (as written, links resolved) is compared with each form of the
+    /// entry.
+    pub fn hit(&self, path: &Path) -> Option<(&Entry, PathBuf)> {
+        let forms = forms(path);
+        for entry in &self.entries {
+            for entry_form in forms_of_entry(entry) {
+                for form in &forms {
+                    if let Some(reached) = hits(entry, &entry_form, form) {
+                        return Some((entry, reached));
+                    }
+                }
+            }
+        }
+        None
+    }
+
+    /// Every protected regular file now (the trees walked, bounded),
+    /// absolute and as written.
+    pub fn files(&self) -> Vec<(PathBuf, Kind)> {
+        let mut out = Vec::new();
+        for entry in &self.entries {
+            if entry.tree {
+                walk(&entry.path, &entry.except, &mut out, entry.kind);
+            } else if entry.path.symlink_metadata().is_ok() {
+                out.push((entry.path.clone(), entry.kind));
+            }
+        }
+        out
+    }
+
+    /// The protected file that `path` is a hard link of, if any: a file
+    /// with more than one link compared by device and inode.
+    pub fn hard_link_of(&self, path: &Path) -> Option<PathBuf> {
+        let metadata = std::fs::symlink_metadata(path).ok()?;
+        if !metadata.is_file() || metadata.nlink() < 2 {
+            return None;
+        }
+        self.files().into_iter().map(|(file, _)| file).find(|file| {
+            std::fs::symlink_metadata(file)
+                .is_ok_and(|m| m.dev() == metadata.dev() && m.ino() == metadata.ino())
+        })
+    }
+}
+
+/// `reached` when `form` hits `entry` (given as `entry_form`).
+fn hits(entry: &Entry, entry_form: &Path, form: &Path) -> Option<PathBuf> {
+    // The path contains the protected one (or is it).
+    if entry_form.starts_with(form) {
+        return Some(entry_form.to_path_buf());
+    }
+    if entry.tree && form.starts_with(entry_form) {
+        let relative = form.strip_prefix(entry_form).ok()?;
+        let excepted = entry.except.iter().any(|except| {
+            except
+                .strip_prefix(&entry.path)
+                .is_ok_and(|inner| relative.starts_with(inner))
+        });
+        if !excepted {
+            return Some(form.to_path_buf());
+        }
+    }
+    None
+}
+
+/// The entry's path as written and with its links resolved.
+fn forms_of_entry(entry: &Entry) -> Vec<PathBuf> {
+    forms(&entry.path)
+}
+
+/// A path as written (`..` resolved) and with symlinks followed.
+pub fn forms(path: &Path) -> Vec<PathBuf> {
+    let lexical = lexical_normalize(path);
+    let resolved = resolve_links(&lexical);
+    if resolved == lexical {
+        vec![lexical]
+    } else {
+        vec![lexical, resolved]
+    }
+}
+
+fn walk(dir: &Path, except: &[PathBuf], out: &mut Vec<(PathBuf, Kind)>, kind: Kind) {
+    let mut pending = vec![dir.to_path_buf()];
+    while let Some(dir) = pending.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        let mut names: Vec<_> = entries.filter_map(|e| e.ok()).collect();
+        names.sort_by_key(|e| e.file_name());
+        for entry in names {
+            if out.len() >= MAX_FILES {
+                return;
+            }
+            let path = entry.path();
+            if except.contains(&path) {
+                continue;
+            }
+            let Ok(kind_of) = entry.file_type() else {
+                continue;
+            };
+            if kind_of.is_dir() {
+                pending.push(path);
+            } else {
+                out.push((path, kind));
+            }
+        }
+    }
+}
+
+/// Expands what the guard can know in a path from a command: `~`, `$HOME`,
+/// `$PWD`/`$(pwd)` (the command's directory, `cwd`), `$CLAUDE_PROJECT_DIR`.
+/// `None` when another variable or substitution is in it.
+pub fn expand(word: &str, cwd: &Path, places: &Places) -> Option<String> {
+    let home = places
+        .home
+        .as_ref()
+        .map(|h| h.to_string_lossy().into_owned());
+    let mut text = word.to_string();
+    if text == "~" || text.starts_with("~/") {
+        text = format!("{}{}", home.clone()?, &text[1..]);
+    }
+    let cwd_text = cwd.to_string_lossy().into_owned();
+    let project = places.project_root.to_string_lossy().into_owned();
+    for (pattern, value) in [
+        ("${HOME}", home.clone()),
+        ("$HOME", home),
+        ("${PWD}", Some(cwd_text.clone())),
+        ("$PWD", Some(cwd_text.clone())),
+        ("$(pwd)", Some(cwd_text.clone())),
+        ("`pwd`", Some(cwd_text)),
+        ("${CLAUDE_PROJECT_DIR}", Some(project.clone())),
+        ("$CLAUDE_PROJECT_DIR", Some(project)),
+    ] {
+        if text.contains(pattern) {
+            text = text.replace(pattern, &value?);
+        }
+    }
+    if text.contains('$') || text.contains('`') {
+        return None;
+    }
+    Some(text)
+}
+
+/// The directories a command may run in: where the Bash tool is, and after
+/// the `cd`s before it (both, since a `cd` inside a subshell does not last).
+pub fn run_dirs(base: &Path, cwd: &Cwd, places: &Places) -> Vec<PathBuf> {
+    let mut dirs = vec![base.to_path_buf()];
+    if cwd.cds.is_empty() {
+        return dirs;
+    }
+    let mut dir = base.to_path_buf();
+    for cd in &cwd.cds {
+        let Some(expanded) = expand(cd, &dir, places) else {
+            return dirs;
+        };
+        dir = lexical_normalize(&dir.join(expanded));
+    }
+    if !dirs.contains(&dir) {
+        dirs.push(dir);
+    }
+    dirs
+}
+
+/// The concrete paths a word from a command names, from each directory it
+/// may run in: globs and braces expanded against the disk.
+pub fn paths_of(word: &str, dirs: &[PathBuf], places: &Places) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for dir in dirs {
+        let Some(expanded) = expand(word, dir, places) else {
+            continue;
+        };
+        for alternative in expand_braces(&expanded) {
+            let absolute = lexical_normalize(&dir.join(&alternative));
+            if has_glob(&alternative) {
+                out.extend(glob(&absolute));
+            } else {
+                out.push(absolute);
+            }
+        }
+    }
+    out.dedup();
+    out
+}
+
+fn has_glob(text: &str) -> bool {
+    text.contains(['*', '?', '['])
+}
+
+/// `a{b,c}d` → `abd`, `acd` (nested too); text without a brace pair stays.
+fn expand_braces(text: &str) -> Vec<String> {
+    let Some(open) = text.find('{') else {
+        return vec![text.to_string()];
+    };
+    let mut depth = 0;
+    let mut close = None;
+    let mut commas = Vec::new();
+    for (at, c) in text[open..].char_indices() {
+        match c {
+            '{' => depth += 1,
+            '}' => {
+                depth -= 1;
+                if depth == 0 {
+                    close = Some(open + at);
+                    break;
+                }
+            }
+            ',' if depth == 1 => commas.push(open + at),
+            _ => {}
+        }
+    }
+    let (Some(close), false) = (close, commas.is_empty()) else {
+        return vec![text.to_string()];
+    };
+    let (before, after) = (&text[..open], &text[close + 1..]);
+    let mut bounds = vec![open];
+    bounds.extend(&commas);
+    bounds.push(close);
+    let mut out = Vec::new();
+    for pair in bounds.windows(2) {
+        let part = &text[pair[0] + 1..pair[1]];
+        for tail in expand_braces(after) {
+            out.extend(expand_braces(&format!("{before}{part}{tail}")));
+        }
+    }
+    out
+}
+
+/// The existing paths a glob matches, as the shell expands it: `*` and `?`
+/// do not match a leading dot.
+fn glob(pattern: &Path) -> Vec<PathBuf> {
+    let mut matches = vec![PathBuf::from("/")];
+    for component in pattern.components() {
+        let Component::Normal(part) = component else {
+            continue;
+        };
+        let part = part.to_string_lossy();
+        let mut next = Vec::new();
+        for base in &matches {
+            if !has_glob(&part) {
+                let candidate = base.join(part.as_ref());
+                if candidate.symlink_metadata().is_ok() {
+                    next.push(candidate);
+                }
+                continue;
+            }
+            let Ok(entries) = std::fs::read_dir(base) else {
+                continue;
+            };
+            for entry in entries.filter_map(|e| e.ok()) {
+                let name = entry.file_name().to_string_lossy().into_owned();
+                if fnmatch(&part, &name) {
+                    next.push(base.join(name));
+                    if next.len() >= MAX_GLOB_MATCHES {
+                        break;
+                    }
+                }
+            }
+        }
+        matches = next;
+        if matches.is_empty() {
+            break;
+        }
+    }
+    matches
+}
+
+/// Shell pattern matching of one path component: `*`, `?`, `[…]` (with
+/// `!`/`^` and ranges); a leading `.` must be matched literally.
+pub fn fnmatch(pattern: &str, name: &str) -> bool {
+    if name.starts_with('.') && !pattern.starts_with('.') {
+        return false;
+    }
+    let pattern: Vec<char> = pattern.chars().collect();
+    let name: Vec<char> = name.chars().collect();
+    matches_from(&pattern, &name)
+}
+
+fn matches_from(pattern: &[char], name: &[char]) -> bool {
+    let Some((&first, rest)) = pattern.split_first() else {
+        return name.is_empty();
+    };
+    match first {
+        '*' => (0..=name.len()).any(|skip| matches_from(rest, &name[skip..])),
+        '?' => !name.is_empty() && matches_from(rest, &name[1..]),
+        '[' => {
+            let Some(close) = rest.iter().skip(1).position(|c| *c == ']').map(|at| at + 1) else {
+                return name.first() == Some(&'[') && matches_from(rest, &name[1..]);
+            };
+            let Some(&c) = name.first() else {
+                return false;
+            };
+            let mut set = &rest[..close];
+            let negated = matches!(set.first(), Some('!' | '^'));
+            if negated {
+                set = &set[1..];
+            }
+            let mut found = false;
+            let mut at = 0;
+            while at < set.len() {
+                if at + 2 < set.len() && set[at + 1] == '-' {
+                    found |= set[at] <= c && c <= set[at + 2];
+                    at += 3;
+                } else {
+                    found |= set[at] == c;
+                    at += 1;
+                }
+            }
+            found != negated && matches_from(&rest[close + 1..], &name[1..])
+        }
+        literal => name.first() == Some(&literal) && matches_from(rest, &name[1..]),
+    }
+}
+
+/// Removes `.` and resolves `..` without touching the disk.
+pub fn lexical_normalize(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for component in path.components() {
+        match component {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other.as_os_str()),
+        }
+    }
+    out
+}
+
+/// `path` with every symlink on the way followed, as the kernel would; the
+/// part past the first component that does not exist is kept as written,
+/// so a dangling final link still names its target.
+pub fn resolve_links(path: &Path) -> PathBuf {
+    let mut pending: VecDeque<PathBuf> = path
+        .components()
+        .map(|c| PathBuf::from(c.as_os_str()))
+        .collect();
+    let mut resolved = PathBuf::new();
+    let mut hops = 0;
+    while let Some(component) = pending.pop_front() {
+        let name = component.as_os_str();
+        if name == "/" {
+            resolved = PathBuf::from("/");
+            continue;
+        }
+        if name == "." {
+            continue;
+        }
+        if name == ".." {
+            resolved.pop();
+            continue;
+        }
+        let candidate = resolved.join(name);
+        let Ok(metadata) = candidate.symlink_metadata() else {
+            // Missing: the rest is kept as written.
+            resolved = candidate;
+            for rest in pending {
+                resolved = lexical_normalize(&resolved.join(rest));
+            }
+            return resolved;
+        };
+        if !metadata.file_type().is_symlink() {
+            resolved = candidate;
+            continue;
+        }
+        hops += 1;
+        let Ok(target) = std::fs::read_link(&candidate) else {
+            resolved = candidate;
+            continue;
+        };
+        if hops > MAX_LINKS {
+            resolved = candidate;
+            continue;
+        }
+        let mut spliced: VecDeque<PathBuf> = target
+            .components()
+            .map(|c| PathBuf::from(c.as_os_str()))
+            .collect();
+        spliced.extend(pending);
+        pending = spliced;
+    }
+    resolved
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn temp(label: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!(
+            "ralph-protect-{label}-{}-{}",
+            std::process::id(),
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap()
+                .subsec_nanos()
+        ));
+        std::fs::create_dir_all(&dir).unwrap();
+        dir.canonicalize().unwrap()
+    }
+
+    #[test]
+    fn patterns_match_as_the_shell_does() {
+        assert!(fnmatch("*", "ralph-hooks.json"));
+        assert!(!fnmatch("*", ".claude"));
+        assert!(fnmatch(".*", ".claude"));
+        assert!(fnmatch(".c[a-z]aude", ".claude"));
+        assert!(fnmatch("[!x]oop.json", "loop.json"));
+        assert!(fnmatch("l??p.*", "loop.json"));
+        assert!(!fnmatch("l?p.*", "loop.json"));
+    }
+
+    #[test]
+    fn braces_expand() {
+        assert_eq!(expand_braces("a{b,c}d"), vec!["abd", "acd"]);
+        assert_eq!(
+            expand_braces(".claude/{x,{y,z}}"),
+            vec![".claude/x", ".claude/y", ".claude/z"]
+        );
+        assert_eq!(expand_braces("no{brace"), vec!["no{brace"]);
+    }
+
+    #[test]
+    fn dangling_links_resolve_through_their_parent() {
+        let dir = temp("dangling");
+        std::fs::create_dir_all(dir.join(".claude")).unwrap();
+        std::os::unix::fs::symlink(".claude/ralph-hooks.json", dir.join("notes.json")).unwrap();
+        assert_eq!(
+            resolve_links(&dir.join("notes.json")),
+            dir.join(".claude/ralph-hooks.json")
+        );
+        std::os::unix::fs::symlink(dir.join(".claude"), dir.join("c")).unwrap();
+        assert_eq!(
+            resolve_links(&dir.join("c/../x")),
+            dir.join("x"),
+            "`..` after a link is the link target's parent"
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn parents_and_members_of_protected_paths_hit() {
+        let dir = temp("hits");
+        let places = Places {
+            project_root: dir.clone(),
+            state_root: dir.join(".claude/orchestrator"),
+            home: None,
+        };
+        let set = ProtectedSet::new(
+            &places,
+            &dir.join(".claude/ralph-hooks.json"),
+            &["secrets/".into()],
+        );
+        for hit in [
+            ".claude",
+            ".claude/orchestrator",
+            ".claude/orchestrator/loop.json",
+            ".claude/orchestrator/daemon/daemon.json",
+            ".lsp.json",
+            ".claude/settings.local.json",
+            "secrets/a",
+            ".",
+        ] {
+            assert!(set.hit(&dir.join(hit)).is_some(), "{hit}");
+        }
+        for miss in [
+            ".claude/commands/x.md",
+            ".claude/orchestrator/sessions/abc/state.json",
+            "src/main.rs",
+            "notes.json",
+        ] {
+            assert!(set.hit(&dir.join(miss)).is_none(), "{miss}");
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn globs_expand_against_the_disk() {
+        let dir = temp("glob");
+        std::fs::create_dir_all(dir.join(".claude/orchestrator")).unwrap();
+        std::fs::write(dir.join(".claude/ralph-hooks.json"), "{}").unwrap();
+        let places = Places {
+            project_root: dir.clone(),
+            state_root: dir.join(".claude/orchestrator"),
+            home: None,
+        };
+        let found = paths_of(".claude/*", std::slice::from_ref(&dir), &places);
+        assert!(
+            found.contains(&dir.join(".claude/ralph-hooks.json")),
+            "{found:?}"
+        );
+        assert!(
+            found.contains(&dir.join(".claude/orchestrator")),
+            "{found:?}"
+        );
+        assert!(
+            paths_of("*", std::slice::from_ref(&dir), &places).is_empty(),
+            "* skips dot files"
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

@@ -1,0 +1,646 @@
+//! The guard's check of what a Bash command did, through the real binaries:
+//! `ralph-pre-tool-stop-guard` takes the snapshot, the command runs in a
+//! real `bash` (with Claude Code's environment: `CLAUDECODE=1`, our CLI on
+//! `PATH`), then `ralph-post-tool-lsp-diagnostic` compares, puts back and
+//! reports. Each bypass the text reading cannot see — a script written and
+//! run at once, an alias, a make target, `python -c`, `perl -e`, `node -e`,
+//! a symlink swap, a hard link, `rm -rf .claude`, `git clean`, `git stash
+//! -u`, the CLI through a script, a push to a local bare remote — is caught
+//! and undone (or, for a push, the loop paused); ordinary work is not
+//! touched.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::{Value, json};
+
+use crate::util::{self, TempDir};
+
+const SESSION: &str = "205cbbdd-a334-4456-9333-f0dfc3cbd802";
+const TASK: &str = "task_20261121T110000Z";
+const CONFIG: &str = "{\"guard\": {\"state_files\": true}}\n";
+const SETTINGS: &str = "{\"hooks\": {\"PreToolUse\": []}}\n";
+
+fn loop_json(project: &Path, status: &str) -> Value {
+    json!({
+        "version": 1, "id": "loop-20261121T110000Z-0001", "status": status,
+        "goal": "make the test suite pass", "promise": "DONE", "checks": [],
+        "check_timeout_secs": 30, "diagnostics": false, "no_warnings": false,
+        "iteration": 2, "max_iterations": 50, "session_id": SESSION,
+        "project_root": project.display().to_string(),
+        "started_at": "2026-11-21T11:00:00Z", "updated_at": "2026-11-21T11:00:00Z",
+        "ended_at": null, "completion_reason": null, "consecutive_blocks": 0,
+        "touched_files": [], "history": []
+    })
+}
+
+fn task_md(status: &str, open: bool) -> String {
+    format!(
+        "# Task: {TASK}\n\n## Metadata\n\n- **Status:** {status}\n- **Priority:** high\n- **Created:** 2026-11-21T11:00:00.000Z\n- **Session:** {SESSION}\n\n## Description\n\nAdd OAuth login\n\n## Steps\n\n- [x] (s1) Read the auth code\n- [{}] (s2) Add the Google strategy\n- [ ] (s3) Add the GitHub callback\n\n## Progress\n\n- Task started\n\n## Last Activity\n\n2026-11-21T11:30:00.000Z\n",
+        if open { ">" } else { "x" }
+    )
+}
+
+fn git(project: &Path, args: &[&str]) {
+    let status = Command::new("git")
+        .args(args)
+        .current_dir(project)
+        .env("GIT_AUTHOR_NAME", "t")
+        .env("GIT_AUTHOR_EMAIL", "t@example.com")
+        .env("GIT_COMMITTER_NAME", "t")
+        .env("GIT_COMMITTER_EMAIL", "t@example.com")
+        .output()
+        .expect("git");
+    assert!(
+        status.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&status.stderr)
+    );
+}
+
+/// A git project with a RUNNING loop, an active task with open steps, the
+/// hooks' config, Claude Code's settings and a committed source file.
+fn supervised(label: &str) -> TempDir {
+    let dir = TempDir::new(label);
+    let project = dir.path();
+    let state = project.join(".claude/orchestrator");
+    std::fs::create_dir_all(state.join("tasks")).unwrap();
+    std::fs::write(
+        state.join("loop.json"),
+        loop_json(project, "RUNNING").to_string(),
+    )
+    .unwrap();
+    std::fs::write(
+        state.join("tasks/active.json"),
+        json!({"version": 1, "task_id": TASK}).to_string(),
+    )
+    .unwrap();
+    std::fs::write(
+        state.join(format!("tasks/{TASK}.md")),
+        task_md("in_progress", true),
+    )
+    .unwrap();
+    std::fs::write(project.join(".claude/ralph-hooks.json"), CONFIG).unwrap();
+    std::fs::write(project.join(".claude/settings.json"), SETTINGS).unwrap();
+    std::fs::write(project.join(".lsp.json"), "{}\n").unwrap();
+    std::fs::create_dir_all(project.join("src")).unwrap();
+    std::fs::write(project.join("src/app.txt"), "one\n").unwrap();
+    git(project, &["init", "-q", "-b", "main"]);
+    git(project, &["add", "src"]);
+    git(project, &["commit", "-qm", "start"]);
+    dir
+}
+
+fn input(project: &Path, event: &str, id: &str, command: &str, stdout: &str) -> Vec<u8> {
+    let mut input = json!({
+        "hook_event_name": event, "session_id": SESSION, "cwd": project,
+        "tool_name": "Bash", "tool_input": {"command": command, "description": "x"},
+        "tool_use_id": id,
+    });
+    if event == "PostToolUse" {
+        input["tool_response"] =
+            json!({"stdout": stdout, "stderr": "", "interrupted": false, "isImage": false});
+    }
+    serde_json::to_vec(&input).unwrap()
+}
+
+fn pre(project: &Path, id: &str, command: &str) -> Output {
+    util::run_with_stdin(
+        util::command("ralph-pre-tool-stop-guard", project),
+        &input(project, "PreToolUse", id, command, ""),
+    )
+}
+
+fn post(project: &Path, id: &str, command: &str, stdout: &str) -> Output {
+    let output = util::run_with_stdin(
+        util::command("ralph-post-tool-lsp-diagnostic", project),
+        &input(project, "PostToolUse", id, command, stdout),
+    );
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "post hook: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    output
+}
+
+/// Runs `command` as Claude Code's Bash tool would: `bash -c` in the
+/// project, inside Claude Code, our CLI on PATH.
+fn run(project: &Path, command: &str) -> Output {
+    let bin_dir = util::bin("ralph-hooks").parent().unwrap().to_path_buf();
+    let path = format!(
+        "{}:{}",
+        bin_dir.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let mut shell = util::command("ralph-hooks", project);
+    shell
+        .env("PATH", path)
+        .env("CLAUDECODE", "1")
+        .env("CLAUDE_CODE_SESSION_ID", SESSION)
+        .env_remove("RALPH_HOOKS_NOW")
+        .env("GIT_AUTHOR_NAME", "t")
+        .env("GIT_AUTHOR_EMAIL", "t@example.com")
+        .env("GIT_COMMITTER_NAME", "t")
+        .env("GIT_COMMITTER_EMAIL", "t@example.com");
+    let mut bash = Command::new("bash");
+    bash.arg("-c").arg(command).current_dir(project);
+    for (key, value) in shell.get_envs() {
+        match value {
+            Some(value) => bash.env(key, value),
+            None => bash.env_remove(key),
+        };
+    }
+    bash.output().expect("bash")
+}
+
+/// One Bash call through both hooks; the guard must let it through.
+/// Returns the post hook's JSON (or `Null` when silent) and the command's output.
+fn call(project: &Path, id: &str, command: &str) -> (Value, Output) {
+    let before = pre(project, id, command);
+    assert_eq!(before.status.code(), Some(0));
+    assert!(
+        !String::from_utf8_lossy(&before.stdout).contains("\"deny\""),
+        "the guard denied {command:?} before it ran: {}",
+        String::from_utf8_lossy(&before.stdout)
+    );
+    let ran = run(project, command);
+    let after = post(project, id, command, &String::from_utf8_lossy(&ran.stdout));
+    let value = serde_json::from_slice(&after.stdout).unwrap_or(Value::Null);
+    (value, ran)
+}
+
+fn context(output: &Value) -> String {
+    output["hookSpecificOutput"]["additionalContext"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string()
+}
+
+fn message(output: &Value) -> String {
+    output["systemMessage"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string()
+}
+
+fn read(path: PathBuf) -> String {
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+fn loop_status(project: &Path) -> String {
+    let state: Value =
+        serde_json::from_str(&read(project.join(".claude/orchestrator/loop.json"))).unwrap();
+    state["status"].as_str().unwrap().to_string()
+}
+
+fn events(project: &Path) -> Vec<Value> {
+    std::fs::read_to_string(project.join(".claude/orchestrator/events.jsonl"))
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|line| serde_json::from_str(line).ok())
+        .collect()
+}
+
+/// Every protected file is as `supervised` wrote it.
+fn assert_intact(project: &Path, what: &str) {
+    assert_eq!(
+        read(project.join(".claude/ralph-hooks.json")),
+        CONFIG,
+        "{what}: config"
+    );
+    assert_eq!(
+        read(project.join(".claude/settings.json")),
+        SETTINGS,
+        "{what}: settings"
+    );
+    assert_eq!(read(project.join(".lsp.json")), "{}\n", "{what}: .lsp.json");
+    assert_eq!(loop_status(project), "RUNNING", "{what}: loop");
+    assert_eq!(
+        read(project.join(format!(".claude/orchestrator/tasks/{TASK}.md"))),
+        task_md("in_progress", true),
+        "{what}: task"
+    );
+    assert!(
+        std::fs::symlink_metadata(project.join(".claude/orchestrator"))
+            .unwrap()
+            .is_dir(),
+        "{what}: the state root is a real folder"
+    );
+    assert!(
+        !project.join(".claude/settings.local.json").exists(),
+        "{what}: no settings.local.json"
+    );
+}
+
+/// Commands the text reading cannot judge, each changing a protected file:
+/// every change is caught after the fact, put back, told to Claude and the
+/// user, and logged.
+#[test]
+fn changes_the_text_cannot_see_are_undone() {
+    let cases: &[(&str, &str)] = &[
+        (
+            "script-then-run",
+            "printf 'echo \"{\\\\\"guard\\\\\":{\\\\\"loop_commands\\\\\":[]}}\" > .claude/ralph-hooks.json\\n' > s.sh && sh s.sh",
+        ),
+        (
+            "alias",
+            "shopt -s expand_aliases\nalias wipe='rm -rf .claude/orchestrator'\nwipe",
+        ),
+        (
+            "make target",
+            "printf 'clean:\\n\\trm -f .lsp.json .claude/settings.json\\n' > Makefile && make -s clean",
+        ),
+        (
+            "python -c",
+            "python3 -c \"import os; os.remove('.claude/orchestrator/loop.json')\"",
+        ),
+        (
+            "perl -e",
+            "perl -e 'open(my $f, \">\", \".claude/ralph-hooks.json\"); print $f \"{}\"'",
+        ),
+        (
+            "node -e",
+            "node -e \"require('fs').writeFileSync('.claude/settings.local.json', '{\\\"disableAllHooks\\\": true}')\"",
+        ),
+        (
+            "sh script.sh",
+            "echo 'sed -i s/in_progress/completed/ .claude/orchestrator/tasks/*.md' > fix.sh && sh fix.sh",
+        ),
+        (
+            "rm -rf .claude, by python",
+            "python3 -c \"import shutil; shutil.rmtree('.claude')\"",
+        ),
+        (
+            "git clean -fdx, spelled through a variable",
+            "c=clean; git $c -fdx -q",
+        ),
+        (
+            "git stash -u, spelled through a variable",
+            "s=stash; git $s -u -q",
+        ),
+        (
+            "truncate through a variable",
+            "f=.lsp.json; truncate -s 0 $f",
+        ),
+        (
+            "symlink swap of the state root",
+            "python3 -c \"import os,shutil; shutil.copytree('.claude/orchestrator','o2'); shutil.rmtree('.claude/orchestrator'); os.symlink(os.path.abspath('o2'),'.claude/orchestrator')\" && sed -i s/RUNNING/CANCELLED/ o2/loop.json",
+        ),
+        (
+            "symlink swap of a config file",
+            "python3 -c \"import os; open('evil.json','w').write('{}'); os.remove('.lsp.json'); os.symlink('evil.json','.lsp.json')\"",
+        ),
+    ];
+    for (index, (label, command)) in cases.iter().enumerate() {
+        let dir = supervised("effects-undone");
+        let project = dir.path();
+        let id = format!("toolu_{index:02}");
+        let (output, ran) = call(project, &id, command);
+        let said = context(&output);
+        assert!(
+            said.contains("They were restored") && !said.contains("could NOT"),
+            "{label}: {said}\n{output}\ncommand stderr: {}",
+            String::from_utf8_lossy(&ran.stderr)
+        );
+        assert!(
+            message(&output).contains("ralph-hooks guard: a Bash command"),
+            "{label}: {output}"
+        );
+        assert_intact(project, label);
+        let logged = events(project)
+            .iter()
+            .any(|event| event["data"]["event"] == "protected_restored");
+        assert!(logged, "{label}: no guard_event in events.jsonl");
+    }
+}
+
+/// A hard link made before the loop: writing through it in place changes the
+/// state file; the check puts it back (and the link no longer shares it).
+#[test]
+fn a_hard_link_write_is_undone() {
+    let dir = supervised("effects-hard-link");
+    let project = dir.path();
+    std::fs::hard_link(
+        project.join(".claude/orchestrator/loop.json"),
+        project.join("h.json"),
+    )
+    .unwrap();
+    let (output, _) = call(
+        project,
+        "toolu_h",
+        "python3 -c \"t=open('h.json').read(); open('h.json','w').write(t.replace('RUNNING','CANCELLED'))\"",
+    );
+    assert!(
+        context(&output).contains("loop.json (changed, put back)"),
+        "{output}"
+    );
+    assert_eq!(loop_status(project), "RUNNING");
+}
+
+/// The CLI is ralph-hooks' own writer, but ending the loop or weakening the
+/// task from inside Claude Code through a script the text cannot read is
+/// undone too.
+#[test]
+fn the_cli_through_a_script_cannot_end_the_loop_or_force_the_task() {
+    let dir = supervised("effects-cli-script");
+    let project = dir.path();
+    let (output, ran) = call(
+        project,
+        "toolu_c1",
+        "echo 'ralph-hooks loop cancel' > c.sh && sh c.sh",
+    );
+    assert!(
+        String::from_utf8_lossy(&ran.stdout).contains("Cancelled"),
+        "the CLI ran: {ran:?}"
+    );
+    assert!(
+        context(&output).contains("loop.json (changed, put back)"),
+        "{output}"
+    );
+    assert_eq!(loop_status(project), "RUNNING");
+
+    let (output, ran) = call(
+        project,
+        "toolu_c2",
+        "echo 'ralph-hooks task complete --force' > f.sh && sh f.sh",
+    );
+    assert!(ran.status.success(), "{ran:?}");
+    assert!(context(&output).contains(TASK), "{output}");
+    assert_intact(project, "after --force through a script");
+    let active: Value = serde_json::from_str(&read(
+        project.join(".claude/orchestrator/tasks/active.json"),
+    ))
+    .unwrap();
+    assert_eq!(active["task_id"], TASK, "the task is active again");
+}
+
+/// Ordinary work in the same loop — edits, builds, `git add`, `git commit`,
+/// the task CLI — is never touched, and the check says nothing.
+#[test]
+fn ordinary_work_is_never_touched() {
+    let dir = supervised("effects-ordinary");
+    let project = dir.path();
+    for (index, command) in [
+        "sed -i s/one/two/ src/app.txt && echo three >> src/app.txt",
+        "mkdir -p build && cp src/app.txt build/app.out && python3 -m py_compile /dev/null 2>/dev/null; true",
+        "git add -A src build && git commit -qm 'work'",
+        "ralph-hooks task step complete s2 && ralph-hooks task progress 'Google strategy done'",
+        "ralph-hooks loop status > /dev/null",
+        "rm -rf build && git status --short",
+        "echo notes > notes.txt && mv notes.txt NOTES.md",
+    ]
+    .iter()
+    .enumerate()
+    {
+        let (output, ran) = call(project, &format!("toolu_o{index}"), command);
+        assert!(ran.status.success(), "{command}: {}", String::from_utf8_lossy(&ran.stderr));
+        assert!(!context(&output).contains("guard"), "{command}: {output}");
+        assert!(!message(&output).contains("guard"), "{command}: {output}");
+    }
+    assert_eq!(read(project.join("src/app.txt")), "two\nthree\n");
+    let task = read(project.join(format!(".claude/orchestrator/tasks/{TASK}.md")));
+    assert!(
+        task.contains("- [x] (s2) Add the Google strategy"),
+        "the step stays done: {task}"
+    );
+    assert!(task.contains("Google strategy done"));
+    assert_eq!(loop_status(project), "RUNNING");
+    assert!(project.join("NOTES.md").exists());
+}
+
+/// Two Bash calls at once: the first to finish puts the file back, and the
+/// second does not take that for a change of its own.
+#[test]
+fn parallel_calls_restore_once() {
+    let dir = supervised("effects-parallel");
+    let project = dir.path();
+    let command_a = "python3 -c \"open('.lsp.json','w').write('{\\\"x\\\":1}')\"";
+    assert!(!String::from_utf8_lossy(&pre(project, "toolu_a", command_a).stdout).contains("deny"));
+    assert!(!String::from_utf8_lossy(&pre(project, "toolu_b", "true").stdout).contains("deny"));
+    run(project, command_a);
+    let after_a: Value =
+        serde_json::from_slice(&post(project, "toolu_a", command_a, "").stdout).unwrap();
+    assert!(
+        context(&after_a).contains(".lsp.json (changed, put back)"),
+        "{after_a}"
+    );
+    let after_b = post(project, "toolu_b", "true", "");
+    assert!(
+        after_b.stdout.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&after_b.stdout)
+    );
+    assert_intact(project, "parallel");
+}
+
+/// A bare repository as `origin`, and a feature commit to push.
+fn with_remote(project: &Path) -> PathBuf {
+    let remote = project.with_extension("remote.git");
+    let status = Command::new("git")
+        .args(["init", "-q", "--bare"])
+        .arg(&remote)
+        .output()
+        .unwrap();
+    assert!(status.status.success());
+    git(
+        project,
+        &["remote", "add", "origin", &remote.display().to_string()],
+    );
+    git(project, &["push", "-q", "origin", "main"]);
+    std::fs::write(project.join("src/app.txt"), "pushed\n").unwrap();
+    git(project, &["commit", "-qam", "feature"]);
+    remote
+}
+
+/// Pushes to a local bare remote through a script, an alias, a make target
+/// and `python -c`: each is seen after the fact, the loop is paused by the
+/// guard, and the user is told what went where. A fetch is not a push.
+#[test]
+fn pushes_are_seen_after_the_fact_and_pause_the_loop() {
+    for (label, command) in [
+        (
+            "script",
+            "echo 'git push -q origin HEAD:main' > p.sh && sh p.sh",
+        ),
+        (
+            "alias",
+            "shopt -s expand_aliases\nalias ship='git push -q origin HEAD:main'\nship",
+        ),
+        (
+            "make target",
+            "printf 'ship:\\n\\tgit push -q origin HEAD:main\\n' > Makefile && make -s ship",
+        ),
+        (
+            "python -c",
+            "python3 -c \"import subprocess; subprocess.run(['git','push','-q','origin','HEAD:main'])\"",
+        ),
+    ] {
+        let dir = supervised("effects-push");
+        let project = dir.path();
+        let remote = with_remote(project);
+        let (fetched, _) = call(project, "toolu_f", "git fetch -q origin");
+        assert!(
+            !message(&fetched).contains("pushed"),
+            "{label}: a fetch is no push: {fetched}"
+        );
+        let (output, _) = call(project, "toolu_p", command);
+        let told = message(&output);
+        assert!(
+            told.contains("pushed main → origin/main"),
+            "{label}: {output}"
+        );
+        assert!(
+            told.contains(&remote.display().to_string()),
+            "{label}: names where: {told}"
+        );
+        assert!(told.contains("cannot be undone"), "{label}: {told}");
+        assert!(context(&output).contains("Stop here"), "{label}: {output}");
+        let state: Value =
+            serde_json::from_str(&read(project.join(".claude/orchestrator/loop.json"))).unwrap();
+        assert_eq!(state["status"], "PAUSED", "{label}");
+        assert_eq!(state["paused_by"], "guard", "{label}");
+        let kinds: Vec<Value> = events(project)
+            .iter()
+            .map(|e| e["data"]["event"].clone())
+            .collect();
+        assert!(
+            kinds.contains(&json!("publish_detected")),
+            "{label}: {kinds:?}"
+        );
+        assert!(kinds.contains(&json!("loop_paused")), "{label}: {kinds:?}");
+        let _ = std::fs::remove_dir_all(&remote);
+    }
+}
+
+/// A registry upload shows only in the command's output.
+#[test]
+fn a_publish_in_the_output_pauses_the_loop() {
+    let dir = supervised("effects-publish");
+    let project = dir.path();
+    let command = "printf 'npm notice Publishing to https://registry.npmjs.org/ with tag latest\\n+ demo@1.0.3\\n'";
+    let (output, _) = call(project, "toolu_np", command);
+    assert!(
+        message(&output).contains("published npm package demo@1.0.3"),
+        "{output}"
+    );
+    assert_eq!(loop_status(project), "PAUSED");
+}
+
+/// Outside a loop or a continuation nothing is snapshotted, nothing is put
+/// back and nothing is said; the watch folder of an earlier loop goes away.
+#[test]
+fn outside_unattended_work_nothing_happens() {
+    let dir = supervised("effects-idle");
+    let project = dir.path();
+    call(project, "toolu_1", "true");
+    let watch = watch_dir(project);
+    assert!(
+        watch.join("base.json").exists(),
+        "a snapshot while the loop runs"
+    );
+    // The loop ends and the task is done.
+    std::fs::write(
+        project.join(".claude/orchestrator/loop.json"),
+        loop_json(project, "COMPLETED").to_string(),
+    )
+    .unwrap();
+    std::fs::write(
+        project.join(format!(".claude/orchestrator/tasks/{TASK}.md")),
+        task_md("completed", false).replace("- [ ] (s3)", "- [x] (s3)"),
+    )
+    .unwrap();
+    let (output, _) = call(
+        project,
+        "toolu_2",
+        "python3 -c \"open('.lsp.json','w').write('{}')\" && echo x > .claude/ralph-hooks.json",
+    );
+    assert_eq!(output, Value::Null);
+    assert_eq!(
+        read(project.join(".claude/ralph-hooks.json")),
+        "x\n",
+        "the user's own change stands"
+    );
+    assert!(!watch.exists(), "the watch folder is gone");
+}
+
+fn watch_dir(project: &Path) -> PathBuf {
+    let root = project.join(".claude/orchestrator").canonicalize().unwrap();
+    let hash = fnv1a(root.to_string_lossy().as_bytes());
+    util::test_state_home()
+        .join("ralph-hooks")
+        .join(format!("{hash:016x}"))
+}
+
+fn fnv1a(bytes: &[u8]) -> u64 {
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for byte in bytes {
+        hash ^= u64::from(*byte);
+        hash = hash.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    hash
+}
+
+/// The snapshot lives outside the project, in a private folder, so `rm -rf
+/// .claude` cannot take it; a change between Bash calls (the user's own,
+/// from a terminal) is taken as it is.
+#[test]
+fn snapshots_live_outside_the_project_and_the_users_changes_stand() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = supervised("effects-watch");
+    let project = dir.path();
+    call(project, "toolu_1", "true");
+    let watch = watch_dir(project);
+    assert!(!watch.starts_with(project));
+    let mode = std::fs::metadata(&watch).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o700);
+    // The user edits the config between two calls.
+    std::fs::write(
+        project.join(".claude/ralph-hooks.json"),
+        "{\"guard\": {}}\n",
+    )
+    .unwrap();
+    let (output, _) = call(project, "toolu_2", "true");
+    assert_eq!(output, Value::Null, "nothing to put back");
+    assert_eq!(
+        read(project.join(".claude/ralph-hooks.json")),
+        "{\"guard\": {}}\n"
+    );
+}
+
+/// `guard.protected` adds the user's paths; a file too large to keep a copy
+/// of is reported as changed and not put back.
+#[test]
+fn user_protected_paths_and_the_size_bound() {
+    let dir = supervised("effects-user-paths");
+    let project = dir.path();
+    std::fs::write(
+        project.join(".claude/ralph-hooks.json"),
+        "{\"guard\": {\"protected\": [\"secrets/\", \"big.bin\"]}}\n",
+    )
+    .unwrap();
+    std::fs::create_dir_all(project.join("secrets")).unwrap();
+    std::fs::write(project.join("secrets/key.txt"), "k\n").unwrap();
+    std::fs::write(project.join("big.bin"), vec![b'x'; 5 * 1024 * 1024]).unwrap();
+    let text = pre(project, "toolu_t", "echo y > secrets/key.txt");
+    assert!(
+        String::from_utf8_lossy(&text.stdout).contains("deny"),
+        "the text rule sees a listed path"
+    );
+    let (output, _) = call(
+        project,
+        "toolu_u",
+        "python3 -c \"open('secrets/key.txt','w').write('y'); open('big.bin','a').write('y')\"",
+    );
+    let said = context(&output);
+    assert!(
+        said.contains("secrets/key.txt (changed, put back)"),
+        "{said}"
+    );
+    assert!(
+        said.contains("big.bin (changed, could NOT be put back: no copy was kept"),
+        "{said}"
+    );
+    assert_eq!(read(project.join("secrets/key.txt")), "k\n");
+}
