@@ -212,8 +212,15 @@ pub fn check(ctx: &Ctx, tool: &ToolInput) -> Option<HookOutput> {
     let kind = kind_of(&tool.tool_name)?;
     let config = GuardConfig::load(&ctx.project_root);
     let mut skipped: Vec<String> = Vec::new();
-    let mut outcome = |rule: &str, result: anyhow::Result<Option<HookOutput>>| match result {
-        Ok(output) => output,
+    let denied_by = std::cell::Cell::new("placeholders");
+    let mut outcome = |rule: &'static str, result: anyhow::Result<Option<HookOutput>>| match result
+    {
+        Ok(output) => {
+            if output.is_some() {
+                denied_by.set(rule);
+            }
+            output
+        }
         Err(error) => {
             let line = format!("rule {rule} not evaluated, call let through: {error:#}");
             eprintln!("{NAME}: {line}");
@@ -267,6 +274,9 @@ pub fn check(ctx: &Ctx, tool: &ToolInput) -> Option<HookOutput> {
             mcp_completion(ctx, tool, &config.completion_tools),
         ),
     };
+    if let Some(output) = &denied {
+        log_denial(ctx, tool, denied_by.get(), output);
+    }
     let mut notes = skipped;
     if !config.problems.is_empty() {
         let problem = format!(
@@ -286,6 +296,28 @@ pub fn check(ctx: &Ctx, tool: &ToolInput) -> Option<HookOutput> {
         Some(denied) => denied.with_system_message(message),
         None => HookOutput::silent().with_system_message(message),
     })
+}
+
+/// Records a denial in `events.jsonl` (`guard_event` / `guard_denied`): the
+/// rule, the tool and the first line of the reason. The answer is already
+/// decided; a log that cannot be written only costs a warning.
+fn log_denial(ctx: &Ctx, tool: &ToolInput, rule: &str, output: &HookOutput) {
+    let reason = output
+        .hook_specific_output
+        .as_ref()
+        .and_then(|specific| specific.permission_decision_reason.as_deref())
+        .and_then(|reason| reason.lines().next())
+        .unwrap_or_default();
+    let data = serde_json::json!({
+        "event": "guard_denied",
+        "rule": rule,
+        "tool": tool.tool_name,
+        "reason": reason.chars().take(200).collect::<String>(),
+    });
+    let tool_use_id = tool.tool_use_id.as_deref().unwrap_or_default();
+    if let Err(error) = ctx.log_event("guard_event", ("toolUseId", tool_use_id), data) {
+        eprintln!("{NAME}: warning: cannot record the denial: {error:#}");
+    }
 }
 
 /// Whether `problem` differs from the last one reported (remembered in the

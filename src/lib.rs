@@ -26,6 +26,7 @@ pub mod cli;
 pub mod daemon;
 pub mod diagnostics;
 pub mod events;
+pub mod exporter;
 pub mod guards;
 pub mod hook;
 pub mod intel;
@@ -35,6 +36,7 @@ pub mod orchestrator;
 pub mod ralph;
 pub mod state;
 pub mod tasks;
+pub mod telemetry;
 pub mod util;
 
-pub use hook::run;
+pub use events::run;
