@@ -98,6 +98,15 @@ pub fn run(ctx: &Ctx) -> anyhow::Result<()> {
         return Ok(());
     }
     use_as_environment(&resolved);
+    // The CLI's handlers kill child groups and re-raise: the exporter has no
+    // children and wants these signals as "stop gracefully" (tokio chains to
+    // any handler it finds, so the old ones must go first).
+    for signal in [libc::SIGTERM, libc::SIGINT, libc::SIGHUP] {
+        // SAFETY: signal(2) with SIG_DFL, before any thread exists.
+        unsafe {
+            libc::signal(signal, libc::SIG_DFL);
+        }
+    }
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()

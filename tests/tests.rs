@@ -50,3 +50,5 @@ mod monitor;
 mod monitor_browser;
 // refs, rename, search, rewrite, fix (issue 13).
 mod intel;
+// OpenTelemetry export against OTLP receivers on loopback (issue 27).
+mod telemetry;
