@@ -1068,3 +1068,41 @@ fn the_exporter_leaves_by_itself_when_idle_and_guard_denials_are_exported() {
             .starts_with("idle")
     );
 }
+
+#[test]
+fn no_hook_binary_links_the_exporter() {
+    // The test build keeps symbols: the hooks must not contain one of the
+    // OpenTelemetry crates, tonic, hyper or tokio; the CLI must.
+    let Some(nm) = util::require_tool("nm", "to list the binaries' symbols") else {
+        return;
+    };
+    let count = |binary: &str, crate_name: &str| -> usize {
+        let output = Command::new(&nm)
+            .arg("-C")
+            .arg(util::bin(binary))
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&output.stdout)
+            .matches(crate_name)
+            .count()
+    };
+    if count("ralph-hooks", "ralph_hooks") == 0 {
+        eprintln!("skipping: the binaries are stripped (a release build)");
+        return;
+    }
+    for binary in [
+        "ralph-stop-loop-controller",
+        "ralph-session-start",
+        "ralph-pre-tool-stop-guard",
+        "ralph-post-tool-lsp-diagnostic",
+        "ralph-user-prompt-submit",
+    ] {
+        for crate_name in ["opentelemetry", "tonic::", "hyper::", "tokio::"] {
+            assert_eq!(count(binary, crate_name), 0, "{binary} links {crate_name}");
+        }
+    }
+    assert!(
+        count("ralph-hooks", "opentelemetry_otlp") > 0,
+        "the CLI has the exporter"
+    );
+}
