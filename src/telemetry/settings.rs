@@ -101,7 +101,11 @@ pub fn decide(section: &TelemetrySection, enable: Option<(&str, &str)>) -> Switc
 /// Claude Code put the variable) and the project config. A section that does
 /// not parse means off: a typo must not start sending.
 pub fn switch_for(ctx: &Ctx) -> Switch {
-    let section = match TelemetrySection::from_config(ctx.config()) {
+    // Read quietly: a broken config is the feature's own business to report
+    // (the hook already did, or will), not a second warning from us.
+    let section = match Config::load(&ctx.project_root)
+        .and_then(|config| TelemetrySection::from_config(&config))
+    {
         Ok(section) => section,
         Err(error) => return Switch::Off(format!("{error:#}")),
     };
