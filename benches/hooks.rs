@@ -10,10 +10,17 @@
 //! same round-robin, so before and after see the same load. Compare copies
 //! made the same way: a freshly written copy of a binary starts measurably
 //! faster than the one cargo left in `target/` (page-cache layout).
+//!
+//! The telemetry rows run the Stop hook (a running loop: one event per
+//! Stop) and the PreToolUse guard (a denial: one event) with telemetry off,
+//! on with an OTLP collector up (a loopback listener in this process), and
+//! on with the collector down (nothing listening): the hooks only append to
+//! the log and check that the exporter runs, so the three should match.
 
 #[path = "support/procs.rs"]
 mod procs;
 
+use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
@@ -102,6 +109,45 @@ fn main() {
     // The first run records the dirty files; the measured ones find nothing new.
     run_once(post_tool, &[], bash_input, &[("CLAUDE_PROJECT_DIR", &repo)]);
 
+    // Telemetry: a collector that accepts anything, and a port nobody
+    // listens on. Each setting has its own project (and so its own exporter).
+    let collector = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let up_endpoint = format!("http://{}", collector.local_addr().unwrap());
+    std::thread::spawn(move || accept_everything(collector));
+    let down_endpoint = {
+        let free = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        format!("http://{}", free.local_addr().unwrap())
+    };
+    let otel_up = telemetry_project("otel-up", &loop_json);
+    let otel_down = telemetry_project("otel-down", &loop_json);
+    let loop_json_at = |project: &Path| project.join(".claude/orchestrator/loop.json");
+    let (up_loop, down_loop) = (loop_json_at(&otel_up), loop_json_at(&otel_down));
+    let reset_otel_loops = || {
+        std::fs::write(&up_loop, &loop_json).unwrap();
+        std::fs::write(&down_loop, &loop_json).unwrap();
+    };
+    reset_otel_loops();
+    let telemetry_env = |project: &Path, endpoint: &str| -> Vec<(&'static str, PathBuf)> {
+        vec![
+            ("CLAUDE_PROJECT_DIR", project.to_path_buf()),
+            ("CLAUDE_CODE_ENABLE_TELEMETRY", PathBuf::from("1")),
+            ("OTEL_LOGS_EXPORTER", PathBuf::from("otlp")),
+            ("OTEL_METRICS_EXPORTER", PathBuf::from("otlp")),
+            ("OTEL_TRACES_EXPORTER", PathBuf::from("otlp")),
+            (
+                "OTEL_EXPORTER_OTLP_PROTOCOL",
+                PathBuf::from("http/protobuf"),
+            ),
+            ("OTEL_EXPORTER_OTLP_ENDPOINT", PathBuf::from(endpoint)),
+            ("OTEL_LOGS_EXPORT_INTERVAL", PathBuf::from("1000")),
+        ]
+    };
+    let up_owned = telemetry_env(&otel_up, &up_endpoint);
+    let down_owned = telemetry_env(&otel_down, &down_endpoint);
+    let up_env: Vec<(&str, &Path)> = up_owned.iter().map(|(k, v)| (*k, v.as_path())).collect();
+    let down_env: Vec<(&str, &Path)> = down_owned.iter().map(|(k, v)| (*k, v.as_path())).collect();
+    let deny_input = br#"{"hook_event_name":"PreToolUse","session_id":"bench","prompt_id":"p","tool_name":"Bash","tool_use_id":"t","tool_input":{"command":"git push origin main"}}"#;
+
     let nothing = || {};
     let repo_dir = repo.to_str().unwrap().to_owned();
     let git_status_args = [
@@ -140,6 +186,46 @@ fn main() {
             args: &[],
             stdin: stop_input,
             env: &in_loop,
+        },
+        Case {
+            name: "Stop hook, running loop, telemetry on, collector up",
+            prepare: &reset_otel_loops,
+            program: stop,
+            args: &[],
+            stdin: stop_input,
+            env: &up_env,
+        },
+        Case {
+            name: "Stop hook, running loop, telemetry on, collector down",
+            prepare: &reset_otel_loops,
+            program: stop,
+            args: &[],
+            stdin: stop_input,
+            env: &down_env,
+        },
+        Case {
+            name: "PreToolUse hook, git push denied (loop runs), telemetry off",
+            prepare: &reset_loop,
+            program: guard,
+            args: &[],
+            stdin: deny_input,
+            env: &in_loop,
+        },
+        Case {
+            name: "PreToolUse hook, git push denied, telemetry on, collector up",
+            prepare: &reset_otel_loops,
+            program: guard,
+            args: &[],
+            stdin: deny_input,
+            env: &up_env,
+        },
+        Case {
+            name: "PreToolUse hook, git push denied, telemetry on, collector down",
+            prepare: &reset_otel_loops,
+            program: guard,
+            args: &[],
+            stdin: deny_input,
+            env: &down_env,
         },
         Case {
             name: "SessionStart hook, running loop",
@@ -230,7 +316,7 @@ fn main() {
             )
         })
         .collect();
-    let names: Vec<[String; 7]> = labels
+    let names: Vec<[String; 8]> = labels
         .iter()
         .map(|(.., label)| {
             [
@@ -241,6 +327,7 @@ fn main() {
                 format!("[{label}] statusline, no loop"),
                 format!("[{label}] PreToolUse guard, Bash, no loop"),
                 format!("[{label}] PostToolUse Bash hook, command changed nothing"),
+                format!("[{label}] PreToolUse hook, git push denied (loop runs), telemetry off"),
             ]
         })
         .collect();
@@ -254,7 +341,7 @@ fn main() {
     );
     let mut cases = Vec::from(cases);
     for ((stop, start, prompt, cli, guard, post, _), names) in labels.iter().zip(&names) {
-        let rows: [CompareRow; 7] = [
+        let rows: [CompareRow; 8] = [
             (stop, &[], stop_input, &nothing, &in_empty),
             (stop, &[], stop_input, &reset_loop, &in_loop),
             (start, &[], start_input, &reset_loop, &in_loop),
@@ -262,6 +349,7 @@ fn main() {
             (cli, &["statusline"], status_input, &nothing, &in_empty),
             (guard, &[], guard_input, &nothing, &in_repo),
             (post, &[], bash_input, &nothing, &in_repo),
+            (guard, &[], deny_input, &reset_loop, &in_loop),
         ];
         for ((program, args, stdin, prepare, env), name) in rows.into_iter().zip(names) {
             if program.is_file() {
@@ -281,7 +369,62 @@ fn main() {
     println!(
         "\ntargets: Stop hook with no loop within 3× of /bin/true and under 3 ms; UserPromptSubmit hook and statusline with no loop within 2× of /bin/true (statusline under 5 ms); peak RSS under 10 MB"
     );
+    // The exporters the telemetry rows started: stopped, not left behind.
+    for (project, env) in [(&otel_up, &up_env), (&otel_down, &down_env)] {
+        let mut stop_exporter = Command::new(cli);
+        stop_exporter
+            .args(["telemetry", "stop"])
+            .stdout(Stdio::null());
+        for (key, value) in env.iter() {
+            stop_exporter.env(key, value);
+        }
+        let _ = stop_exporter.status();
+        let _ = std::fs::remove_dir_all(project);
+    }
     let _ = std::fs::remove_dir_all(&empty);
     let _ = std::fs::remove_dir_all(&with_loop);
     let _ = std::fs::remove_dir_all(&repo);
+}
+
+/// A project with a running loop, for the telemetry rows.
+fn telemetry_project(label: &str, loop_json: &str) -> PathBuf {
+    let dir = temp_project(label);
+    std::fs::write(dir.join(".claude/orchestrator/loop.json"), loop_json).unwrap();
+    dir
+}
+
+/// An OTLP/HTTP collector that takes any request and answers 200.
+fn accept_everything(listener: std::net::TcpListener) {
+    use std::io::{BufRead, BufReader, Read};
+    for stream in listener.incoming().flatten() {
+        std::thread::spawn(move || {
+            let mut writer = stream.try_clone().unwrap();
+            let mut reader = BufReader::new(stream);
+            loop {
+                let mut length = 0;
+                let mut line = String::new();
+                if reader.read_line(&mut line).unwrap_or(0) == 0 {
+                    return;
+                }
+                loop {
+                    line.clear();
+                    if reader.read_line(&mut line).unwrap_or(0) == 0 {
+                        return;
+                    }
+                    let header = line.trim_end().to_ascii_lowercase();
+                    if header.is_empty() {
+                        break;
+                    }
+                    if let Some(value) = header.strip_prefix("content-length:") {
+                        length = value.trim().parse().unwrap_or(0);
+                    }
+                }
+                let mut body = vec![0; length];
+                if reader.read_exact(&mut body).is_err() {
+                    return;
+                }
+                let _ = writer.write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 0\r\n\r\n");
+            }
+        });
+    }
 }

@@ -20,6 +20,7 @@ mod resume;
 mod status;
 mod statusline;
 mod task;
+mod telemetry;
 mod validate;
 
 use std::process::ExitCode;
@@ -68,6 +69,7 @@ Setup:
   install [--project DIR] [--statusline] [--uninstall]
   doctor
   daemon [run [--prestart]|start|status [--json]|stop]   warm language servers for the hooks
+  telemetry [status [--json]|run|stop]   OpenTelemetry export of events.jsonl (see README, Telemetry)
 Monitor:
   monitor [--port 3847] [--bind 127.0.0.1] [--project [NAME=]DIR]... [--token TOKEN] [--open]
 
@@ -158,9 +160,13 @@ pub fn run(args: Vec<String>) -> anyhow::Result<ExitCode> {
         "install" => install::run(&ctx, &mut args)?,
         "doctor" => doctor::run(&ctx, &mut args)?,
         "daemon" => daemon::run(&ctx, &mut args)?,
+        "telemetry" => telemetry::run(&ctx, &mut args)?,
         "monitor" => monitor::run(&ctx, &mut args)?,
         other => anyhow::bail!("unknown command {other:?}: run `ralph-hooks --help` for the list"),
     };
+    // A command that logged an event (loop start, a task step) starts the
+    // telemetry exporter when telemetry is on, as a hook does.
+    crate::telemetry::after_events(&ctx);
     // The store printed each warning on stderr as it happened; the CLI has
     // no second channel to repeat them on.
     drop(ctx.store().take_warnings());

@@ -332,8 +332,15 @@ pub fn check(ctx: &Ctx, tool: &ToolInput) -> Option<HookOutput> {
         cell: OnceCell::new(),
     };
     let mut skipped: Vec<String> = Vec::new();
-    let mut outcome = |rule: &str, result: anyhow::Result<Option<HookOutput>>| match result {
-        Ok(output) => output,
+    let denied_by = std::cell::Cell::new("placeholders");
+    let mut outcome = |rule: &'static str, result: anyhow::Result<Option<HookOutput>>| match result
+    {
+        Ok(output) => {
+            if output.is_some() {
+                denied_by.set(rule);
+            }
+            output
+        }
         Err(error) => {
             let line = format!("rule {rule} not evaluated, call let through: {error:#}");
             eprintln!("{NAME}: {line}");
@@ -422,6 +429,9 @@ pub fn check(ctx: &Ctx, tool: &ToolInput) -> Option<HookOutput> {
             mcp_completion(ctx, tool, &config.completion_tools),
         ),
     };
+    if let Some(output) = &denied {
+        log_denial(ctx, tool, denied_by.get(), output);
+    }
     let mut notes = skipped;
     if !config.problems.is_empty() {
         let problem = format!(
@@ -534,6 +544,28 @@ fn is_shell_script(text: &str) -> bool {
         shell::basename(program),
         "sh" | "bash" | "zsh" | "dash" | "ksh" | "mksh" | "ash" | "yash" | "posh"
     )
+}
+
+/// Records a denial in `events.jsonl` (`guard_event` / `guard_denied`): the
+/// rule, the tool and the first line of the reason. The answer is already
+/// decided; a log that cannot be written only costs a warning.
+fn log_denial(ctx: &Ctx, tool: &ToolInput, rule: &str, output: &HookOutput) {
+    let reason = output
+        .hook_specific_output
+        .as_ref()
+        .and_then(|specific| specific.permission_decision_reason.as_deref())
+        .and_then(|reason| reason.lines().next())
+        .unwrap_or_default();
+    let data = serde_json::json!({
+        "event": "guard_denied",
+        "rule": rule,
+        "tool": tool.tool_name,
+        "reason": reason.chars().take(200).collect::<String>(),
+    });
+    let tool_use_id = tool.tool_use_id.as_deref().unwrap_or_default();
+    if let Err(error) = ctx.log_event("guard_event", ("toolUseId", tool_use_id), data) {
+        eprintln!("{NAME}: warning: cannot record the denial: {error:#}");
+    }
 }
 
 /// Whether `problem` differs from the last one reported (remembered in the

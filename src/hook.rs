@@ -46,6 +46,13 @@ const EXIT_FAULT: u8 = 1;
 
 /// Runs hook `H` as a process: the whole body of each per-event `main`.
 pub fn run<H: Hook>() -> ExitCode {
+    run_then::<H>(|_| {})
+}
+
+/// [`run`], then `after` with the call's context once the answer is out
+/// (whatever it was): the front end's place for work that must not change
+/// the answer, such as starting the telemetry exporter.
+pub fn run_then<H: Hook>(after: fn(&Ctx)) -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     if args.iter().any(|arg| arg == "--help" || arg == "-h") {
         print!("{}", H::HELP);
@@ -79,10 +86,12 @@ pub fn run<H: Hook>() -> ExitCode {
         input.event().as_str(),
         input.common().session_id
     ));
-    match H::handle(&ctx, input) {
+    let code = match H::handle(&ctx, input) {
         Ok(output) => emit::<H>(&with_store_warnings(output, ctx.store().take_warnings())),
         Err(error) => fault::<H>(&format!("{error:#}")),
-    }
+    };
+    after(&ctx);
+    code
 }
 
 /// Tells the user about state files that were found corrupt and moved aside.

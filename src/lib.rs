@@ -27,6 +27,7 @@ pub mod daemon;
 pub mod diagnostics;
 pub mod engine;
 pub mod events;
+pub mod exporter;
 pub mod guards;
 pub mod hook;
 pub mod intel;
@@ -36,6 +37,7 @@ pub mod orchestrator;
 pub mod ralph;
 pub mod state;
 pub mod tasks;
+pub mod telemetry;
 pub mod util;
 
-pub use hook::run;
+pub use events::run;

@@ -169,17 +169,18 @@ impl Store {
         })
     }
 
-    /// Appends one line to a log file under its lock.
-    pub fn append_line(&self, relative: &str, line: &str) -> anyhow::Result<()> {
+    /// Appends one line to a log file under its lock; the offset where the
+    /// line starts.
+    pub fn append_line(&self, relative: &str, line: &str) -> anyhow::Result<u64> {
         let locked = self.lock(relative)?;
         self.confined(&locked.path)?;
         match fsio::append_line(&locked.path, line)? {
-            fsio::Appended::Done => Ok(()),
+            fsio::Appended::Done(offset) => Ok(offset),
             // A link or FIFO there is not ours: move it aside, start afresh.
             fsio::Appended::Refused(reason) => {
                 locked.move_aside(reason)?;
                 match fsio::append_line(&locked.path, line)? {
-                    fsio::Appended::Done => Ok(()),
+                    fsio::Appended::Done(offset) => Ok(offset),
                     fsio::Appended::Refused(reason) => {
                         bail!("cannot append to {}: {reason}", locked.path.display())
                     }

@@ -7,8 +7,9 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 /// The front ends (`events`, `cli`) may use every part but each other
-/// (and only the CLI reaches `monitor`).
+/// (and only the CLI reaches `monitor` and `exporter`).
 const BELOW_FRONT_ENDS: &[&str] = &[
+    "telemetry",
     "guards",
     "intel",
     "diagnostics",
@@ -24,9 +25,12 @@ const BELOW_FRONT_ENDS: &[&str] = &[
     "util",
 ];
 
-/// What the CLI may use: everything below the front ends, and the monitor.
+/// What the CLI may use: everything below the front ends, the monitor and
+/// the OpenTelemetry exporter.
 const BELOW_FRONT_ENDS_AND_MONITOR: &[&str] = &[
     "monitor",
+    "exporter",
+    "telemetry",
     "guards",
     "intel",
     "diagnostics",
@@ -84,6 +88,12 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ),
     // The dashboard server: only the CLI reaches it (issue 14).
     ("monitor", &["tasks", "ralph", "hook", "state", "util"]),
+    // Telemetry's light side: the switch, starting and stopping the
+    // exporter, status lines. The hooks reach it.
+    ("telemetry", &["daemon", "ralph", "hook", "state", "util"]),
+    // The OpenTelemetry exporter (tokio, tonic, the OTel crates): only the
+    // CLI reaches it, so no hook binary links any of it.
+    ("exporter", &["telemetry", "hook", "state", "util"]),
     ("events", BELOW_FRONT_ENDS),
     ("cli", BELOW_FRONT_ENDS_AND_MONITOR),
 ];

@@ -52,3 +52,5 @@ mod monitor_browser;
 mod intel;
 // The guard's check of what a Bash command did: restores, pushes, publishes.
 mod guard_effects;
+// OpenTelemetry export against OTLP receivers on loopback.
+mod telemetry;

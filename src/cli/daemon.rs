@@ -38,8 +38,21 @@ pub fn run(ctx: &Ctx, args: &mut Args) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         "start" => start(&target),
-        "status" => status(&target, json),
-        "stop" => stop(ctx, &target),
+        "status" => {
+            let code = status(&target, json)?;
+            if !json {
+                crate::telemetry::status::lines(ctx)
+                    .iter()
+                    .for_each(|l| println!("{l}"));
+            }
+            Ok(code)
+        }
+        "stop" => {
+            if let Some(pid) = crate::telemetry::status::stop(ctx)? {
+                println!("stopped telemetry exporter {pid}");
+            }
+            stop(ctx, &target)
+        }
         other => anyhow::bail!("unknown daemon command {other:?}: use run, start, status or stop"),
     }
 }

@@ -109,6 +109,10 @@ pub fn run(ctx: &Ctx, args: &mut Args) -> anyhow::Result<ExitCode> {
     for line in super::daemon::doctor_lines(ctx) {
         println!("  {line}");
     }
+    println!("\ntelemetry:");
+    for line in crate::telemetry::status::lines(ctx) {
+        println!("  {line}");
+    }
     println!(
         "\n{}",
         if problems == 0 {

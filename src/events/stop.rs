@@ -90,7 +90,8 @@ fn on_stop(ctx: &Ctx, stop: &StopInput) -> anyhow::Result<HookOutput> {
     // Evidence is gathered without the lock: checks may take minutes, and the
     // CLI must still be able to cancel meanwhile.
     let snapshot = worktree::snapshot(&ctx.project_root, &ctx.state_root);
-    let evidence = gather_evidence(ctx, &state, stop, snapshot.as_ref())?;
+    let (evidence, condition_ms) = gather_evidence(ctx, &state, stop, snapshot.as_ref())?;
+    let outcome = stop_outcome(&state, &evidence, &condition_ms);
 
     let store = ctx.store();
     let locked = store.lock(LOOP_FILE)?;
@@ -129,7 +130,10 @@ fn on_stop(ctx: &Ctx, stop: &StopInput) -> anyhow::Result<HookOutput> {
                 ctx,
                 &next,
                 "loop_iteration",
-                json!({"iteration": iteration, "failed": last_failed(&next)}),
+                with(
+                    json!({"iteration": iteration, "failed": last_failed(&next)}),
+                    &outcome,
+                ),
             );
             HookOutput::block(reason).with_system_message(system_message)
         }
@@ -139,7 +143,10 @@ fn on_stop(ctx: &Ctx, stop: &StopInput) -> anyhow::Result<HookOutput> {
                 ctx,
                 &next,
                 "loop_completed",
-                json!({"iteration": iteration, "reason": next.completion_reason}),
+                with(
+                    json!({"iteration": iteration, "reason": next.completion_reason}),
+                    &outcome,
+                ),
             );
             HookOutput::silent().with_system_message(system_message)
         }
@@ -149,12 +156,85 @@ fn on_stop(ctx: &Ctx, stop: &StopInput) -> anyhow::Result<HookOutput> {
                 ctx,
                 &next,
                 "loop_failed",
-                json!({"iteration": iteration, "reason": next.completion_reason, "failed": last_failed(&next)}),
+                with(
+                    json!({"iteration": iteration, "reason": next.completion_reason, "failed": last_failed(&next)}),
+                    &outcome,
+                ),
             );
             HookOutput::silent().with_system_message(system_message)
         }
     };
     Ok(output)
+}
+
+/// What one Stop found, for its event: when the iteration began (the
+/// previous Stop, else the loop's start) and when the loop did, each
+/// condition's result and time (`checks`), and the problems fixed since the
+/// previous check. The exporter turns these into spans and metrics.
+fn stop_outcome(
+    state: &LoopState,
+    evidence: &Evidence,
+    condition_ms: &[u64],
+) -> serde_json::Map<String, serde_json::Value> {
+    let stamp = |time: chrono::DateTime<chrono::Utc>| {
+        time.to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+    };
+    let since = state
+        .history
+        .last()
+        .map(|entry| entry.at)
+        .unwrap_or(state.started_at);
+    let mut checks = Vec::new();
+    if let Some(given) = evidence.promise_given {
+        checks.push(json!({"kind": "promise", "name": "promise", "passed": given}));
+    }
+    for run in &evidence.checks {
+        checks.push(json!({"kind": "command", "name": run.command, "passed": run.passed(),
+                           "exitCode": run.exit_code, "timedOut": run.timed_out, "durationMs": run.duration_ms}));
+    }
+    let mut fixed = 0;
+    for (condition, ms) in evidence.conditions.iter().zip(condition_ms) {
+        let record = &condition.record;
+        let (errors, warnings) = crate::ralph::loop_state::record_counts(record);
+        let files = record
+            .get("checked_files")
+            .and_then(serde_json::Value::as_u64)
+            .or_else(|| {
+                record
+                    .get("files")
+                    .and_then(|f| f.as_object())
+                    .map(|f| f.len() as u64)
+            });
+        let fixed_here = record
+            .get("fixed_since_previous")
+            .and_then(serde_json::Value::as_u64)
+            .unwrap_or(0);
+        fixed += fixed_here;
+        checks.push(
+            json!({"kind": condition.name, "name": condition.name, "passed": condition.holds,
+                           "inconclusive": condition.inconclusive, "durationMs": ms, "files": files,
+                           "errors": errors, "warnings": warnings, "fixed": fixed_here}),
+        );
+    }
+    let mut fields = serde_json::Map::new();
+    fields.insert("since".into(), json!(stamp(since)));
+    fields.insert("startedAt".into(), json!(stamp(state.started_at)));
+    fields.insert("maxIterations".into(), json!(state.max_iterations));
+    fields.insert("checks".into(), json!(checks));
+    fields.insert("problemsFixed".into(), json!(fixed));
+    fields
+}
+
+fn with(
+    mut data: serde_json::Value,
+    fields: &serde_json::Map<String, serde_json::Value>,
+) -> serde_json::Value {
+    if let Some(object) = data.as_object_mut() {
+        for (key, value) in fields {
+            object.insert(key.clone(), value.clone());
+        }
+    }
+    data
 }
 
 fn last_failed(state: &LoopState) -> Vec<String> {
@@ -178,7 +258,7 @@ fn gather_evidence(
     state: &LoopState,
     stop: &StopInput,
     snapshot: Option<&worktree::Snapshot>,
-) -> anyhow::Result<Evidence> {
+) -> anyhow::Result<(Evidence, Vec<u64>)> {
     let promise_given = state.promise.as_deref().map(|wanted| {
         let message = stop
             .last_assistant_message
@@ -208,6 +288,8 @@ fn gather_evidence(
         runs.push(run);
     }
     let mut conditions = Vec::new();
+    // Each condition's time, for the loop's events (and so its traces).
+    let mut condition_ms = Vec::new();
     let settings = Settings::load(ctx);
     for (wanted, scope) in [
         (state.diagnostics, Scope::Touched),
@@ -216,6 +298,7 @@ fn gather_evidence(
         if !wanted {
             continue;
         }
+        let started = std::time::Instant::now();
         // The check runs where the warm servers are (the daemon); without
         // one, in a child `ralph-hooks check`: this binary carries none of
         // the check's code (the ast-grep grammars alone would double its
@@ -231,6 +314,7 @@ fn gather_evidence(
             checked,
             loop_check::caps(&settings),
         ));
+        condition_ms.push(started.elapsed().as_millis() as u64);
     }
     let files_changed = match (state.worktree.as_ref(), snapshot) {
         (Some(before), Some(after)) => worktree::changed(before, after),
@@ -238,14 +322,15 @@ fn gather_evidence(
         // iteration's change only if we had a baseline; we did not.
         _ => Vec::new(),
     };
-    Ok(Evidence {
+    let evidence = Evidence {
         promise_given,
         checks: runs,
         conditions,
         files_changed,
         stop_hook_active: stop.stop_hook_active,
         block_cap: block_cap(),
-    })
+    };
+    Ok((evidence, condition_ms))
 }
 
 /// Claude Code's own cap on consecutive Stop blocks, as configured for it.

@@ -4,7 +4,7 @@
 //! Built once from the environment and the hook input, so handlers never read
 //! environment variables themselves and tests can set everything from outside.
 
-use std::cell::OnceCell;
+use std::cell::{Cell, OnceCell};
 use std::fmt;
 use std::path::{Path, PathBuf};
 
@@ -23,12 +23,17 @@ pub struct Ctx {
     pub state_root: PathBuf,
     /// The session this call belongs to: the input's, else `$CLAUDE_CODE_SESSION_ID`.
     pub session_id: Option<String>,
+    /// The hook input's `prompt_id`: the prompt this call belongs to.
+    pub prompt_id: Option<String>,
     /// `$CLAUDE_PID` (the Claude Code process), recorded to tell live sessions apart.
     pub claude_pid: Option<u32>,
     pub debug: bool,
     now: DateTime<Utc>,
     config: OnceCell<Config>,
     store: Store,
+    /// Where in `events.jsonl` the first event this process logged starts:
+    /// the telemetry exporter's starting point when this process starts it.
+    first_event_at: Cell<Option<u64>>,
 }
 
 impl Ctx {
@@ -45,7 +50,9 @@ impl Ctx {
             .session_id
             .clone()
             .or_else(|| env_nonempty("CLAUDE_CODE_SESSION_ID"));
-        Ctx::new(project_root, session_id)
+        let mut ctx = Ctx::new(project_root, session_id)?;
+        ctx.prompt_id = common.prompt_id.clone().filter(|id| !id.is_empty());
+        Ok(ctx)
     }
 
     /// Context for the CLI: the project is `--project`, `$CLAUDE_PROJECT_DIR`
@@ -84,8 +91,10 @@ impl Ctx {
             session_id: None,
             claude_pid: None,
             debug,
+            prompt_id: None,
             now: now_from_env(),
             config: OnceCell::new(),
+            first_event_at: Cell::new(None),
         })
     }
 
@@ -101,10 +110,12 @@ impl Ctx {
             project_root,
             state_root,
             session_id,
+            prompt_id: None,
             claude_pid: env_nonempty("CLAUDE_PID").and_then(|pid| pid.parse().ok()),
             debug: env_nonempty("RALPH_HOOKS_DEBUG").is_some_and(|v| v != "0"),
             now: now_from_env(),
             config: OnceCell::new(),
+            first_event_at: Cell::new(None),
         })
     }
 
@@ -113,10 +124,8 @@ impl Ctx {
         self.now
     }
 
-    /// The state store; its warnings (corrupt files moved aside) are shown to
-    /// the user by the hook runner.
-    /// Appends one record to `events.jsonl`, stamped with this session and
-    /// the clock.
+    /// Appends one record to `events.jsonl`, stamped with this session, the
+    /// prompt and the clock.
     pub fn log_event(
         &self,
         kind: &str,
@@ -128,12 +137,25 @@ impl Ctx {
             kind,
             subject,
             agent_id: &agent_id,
+            prompt_id: self.prompt_id.as_deref(),
             timestamp: self.now(),
             data,
         };
-        events_log::append(self.store(), event)
+        let offset = events_log::append(self.store(), event)?;
+        if self.first_event_at.get().is_none() {
+            self.first_event_at.set(Some(offset));
+        }
+        Ok(())
     }
 
+    /// Where the first event this process logged starts in `events.jsonl`;
+    /// `None` when it logged none.
+    pub fn first_event_at(&self) -> Option<u64> {
+        self.first_event_at.get()
+    }
+
+    /// The state store; its warnings (corrupt files moved aside) are shown to
+    /// the user by the hook runner.
     pub fn store(&self) -> &Store {
         &self.store
     }

@@ -152,7 +152,8 @@ pub fn cancel(ctx: &Ctx) -> anyhow::Result<Option<LoopState>> {
     let _ = ctx.log_event(
         "loop_event",
         ("loopId", &state.id),
-        json!({"event": "loop_cancelled", "iteration": state.iteration}),
+        json!({"event": "loop_cancelled", "iteration": state.iteration,
+               "startedAt": state.started_at.to_rfc3339_opts(chrono::SecondsFormat::Millis, true)}),
     );
     Ok(Some(state))
 }

@@ -2,7 +2,7 @@
 //! through [`crate::util::fsread`] like every read in the crate.
 
 use std::fs::{self, File, OpenOptions};
-use std::io::Write;
+use std::io::{Seek, Write};
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Component, Path, PathBuf};
 
@@ -143,7 +143,8 @@ pub fn temp_writer_pid(file_name: &str) -> Option<u32> {
 
 /// What [`append_line`] did.
 pub enum Appended {
-    Done,
+    /// Written; the offset in the file where the line starts.
+    Done(u64),
     /// The file is a symlink (never followed) or not a regular file:
     /// nothing was written; the reason is given.
     Refused(&'static str),
@@ -198,5 +199,10 @@ pub fn append_line(path: &Path, line: &str) -> anyhow::Result<Appended> {
     // except possibly the last.
     file.write_all(record.as_bytes())
         .with_context(|| format!("cannot append to {}", path.display()))?;
-    Ok(Appended::Done)
+    // With O_APPEND the position after the write is the end of our record,
+    // wherever other writers' records went.
+    let end = file
+        .stream_position()
+        .with_context(|| format!("cannot tell the end of {}", path.display()))?;
+    Ok(Appended::Done(end.saturating_sub(record.len() as u64)))
 }
