@@ -71,6 +71,17 @@ pub fn project_check(
     options: &Options,
     fallback: impl FnOnce() -> Result<Report, NoSuchPath>,
 ) -> Result<Report, NoSuchPath> {
+    project_check_with_progress(ctx, options, None, fallback)
+}
+
+/// [`project_check`], telling `progress` (files answered, files in all) as
+/// the daemon's servers answer.
+pub fn project_check_with_progress(
+    ctx: &Ctx,
+    options: &Options,
+    mut progress: Option<&mut dyn FnMut(usize, usize)>,
+    fallback: impl FnOnce() -> Result<Report, NoSuchPath>,
+) -> Result<Report, NoSuchPath> {
     let started = Instant::now();
     if let Some(why) = remote::disabled_reason(ctx) {
         ctx.debug(format_args!("daemon: off ({why}); checking without it"));
@@ -92,11 +103,18 @@ pub fn project_check(
         project: ctx.project_root.clone(),
         options: absolute_paths(options),
         debug: ctx.debug,
+        progress: progress.is_some(),
     };
-    match connected
-        .conn
-        .call::<wire::CheckReply>(&request, Instant::now() + wait)
-    {
+    let mut ignore = |_: usize, _: usize| {};
+    let progress: &mut dyn FnMut(usize, usize) = match progress.as_mut() {
+        Some(progress) => *progress,
+        None => &mut ignore,
+    };
+    match connected.conn.call_with_progress::<wire::CheckReply>(
+        &request,
+        Instant::now() + wait,
+        progress,
+    ) {
         Ok(wire::CheckReply::Report { report, elapsed_ms }) => {
             ctx.debug(format_args!(
                 "daemon {}: project check of {} file(s) in {elapsed_ms} ms ({} ms here): {:?}",

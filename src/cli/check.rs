@@ -83,16 +83,37 @@ pub fn run(ctx: &Ctx, args: &mut Args) -> anyhow::Result<ExitCode> {
 
 /// A project check for the CLI: through the daemon, else in this process.
 pub fn check(ctx: &Ctx, options: &Options) -> Result<Report, NoSuchPath> {
-    crate::daemon::project_check(ctx, options, || check_here(ctx, options))
+    check_with_progress(ctx, options, &mut |_, _| {})
+}
+
+/// [`check`], telling `progress` (files answered, files in all) as the
+/// servers answer, wherever the check runs.
+pub fn check_with_progress(
+    ctx: &Ctx,
+    options: &Options,
+    progress: &mut dyn FnMut(usize, usize),
+) -> Result<Report, NoSuchPath> {
+    // The daemon's answer and the fallback both report, one after the other.
+    let progress = std::cell::RefCell::new(progress);
+    let mut in_daemon = |done: usize, total: usize| (progress.borrow_mut())(done, total);
+    crate::daemon::project_check_with_progress(ctx, options, Some(&mut in_daemon), || {
+        check_here(ctx, options, &mut |step| {
+            (progress.borrow_mut())(step.done, step.total)
+        })
+    })
 }
 
 /// A project check with servers started in this process for it.
-pub fn check_here(ctx: &Ctx, options: &Options) -> Result<Report, NoSuchPath> {
+pub fn check_here(
+    ctx: &Ctx,
+    options: &Options,
+    progress: &mut dyn FnMut(run::Progress),
+) -> Result<Report, NoSuchPath> {
     let settings = Settings::load(ctx);
     let mut servers = LocalServers {
         grace: Duration::from_millis(settings.config.shutdown_grace_ms),
     };
-    run::check_project(ctx, options, &mut servers, &mut |_| {})
+    run::check_project(ctx, options, &mut servers, progress)
 }
 
 fn parse_severity(word: &str) -> Option<Severity> {

@@ -20,9 +20,17 @@ use crate::lsp::batch::FileAnswer;
 /// How much later than the caller's deadline a worker's answer is still
 /// waited for (it answers by the deadline itself; this covers the hand-over).
 const REPLY_SLACK: Duration = Duration::from_millis(200);
+/// How often a caller is told how far a check has come.
+const PROGRESS_EVERY: Duration = Duration::from_millis(100);
 
 /// Runs a check request for the daemon's project.
-pub fn check(host: Arc<dyn Host>, project: &Path, options: &Options, debug: bool) -> CheckReply {
+pub fn check(
+    host: Arc<dyn Host>,
+    project: &Path,
+    options: &Options,
+    debug: bool,
+    progress: &mut dyn FnMut(usize, usize),
+) -> CheckReply {
     let started = Instant::now();
     let ctx = match Ctx::for_daemon(
         project.to_path_buf(),
@@ -40,7 +48,14 @@ pub fn check(host: Arc<dyn Host>, project: &Path, options: &Options, debug: bool
         host,
         scan_cache: scan_cache(),
     };
-    match run::check_project(&ctx, options, &mut servers, &mut |_| {}) {
+    let mut last = Instant::now() - PROGRESS_EVERY;
+    let mut throttled = |step: Progress| {
+        if last.elapsed() >= PROGRESS_EVERY || step.done == step.total {
+            last = Instant::now();
+            progress(step.done, step.total);
+        }
+    };
+    match run::check_project(&ctx, options, &mut servers, &mut throttled) {
         Ok(report) => CheckReply::Report {
             report: Box::new(report),
             elapsed_ms: started.elapsed().as_millis() as u64,

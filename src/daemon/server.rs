@@ -748,13 +748,25 @@ fn serve(shared: &Arc<Shared>, stream: UnixStream) {
                 project,
                 options,
                 debug,
+                progress,
             } => {
                 shared.note_request();
+                // Progress lines go out as the check runs; a caller that
+                // went away only ends them.
+                let mut last_sent = (usize::MAX, usize::MAX);
+                let mut report_progress = |done: usize, total: usize| {
+                    if progress && (done, total) != last_sent {
+                        last_sent = (done, total);
+                        let line = json!({"progress": {"done": done, "total": total}});
+                        let _ = conn.send(&line, Instant::now() + WRITE_TIMEOUT);
+                    }
+                };
                 wire::ok_reply(&super::checks::check(
                     Arc::clone(shared) as Arc<dyn Host>,
                     &project,
                     &options,
                     debug,
+                    &mut report_progress,
                 ))
             }
             Request::Prestart { servers } => {

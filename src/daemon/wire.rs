@@ -77,6 +77,10 @@ pub enum Request {
         options: Options,
         #[serde(default)]
         debug: bool,
+        /// Send `{"progress": {"done": n, "total": m}}` lines while the
+        /// check runs, before its reply.
+        #[serde(default)]
+        progress: bool,
     },
     /// Start these servers now, without waiting for them.
     Prestart {
@@ -561,15 +565,29 @@ impl Conn {
         let value = self
             .receive_value(deadline)?
             .ok_or_else(|| ConnError::Closed("the daemon closed the connection".into()))?;
-        if value.get("ok").and_then(Value::as_bool) != Some(true) {
-            let why = value
-                .get("error")
-                .and_then(Value::as_str)
-                .unwrap_or("no reason given");
-            return Err(ConnError::Other(format!("the daemon refused: {why}")));
+        reply_from(value)
+    }
+
+    /// Sends a request and reads its reply, handing the progress lines that
+    /// come before it to `progress`.
+    pub fn call_with_progress<T: DeserializeOwned>(
+        &mut self,
+        request: &Request,
+        deadline: Instant,
+        progress: &mut dyn FnMut(usize, usize),
+    ) -> Result<T, ConnError> {
+        self.send(request, deadline)?;
+        loop {
+            let value = self
+                .receive_value(deadline)?
+                .ok_or_else(|| ConnError::Closed("the daemon closed the connection".into()))?;
+            if let Some(step) = value.get("progress") {
+                let count = |key: &str| step.get(key).and_then(Value::as_u64).unwrap_or(0) as usize;
+                progress(count("done"), count("total"));
+                continue;
+            }
+            return reply_from(value);
         }
-        serde_json::from_value(value)
-            .map_err(|error| ConnError::Other(format!("an unexpected reply: {error}")))
     }
 
     /// Sends a request and reads its reply.
@@ -595,6 +613,19 @@ impl Conn {
 }
 
 /// A reply object: `{"ok": true, ..fields of value}`.
+/// A reply line's content, or the daemon's refusal.
+fn reply_from<T: DeserializeOwned>(value: Value) -> Result<T, ConnError> {
+    if value.get("ok").and_then(Value::as_bool) != Some(true) {
+        let why = value
+            .get("error")
+            .and_then(Value::as_str)
+            .unwrap_or("no reason given");
+        return Err(ConnError::Other(format!("the daemon refused: {why}")));
+    }
+    serde_json::from_value(value)
+        .map_err(|error| ConnError::Other(format!("an unexpected reply: {error}")))
+}
+
 pub fn ok_reply<T: Serialize>(value: &T) -> Value {
     let mut reply = serde_json::to_value(value).unwrap_or(Value::Null);
     match reply.as_object_mut() {
