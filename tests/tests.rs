@@ -42,6 +42,8 @@ mod control;
 mod unused;
 // PostToolUse for Bash: files changed by a command (issue 11).
 mod bash_edits;
+// What counts as a change between loop iterations, in and outside git.
+mod changes;
 // `ralph-hooks check` vs pyright --outputjson and tsc --noEmit (issue 11).
 mod check_parity;
 // `ralph-hooks monitor` (issue 14): REST, WebSocket/SSE, security, shutdown.

@@ -1,4 +1,4 @@
-//! After a Bash command (issue 11): Claude changes files through the shell
+//! After a Bash command: Claude changes files through the shell
 //! too (`sed -i`, formatters, code generators, `git checkout`). When the
 //! command changed files a language server handles, their diagnostics are
 //! reported as for an edit — one message for all of them, each problem
@@ -13,11 +13,13 @@
 //! last run. A candidate whose content is exactly what `diagnostics.json`
 //! last checked (an Edit already reported it, or an earlier command) is not
 //! new. Without a record (the first command) the window is the last
-//! [`FIRST_WINDOW`]. Outside a git work tree nothing is reported (walking
-//! the tree after every command would cost far more than `git status`).
+//! [`FIRST_WINDOW`]. Outside a git work tree the candidates are all the
+//! project's files, found by a bounded walk (`worktree::walk_files`), and
+//! the same mtime test picks the command's.
 //!
 //! Cost of a command that changed nothing: one `git status`, one `stat`
-//! per dirty file, one small read (a write only when the dirty set changed).
+//! per dirty file, one small read (a write only when the dirty set changed);
+//! outside git, one walk of the project instead of `git status`.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -39,6 +41,7 @@ use crate::hook::ctx::Ctx;
 use crate::hook::protocol::{Decision, EventName, HookOutput, ToolInput, cap_chars};
 use crate::lsp::LspError;
 use crate::lsp::pool::Limits;
+use crate::ralph::worktree;
 use crate::state::Versioned;
 use crate::util::fsread::{self, Links, limits};
 
@@ -48,8 +51,8 @@ pub const RECORD_FILE: &str = "bash-edits.json";
 pub const FIRST_WINDOW: Duration = Duration::from_secs(120);
 /// Files checked after one command; the rest are named only.
 const MAX_FILES: usize = 20;
-/// git status output beyond this many files is not looked at.
-const MAX_DIRTY: usize = 5_000;
+/// Outside git, a walk of the project stops after this many files.
+const MAX_WALKED: usize = worktree::MAX_FILES;
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct Record {
@@ -69,12 +72,9 @@ impl Versioned for Record {
 pub fn after_bash(ctx: &Ctx, _tool: &ToolInput) -> anyhow::Result<HookOutput> {
     let now = SystemTime::now();
     let now_ms = millis(now);
-    let Some(dirty) = git_dirty(&ctx.project_root) else {
-        ctx.debug(format_args!(
-            "not a git work tree (or no git): changes by Bash commands are not tracked"
-        ));
-        return Ok(HookOutput::silent());
-    };
+    // Outside git there is no dirty list: the candidates are every file of
+    // the project (bounded walk), and their mtimes say which are new.
+    let git = worktree::git_dirty(&ctx.project_root);
     let previous = ctx
         .store()
         .read_json::<Record>(RECORD_FILE)
@@ -86,15 +86,31 @@ pub fn after_bash(ctx: &Ctx, _tool: &ToolInput) -> anyhow::Result<HookOutput> {
         now_ms.saturating_sub(FIRST_WINDOW.as_millis() as u64),
         |r| r.at_ms,
     );
-    let mut candidates: BTreeSet<String> = dirty.iter().cloned().collect();
-    if let Some(previous) = &previous {
-        candidates.extend(previous.dirty.iter().cloned());
-    }
-    let recent: Vec<PathBuf> = candidates
-        .iter()
-        .map(|relative| ctx.project_root.join(relative))
-        .filter(|path| modified_ms(path).is_some_and(|ms| ms >= cutoff_ms))
-        .collect();
+    let (dirty, recent): (Vec<String>, Vec<PathBuf>) = match git {
+        Some(dirty) => {
+            let mut candidates: BTreeSet<String> = dirty.iter().cloned().collect();
+            if let Some(previous) = &previous {
+                candidates.extend(previous.dirty.iter().cloned());
+            }
+            let recent = candidates
+                .iter()
+                .map(|relative| ctx.project_root.join(relative))
+                .filter(|path| modified_ms(path).is_some_and(|ms| ms >= cutoff_ms))
+                .collect();
+            (dirty, recent)
+        }
+        None => {
+            ctx.debug(format_args!(
+                "not a git work tree: looking for changed files by walking the project"
+            ));
+            let recent = worktree::walk_files(&ctx.project_root, &ctx.state_root, MAX_WALKED)
+                .into_iter()
+                .filter(|(_, meta)| meta.modified().is_ok_and(|time| millis(time) >= cutoff_ms))
+                .map(|(relative, _)| ctx.project_root.join(relative))
+                .collect();
+            (Vec::new(), recent)
+        }
+    };
     // Nothing recent and the same dirty files: the record still says all
     // there is to know (moving its time on would exclude nothing), so the
     // quiet case costs no write and no fsync.
@@ -303,40 +319,6 @@ fn report_changed(ctx: &Ctx, settings: &Settings, paths: &[PathBuf]) -> anyhow::
 fn save_record(ctx: &Ctx, record: &Record) -> anyhow::Result<()> {
     let locked = ctx.store().lock(RECORD_FILE)?;
     locked.save_json(record)
-}
-
-/// Project-relative paths of the files git sees changed or untracked;
-/// `None` outside a git work tree.
-pub fn git_dirty(root: &Path) -> Option<Vec<String>> {
-    let entries = crate::ralph::worktree::git_status_entries(root)?;
-    // git prints paths relative to the top of the work tree.
-    let top = git_top(root).unwrap_or_else(|| root.to_path_buf());
-    let prefix = root.strip_prefix(&top).ok().map(Path::to_path_buf);
-    Some(
-        entries
-            .iter()
-            .filter(|entry| entry[0] != b'D' && entry[1] != b'D')
-            .take(MAX_DIRTY)
-            .filter_map(|entry| {
-                let path = PathBuf::from(String::from_utf8_lossy(&entry[3..]).into_owned());
-                match &prefix {
-                    Some(prefix) if !prefix.as_os_str().is_empty() => path
-                        .strip_prefix(prefix)
-                        .ok()
-                        .map(|p| p.to_string_lossy().into_owned()),
-                    _ => Some(path.to_string_lossy().into_owned()),
-                }
-            })
-            .collect(),
-    )
-}
-
-/// The work tree's top, when the project is a folder inside it. Found by
-/// walking up to the `.git` entry (no second git process).
-fn git_top(root: &Path) -> Option<PathBuf> {
-    root.ancestors()
-        .find(|dir| dir.join(".git").exists())
-        .map(Path::to_path_buf)
 }
 
 fn modified_ms(path: &Path) -> Option<u64> {

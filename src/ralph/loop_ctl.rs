@@ -378,6 +378,14 @@ fn follow_up_prompt(
     if !any_change {
         if previous.is_none() {
             let _ = writeln!(prompt, "- this is the first check of the loop.");
+        } else if repeats == 1 {
+            // The evidence differs from last time (what a condition reports,
+            // a check's output) though no file change was found: saying
+            // "nothing changed" would contradict the report above.
+            let _ = writeln!(
+                prompt,
+                "- what the failing conditions report changed (see above); the same conditions still fail."
+            );
         } else {
             let _ = writeln!(
                 prompt,
@@ -542,6 +550,21 @@ mod tests {
             );
             s = next;
         }
+    }
+
+    #[test]
+    fn a_changed_report_without_a_changed_file_is_not_called_nothing() {
+        let s = state(None, 10);
+        let (s, _) = decide(&s, &evidence(1, "first", None), Utc::now());
+        let (_, decision) = decide(&s, &evidence(1, "second", None), Utc::now());
+        let StopDecision::Block { reason, .. } = decision else {
+            panic!("{decision:?}")
+        };
+        assert!(!reason.contains("no file changed"), "{reason}");
+        assert!(
+            reason.contains("what the failing conditions report changed"),
+            "{reason}"
+        );
     }
 
     #[test]
