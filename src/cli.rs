@@ -36,7 +36,7 @@ Usage: ralph-hooks [--project DIR] [--debug] <command> …
 
 Loop:
   loop start <goal> [--check CMD]... [--promise TEXT] [--max-iterations N]
-                    [--check-timeout SECS] [--diagnostics|--no-diagnostics] [--no-warnings]
+                    [--check-timeout SECS] [--diagnostics[=touched]|--no-diagnostics] [--no-warnings]
                     [--path P]...   (a goal alone: until the project has no errors)
   loop status [--json]
   loop resume                          a loop the user paused (\"stop\") runs again

@@ -111,7 +111,7 @@ fn context(output: &Value) -> &str {
 #[test]
 fn errors_keep_the_loop_running_and_fixing_them_completes_it() {
     let project = Project::new("normal", 5_000);
-    project.start_loop(&["--diagnostics"]);
+    project.start_loop(&["--diagnostics=touched"]);
 
     // An edit that introduces an error is blocked, with the error as reason.
     let edit = project.edit(SESSION, "src/a.fake", "ok\nERROR: broken thing\n");
@@ -176,7 +176,7 @@ fn errors_keep_the_loop_running_and_fixing_them_completes_it() {
 #[test]
 fn the_follow_up_prompt_says_what_was_fixed_and_what_is_new() {
     let project = Project::new("normal", 5_000);
-    project.start_loop(&["--diagnostics"]);
+    project.start_loop(&["--diagnostics=touched"]);
     project.edit(SESSION, "a.fake", "ERROR: first\nERROR: second\n");
     assert_eq!(project.stop()["decision"], "block");
     project.edit(SESSION, "a.fake", "fixed\nERROR: second\nERROR: third\n");
@@ -199,13 +199,13 @@ fn the_follow_up_prompt_says_what_was_fixed_and_what_is_new() {
 #[test]
 fn warnings_fail_only_a_no_warnings_loop() {
     let relaxed = Project::new("normal", 5_000);
-    relaxed.start_loop(&["--diagnostics"]);
+    relaxed.start_loop(&["--diagnostics=touched"]);
     relaxed.edit(SESSION, "a.fake", "WARN: meh\n");
     assert_eq!(relaxed.stop()["decision"], Value::Null);
     assert_eq!(relaxed.loop_state()["status"], "COMPLETED");
 
     let strict = Project::new("normal", 5_000);
-    strict.start_loop(&["--diagnostics", "--no-warnings"]);
+    strict.start_loop(&["--diagnostics=touched", "--no-warnings"]);
     let edit = strict.edit(SESSION, "a.fake", "WARN: meh\n");
     assert_eq!(
         edit["decision"],
@@ -225,7 +225,7 @@ fn warnings_fail_only_a_no_warnings_loop() {
 #[test]
 fn an_inconclusive_check_does_not_complete_the_loop() {
     let project = Project::new("hang", 1_000);
-    project.start_loop(&["--diagnostics"]);
+    project.start_loop(&["--diagnostics=touched"]);
     let edit = project.edit(SESSION, "a.fake", "whatever\n");
     assert!(context(&edit).contains("inconclusive"), "{edit}");
     assert_eq!(
@@ -252,7 +252,7 @@ fn pre_existing_errors_do_not_block_an_edit() {
     let project = Project::new("normal", 5_000);
     // The file and its error exist before the loop.
     project.edit(SESSION, "a.fake", "ERROR: old problem\n");
-    project.start_loop(&["--diagnostics"]);
+    project.start_loop(&["--diagnostics=touched"]);
     let edit = project.edit(SESSION, "a.fake", "new line above\nERROR: old problem\n");
     assert_eq!(edit["decision"], Value::Null, "{edit}");
     let text = context(&edit);
@@ -267,7 +267,7 @@ fn pre_existing_errors_do_not_block_an_edit() {
 #[test]
 fn another_sessions_loop_is_left_alone() {
     let project = Project::new("normal", 5_000);
-    project.start_loop(&["--diagnostics"]);
+    project.start_loop(&["--diagnostics=touched"]);
     let edit = project.edit("someone-else", "a.fake", "ERROR: theirs\n");
     assert_eq!(edit["decision"], Value::Null, "{edit}");
     assert!(context(&edit).contains("issues found"));
@@ -280,4 +280,53 @@ fn a_loop_without_diagnostics_does_not_block_or_check() {
     project.start_loop(&["--no-diagnostics", "--promise", "DONE"]);
     let edit = project.edit(SESSION, "a.fake", "ERROR: ignored by the loop\n");
     assert_eq!(edit["decision"], Value::Null, "{edit}");
+}
+
+/// A committed error in a file the loop never touched: `--diagnostics`
+/// (with a promise too) checks the whole project and blocks with it.
+#[test]
+fn diagnostics_means_the_whole_project() {
+    for extra in [
+        &["--diagnostics"][..],
+        &["--diagnostics", "--promise", "DONE"],
+    ] {
+        let project = Project::new("normal", 5_000);
+        std::fs::write(project.path().join("app.fake"), "ERROR: committed one\n").unwrap();
+        project.start_loop(extra);
+        let state = project.loop_state();
+        assert_eq!(state["project"], true, "{extra:?}: {state}");
+        let stop = project.stop();
+        assert_eq!(stop["decision"], "block", "{extra:?}: {stop}");
+        let prompt = stop["reason"].as_str().unwrap();
+        assert!(prompt.contains("committed one"), "{prompt}");
+        assert!(prompt.contains("no errors in the project"), "{prompt}");
+    }
+}
+
+/// `--diagnostics=touched` is the narrow form, and its completion message
+/// says that only the touched files were checked.
+#[test]
+fn diagnostics_touched_checks_the_touched_files_and_says_so() {
+    let project = Project::new("normal", 5_000);
+    std::fs::write(project.path().join("app.fake"), "ERROR: committed one\n").unwrap();
+    project.start_loop(&["--diagnostics=touched"]);
+    let stop = project.stop();
+    let message = stop["systemMessage"].as_str().unwrap_or_default();
+    assert!(message.contains("COMPLETED"), "{stop}");
+    assert!(
+        message.contains("no language-server errors in the files the loop touched"),
+        "{message}"
+    );
+}
+
+#[test]
+fn an_unknown_diagnostics_scope_is_refused() {
+    let project = Project::new("normal", 5_000);
+    let output = util::command("ralph-hooks", project.path())
+        .args(["loop", "start", "x", "--diagnostics=everything"])
+        .output()
+        .unwrap();
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("--diagnostics=touched"), "{stderr}");
 }

@@ -32,6 +32,33 @@ impl Args {
         }
     }
 
+    /// Removes a flag that may carry a value only as `--name=VALUE` (so a
+    /// bare `--name` never swallows the next argument): `None` when absent,
+    /// `Some(None)` for a bare flag, `Some(Some(value))` otherwise; an error
+    /// when it repeats.
+    pub fn flag_with_value(&mut self, name: &str) -> anyhow::Result<Option<Option<String>>> {
+        let prefix = format!("{name}=");
+        let end = self.flag_end();
+        let mut found = Vec::new();
+        let mut index = 0;
+        while index < end - found.len() {
+            let item = &self.items[index];
+            if item == name {
+                found.push(None);
+                self.items.remove(index);
+            } else if let Some(value) = item.strip_prefix(&prefix) {
+                found.push(Some(value.to_string()));
+                self.items.remove(index);
+            } else {
+                index += 1;
+            }
+        }
+        if found.len() > 1 {
+            bail!("{name} given {} times; give it once", found.len());
+        }
+        Ok(found.pop())
+    }
+
     /// Whether a flag is present, without consuming it.
     pub fn peek_flag(&self, name: &str) -> bool {
         self.items[..self.flag_end()]
@@ -150,6 +177,21 @@ mod tests {
         assert_eq!(a.positional().as_deref(), Some("start"));
         assert_eq!(a.positional().as_deref(), Some("goal text"));
         a.finish().unwrap();
+    }
+
+    #[test]
+    fn a_flag_with_a_value_never_takes_the_next_argument() {
+        let mut a = args(&["--diagnostics", "goal"]);
+        assert_eq!(a.flag_with_value("--diagnostics").unwrap(), Some(None));
+        assert_eq!(a.positional().as_deref(), Some("goal"));
+        let mut a = args(&["goal", "--diagnostics=touched"]);
+        assert_eq!(
+            a.flag_with_value("--diagnostics").unwrap(),
+            Some(Some("touched".to_string()))
+        );
+        assert_eq!(args(&["x"]).flag_with_value("--diagnostics").unwrap(), None);
+        let mut a = args(&["--diagnostics", "--diagnostics=touched"]);
+        assert!(a.flag_with_value("--diagnostics").is_err());
     }
 
     #[test]

@@ -41,26 +41,36 @@ fn start(ctx: &Ctx, args: &mut Args) -> anyhow::Result<ExitCode> {
     let check_timeout_secs = args
         .number("--check-timeout")?
         .unwrap_or(checks::DEFAULT_TIMEOUT.as_secs());
-    let explicit_diagnostics = args.flag("--diagnostics");
+    let diagnostics_flag = args.flag_with_value("--diagnostics")?;
     let no_diagnostics = args.flag("--no-diagnostics");
     let no_warnings = args.flag("--no-warnings");
     let paths = project_paths(ctx, args.values("--path")?)?;
     let goal = args.rest().join(" ");
     args.finish()?;
-    if explicit_diagnostics && no_diagnostics {
+    // `--diagnostics` (or `=project`) asks for the project to have no
+    // errors, as a goal alone does; `--diagnostics=touched` for only the
+    // files the loop touched, which also guards every loop with a --check
+    // or --promise unless --no-diagnostics turns it off.
+    let scope = match diagnostics_flag.as_ref().map(|value| value.as_deref()) {
+        None => None,
+        Some(None | Some("project")) => Some(Scope::Project),
+        Some(Some("touched")) => Some(Scope::Touched),
+        Some(Some(other)) => bail!(
+            "--diagnostics={other}: use --diagnostics (the whole project) or --diagnostics=touched (the files the loop touched)"
+        ),
+    };
+    if scope.is_some() && no_diagnostics {
         bail!("--diagnostics and --no-diagnostics contradict each other: give one");
     }
-    // "No LSP errors in the touched files" guards every loop unless turned
-    // off; on its own it is a condition only when asked for explicitly.
-    // Issue 11: a goal alone (or --path) means "until the project has no
-    // errors"; that check covers the touched files too.
-    let has_condition = promise.is_some() || !checks.is_empty() || explicit_diagnostics;
-    let project = !paths.is_empty() || (!has_condition && !no_diagnostics);
+    let has_condition = promise.is_some() || !checks.is_empty() || scope.is_some();
+    let project =
+        !paths.is_empty() || scope == Some(Scope::Project) || (!has_condition && !no_diagnostics);
     if !has_condition && !project {
         bail!(
             "a loop needs at least one completion condition: --promise TEXT, --check CMD, --diagnostics or --path; without one it could never finish"
         );
     }
+    // The project check covers the touched files too.
     let diagnostics = !no_diagnostics && !project;
     let state = loops::start(
         ctx,

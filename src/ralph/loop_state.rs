@@ -172,8 +172,10 @@ impl LoopState {
             command.push_str(&format!(" --promise {}", quote(promise)));
         }
         let other_condition = self.promise.is_some() || !self.checks.is_empty();
-        if self.diagnostics && !other_condition {
+        if self.project && self.paths.is_empty() && other_condition {
             command.push_str(" --diagnostics");
+        } else if self.diagnostics && !other_condition {
+            command.push_str(" --diagnostics=touched");
         } else if !self.diagnostics && !self.project {
             command.push_str(" --no-diagnostics");
         }

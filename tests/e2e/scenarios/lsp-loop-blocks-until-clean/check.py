@@ -1,4 +1,4 @@
-"""Issue 3 in a loop, end to end: the model starts a loop with --diagnostics;
+"""Issue 3 in a loop, end to end: the model starts a loop with --diagnostics=touched;
 its Write of a Python file with a type error is blocked by
 ralph-post-tool-lsp-diagnostic with pyright's error as the reason; its stop
 is blocked while the error remains, with the error in the follow-up prompt;
