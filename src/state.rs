@@ -72,6 +72,23 @@ impl Store {
         &self.root
     }
 
+    /// Makes git ignore the whole state root, with a `.gitignore` inside it
+    /// (the project's own `.gitignore` stays untouched): locks, logs and
+    /// loop state are never project files, and a `git add -A` must not
+    /// commit them. Creates the root if needed; true when the file was new.
+    pub fn ignore_in_git(&self) -> anyhow::Result<bool> {
+        let path = self.root.join(".gitignore");
+        if path.exists() {
+            return Ok(false);
+        }
+        std::fs::create_dir_all(&self.root)
+            .with_context(|| format!("cannot create {}", self.root.display()))?;
+        let text = b"# ralph-hooks' own state (locks, logs, loop state): not project files.\n*\n";
+        self.journal(&path, Some(text));
+        write_atomic(&path, text)?;
+        Ok(true)
+    }
+
     /// The path of `relative` under the root. `relative` is one of our fixed
     /// names, or built from ids checked by [`crate::state::ids`].
     pub fn path(&self, relative: &str) -> PathBuf {

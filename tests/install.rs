@@ -151,3 +151,38 @@ fn doctor_reports_missing_registration() {
     assert!(report.contains("MISSING Stop"), "{report}");
     assert!(report.contains("run `ralph-hooks install`"), "{report}");
 }
+
+#[test]
+fn install_makes_git_ignore_the_state_root_and_leaves_the_projects_gitignore() {
+    let temp = TempDir::new("install-ignore");
+    let project = temp.path();
+    let git = |args: &[&str]| {
+        let output = std::process::Command::new("git")
+            .args(args)
+            .current_dir(project)
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "git {args:?}");
+        String::from_utf8_lossy(&output.stdout).into_owned()
+    };
+    git(&["init", "-q"]);
+    std::fs::write(project.join("app.py"), "x = 1\n").unwrap();
+    let output = run(project, &["install"]);
+    assert!(output.status.success(), "{output:?}");
+    let state = project.join(".claude/orchestrator");
+    assert!(state.join(".gitignore").is_file());
+    assert!(!project.join(".gitignore").exists());
+    // State the hooks write later stays out of `git add -A`.
+    std::fs::write(state.join("loop.json"), "{}").unwrap();
+    git(&["add", "-A"]);
+    let staged = git(&["diff", "--cached", "--name-only"]);
+    assert!(staged.contains("app.py"), "{staged}");
+    assert!(!staged.contains(".claude/orchestrator"), "{staged}");
+    // Running install again leaves the file as it is.
+    std::fs::write(state.join(".gitignore"), "*\n# mine\n").unwrap();
+    assert!(run(project, &["install"]).status.success());
+    assert_eq!(
+        std::fs::read_to_string(state.join(".gitignore")).unwrap(),
+        "*\n# mine\n"
+    );
+}

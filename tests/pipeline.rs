@@ -430,6 +430,17 @@ fn start_with_branch_needs_a_repository_and_creates_the_branch() {
     // The second pipeline for the same request gets the next number.
     let text = ok(run(project, &["pipeline", "start", "add a greet function"]));
     assert!(text.contains("SPEC-ADD-GREET-FUNCTION-002"), "{text}");
+    // A branch the user names.
+    ok(run(
+        project,
+        &[
+            "pipeline",
+            "start",
+            "add a greet function",
+            "--branch=work/greet",
+        ],
+    ));
+    assert_eq!(git(project, "branch --show-current"), "work/greet");
 }
 
 #[test]
@@ -439,14 +450,13 @@ fn pr_without_gh_says_exactly_what_to_run() {
     git_repo(project);
     ok(run(
         project,
-        &[
-            "pipeline",
-            "start",
-            "add a greet function",
-            "--branch",
-            "--pr",
-        ],
+        &["pipeline", "start", "add a greet function", "--pr"],
     ));
+    // --pr alone still puts the work on a branch of its own.
+    assert_eq!(
+        git(project, "branch --show-current"),
+        format!("feature/{SPEC}")
+    );
     save_plan(project, "completed");
     ok(run(project, &["pipeline", "next"]));
     ok(run(
@@ -461,7 +471,18 @@ fn pr_without_gh_says_exactly_what_to_run() {
     ));
     // The plan's test command must pass before the pipeline leaves run.
     std::fs::write(project.join("test_greet.py"), "print('ok')\n").unwrap();
-    ok(run(project, &["pipeline", "next"]));
+    let sync = ok(run(project, &["pipeline", "next"]));
+    // The sync prompt's commit leaves the hooks' state out: run its `git
+    // add` as the sub-agent would.
+    let add = sync
+        .lines()
+        .find_map(|line| line.split('`').find(|piece| piece.starts_with("git add")))
+        .unwrap_or_else(|| panic!("no git add in the sync prompt:\n{sync}"));
+    let add = add.split(" && ").next().unwrap();
+    git(project, add.trim_start_matches("git "));
+    let staged = git(project, "diff --cached --name-only");
+    assert!(staged.contains("test_greet.py"), "{add}: {staged}");
+    assert!(!staged.contains(".claude/orchestrator"), "{add}: {staged}");
     ok(run(
         project,
         &[
@@ -481,7 +502,7 @@ fn pr_without_gh_says_exactly_what_to_run() {
         "{text}"
     );
     assert!(
-        text.contains(&format!("--pr: `gh` is not installed or not logged in (`gh auth login`), so no PR was opened. To open the draft PR, run:\ngit push -u origin feature/{SPEC} && gh pr create --draft --title '{SPEC}: greet(name) returns a greeting' --body 'greet(name) returns a greeting\n")),
+        text.contains(&format!("--pr: `gh` is not installed or not logged in (`gh auth login`), so no PR was opened. To open the draft PR, run:\ngit push -u origin feature/{SPEC} && gh pr create --draft --head feature/{SPEC} --title '{SPEC}: greet(name) returns a greeting' --body 'greet(name) returns a greeting\n")),
         "{text}"
     );
     let status: serde_json::Value =

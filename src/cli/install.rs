@@ -163,6 +163,13 @@ pub fn run(ctx: &Ctx, args: &mut Args) -> anyhow::Result<ExitCode> {
         None
     };
     write_settings(&settings_path, &settings)?;
+    if ctx.store().ignore_in_git()? {
+        println!(
+            "The hooks' state in {} is ignored by git ({}).",
+            ctx.state_root.display(),
+            ctx.state_root.join(".gitignore").display()
+        );
+    }
     let cli = shell_quote(&bin_dir.join("ralph-hooks"));
     install_commands(project, &cli)?;
     println!(

@@ -2,7 +2,7 @@
 //! `/ralph-resume` and `pipeline status` ([`crate::orchestrator::pipeline`]).
 //!
 //! ```text
-//! pipeline start "<request>" [--branch] [--pr] [--plan-only]
+//! pipeline start "<request>" [--branch[=NAME]] [--pr] [--plan-only]
 //! pipeline next [<SPEC-ID>]
 //! pipeline phase run|sync [<SPEC-ID>]
 //! pipeline resume [<SPEC-ID>] [--from plan|run|sync] [--restart]
@@ -22,7 +22,7 @@ use super::Args;
 use crate::hook::ctx::Ctx;
 use crate::orchestrator::pipeline;
 
-const USAGE: &str = "usage: ralph-hooks pipeline start \"<request>\" [--branch] [--pr] [--plan-only] | next [<SPEC-ID>] | phase run|sync [<SPEC-ID>] | resume [<SPEC-ID>] [--from plan|run|sync] [--restart] | status [--json]";
+const USAGE: &str = "usage: ralph-hooks pipeline start \"<request>\" [--branch[=NAME]] [--pr] [--plan-only] | next [<SPEC-ID>] | phase run|sync [<SPEC-ID>] | resume [<SPEC-ID>] [--from plan|run|sync] [--restart] | status [--json]";
 
 /// How long the plan's test command may run when the run phase is checked.
 const TEST_TIMEOUT: Duration = Duration::from_secs(600);
@@ -38,7 +38,10 @@ pub fn run(ctx: &Ctx, args: &mut Args) -> anyhow::Result<ExitCode> {
     };
     match action.as_str() {
         "start" => {
-            let branch = args.flag("--branch");
+            let branch = match args.flag_with_value("--branch")? {
+                None => pipeline::Branch::Current,
+                Some(name) => pipeline::Branch::New(name),
+            };
             let pr = args.flag("--pr");
             // `/ralph-plan`: the model makes the plan itself and stops there.
             let mode = if args.flag("--plan-only") {

@@ -80,7 +80,7 @@ The earlier phases saved (their results, nothing else is assumed):
 
 1. Update the docs for what changed: add `- {{SPEC_ID}}: {{SUMMARY}}` under `## Unreleased` in {{CHANGELOG_FILE}} (create it if missing), and the README where users see a change.
 2. Close the task: `ralph-hooks task complete --summary \"{{SUMMARY}}\"`.
-3. Commit on the current branch: `git add -A && git commit -m \"{{SPEC_ID}}: {{SUMMARY}}\"`.
+3. Commit on the current branch, without the hooks' own state (their locks, logs and loop state are not the project's): `{{GIT_ADD}} && git commit -m \"{{SPEC_ID}}: {{SUMMARY}}\"`.
 4. Save the phase result: `ralph-hooks resume phase sync --output spec_id={{SPEC_ID}} --output commit=\"$(git rev-parse HEAD)\" --file {{CHANGELOG_FILE}}`
 If a step fails, save `ralph-hooks resume phase sync --status error --output spec_id={{SPEC_ID}} --output error=\"<what failed>\"` instead.
 End with one line: the commit.
@@ -161,11 +161,23 @@ fn save(ctx: &Ctx, state: &mut ResumeState) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// `pipeline start "<request>" [--branch] [--pr]`: the text for the model.
+/// Where `pipeline start` puts the work.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Branch {
+    /// The branch checked out now.
+    Current,
+    /// A new branch: the one named, else `feature/<spec id>`.
+    New(Option<String>),
+}
+
+/// `pipeline start "<request>" [--branch[=NAME]] [--pr]`: the text for the
+/// model. `--pr` without a branch still makes one: a PR needs a branch of
+/// its own, and pushing the default branch would put the work straight on
+/// the remote's.
 pub fn start(
     ctx: &Ctx,
     request: &str,
-    branch: bool,
+    branch: Branch,
     pr: bool,
     mode: Mode,
 ) -> anyhow::Result<String> {
@@ -179,16 +191,25 @@ pub fn start(
     let spec = spec_id(request, &taken);
     ids::check("spec", &spec)?;
     let mut text = String::new();
-    if branch {
-        let name = format!("feature/{spec}");
+    let branch = match branch {
+        Branch::Current if pr => Branch::New(None),
+        other => other,
+    };
+    let mut new_branch = None;
+    if let Branch::New(named) = branch {
+        let flag = if pr { "--pr" } else { "--branch" };
+        let name = named.unwrap_or_else(|| format!("feature/{spec}"));
         git(&ctx.project_root, &["rev-parse", "--verify", "-q", "HEAD"]).with_context(|| {
             format!(
-                "--branch needs a git repository with a commit in {}",
+                "{flag} needs a git repository with a commit in {}",
                 ctx.project_root.display()
             )
         })?;
+        git(&ctx.project_root, &["check-ref-format", "--branch", &name])
+            .with_context(|| format!("{name:?} is not a valid branch name"))?;
         git(&ctx.project_root, &["checkout", "-q", "-b", &name])?;
         let _ = writeln!(text, "Created and checked out the branch {name}.");
+        new_branch = Some(name);
     }
     let plans = ctx.project_root.join(".claude").join("plans");
     std::fs::create_dir_all(&plans)
@@ -197,6 +218,10 @@ pub fn start(
     context.insert("request".into(), json!(request));
     context.insert("plan_file".into(), json!(plan_file(ctx, &spec)));
     context.insert("pr".into(), json!(pr));
+    if let Some(name) = &new_branch {
+        // The PR's head, whatever is checked out when the pipeline ends.
+        context.insert("pr_branch".into(), json!(name));
+    }
     let mut state = ResumeState {
         command: COMMAND.into(),
         spec_id: spec.clone(),
@@ -317,6 +342,7 @@ pub fn render_prompt(ctx: &Ctx, state: &ResumeState) -> anyhow::Result<String> {
         "plan_file": state.context.get("plan_file").and_then(Value::as_str).unwrap_or_default(),
         "changelog_file": ctx.project_root.join("CHANGELOG.md").display().to_string(),
         "branch": branch,
+        "git_add": git_add_command(ctx),
     }});
     variables.add_outputs(ctx, "the pipeline state", &base)?;
     for earlier in PHASES.iter().take_while(|p| **p != phase) {
@@ -338,6 +364,19 @@ pub fn render_prompt(ctx: &Ctx, state: &ResumeState) -> anyhow::Result<String> {
             state.spec_id
         )
     })
+}
+
+/// The sync phase's `git add`: everything but the state root when it lies
+/// inside the project (it is ignored since `install`, but an older checkout
+/// may track it; git refuses an exclusion outside the work tree).
+fn git_add_command(ctx: &Ctx) -> String {
+    match ctx.state_root.strip_prefix(&ctx.project_root) {
+        Ok(relative) if !relative.as_os_str().is_empty() => format!(
+            "git add -A -- . {}",
+            shell_words(&format!(":(exclude){}", relative.display()))
+        ),
+        _ => "git add -A".to_string(),
+    }
 }
 
 /// Finds the pipeline `spec`, or the only one there is.
@@ -479,11 +518,12 @@ fn draft_pr(ctx: &Ctx, state: &ResumeState) -> anyhow::Result<String> {
     );
     let branch = state
         .context
-        .get("branch")
+        .get("pr_branch")
+        .or_else(|| state.context.get("branch"))
         .and_then(Value::as_str)
         .unwrap_or("HEAD");
     let command = format!(
-        "git push -u origin {branch} && gh pr create --draft --title {} --body {}",
+        "git push -u origin {branch} && gh pr create --draft --head {branch} --title {} --body {}",
         shell_words(&title),
         shell_words(&body)
     );
@@ -827,6 +867,7 @@ mod tests {
             "PLAN_FILE",
             "CHANGELOG_FILE",
             "BRANCH",
+            "GIT_ADD",
         ];
         let from_plan = [
             "SUMMARY",
