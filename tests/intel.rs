@@ -145,6 +145,35 @@ fn search_language_flag_and_bad_patterns() {
     assert!(stderr(&output).contains("unknown language"));
 }
 
+#[test]
+fn a_pattern_that_does_not_parse_is_refused_and_nothing_is_written() {
+    let dir = project(&[("a.py", "print(1)\n"), ("b.py", "print(2)\n")]);
+    let output = run(dir.path(), &["search", "print($A", "--lang", "python"]);
+    assert_eq!(output.status.code(), Some(1), "{}", stdout(&output));
+    assert!(
+        stderr(&output).contains("does not parse (syntax error at line 1"),
+        "{}",
+        stderr(&output)
+    );
+    let output = run(
+        dir.path(),
+        &[
+            "rewrite", "print($A", "log($A)", "--apply", "--lang", "python",
+        ],
+    );
+    assert_eq!(output.status.code(), Some(1), "{}", stdout(&output));
+    assert!(
+        stderr(&output).contains("does not parse"),
+        "{}",
+        stderr(&output)
+    );
+    assert_eq!(read(dir.path(), "a.py"), "print(1)\n");
+    // Without --lang too: it parses in none of the project's languages.
+    let output = run(dir.path(), &["rewrite", "print($A", "log($A)", "--apply"]);
+    assert_eq!(output.status.code(), Some(1), "{}", stdout(&output));
+    assert_eq!(read(dir.path(), "b.py"), "print(2)\n");
+}
+
 // --- rewrite (seed AC-AST-004) ---
 
 #[test]

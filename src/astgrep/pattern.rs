@@ -6,6 +6,7 @@
 use std::collections::BTreeMap;
 
 use ast_grep_config::Fixer;
+use ast_grep_core::Language as _;
 use ast_grep_core::tree_sitter::{LanguageExt, StrDoc};
 use ast_grep_core::{AstGrep, Pattern};
 use ast_grep_language::SupportLang;
@@ -214,8 +215,31 @@ pub fn syntax_error(lang: Lang, source: &str) -> Option<(u32, u32)> {
 }
 
 fn compile(pattern: &str, lang: Lang) -> Result<Pattern, String> {
+    // tree-sitter parses anything, wrapping what it cannot place in ERROR
+    // nodes (or inventing MISSING tokens); such a pattern would match
+    // nothing and be reported as "0 matches", so it is refused here.
+    if let Some((line, column)) = pattern_syntax_error(pattern, lang) {
+        return Err(format!(
+            "the {lang} pattern {pattern:?} does not parse (syntax error at line {line}, column {column}): write it as {lang} code, with $VAR for a node and $$$ARGS for a list"
+        ));
+    }
     Pattern::try_new(pattern, lang.0)
         .map_err(|error| format!("invalid {lang} pattern {pattern:?}: {error}"))
+}
+
+/// Where the pattern, parsed as `lang` code (meta-variables as ast-grep
+/// reads them), first has an ERROR or MISSING node: 1-based line and
+/// column.
+/// A missing `;` is not an error: patterns are fragments (`$A.unwrap()`
+/// in Rust, `var $A = $B` in TypeScript) that ast-grep matches without it.
+fn pattern_syntax_error(pattern: &str, lang: Lang) -> Option<(u32, u32)> {
+    let root = lang.0.ast_grep(lang.0.pre_process_pattern(pattern));
+    let node = root
+        .root()
+        .dfs()
+        .find(|node| node.is_error() || (node.is_missing() && node.kind() != ";"))?;
+    let (line, column, _, _) = range_of(&node);
+    Some((line, column))
 }
 
 /// The words of a pattern outside its meta-variables (`console`, `log` in
@@ -283,6 +307,41 @@ mod tests {
 
     fn py() -> Lang {
         "python".parse().unwrap()
+    }
+
+    #[test]
+    fn a_pattern_that_does_not_parse_is_an_error_naming_where() {
+        let error = search("print($A", py(), "print(1)\n").unwrap_err();
+        assert!(error.contains("does not parse"), "{error}");
+        assert!(error.contains("line 1"), "{error}");
+        let error = rewrite("print($A", "log($A)", py(), "print(1)\n").unwrap_err();
+        assert!(error.contains("does not parse"), "{error}");
+    }
+
+    #[test]
+    fn usual_patterns_of_each_language_still_parse() {
+        for (lang, pattern) in [
+            ("python", "print($A)"),
+            ("python", "def $F($$$ARGS): $$$BODY"),
+            ("python", "import $M"),
+            ("python", "$A == None"),
+            ("javascript", "console.log($$$ARGS)"),
+            ("javascript", "debugger;"),
+            ("typescript", "const $A = $B"),
+            ("typescript", "var $A = $B"),
+            ("tsx", "<$T $$$PROPS />"),
+            ("rust", "$A.unwrap()"),
+            ("rust", "println!($$$A)"),
+            ("go", "fmt.Println($$$A)"),
+            ("c", "printf($$$A)"),
+        ] {
+            let lang: Lang = lang.parse().unwrap();
+            assert_eq!(
+                pattern_syntax_error(pattern, lang),
+                None,
+                "{lang} {pattern}"
+            );
+        }
     }
 
     #[test]
