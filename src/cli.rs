@@ -146,7 +146,12 @@ pub fn run(args: Vec<String>) -> anyhow::Result<ExitCode> {
     if command == "statusline" {
         return statusline::run(project.as_deref(), debug, &mut args);
     }
-    let mut ctx = Ctx::for_cli(project.as_deref().map(std::path::Path::new))?;
+    let (root, root_note) =
+        crate::hook::ctx::cli_project_root(project.as_deref().map(std::path::Path::new))?;
+    if let Some(note) = root_note {
+        eprintln!("{note}");
+    }
+    let mut ctx = Ctx::for_cli(Some(&root))?;
     ctx.debug |= debug;
     let code = match command.as_str() {
         "loop" => loop_cmd::run(&ctx, &mut args)?,

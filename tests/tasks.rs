@@ -382,3 +382,49 @@ fn parallel_step_updates_lose_nothing() {
             .unwrap_or_else(|e| panic!("torn event line {line:?}: {e}"));
     }
 }
+
+/// Without `CLAUDE_PROJECT_DIR` (a terminal), the CLI run from a folder of
+/// the project uses the project's state root, found as git finds its top,
+/// and says which root it used.
+#[test]
+fn the_cli_in_a_subdirectory_uses_the_projects_state_root() {
+    let temp = crate::util::TempDir::new("cli-subdir");
+    let project = temp.path();
+    let src = project.join("src");
+    std::fs::create_dir_all(&src).unwrap();
+    let status = std::process::Command::new("git")
+        .args(["init", "-q"])
+        .current_dir(project)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let mut command = crate::util::command("ralph-hooks", project);
+    command
+        .env_remove("CLAUDE_PROJECT_DIR")
+        .current_dir(&src)
+        .args(["task", "start", "x"]);
+    let output = crate::util::run_with_stdin(command, b"");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    assert!(!src.join(".claude").exists());
+    assert!(project.join(".claude/orchestrator/tasks").is_dir());
+    assert!(
+        stderr.contains(&format!("project root {}", project.display())),
+        "{stderr}"
+    );
+    // Now that the project has .claude/, that is what is found, even in a
+    // folder of it.
+    let mut command = crate::util::command("ralph-hooks", project);
+    command
+        .env_remove("CLAUDE_PROJECT_DIR")
+        .current_dir(&src)
+        .args(["status", "--json"]);
+    let output = crate::util::run_with_stdin(command, b"");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(stdout.contains("\"x\""), "{stdout}");
+    assert!(
+        String::from_utf8_lossy(&output.stderr).contains("the nearest folder with .claude/"),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+}

@@ -58,15 +58,7 @@ impl Ctx {
     /// Context for the CLI: the project is `--project`, `$CLAUDE_PROJECT_DIR`
     /// or the current directory.
     pub fn for_cli(project: Option<&Path>) -> anyhow::Result<Ctx> {
-        let project_root = match project {
-            Some(dir) => dir.to_path_buf(),
-            None => match env_nonempty("CLAUDE_PROJECT_DIR") {
-                Some(dir) => PathBuf::from(dir),
-                None => {
-                    std::env::current_dir().context("cannot determine the current directory")?
-                }
-            },
-        };
+        let (project_root, _) = cli_project_root(project)?;
         Ctx::new(project_root, env_nonempty("CLAUDE_CODE_SESSION_ID"))
     }
 
@@ -190,6 +182,56 @@ impl Ctx {
     }
 }
 
+/// The CLI's project: `--project`, else `$CLAUDE_PROJECT_DIR` (set inside
+/// Claude Code), else found from the current directory as git and cargo
+/// find theirs ([`find_project_root`]), so `cd src && ralph-hooks task
+/// start` uses the same state as the hooks. With the root found above the
+/// current directory, also a line saying which root and why.
+pub fn cli_project_root(project: Option<&Path>) -> anyhow::Result<(PathBuf, Option<String>)> {
+    if let Some(dir) = project {
+        return Ok((dir.to_path_buf(), None));
+    }
+    if let Some(dir) = env_nonempty("CLAUDE_PROJECT_DIR") {
+        return Ok((PathBuf::from(dir), None));
+    }
+    let cwd = std::env::current_dir().context("cannot determine the current directory")?;
+    let home = env_nonempty("HOME").map(PathBuf::from);
+    let (root, why) = find_project_root(&cwd, home.as_deref());
+    let note = (root != cwd).then(|| {
+        format!(
+            "ralph-hooks: project root {} ({why}; --project DIR chooses another)",
+            root.display()
+        )
+    });
+    Ok((root, note))
+}
+
+/// The project that `dir` is in, and why: the nearest folder at or above
+/// it with a `.claude/` folder (the home directory's is Claude Code's
+/// user settings, not a project), not looking above the git work tree's
+/// top; else that top; else `dir` itself.
+pub fn find_project_root(dir: &Path, home: Option<&Path>) -> (PathBuf, &'static str) {
+    let git_top = dir
+        .ancestors()
+        .find(|ancestor| ancestor.join(".git").exists());
+    for ancestor in dir.ancestors() {
+        if Some(ancestor) == home {
+            break;
+        }
+        if ancestor.join(".claude").is_dir() {
+            return (ancestor.to_path_buf(), "the nearest folder with .claude/");
+        }
+        if Some(ancestor) == git_top {
+            return (ancestor.to_path_buf(), "the top of the git work tree");
+        }
+    }
+    match git_top {
+        // A home directory kept in git (dotfiles) is no project.
+        Some(top) if Some(top) != home => (top.to_path_buf(), "the top of the git work tree"),
+        _ => (dir.to_path_buf(), "the current directory"),
+    }
+}
+
 /// A state root of `/` or the home directory would scatter `loop.json`,
 /// `tasks/` and lock files among the user's own files: refuse it.
 fn refuse_shared_root(state_root: &Path) -> anyhow::Result<()> {
@@ -227,4 +269,41 @@ fn absolute(path: &Path) -> PathBuf {
     std::env::current_dir()
         .map(|cwd| cwd.join(path))
         .unwrap_or_else(|_| path.to_path_buf())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn temp(label: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("ralph-ctx-{label}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(dir.join("home/proj/src/deep")).unwrap();
+        dir
+    }
+
+    #[test]
+    fn the_project_root_is_found_as_git_and_cargo_find_theirs() {
+        let dir = temp("root");
+        let home = dir.join("home");
+        let proj = home.join("proj");
+        let deep = proj.join("src/deep");
+        // Nothing marks a project: the directory itself.
+        std::fs::create_dir_all(home.join(".claude")).unwrap();
+        assert_eq!(find_project_root(&deep, Some(&home)).0, deep);
+        // A git work tree: its top.
+        std::fs::create_dir_all(proj.join(".git")).unwrap();
+        assert_eq!(find_project_root(&deep, Some(&home)).0, proj);
+        // A .claude/ folder below the top wins.
+        std::fs::create_dir_all(proj.join("src/.claude")).unwrap();
+        let (root, why) = find_project_root(&deep, Some(&home));
+        assert_eq!(root, proj.join("src"));
+        assert!(why.contains(".claude"), "{why}");
+        // A home kept in git is not a project.
+        std::fs::remove_dir_all(proj.join(".git")).unwrap();
+        std::fs::remove_dir_all(proj.join("src/.claude")).unwrap();
+        std::fs::create_dir_all(home.join(".git")).unwrap();
+        assert_eq!(find_project_root(&deep, Some(&home)).0, deep);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 }
