@@ -1,4 +1,4 @@
-//! `ralph-hooks check` against the servers' own batch CLIs (issue 11), side
+//! `ralph-hooks check` against the servers' own batch CLIs, side
 //! by side in one run on the same generated trees:
 //! - Python: `pyright --outputjson` vs `ralph-hooks check` in-process (no
 //!   daemon), through a daemon started by the run (cold), and again (warm);
@@ -7,7 +7,7 @@
 //!   check of a tree with Python, TypeScript, C, Rust and Go files (whichever
 //!   servers are installed), against the seed's 500 MB.
 //!
-//! Targets (issue 11): cold ≤ 1.5× the CLI, warm ≤ 0.5×.
+//! Targets: cold ≤ 1.5× the CLI, warm ≤ 0.5×.
 //!
 //! Run with `cargo bench --bench check`. `BENCH_FILES=N` sets the files per
 //! tree (default 100); `BENCH_MEMORY_ONLY=1` runs only the memory part.

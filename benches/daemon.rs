@@ -1,4 +1,4 @@
-//! Warm language servers (issue 6), side by side in one run, for pyright,
+//! Warm language servers, side by side in one run, for pyright,
 //! typescript-language-server, clangd and ruff (whichever are installed) on
 //! a small and a 1000-line file:
 //! - the cold in-process hook (`RALPH_HOOKS_DAEMON=0`: the hook starts the

@@ -1,4 +1,4 @@
-//! `ralph-hooks refs/rename/search/rewrite` (issue 13), each beside its
+//! `ralph-hooks refs/rename/search/rewrite`, each beside its
 //! baseline:
 //! - warm `refs` and `rename` preview (the whole CLI process, through the
 //!   daemon's warm pyright) on a 200-file Python project, beside pyright's

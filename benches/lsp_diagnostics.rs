@@ -1,6 +1,5 @@
 //! Speed of the diagnostics hook against each real language server, with
-//! the server's own time beside it as the baseline (issue 3, "Speed and
-//! memory"):
+//! the server's own time beside it as the baseline:
 //!
 //! - **server cold**: a minimal client (spawn, initialize, didOpen, didSave,
 //!   answer the server's requests, stop at the first publish that holds the

@@ -1,4 +1,4 @@
-//! `ralph-hooks monitor` (issue 14): the numbers the issue sets targets for.
+//! `ralph-hooks monitor`: the numbers it has targets for.
 //!
 //! - `GET /api/agents/:id/tasks` over 1,000 task files, warm (p50/p99),
 //!   beside `GET …/current` (one task) and the cold first request;

@@ -1,4 +1,4 @@
-//! The in-process ast-grep engine (issue 11): structural rules and pattern
+//! The in-process ast-grep engine: structural rules and pattern
 //! search over source files with the ast-grep crates, so no separate
 //! `ast-grep` binary has to be installed.
 //!

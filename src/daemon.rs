@@ -1,4 +1,4 @@
-//! Warm language servers (issue 6): a per-project daemon that keeps them
+//! Warm language servers: a per-project daemon that keeps them
 //! running between hook calls, so only the first check of a session pays
 //! for a server's cold start.
 //!

@@ -1,4 +1,4 @@
-//! Code intelligence and fixes for the agent (issue 13): `ralph-hooks refs`,
+//! Code intelligence and fixes for the agent: `ralph-hooks refs`,
 //! `rename`, `search`, `rewrite` and `fix`, run by Claude through Bash or by
 //! the user by hand.
 //!

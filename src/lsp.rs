@@ -1,5 +1,5 @@
 //! Talking to language servers: enough LSP to get a file's diagnostics and
-//! to send the requests of `ralph-hooks refs/rename/fix` (issue 13).
+//! to send the requests of `ralph-hooks refs/rename/fix`.
 //!
 //! - [`transport`]: the server's process and pipes (reader, writer and stderr
 //!   threads; its own process group, killed on every exit path).

@@ -1,5 +1,5 @@
 //! `ralph-hooks monitor`: a local REST + WebSocket server and a live
-//! dashboard for tasks, steps, loops and events (issue 14, seed 002 §15–16).
+//! dashboard for tasks, steps, loops and events.
 //!
 //! - [`data`]: what the endpoints answer, read through [`crate::tasks`] and
 //!   [`crate::state`] (never a second parser of the task format).

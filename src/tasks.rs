@@ -1,4 +1,4 @@
-//! Task files with steps (seed 002): `tasks/task_<id>.md` under the state
+//! Task files with steps: `tasks/task_<id>.md` under the state
 //! root, one per task, plus `tasks/active.json`, which names the task being
 //! worked on so that the hooks read one small file and one task file, never
 //! the whole folder.
@@ -6,7 +6,7 @@
 //! - [`doc`]: the markdown format, parsed and written without losing what a
 //!   person added; [`steps`]: the step actions, pure.
 //! - Here: which task is active, locked updates, the shapes others read (the
-//!   checklist, the monitor JSON of seed 002 §15.4, the stop-guard message),
+//!   checklist, the monitor's JSON, the stop-guard message),
 //!   the `events.jsonl` records, and the session-start section.
 //!
 //! A task may name the Claude Code session working on it (`Session` in its

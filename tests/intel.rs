@@ -657,6 +657,20 @@ fn fix_runs_ruffs_fix_all_and_says_what_remains() {
 }
 
 #[test]
+fn fix_removes_the_line_of_a_removed_debugger_statement() {
+    let dir = project(&[(
+        "g.ts",
+        "export function g(legacy: number) {\n  debugger;\n  return legacy;\n}\n",
+    )]);
+    let out = ok(&run(dir.path(), &["fix", "--timeout", "30"]));
+    assert!(out.contains("ast-grep no-debugger (line 2)"), "{out}");
+    assert_eq!(
+        read(dir.path(), "g.ts"),
+        "export function g(legacy: number) {\n  return legacy;\n}\n"
+    );
+}
+
+#[test]
 fn fix_leaves_a_file_with_a_syntax_error_alone() {
     let dir = project(&[
         ("broken.ts", "var x = 1;\nfunction f( {\n  debugger;\n"),

@@ -1,4 +1,4 @@
-//! Unused variables and imports (issue 11, seed AC-LSP-002): servers send
+//! Unused variables and imports: servers send
 //! them as hints tagged `Unnecessary`; ralph-hooks reports them as warnings
 //! by default (never blocking), configurable with `diagnostics.unused`.
 //! Against the real typescript-language-server and pyright.
@@ -59,6 +59,46 @@ fn typescript_unused_variable_level_is_configurable() {
     // Off: as the server sent it, a hint, below the default minimum.
     assert!(context.contains("clean"), "{context}");
     assert!(!context.contains("unusedVariable"), "{context}");
+}
+
+/// The seed's own case: a top-level `const` alone in a file. In a script
+/// (no import or export) TypeScript makes it a global, which may be used
+/// anywhere, so nothing is reported; a module, by an export or by the
+/// project's `moduleDetection: "force"`, gets the warning.
+const TS_TOP_LEVEL: &str = "const unusedVariable = 42;\n";
+
+#[test]
+fn typescript_top_level_unused_constant_is_a_warning_in_a_module_only() {
+    let Some(dir) = typescript_project(json!({})) else {
+        return;
+    };
+    let warning =
+        "warning [typescript 6133] 'unusedVariable' is declared but its value is never read.";
+    let file = write(dir.path(), "src/script.ts", TS_TOP_LEVEL);
+    let (context, _) = run_hook(dir.path(), &write_payload(&file, TS_TOP_LEVEL));
+    assert!(!context.contains(warning), "a script's global: {context}");
+    let module = format!("{TS_TOP_LEVEL}export {{}};\n");
+    let file = write(dir.path(), "src/module.ts", &module);
+    let (context, _) = run_hook(dir.path(), &write_payload(&file, &module));
+    assert!(
+        context.contains(&format!("src/module.ts:1:7 {warning}")),
+        "{context}"
+    );
+
+    let Some(forced) = typescript_project(json!({})) else {
+        return;
+    };
+    write(
+        forced.path(),
+        "tsconfig.json",
+        r#"{"compilerOptions": {"strict": true, "target": "es2020", "module": "commonjs", "moduleDetection": "force"}, "include": ["src"]}"#,
+    );
+    let file = write(forced.path(), "src/index.ts", TS_TOP_LEVEL);
+    let (context, _) = run_hook(forced.path(), &write_payload(&file, TS_TOP_LEVEL));
+    assert!(
+        context.contains(&format!("src/index.ts:1:7 {warning}")),
+        "{context}"
+    );
 }
 
 const PY_UNUSED: &str =

@@ -1,5 +1,5 @@
 //! Pattern search and rewrite over one text, for `ralph-hooks search` and
-//! `rewrite` (issue 13). A pattern is code of the file's language with
+//! `rewrite`. A pattern is code of the file's language with
 //! meta-variables: `$VAR` matches one node, `$$$ARGS` any number of nodes,
 //! `$_` one node without capturing it.
 

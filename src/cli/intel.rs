@@ -1,4 +1,4 @@
-//! `ralph-hooks refs | rename | search | rewrite | fix` (issue 13): code
+//! `ralph-hooks refs | rename | search | rewrite | fix`: code
 //! intelligence for the agent, run through Bash or by hand. The work is in
 //! [`crate::intel`]; this file reads the arguments and prints.
 

@@ -1,4 +1,4 @@
-//! `ralph-hooks resume|render|path` (seed 000): saving and resuming
+//! `ralph-hooks resume|render|path`: saving and resuming
 //! interrupted multi-phase commands, rendering prompt templates from phase
 //! results, and turning relative paths into checked absolute ones.
 //!

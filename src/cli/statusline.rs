@@ -1,5 +1,5 @@
 //! `ralph-hooks statusline`: one short line for Claude Code's `statusLine`
-//! setting (issue 12), so the user sees where the loop and the task stand
+//! setting, so the user sees where the loop and the task stand
 //! without asking:
 //!
 //! ```text

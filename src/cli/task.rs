@@ -1,4 +1,4 @@
-//! `ralph-hooks task …`: tasks and their steps (seed 002 §2.3, §11).
+//! `ralph-hooks task …`: tasks and their steps.
 //!
 //! ```text
 //! task start <description> [--priority low|medium|high]

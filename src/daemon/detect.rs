@@ -1,5 +1,5 @@
 //! Which languages a project contains, so session start can pre-start their
-//! servers before the first edit (issue 11): marker files at the root
+//! servers before the first edit: marker files at the root
 //! (`pyproject.toml`, `tsconfig.json`, `Cargo.toml`, `go.mod`,
 //! `compile_commands.json`, …), then source files in the root and the
 //! folders just below it. Cheap on purpose — it runs in the session-start

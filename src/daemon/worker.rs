@@ -9,7 +9,7 @@
 //! started again by the next check, at most `max_restarts_per_minute`
 //! times a minute; a changed configuration (fingerprint) restarts it.
 //!
-//! Warm-up (issue 11): a server is *warming* from its start until its first
+//! Warm-up: a server is *warming* from its start until its first
 //! check answers (typescript-language-server loads the project then). While
 //! warming it has its own time, the server's `startupTimeout` (30 s unless
 //! configured), not the hook's: the check goes on after the hook stopped

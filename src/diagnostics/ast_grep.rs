@@ -1,6 +1,6 @@
 //! ast-grep rule findings merged into a file's diagnostics (source
 //! `ast-grep`, code the rule id), from the in-process engine
-//! ([`crate::astgrep`], issue 11): the built-in rules (unless
+//! ([`crate::astgrep`]): the built-in rules (unless
 //! `check.ast_grep.builtin` is false) plus the project's `sgconfig.yml`
 //! rules. No separate tool is needed. It runs on its own thread beside the
 //! language server and gets its own timeout; a file it cannot scan is

@@ -1,4 +1,4 @@
-//! The stop guard reads chains (issue 12): one Bash call that finishes the
+//! The stop guard reads chains: one Bash call that finishes the
 //! open steps and then completes the task —
 //! `ralph-hooks task step complete s2 && ralph-hooks task step complete s3 && ralph-hooks task complete`
 //! — must not be denied because the guard looked at the task as it was

@@ -145,14 +145,40 @@ fn rule_fixes(rules: &RuleSet, path: &Path, text: &str, fixed: &mut Vec<String>)
             "ast-grep {} (line {}): {}",
             finding.rule_id, finding.line, finding.message
         ));
+        let (start_byte, end_byte) = if fix.replacement.is_empty() {
+            removed_span(text, fix.start_byte, fix.end_byte)
+        } else {
+            (fix.start_byte, fix.end_byte)
+        };
         edits.push(astgrep::TextEdit {
-            start_byte: fix.start_byte,
-            end_byte: fix.end_byte,
+            start_byte,
+            end_byte,
             replacement: fix.replacement,
             line: finding.line,
         });
     }
     astgrep::apply_edits(text, &edits)
+}
+
+/// What a fix that deletes `start..end` removes: the whole line, its
+/// indentation and line break included, when nothing else is on it (a
+/// removed `debugger;` must not leave a blank indented line behind);
+/// otherwise exactly `start..end`.
+fn removed_span(text: &str, start: usize, end: usize) -> (usize, usize) {
+    let line_start = text[..start].rfind('\n').map_or(0, |i| i + 1);
+    let line_end = text[end..].find('\n').map_or(text.len(), |i| end + i);
+    let blank = |piece: &str| piece.chars().all(|c| c == ' ' || c == '\t' || c == '\r');
+    if !blank(&text[line_start..start]) || !blank(&text[end..line_end]) {
+        return (start, end);
+    }
+    if line_end < text.len() {
+        (line_start, line_end + 1)
+    } else if line_start > 0 {
+        // The last line, without a final newline: take the break before it.
+        (line_start - 1, line_end)
+    } else {
+        (line_start, line_end)
+    }
 }
 
 fn open(server: &Server, path: &Path, text: &str) -> Vec<OpenFile> {
@@ -536,6 +562,23 @@ fn describe(display: &str, server: &Server, d: &ServerDiagnostic) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_removed_statement_takes_its_line_with_it() {
+        let text = "function g() {\n  debugger;\n  return legacy;\n}";
+        let start = text.find("debugger").unwrap();
+        let end = start + "debugger;".len();
+        let (from, to) = removed_span(text, start, end);
+        let after = format!("{}{}", &text[..from], &text[to..]);
+        assert_eq!(after, "function g() {\n  return legacy;\n}");
+        // Something else on the line: only the statement goes.
+        let text = "a(); debugger; b();\n";
+        let start = text.find("debugger").unwrap();
+        assert_eq!(removed_span(text, start, start + 9), (start, start + 9));
+        // The last line without a newline.
+        let text = "a();\ndebugger;";
+        assert_eq!(removed_span(text, 5, 14), (4, 14));
+    }
 
     #[test]
     fn suppressions_are_not_fixes() {

@@ -1,7 +1,7 @@
 //! Running clients, one per (server, workspace root), reused across files.
 //!
 //! A hook call checks one file, or a loop's touched files at a Stop, and
-//! closes the pool when done; a long-lived process (the daemon of issue 6)
+//! closes the pool when done; a long-lived process (the daemon)
 //! can keep a pool and call [`Pool::diagnose`] again and again, which sends
 //! `didChange` to a warm server instead of starting a new one. A client that
 //! failed (crashed, timed out) is dropped — killed with its process group —

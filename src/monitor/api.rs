@@ -1,4 +1,5 @@
-//! The routes. Reads answer JSON in the seed's field names; the one write,
+//! The routes. Reads answer JSON in the shapes [`super::data`]
+//! builds; the one write,
 //! `POST /api/tasks/update`, needs `Authorization: Bearer <token>` and goes
 //! through [`crate::tasks::actions`], the CLI's locked update.
 //!

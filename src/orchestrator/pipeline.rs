@@ -1,5 +1,4 @@
-//! The plan → run → sync pipeline of `/ralph <request>` (seed 004 AC-CMD-001,
-//! seed 000): each phase runs in a sub-agent, saves its result with
+//! The plan → run → sync pipeline of `/ralph <request>`: each phase runs in a sub-agent, saves its result with
 //! `ralph-hooks resume phase`, and the next phase's prompt is rendered from
 //! those results (never "as mentioned above").
 //!
@@ -8,7 +7,7 @@
 //! plan file and whether a draft PR is wanted. Phase results belong to a
 //! pipeline by their `spec_id` output.
 //!
-//! - [`start`] names the spec, optionally creates `feature/<SPEC-ID>`, saves
+//! - [`start`] names the spec, optionally creates a branch (`feature/<SPEC-ID>`, always with a PR), saves
 //!   the state and returns the plan phase's prompt;
 //! - [`advance`] checks the current phase's result: a completed one moves the
 //!   pipeline on and returns the next prompt (or the end, with the PR); a

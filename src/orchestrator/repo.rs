@@ -1,4 +1,4 @@
-//! The repository a resume state is checked against (seed 000 REQ-1.3): a
+//! The repository a resume state is checked against: a
 //! state saved on a branch at a commit can only be resumed where that branch
 //! is checked out and that commit is still in its history. Anything else is
 //! a "conflict", named with what to do about it.

@@ -1,4 +1,4 @@
-//! Seed 000's command state: the results of finished phases and the resume
+//! Command state: the results of finished phases and the resume
 //! states of interrupted multi-phase commands, both in `command-state/`
 //! under the state root.
 //!
@@ -8,8 +8,8 @@
 //! - A resume state, `<command>-<spec_id>-<timestamp>.json`, holds `command`,
 //!   `spec_id`, `current_phase`, `completed_steps`, `pending_steps`,
 //!   `timestamp`, `expiry` and `context`. `<command>` in the name is the part
-//!   after the last `:` (`alfred:2-run` → `2-run`), as seed 000's
-//!   `2-run-SPEC-XXX-*.json` has it.
+//!   after the last `:` (`alfred:2-run` → `2-run`), as in
+//!   `2-run-SPEC-XXX-*.json`.
 //! - A state is valid for 30 days. An expired one is refused with a warning
 //!   and invalidated (removed); session start removes files older than that
 //!   and keeps at most 50.

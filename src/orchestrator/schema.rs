@@ -1,9 +1,9 @@
-//! Schemas of the orchestrator's files (seeds 001 and 003) and the check
+//! Schemas of the orchestrator's files and the check
 //! that every violation is reported with its line and column.
 //!
 //! - [`recognize`] tells from a path alone (no IO, no parsing) whether a file
-//!   is one of ours and which schema applies: seed 001's storage layout under
-//!   `.claude/orchestrator/` (or the state root), or seed 003's flat
+//!   is one of ours and which schema applies: the storage layout under
+//!   `.claude/orchestrator/` (or the state root), or the contracts' flat
 //!   `contracts/<taskId>.<kind>.yaml`. Both layouts are valid where they stand.
 //! - [`validate`] parses the text into a positioned tree ([`tree`]), checks
 //!   it against the kind's fields ([`kinds`], written in the [`rules`]

@@ -1,4 +1,4 @@
-//! Explicit context for slash commands (seed 000 REQ-1.1, REQ-1.2, UB-5.3):
+//! Explicit context for slash commands:
 //! `{{VARS}}` in a prompt template come from the outputs of earlier phases,
 //! and every path handed to an agent is absolute and inside the project.
 //!

@@ -1,7 +1,7 @@
 //! `events.jsonl`: one JSON event per line, appended under a lock. The log
 //! grows without bound, so no hook reads it; it is for people and monitors.
 //!
-//! Events follow seed 002 §15.5: `{type, agentId, timestamp, data: {event, …}}`,
+//! Each event is `{type, agentId, timestamp, data: {event, …}}`,
 //! with `taskId` or `loopId` naming what the event is about, and `promptId`
 //! when a hook wrote it. The OpenTelemetry exporter reads the log with a
 //! cursor; no hook does. Callers with a

@@ -1,8 +1,8 @@
 //! Advisory file locks with std's `File::lock`, the only place it is called.
 //!
 //! `flock` locks belong to an open file, not to a process: a thread that
-//! opens and locks a file it already holds waits for itself forever (the
-//! self-deadlock of issue 10, class 1). So each thread keeps the list of
+//! opens and locks a file it already holds waits for itself forever (a
+//! self-deadlock). So each thread keeps the list of
 //! lock files it holds, and taking one twice is an error at once, never a
 //! wait. Code that needs a lock it may already hold asks [`held_here`]
 //! first and works under the held one (see `Store::move_aside`).

@@ -1,4 +1,4 @@
-//! The task file, `tasks/task_<id>.md`, in seed 002's markdown format, parsed
+//! The task file, `tasks/task_<id>.md`, in its markdown format, parsed
 //! into types and written back without losing what a person added.
 //!
 //! ```text

@@ -1,4 +1,4 @@
-//! The step actions of seed 002 §2.3, pure: a task document in, the same
+//! The step actions (`ralph-hooks task step …`), pure: a task document in, the same
 //! document changed and the list of changes out (for `events.jsonl`). The
 //! CLI does the locking and the writing.
 //!

@@ -1,4 +1,5 @@
-//! MD5 (RFC 1321), for seed 001's `projectHash = md5(project_root)[:8]`.
+//! MD5 (RFC 1321), for the storage layout's
+//! `projectHash = md5(project_root)[:8]` (the name of a project's folder).
 //!
 //! The hash only names a directory, so nothing here is about security; a
 //! few dozen lines of our own spare a dependency tree of digest traits.

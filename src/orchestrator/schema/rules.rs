@@ -3,8 +3,9 @@
 //!
 //! A schema is plain `const` data ([`Ty`], [`Field`]), so one description
 //! drives both the check and the outline shown to an agent that must
-//! regenerate a file ([`outline`]); they cannot drift apart. Seed 001 forbids
-//! fields beyond the schema, so every mapping with fixed fields is closed.
+//! regenerate a file ([`outline`]); they cannot drift apart. The storage
+//! layout forbids fields beyond the schema, so every mapping with fixed
+//! fields is closed.
 
 use std::fmt::Write as _;
 
