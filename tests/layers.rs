@@ -284,3 +284,18 @@ fn no_two_files_use_each_other() {
         pairs.join("\n")
     );
 }
+
+/// The deprecated YAML crate and the unsafe C port under it (RUSTSEC-2024-0449)
+/// stay out of the build: YAML is read with serde-saphyr, as ast-grep does.
+/// CI's advisory check (`.ci/advisories.sh`) covers the rest of the tree.
+#[test]
+fn the_lock_file_has_no_unmaintained_yaml_crate() {
+    let lock =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("Cargo.lock")).unwrap();
+    for name in ["serde_yaml", "unsafe-libyaml"] {
+        assert!(
+            !lock.contains(&format!("name = \"{name}\"")),
+            "{name} is back in Cargo.lock"
+        );
+    }
+}

@@ -250,8 +250,14 @@ fn project_rules(
         }
     };
     digest.extend_from_slice(text.as_bytes());
-    let value: serde_yaml::Value = match serde_yaml::from_str(&text) {
-        Ok(value) => value,
+    // An empty file is an sgconfig.yml without rule folders.
+    let parsed = if text.trim().is_empty() {
+        Ok(SgConfig::default())
+    } else {
+        serde_saphyr::from_str::<SgConfig>(&text)
+    };
+    let dirs = match parsed {
+        Ok(config) => config.rule_dirs,
         Err(error) => {
             problems.push(format!(
                 "{}: not valid YAML: {}",
@@ -261,15 +267,6 @@ fn project_rules(
             return Vec::new();
         }
     };
-    let dirs: Vec<String> = value
-        .get("ruleDirs")
-        .and_then(|dirs| dirs.as_sequence())
-        .map(|dirs| {
-            dirs.iter()
-                .filter_map(|d| d.as_str().map(String::from))
-                .collect()
-        })
-        .unwrap_or_default();
     let mut files = Vec::new();
     for dir in dirs {
         let dir = project_root.join(dir);
@@ -324,6 +321,14 @@ fn yaml_files(dir: &Path, out: &mut Vec<PathBuf>) {
             out.push(path);
         }
     }
+}
+
+/// What we read of `sgconfig.yml`: the folders of the project's rules
+/// (every other key is ast-grep's business and left alone).
+#[derive(Debug, Default, serde::Deserialize)]
+struct SgConfig {
+    #[serde(default, rename = "ruleDirs")]
+    rule_dirs: Vec<String>,
 }
 
 fn one_line(text: &str) -> String {
@@ -469,6 +474,43 @@ mod tests {
             vec!["mutable-default-argument", "mutable-default-argument"]
         );
         assert!(ids("a.py", "def f(items=None, n=0, t=()):\n    pass\n").is_empty());
+    }
+
+    #[test]
+    fn sgconfig_variants_are_read_or_reported() {
+        let dir = std::env::temp_dir().join(format!("ralph-sgconfig-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(dir.join("rules")).unwrap();
+        std::fs::write(
+            dir.join("rules/no-print.yml"),
+            "id: no-print\nlanguage: python\nseverity: info\nmessage: no print\nrule:\n  pattern: print($$$A)\n",
+        )
+        .unwrap();
+        let load = |config: &str| {
+            std::fs::write(dir.join("sgconfig.yml"), config).unwrap();
+            let rules = RuleSet::load(&dir, &LoadOptions::default());
+            let found = rules
+                .scan_source(&dir.join("m.py"), "print(1)\n")
+                .iter()
+                .any(|f| f.rule_id == "no-print");
+            (found, rules.problems().to_vec())
+        };
+        // Other keys of ast-grep's are left alone.
+        assert_eq!(
+            load("ruleDirs:\n  - rules\nutilDirs: [utils]\ntestConfigs:\n  - testDir: t\n"),
+            (true, vec![])
+        );
+        assert_eq!(load("ruleDirs: [rules]\n"), (true, vec![]));
+        assert_eq!(load(""), (false, vec![]));
+        assert_eq!(load("utilDirs: [u]\n"), (false, vec![]));
+        let (found, problems) = load("ruleDirs: [rules\n");
+        assert!(!found);
+        assert_eq!(problems.len(), 1, "{problems:?}");
+        assert!(
+            problems[0].contains("sgconfig.yml: not valid YAML"),
+            "{problems:?}"
+        );
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]
