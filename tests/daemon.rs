@@ -21,6 +21,8 @@ use crate::util::{self, TempDir};
 
 /// The per-file deadline most tests configure.
 const DEADLINE_MS: u64 = 5_000;
+/// The daemon's start budget in tests that are not about starting it.
+const START_BUDGET_MS: u64 = 60_000;
 /// How much later than its deadline a hook may return.
 const SLACK: Duration = Duration::from_millis(500);
 
@@ -102,7 +104,12 @@ impl Project {
         Project::with_servers(dir, &servers, timeout_ms, daemon)
     }
 
-    fn with_servers(dir: TempDir, servers: &Value, timeout_ms: u64, daemon: Value) -> Project {
+    fn with_servers(dir: TempDir, servers: &Value, timeout_ms: u64, mut daemon: Value) -> Project {
+        // Starting the daemon is not what most tests are about: a loaded
+        // machine must not turn a slow start into a fallback they fail on.
+        if daemon.get("start_timeout_ms").is_none() {
+            daemon["start_timeout_ms"] = json!(START_BUDGET_MS);
+        }
         std::fs::write(dir.path().join(".lsp.json"), servers.to_string()).unwrap();
         std::fs::create_dir_all(dir.path().join(".claude")).unwrap();
         std::fs::write(
@@ -1025,6 +1032,29 @@ fn session_start_prestarts_the_servers_of_the_languages_the_project_contains() {
     project.finish();
 }
 
+/// A daemon just started gets the start budget for its first handshake,
+/// not `connect_timeout_ms`: on a busy machine it answers late, and that
+/// is slowness, not sickness. With a 1 ms handshake wait, only the start
+/// budget lets the hook use it.
+#[test]
+fn a_daemon_just_started_gets_the_start_budget_for_its_handshake() {
+    let project = Project::new(
+        "normal",
+        &[],
+        DEADLINE_MS,
+        json!({"connect_timeout_ms": 1, "start_timeout_ms": START_BUDGET_MS}),
+    );
+    let check = project.check("a.fake", "ERROR: first\n");
+    check.assert_ok();
+    assert!(check.served_by_daemon(), "{}", check.stderr());
+    assert!(
+        !check.stderr().contains("not answering"),
+        "{}",
+        check.stderr()
+    );
+    project.finish();
+}
+
 #[test]
 fn a_long_state_root_puts_the_socket_in_the_runtime_dir() {
     let dir = TempDir::new("daemon");
@@ -1037,7 +1067,9 @@ fn a_long_state_root_puts_the_socket_in_the_runtime_dir() {
     std::fs::create_dir_all(deep.join(".claude")).unwrap();
     std::fs::write(
         deep.join(".claude/ralph-hooks.json"),
-        json!({"diagnostics": {"timeout_ms": DEADLINE_MS}}).to_string(),
+        json!({"diagnostics": {"timeout_ms": DEADLINE_MS},
+               "daemon": {"start_timeout_ms": START_BUDGET_MS}})
+        .to_string(),
     )
     .unwrap();
     let project = Project { dir, cli: None };

@@ -6,7 +6,8 @@
 //!   own process at once instead.
 //! - No daemon: under the start lock (so racing hooks start one) the hook
 //!   starts `ralph-hooks daemon` detached and waits up to
-//!   `start_timeout_ms` for it to answer.
+//!   `start_timeout_ms` for it to answer, its first handshake included (a
+//!   daemon just started is slow on a busy machine, not sick).
 //! - A daemon of another build is asked to stop and replaced.
 //! - A check waits until its deadline; the daemon answers by then (with a
 //!   timeout, if its server is hung). Any failure of the daemon itself
@@ -111,7 +112,11 @@ enum Attempt {
 }
 
 fn attempt(target: &Target, build: Option<&str>) -> Attempt {
-    let timeout = target.config.connect_timeout();
+    attempt_within(target, build, target.config.connect_timeout())
+}
+
+/// [`attempt`] with `timeout` for connecting and for the handshake.
+fn attempt_within(target: &Target, build: Option<&str>, timeout: Duration) -> Attempt {
     let mut conn = match Conn::connect(&target.paths.socket, timeout) {
         Ok(conn) => conn,
         Err(ConnError::Timeout(why)) => return Attempt::Sick(why),
@@ -234,7 +239,19 @@ fn start(target: &Target, build: &str, note: Option<String>) -> Result<Connected
     };
     let mut spawned: Option<std::process::Child> = None;
     loop {
-        match attempt(target, Some(build)) {
+        // A daemon we just started is setting itself up (threads, config,
+        // its first accept) and, on a busy machine, may take longer than
+        // `connect_timeout_ms` to answer its first handshake: that is slow,
+        // not sick, and this hook pays for the start anyway. So it gets the
+        // rest of the start budget; a running daemon keeps the short wait.
+        let timeout = if spawned.is_some() {
+            deadline
+                .saturating_duration_since(Instant::now())
+                .max(target.config.connect_timeout())
+        } else {
+            target.config.connect_timeout()
+        };
+        match attempt_within(target, Some(build), timeout) {
             Attempt::Ready(connected) => {
                 let started = spawned
                     .as_ref()
