@@ -317,7 +317,7 @@ fn gather_evidence(
         condition_ms.push(started.elapsed().as_millis() as u64);
     }
     let files_changed = match (state.worktree.as_ref(), snapshot) {
-        (Some(before), Some(after)) => worktree::changed(before, after),
+        (Some(before), Some(after)) => worktree::changed(&ctx.project_root, before, after),
         // First Stop of the loop: everything dirty now counts as this
         // iteration's change only if we had a baseline; we did not.
         _ => Vec::new(),

@@ -220,13 +220,20 @@ fn content_hash(path: &Path) -> String {
     }
 }
 
-/// Files whose hash differs between `before` and `after`, with their new
-/// hash (`reverted` when a file went back to its committed content).
-pub fn changed(before: &Snapshot, after: &Snapshot) -> Vec<(String, String)> {
+/// Files whose signature differs between `before` and `after`, with their
+/// content hash now (`reverted` when a file went back to its committed
+/// content, or is gone). A walked file is signed by size and mtime; its
+/// change is named by content, so the same content gives the same evidence.
+pub fn changed(root: &Path, before: &Snapshot, after: &Snapshot) -> Vec<(String, String)> {
     let mut changes = Vec::new();
     for (path, hash) in after {
         if before.get(path) != Some(hash) {
-            changes.push((path.clone(), hash.clone()));
+            let hash = if hash.starts_with("size") {
+                content_hash(&root.join(path))
+            } else {
+                hash.clone()
+            };
+            changes.push((path.clone(), hash));
         }
     }
     for path in before.keys() {
