@@ -258,18 +258,27 @@ pub enum Parsed {
 /// Parses `args` (without the program name).
 pub fn parse(args: Vec<OsString>) -> Parsed {
     let color = color_before_parsing(&args);
-    let mut command = styled_command(color == clap::ColorChoice::Always).color(color);
+    let mut command = styled_command(color).color(if color {
+        clap::ColorChoice::Always
+    } else {
+        clap::ColorChoice::Never
+    });
     let path = command_path(&command, &args);
     let no_command = args.is_empty();
     let argv = std::iter::once(OsString::from("ralph-hooks")).chain(args);
     let matches = match command.try_get_matches_from_mut(argv) {
         Ok(matches) => matches,
-        Err(error) => return Parsed::Exit(report(&error, &command, &path)),
+        Err(error) => return Parsed::Exit(report(&error, &command, &path, color)),
     };
     if no_command {
         // As before clap: the overview, and a failure status for scripts
         // that forgot the command.
-        let _ = write_stdout(&command.render_help().ansi().to_string());
+        let help = command.render_help();
+        let _ = write_stdout(&if color {
+            help.ansi().to_string()
+        } else {
+            help.to_string()
+        });
         return Parsed::Exit(std::process::ExitCode::from(1));
     }
     match <Cli as clap::FromArgMatches>::from_arg_matches(&matches) {
@@ -278,7 +287,7 @@ pub fn parse(args: Vec<OsString>) -> Parsed {
             Parsed::Exit(std::process::ExitCode::from(1))
         }
         Ok(cli) => Parsed::Run(Box::new(cli)),
-        Err(error) => Parsed::Exit(report(&error, &command, &path)),
+        Err(error) => Parsed::Exit(report(&error, &command, &path, color)),
     }
 }
 
@@ -288,10 +297,16 @@ fn report(
     error: &clap::Error,
     command: &clap::Command,
     path: &[String],
+    color: bool,
 ) -> std::process::ExitCode {
     match error.kind() {
         ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => {
-            let _ = write_stdout(&error.render().ansi().to_string());
+            let text = error.render();
+            let _ = write_stdout(&if color {
+                text.ansi().to_string()
+            } else {
+                text.to_string()
+            });
             std::process::ExitCode::SUCCESS
         }
         _ => {
@@ -310,7 +325,7 @@ fn write_stdout(text: &str) -> std::io::Result<()> {
 }
 
 /// `--color` read ahead of clap, so the help clap prints obeys it too.
-fn color_before_parsing(args: &[OsString]) -> clap::ColorChoice {
+fn color_before_parsing(args: &[OsString]) -> bool {
     let mut words = args.iter().map(|a| a.to_string_lossy());
     let mut when = None;
     while let Some(word) = words.next() {
@@ -324,7 +339,7 @@ fn color_before_parsing(args: &[OsString]) -> clap::ColorChoice {
         }
     }
     let stdout_tty = std::io::IsTerminal::is_terminal(&std::io::stdout());
-    let on = super::color::enabled(
+    super::color::enabled(
         match when.as_deref() {
             Some("always") => ColorWhen::Always,
             Some("never") => ColorWhen::Never,
@@ -332,12 +347,7 @@ fn color_before_parsing(args: &[OsString]) -> clap::ColorChoice {
         },
         |name| std::env::var_os(name),
         stdout_tty,
-    );
-    if on {
-        clap::ColorChoice::Always
-    } else {
-        clap::ColorChoice::Never
-    }
+    )
 }
 
 /// One line for a clap error, in the CLI's words: what was wrong, the near
