@@ -12,6 +12,7 @@ mod color;
 mod completions;
 mod daemon;
 mod doctor;
+mod examples;
 pub mod install;
 mod intel;
 mod loop_cmd;
@@ -32,6 +33,26 @@ use std::process::ExitCode;
 use crate::hook::ctx::Ctx;
 use color::Paint;
 use parser::{Cli, Command, Parsed};
+
+/// Every command and subcommand as the words that name it (`["task",
+/// "step", "add"]`), parents before children: for tests that go through
+/// each command's help.
+pub fn command_paths() -> Vec<Vec<String>> {
+    fn walk(command: &clap::Command, prefix: &[String], out: &mut Vec<Vec<String>>) {
+        for sub in command.get_subcommands() {
+            if sub.get_name() == "help" {
+                continue;
+            }
+            let mut path = prefix.to_vec();
+            path.push(sub.get_name().to_string());
+            out.push(path.clone());
+            walk(sub, &path, out);
+        }
+    }
+    let mut out = Vec::new();
+    walk(&parser::command(), &[], &mut out);
+    out
+}
 
 /// The whole CLI as a process: parse, run, map errors to exit 1.
 pub fn main() -> ExitCode {

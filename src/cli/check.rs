@@ -79,13 +79,8 @@ pub fn run(ctx: &Ctx, args: &CheckArgs, paint: Paint) -> anyhow::Result<ExitCode
         ast_grep: !args.no_ast_grep,
         budget,
     };
-    let progress = Progress::start(
-        "checking",
-        progress::wanted(args.json || args.report_json),
-    );
-    let checked = check_with_progress(ctx, &options, &mut |done, total| {
-        progress.set(done, total)
-    });
+    let progress = Progress::start("checking", progress::wanted(args.json || args.report_json));
+    let checked = check_with_progress(ctx, &options, &mut |done, total| progress.set(done, total));
     progress.finish();
     if args.report_json {
         let reply = match checked {

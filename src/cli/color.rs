@@ -9,7 +9,13 @@ use std::ffi::OsString;
 
 use anstyle::{AnsiColor, Style};
 
-use super::parser::ColorWhen;
+/// `--color`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ColorWhen {
+    Auto,
+    Always,
+    Never,
+}
 
 /// Whether stdout gets colour. `--color always|never` wins; under `auto`
 /// a non-empty `NO_COLOR` turns it off, a `CLICOLOR_FORCE` other than `0`
@@ -72,11 +78,7 @@ impl Paint {
                     _ => HINT,
                 };
                 let end = start + word.len();
-                format!(
-                    "{}{style}{word}{style:#}{}",
-                    &line[..start],
-                    &line[end..]
-                )
+                format!("{}{style}{word}{style:#}{}", &line[..start], &line[end..])
             }
             None => line.to_string(),
         })
@@ -175,7 +177,10 @@ mod tests {
         assert!(enabled(Auto, env(&[]), true), "a terminal");
         assert!(!enabled(Auto, env(&[]), false), "a pipe");
         assert!(!enabled(Auto, env(&[("NO_COLOR", "1")]), true));
-        assert!(enabled(Auto, env(&[("NO_COLOR", "")]), true), "empty is unset");
+        assert!(
+            enabled(Auto, env(&[("NO_COLOR", "")]), true),
+            "empty is unset"
+        );
         assert!(enabled(Auto, env(&[("CLICOLOR_FORCE", "1")]), false));
         assert!(!enabled(Auto, env(&[("CLICOLOR_FORCE", "0")]), false));
         assert!(
@@ -195,8 +200,16 @@ mod tests {
     fn severities_are_painted_and_nothing_else() {
         let text = "app/a.py:8:14 error [Pyright x] bad: worse\n    note: keep\nweb/i.ts:4:8 warning [ast-grep y] var\nChecked 2 files: 1 error\n";
         let painted = Paint::new(true).problems(text);
-        assert!(painted.contains("app/a.py:8:14 \u{1b}[1m\u{1b}[31merror\u{1b}[0m [Pyright x] bad: worse\n"), "{painted:?}");
-        assert!(painted.contains("\u{1b}[33mwarning\u{1b}[0m [ast-grep y]"), "{painted:?}");
+        assert!(
+            painted.contains(
+                "app/a.py:8:14 \u{1b}[1m\u{1b}[31merror\u{1b}[0m [Pyright x] bad: worse\n"
+            ),
+            "{painted:?}"
+        );
+        assert!(
+            painted.contains("\u{1b}[33mwarning\u{1b}[0m [ast-grep y]"),
+            "{painted:?}"
+        );
         assert!(painted.ends_with("    note: keep\nweb/i.ts:4:8 \u{1b}[1m\u{1b}[33mwarning\u{1b}[0m [ast-grep y] var\nChecked 2 files: 1 error\n"), "{painted:?}");
         assert_eq!(Paint::new(false).problems(text), text);
         let colon_form = Paint::new(true).problems("a.py:1:2: error: x\n");

@@ -6,7 +6,6 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-
 pub const EXAMPLES: &str = "\
 The hooks start the daemon themselves when they need it; it exits after 10 idle minutes.
 

@@ -445,7 +445,11 @@ pub fn rewrite(ctx: &Ctx, args: &RewriteArgs, paint: Paint) -> anyhow::Result<Ex
         for r in &rewritten {
             print!(
                 "{}",
-                paint.diff(&diff::unified(&r.display, &r.change.before, &r.change.after))
+                paint.diff(&diff::unified(
+                    &r.display,
+                    &r.change.before,
+                    &r.change.after
+                ))
             );
         }
     }

@@ -4,7 +4,9 @@
 //! Before it starts, a `--project` given twice (as the same directory,
 //! however spelt) is made one; when the port is taken, the message says
 //! whether this project's monitor is the one holding it, where it is, and
-//! which `--port` is free for another.
+//! which `--port` is free for another. The write token stays out of the
+//! message, as in `status`: the agent may read the output, so it names the
+//! file that holds the token instead.
 
 use std::net::{IpAddr, SocketAddr};
 use std::path::PathBuf;
@@ -113,16 +115,29 @@ fn address_in_use(error: &anyhow::Error) -> bool {
     })
 }
 
-/// The monitors already serving the projects asked for: (project, its file).
-fn running_monitors(ctx: &Ctx, projects: &[String]) -> Vec<(String, MonitorFile)> {
+/// A monitor already serving one of the projects asked for.
+struct Running {
+    project: String,
+    file: MonitorFile,
+    /// Where its token is (`monitor.json`).
+    token_file: PathBuf,
+}
+
+/// The monitors already serving the projects asked for.
+fn running_monitors(ctx: &Ctx, projects: &[String]) -> Vec<Running> {
     let Ok(agents) = monitor::agents(&ctx.project_root, projects) else {
         return Vec::new();
     };
     agents
         .iter()
         .filter_map(|agent| {
-            monitor::running(agent.ctx().store())
-                .map(|file| (agent.project_root.display().to_string(), file))
+            let ctx = agent.ctx();
+            let store = ctx.store();
+            monitor::running(store).map(|file| Running {
+                project: agent.project_root.display().to_string(),
+                file,
+                token_file: store.path(monitor::MONITOR_FILE),
+            })
         })
         .collect()
 }
@@ -136,29 +151,34 @@ fn free_port_after(address: SocketAddr) -> Option<u16> {
 
 /// What to say when `address` is taken, given the monitors already
 /// running for these projects.
-fn port_taken(
-    address: SocketAddr,
-    running: &[(String, MonitorFile)],
-    free: Option<u16>,
-) -> String {
+fn port_taken(address: SocketAddr, running: &[Running], free: Option<u16>) -> String {
     let another = match free {
         Some(port) => format!("start another with --port {port}"),
         None => "start another with --port N (a free port)".to_string(),
     };
-    let at = |file: &MonitorFile| format!("{}#token={} (pid {})", file.url, file.token, file.pid);
+    let at = |running: &Running| {
+        format!(
+            "{} (pid {}; the token is in {})",
+            running.file.url,
+            running.file.pid,
+            running.token_file.display()
+        )
+    };
     let same_port = running
         .iter()
-        .find(|(_, file)| url_port(&file.url) == Some(address.port()));
-    if let Some((project, file)) = same_port {
+        .find(|r| url_port(&r.file.url) == Some(address.port()));
+    if let Some(ours) = same_port {
         return format!(
-            "the monitor of {project} is already running at {}: open that, or {another}",
-            at(file)
+            "the monitor of {} is already running at {}: open that, or {another}",
+            ours.project,
+            at(ours)
         );
     }
     match running.first() {
-        Some((project, file)) => format!(
-            "cannot listen on {address}: another program has the port (the monitor of {project} runs at {}); {another}",
-            at(file)
+        Some(other) => format!(
+            "cannot listen on {address}: another program has the port (the monitor of {} runs at {}); {another}",
+            other.project,
+            at(other)
         ),
         None => format!("cannot listen on {address}: another program has the port; {another}"),
     }
@@ -175,27 +195,31 @@ fn url_port(url: &str) -> Option<u16> {
 mod tests {
     use super::*;
 
-    fn file(url: &str) -> MonitorFile {
-        MonitorFile {
-            version: 1,
-            url: url.into(),
-            pid: 42,
-            token: "t0k".into(),
+    fn running(url: &str) -> Running {
+        Running {
+            project: "/p/app".into(),
+            file: MonitorFile {
+                version: 1,
+                url: url.into(),
+                pid: 42,
+                token: "t0k".into(),
+            },
+            token_file: "/p/app/.claude/orchestrator/monitor.json".into(),
         }
     }
 
     #[test]
     fn a_taken_port_says_who_has_it_and_what_to_do() {
         let address: SocketAddr = "127.0.0.1:3847".parse().unwrap();
-        let ours = vec![("/p/app".to_string(), file("http://127.0.0.1:3847/"))];
+        let ours = vec![running("http://127.0.0.1:3847/")];
         assert_eq!(
             port_taken(address, &ours, Some(3848)),
-            "the monitor of /p/app is already running at http://127.0.0.1:3847/#token=t0k (pid 42): open that, or start another with --port 3848"
+            "the monitor of /p/app is already running at http://127.0.0.1:3847/ (pid 42; the token is in /p/app/.claude/orchestrator/monitor.json): open that, or start another with --port 3848"
         );
-        let elsewhere = vec![("/p/app".to_string(), file("http://127.0.0.1:4000/"))];
+        let elsewhere = vec![running("http://127.0.0.1:4000/")];
         assert_eq!(
             port_taken(address, &elsewhere, Some(3848)),
-            "cannot listen on 127.0.0.1:3847: another program has the port (the monitor of /p/app runs at http://127.0.0.1:4000/#token=t0k (pid 42)); start another with --port 3848"
+            "cannot listen on 127.0.0.1:3847: another program has the port (the monitor of /p/app runs at http://127.0.0.1:4000/ (pid 42; the token is in /p/app/.claude/orchestrator/monitor.json)); start another with --port 3848"
         );
         assert_eq!(
             port_taken(address, &[], None),
@@ -217,7 +241,12 @@ mod tests {
         let dotted = format!("{}/.", plain);
         let named = format!("api={plain}");
         assert_eq!(
-            distinct_projects(vec![plain.clone(), dotted, named, "web=/nonexistent".into()]),
+            distinct_projects(vec![
+                plain.clone(),
+                dotted,
+                named,
+                "web=/nonexistent".into()
+            ]),
             vec![plain, "web=/nonexistent".to_string()]
         );
         assert_eq!(project_dir("a=b"), "b");

@@ -11,11 +11,12 @@ use std::fmt::Write as _;
 
 use clap::builder::{PossibleValue, TypedValueParser};
 use clap::error::{ContextKind, ContextValue, ErrorKind};
-use clap::{Args, CommandFactory as _, Parser, Subcommand, ValueEnum};
+use clap::{Args, CommandFactory as _, Parser, Subcommand};
 
+use super::color::ColorWhen;
 use super::{
-    check, completions, daemon, install, intel, loop_cmd, monitor, pipeline, resume, status,
-    task, telemetry, validate,
+    check, completions, daemon, install, intel, loop_cmd, monitor, pipeline, resume, status, task,
+    telemetry, validate,
 };
 
 const ABOUT: &str =
@@ -45,11 +46,24 @@ pub struct Cli {
     pub command: Option<Command>,
 }
 
+impl Cli {
+    /// The grammar as derived, before the subcommands' examples are added.
+    #[cfg(test)]
+    pub fn command_without_examples() -> clap::Command {
+        Cli::command()
+    }
+}
+
 /// Options every command takes, before or after its name.
 #[derive(Debug, Args)]
 pub struct Global {
     /// The project (default: $CLAUDE_PROJECT_DIR, else the current directory)
-    #[arg(long, global = true, value_name = "DIR", help_heading = "Global options")]
+    #[arg(
+        long,
+        global = true,
+        value_name = "DIR",
+        help_heading = "Global options"
+    )]
     pub project: Option<String>,
     /// Say on stderr what was decided and why
     #[arg(long, global = true, help_heading = "Global options")]
@@ -63,14 +77,6 @@ pub struct Global {
         help_heading = "Global options"
     )]
     pub color: ColorWhen,
-}
-
-/// `--color`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum ColorWhen {
-    Auto,
-    Always,
-    Never,
 }
 
 #[derive(Debug, Subcommand)]
@@ -176,7 +182,7 @@ pub fn command() -> clap::Command {
 /// The clap command with the grouped top-level help, its headings styled
 /// as clap styles its own when `color` is on.
 fn styled_command(color: bool) -> clap::Command {
-    let command = Cli::command();
+    let command = super::examples::add_to(Cli::command());
     let heading = |title: &str| {
         if color {
             let style = anstyle::Style::new().bold().underline();
@@ -244,7 +250,9 @@ impl TypedValueParser for Offered {
     }
 
     fn possible_values(&self) -> Option<Box<dyn Iterator<Item = PossibleValue> + '_>> {
-        Some(Box::new(self.0.iter().map(|value| PossibleValue::new(*value))))
+        Some(Box::new(
+            self.0.iter().map(|value| PossibleValue::new(*value)),
+        ))
     }
 }
 
@@ -385,9 +393,20 @@ pub fn one_line(error: &clap::Error, root: &clap::Command, path: &[String]) -> S
             } else {
                 String::new()
             };
+            // `steps` is `step` by another name: offer the command once.
+            let parent = subcommand_at(root, &path[1..]);
+            let mut suggested: Vec<String> = Vec::new();
+            for name in strings(ContextKind::SuggestedSubcommand) {
+                let name = parent
+                    .find_subcommand(&name)
+                    .map_or(name, |sub| sub.get_name().to_string());
+                if !suggested.contains(&name) {
+                    suggested.push(name);
+                }
+            }
             format!(
                 "unknown{whose} command {given:?}{}",
-                then(strings(ContextKind::SuggestedSubcommand), "for the list")
+                then(suggested, "for the list")
             )
         }
         ErrorKind::UnknownArgument => {
@@ -401,7 +420,11 @@ pub fn one_line(error: &clap::Error, root: &clap::Command, path: &[String]) -> S
         }
         ErrorKind::InvalidValue => {
             let arg = strings(ContextKind::InvalidArg).pop().unwrap_or_default();
-            let name = arg.split([' ', '=']).next().unwrap_or(&arg).to_string();
+            let mut name = arg.split([' ', '=']).next().unwrap_or(&arg).to_string();
+            if name.starts_with('<') {
+                // A positional: say whose.
+                name = format!("{name} of `{}`", path.join(" "));
+            }
             let given = strings(ContextKind::InvalidValue).pop().unwrap_or_default();
             let valid = strings(ContextKind::ValidValue);
             if valid.is_empty() {
@@ -494,8 +517,8 @@ fn command_path(root: &clap::Command, args: &[OsString]) -> Vec<String> {
     path
 }
 
-/// The visible subcommands of the command at `path` under `root`.
-fn subcommand_names(root: &clap::Command, path: &[String]) -> Vec<String> {
+/// The command at `path` under `root` (as far as the path goes).
+fn subcommand_at<'a>(root: &'a clap::Command, path: &[String]) -> &'a clap::Command {
     let mut command = root;
     for name in path {
         match command.find_subcommand(name) {
@@ -504,6 +527,11 @@ fn subcommand_names(root: &clap::Command, path: &[String]) -> Vec<String> {
         }
     }
     command
+}
+
+/// The visible subcommands of the command at `path` under `root`.
+fn subcommand_names(root: &clap::Command, path: &[String]) -> Vec<String> {
+    subcommand_at(root, path)
         .get_subcommands()
         .filter(|sub| !sub.is_hide_set() && sub.get_name() != "help")
         .map(|sub| sub.get_name().to_string())

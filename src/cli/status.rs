@@ -6,7 +6,6 @@ use std::process::ExitCode;
 
 use serde_json::json;
 
-
 pub const EXAMPLES: &str = "\
 Examples:
   ralph-hooks status

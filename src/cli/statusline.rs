@@ -294,9 +294,8 @@ mod tests {
 
     #[test]
     fn only_the_plain_call_skips_the_parser() {
-        let call = |words: &[&str]| {
-            plain_call(&words.iter().map(OsString::from).collect::<Vec<_>>())
-        };
+        let call =
+            |words: &[&str]| plain_call(&words.iter().map(OsString::from).collect::<Vec<_>>());
         assert_eq!(
             call(&["statusline"]),
             Some(PlainCall {

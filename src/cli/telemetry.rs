@@ -3,7 +3,6 @@
 
 use std::process::ExitCode;
 
-
 pub const EXAMPLES: &str = "\
 Examples:
   ralph-hooks telemetry            # the same as `telemetry status`

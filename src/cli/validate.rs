@@ -11,7 +11,6 @@ use std::process::ExitCode;
 use anyhow::{Context as _, bail};
 use serde_json::json;
 
-
 pub const EXAMPLES: &str = "\
 Examples:
   ralph-hooks validate .claude/orchestrator/contracts/T1.test-result.yaml
