@@ -281,7 +281,7 @@ fn rename_inner(
     } else {
         println!("re-checked the touched files:");
         for problem in &problems {
-            println!("  {problem}");
+            print!("{}", paint.problems(&format!("  {problem}\n")));
         }
     }
     Ok(ExitCode::SUCCESS)
@@ -578,7 +578,7 @@ pub fn fix(ctx: &Ctx, args: &FixArgs, paint: Paint) -> anyhow::Result<ExitCode> 
         );
         for r in &reports {
             for line in &r.remaining {
-                println!("  {line}");
+                print!("{}", paint.problems(&format!("  {line}\n")));
             }
         }
     }

@@ -454,7 +454,7 @@ pub fn one_line(error: &clap::Error, root: &clap::Command, path: &[String]) -> S
             let arg = strings(ContextKind::InvalidArg).pop().unwrap_or_default();
             let prior = strings(ContextKind::PriorArg);
             let name = |arg: &str| arg.split([' ', '=']).next().unwrap_or(arg).to_string();
-            if prior.is_empty() || prior.iter().any(|p| *p == arg) {
+            if prior.is_empty() || prior.contains(&arg) {
                 format!("{} given more than once; give it once", name(&arg))
             } else {
                 let prior: Vec<String> = prior.iter().map(|p| name(p)).collect();
