@@ -2,7 +2,7 @@
 //! `daemon stop`, …). The top-level commands (and `loop start`, `task
 //! step`, whose help says more than examples) carry theirs beside their
 //! code; the rest are kept in one table, and a unit test holds that every
-//! command, at every depth, shows at least one.
+//! command, at every depth, shows at least one (in `parser`'s tests).
 
 /// (the words that name the command, its examples).
 pub const SUBCOMMANDS: &[(&str, &str)] = &[
@@ -150,48 +150,6 @@ fn with_examples(command: clap::Command, words: &[&str], examples: &'static str)
         }),
         [first, rest @ ..] => {
             command.mut_subcommand(*first, |sub| with_examples(sub, rest, examples))
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn every_command_at_every_depth_has_examples() {
-        let root = crate::cli::parser::command();
-        for path in crate::cli::command_paths() {
-            let mut command = &root;
-            for word in &path {
-                command = command.find_subcommand(word).expect("a listed command");
-            }
-            let after = command
-                .get_after_help()
-                .map(|text| text.to_string())
-                .unwrap_or_default();
-            assert!(
-                after.contains("Examples"),
-                "`{}` shows no examples",
-                path.join(" ")
-            );
-        }
-    }
-
-    #[test]
-    fn the_table_names_real_commands_without_text_of_their_own() {
-        let bare = crate::cli::parser::Cli::command_without_examples();
-        for (path, _) in SUBCOMMANDS {
-            let mut command = &bare;
-            for word in path.split(' ') {
-                command = command
-                    .find_subcommand(word)
-                    .unwrap_or_else(|| panic!("{path}: no such command"));
-            }
-            assert!(
-                command.get_after_help().is_none(),
-                "{path} has its own text beside its code; the table's would be unused"
-            );
         }
     }
 }

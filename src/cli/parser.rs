@@ -625,4 +625,41 @@ mod tests {
         assert_eq!(or_list(&items(&["a", "b"])), "a or b");
         assert_eq!(and_list(&items(&["a", "b", "c"])), "a, b and c");
     }
+
+    #[test]
+    fn every_command_at_every_depth_has_examples() {
+        let root = command();
+        for path in crate::cli::command_paths() {
+            let mut command = &root;
+            for word in &path {
+                command = command.find_subcommand(word).expect("a listed command");
+            }
+            let after = command
+                .get_after_help()
+                .map(|text| text.to_string())
+                .unwrap_or_default();
+            assert!(
+                after.contains("Examples"),
+                "`{}` shows no examples",
+                path.join(" ")
+            );
+        }
+    }
+
+    #[test]
+    fn the_table_names_real_commands_without_text_of_their_own() {
+        let bare = Cli::command_without_examples();
+        for (path, _) in super::super::examples::SUBCOMMANDS {
+            let mut command = &bare;
+            for word in path.split(' ') {
+                command = command
+                    .find_subcommand(word)
+                    .unwrap_or_else(|| panic!("{path}: no such command"));
+            }
+            assert!(
+                command.get_after_help().is_none(),
+                "{path} has its own text beside its code; the table's would be unused"
+            );
+        }
+    }
 }
