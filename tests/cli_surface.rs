@@ -398,8 +398,11 @@ fn a_long_check_shows_progress_on_a_terminal_and_nothing_in_a_pipe() {
 fn work_shorter_than_the_wait_draws_nothing() {
     let project = TempDir::new("cli-quick");
     std::fs::write(project.path().join("notes.txt"), "nothing to check\n").unwrap();
-    // The default wait (about a second) outlasts this check.
-    let run = on_terminal(cli(project.path(), &["check"]), false);
+    // A wait that outlasts this check even on a loaded machine (the
+    // default is a second).
+    let mut check = cli(project.path(), &["check"]);
+    check.env("RALPH_HOOKS_PROGRESS_AFTER_MS", "5000");
+    let run = on_terminal(check, false);
     assert_eq!(run.code, Some(0), "{} {}", run.stdout, run.terminal);
     assert!(run.terminal.is_empty(), "{:?}", run.terminal);
 }
