@@ -7,15 +7,19 @@
 //! The top layer with [`crate::events`]: it may use every feature part;
 //! only `bin/ralph-hooks.rs` uses it.
 
-mod args;
 mod check;
+mod color;
+mod completions;
 mod daemon;
 mod doctor;
+mod examples;
 pub mod install;
 mod intel;
 mod loop_cmd;
 mod monitor;
+mod parser;
 mod pipeline;
+mod progress;
 mod resume;
 mod status;
 mod statusline;
@@ -23,59 +27,32 @@ mod task;
 mod telemetry;
 mod validate;
 
+use std::ffi::OsString;
 use std::process::ExitCode;
 
-pub use args::Args;
-
 use crate::hook::ctx::Ctx;
+use color::Paint;
+use parser::{Cli, Command, Parsed};
 
-const USAGE: &str = "\
-ralph-hooks — Claude Code hooks that keep the agent working until the work is done
-
-Usage: ralph-hooks [--project DIR] [--debug] <command> …
-
-Loop:
-  loop start <goal> [--check CMD]... [--promise TEXT] [--max-iterations N]
-                    [--check-timeout SECS] [--diagnostics[=touched]|--no-diagnostics] [--no-warnings]
-                    [--path P]...   (a goal alone: until the project has no errors)
-  loop status [--json]
-  loop resume                          a loop the user paused (\"stop\") runs again
-  loop cancel
-Check:
-  check [PATH...] [--json] [--min-severity error|warning|info|hint] [--no-ast-grep] [--budget SECS]
-                                       every LSP and ast-grep problem; exit 0 clean, 1 errors, 2 unchecked
-Code:
-  refs <file> <symbol|line:col> [--json]             every reference, via the language server
-  rename <file> <symbol|line:col> <new> [--apply] [--json]   preview (diff) or all-or-nothing write
-  search <pattern> [--lang L] [PATH...] [--json]     ast-grep pattern search ($VAR, $$$ARGS)
-  rewrite <pattern> <replacement> [--lang L] [PATH...] [--apply] [--json]   dry-run diff unless --apply
-  fix [PATH...] [--dry-run] [--json]                 LSP quick fixes, source.fixAll, ast-grep rule fixes
-Tasks:
-  task start <description> [--priority low|medium|high]
-  task steps set <step> <step>...      task step add <text>
-  task step start|complete|skip <step-id> [--note TEXT]
-  task steps reorder <step-id>...      task progress <text>
-  task complete [--force] [--summary TEXT]
-  task status [--json]                 task list [--json]
-  task block [--note TEXT]             task resume            task cancel [--note TEXT]
-  status [--json]
-  statusline                           one line for Claude Code's statusLine (JSON on stdin)
-Orchestrator:
-  validate <file>... [--json] [--as NAME]
-  validate --schema NAME               path <relative>
-  resume save|phase|list|show|retry …  render <template> --context <file|phase>...
-  pipeline start|next|resume|status …  the plan → run → sync pipeline of /ralph
-Setup:
-  install [--project DIR] [--statusline] [--uninstall]
-  doctor
-  daemon [run [--prestart]|start|status [--json]|stop]   warm language servers for the hooks
-  telemetry [status [--json]|run|stop]   OpenTelemetry export of events.jsonl (see README, Telemetry)
-Monitor:
-  monitor [--port 3847] [--bind 127.0.0.1] [--project [NAME=]DIR]... [--token TOKEN] [--open]
-
-Environment: CLAUDE_PROJECT_DIR (project root), RALPH_HOOKS_STATE_DIR (state root,
-default <project>/.claude/orchestrator), RALPH_HOOKS_DEBUG=1 (same as --debug).
-";
+/// Every command and subcommand as the words that name it (`["task",
+/// "step", "add"]`), parents before children: for tests that go through
+/// each command's help.
+pub fn command_paths() -> Vec<Vec<String>> {
+    fn walk(command: &clap::Command, prefix: &[String], out: &mut Vec<Vec<String>>) {
+        for sub in command.get_subcommands() {
+            if sub.get_name() == "help" {
+                continue;
+            }
+            let mut path = prefix.to_vec();
+            path.push(sub.get_name().to_string());
+            out.push(path.clone());
+            walk(sub, &path, out);
+        }
+    }
+    let mut out = Vec::new();
+    walk(&parser::command(), &[], &mut out);
+    out
+}
 
 /// The whole CLI as a process: parse, run, map errors to exit 1.
 pub fn main() -> ExitCode {
@@ -84,7 +61,7 @@ pub fn main() -> ExitCode {
     // `daemon run` is this binary too, and its servers outlive threads.
     crate::util::process::kill_children_on_signal(false);
     exit_quietly_on_closed_stdout();
-    let args: Vec<String> = std::env::args().skip(1).collect();
+    let args: Vec<OsString> = std::env::args_os().skip(1).collect();
     match run(args) {
         Ok(code) => code,
         Err(error) => {
@@ -117,57 +94,70 @@ fn exit_quietly_on_closed_stdout() {
     }));
 }
 
-pub fn run(args: Vec<String>) -> anyhow::Result<ExitCode> {
-    let mut args = Args::new(args);
-    // `monitor` takes `--project` once per watched project: leave them to it.
-    let project = if args.peek_first() == Some("monitor") {
-        None
-    } else {
-        args.value("--project")?
+/// One command line (without the program name) to its exit status. Help,
+/// version and usage errors are printed by the parser; every other failure
+/// comes back as an error for [`main`] to print on one line.
+pub fn run(args: Vec<OsString>) -> anyhow::Result<ExitCode> {
+    // The status line runs every few seconds: it skips building the
+    // grammar of every command (see `statusline::plain_call`).
+    if let Some(call) = statusline::plain_call(&args) {
+        return statusline::run(call.project.as_deref(), call.debug);
+    }
+    let cli = match parser::parse(args) {
+        Parsed::Run(cli) => *cli,
+        Parsed::Exit(code) => return Ok(code),
     };
-    let debug = args.flag("--debug");
-    if args.flag("--version") || args.flag("-V") {
-        println!("ralph-hooks {}", env!("CARGO_PKG_VERSION"));
-        return Ok(ExitCode::SUCCESS);
-    }
-    let Some(command) = args.positional() else {
-        print!("{USAGE}");
-        return Ok(if args.flag("--help") || args.flag("-h") {
-            ExitCode::SUCCESS
-        } else {
-            ExitCode::from(1)
-        });
+    let Cli { global, command } = cli;
+    let Some(command) = command else {
+        // The parser answers a line without a command itself.
+        return Ok(ExitCode::from(1));
     };
-    if command == "help" || args.peek_flag("--help") || args.peek_flag("-h") {
-        print!("{USAGE}");
-        return Ok(ExitCode::SUCCESS);
+    let paint = Paint::new(color::enabled(
+        global.color,
+        |name| std::env::var_os(name),
+        std::io::IsTerminal::is_terminal(&std::io::stdout()),
+    ));
+    // Commands that need no project.
+    match &command {
+        Command::Statusline => return statusline::run(global.project.as_deref(), global.debug),
+        Command::Completions(args) => return completions::run(args),
+        _ => {}
     }
-    // The status line finds its project in the JSON on stdin.
-    if command == "statusline" {
-        return statusline::run(project.as_deref(), debug, &mut args);
-    }
-    let (root, root_note) =
-        crate::hook::ctx::cli_project_root(project.as_deref().map(std::path::Path::new))?;
+    // `monitor` takes `--project` once per watched project: those are its
+    // own, not the project the CLI runs in.
+    let project = match &command {
+        Command::Monitor(_) => None,
+        _ => global.project.as_deref().map(std::path::Path::new),
+    };
+    // Found as git and cargo find theirs: `.claude/` above, else the git
+    // work tree's top; said on stderr when it is not the current directory.
+    let (root, root_note) = crate::hook::ctx::cli_project_root(project)?;
     if let Some(note) = root_note {
         eprintln!("{note}");
     }
     let mut ctx = Ctx::for_cli(Some(&root))?;
-    ctx.debug |= debug;
-    let code = match command.as_str() {
-        "loop" => loop_cmd::run(&ctx, &mut args)?,
-        "check" => check::run(&ctx, &mut args)?,
-        "refs" | "rename" | "search" | "rewrite" | "fix" => intel::run(&ctx, &command, &mut args)?,
-        "task" => task::run(&ctx, &mut args)?,
-        "status" => status::run(&ctx, &mut args)?,
-        "validate" => validate::run(&ctx, &mut args)?,
-        "resume" | "render" | "path" => resume::run(&ctx, &command, &mut args)?,
-        "pipeline" => pipeline::run(&ctx, &mut args)?,
-        "install" => install::run(&ctx, &mut args)?,
-        "doctor" => doctor::run(&ctx, &mut args)?,
-        "daemon" => daemon::run(&ctx, &mut args)?,
-        "telemetry" => telemetry::run(&ctx, &mut args)?,
-        "monitor" => monitor::run(&ctx, &mut args)?,
-        other => anyhow::bail!("unknown command {other:?}: run `ralph-hooks --help` for the list"),
+    ctx.debug |= global.debug;
+    let code = match command {
+        Command::Loop(action) => loop_cmd::run(&ctx, action)?,
+        Command::Check(args) => check::run(&ctx, &args, paint)?,
+        Command::Refs(args) => intel::refs(&ctx, &args)?,
+        Command::Rename(args) => intel::rename(&ctx, &args, paint)?,
+        Command::Search(args) => intel::search(&ctx, &args)?,
+        Command::Rewrite(args) => intel::rewrite(&ctx, &args, paint)?,
+        Command::Fix(args) => intel::fix(&ctx, &args, paint)?,
+        Command::Task(action) => task::run(&ctx, action)?,
+        Command::Status(args) => status::run(&ctx, &args)?,
+        Command::Validate(args) => validate::run(&ctx, &args)?,
+        Command::Resume(action) => resume::run(&ctx, action)?,
+        Command::Render(args) => resume::render(&ctx, &args)?,
+        Command::Path(args) => resume::path(&ctx, &args)?,
+        Command::Pipeline(action) => pipeline::run(&ctx, action)?,
+        Command::Install(args) => install::run(&ctx, &args)?,
+        Command::Doctor => doctor::run(&ctx)?,
+        Command::Daemon(args) => daemon::run(&ctx, &args)?,
+        Command::Telemetry(args) => telemetry::run(&ctx, &args)?,
+        Command::Monitor(args) => monitor::run(&ctx, args)?,
+        Command::Statusline | Command::Completions(_) => unreachable!("handled above"),
     };
     // A command that logged an event (loop start, a task step) starts the
     // telemetry exporter when telemetry is on, as a hook does.

@@ -328,5 +328,8 @@ fn an_unknown_diagnostics_scope_is_refused() {
         .unwrap();
     assert!(!output.status.success());
     let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(stderr.contains("--diagnostics=touched"), "{stderr}");
+    assert!(
+        stderr.contains("--diagnostics must be project or touched, not \"everything\""),
+        "{stderr}"
+    );
 }

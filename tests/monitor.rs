@@ -727,12 +727,26 @@ fn token_file_status_and_graceful_shutdown() {
 fn several_projects_are_several_agents() {
     let one = seeded_project("mon-multi");
     let two = TempDir::new("mon-multi");
+    let three = TempDir::new("mon-multi");
     let a = format!("alpha={}", one.path().display());
     let b = two.path().display().to_string();
-    let c = format!("alpha={}", two.path().display());
+    // A second name for a folder already given is the same project: one
+    // agent (see `a_repeated_project_is_watched_once`); a name already
+    // taken by another folder gets a suffix.
+    let again = format!("beta={}/.", two.path().display());
+    let c = format!("alpha={}", three.path().display());
     let monitor = Monitor::start(
         one.path(),
-        &["--project", &a, "--project", &b, "--project", &c],
+        &[
+            "--project",
+            &a,
+            "--project",
+            &b,
+            "--project",
+            &again,
+            "--project",
+            &c,
+        ],
     );
     let (_, agents) = monitor.get("/api/agents");
     let ids: Vec<&str> = agents

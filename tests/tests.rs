@@ -56,3 +56,5 @@ mod intel;
 mod guard_effects;
 // OpenTelemetry export against OTLP receivers on loopback.
 mod telemetry;
+// The CLI as a person meets it: help, typos, completions, progress, colour.
+mod cli_surface;

@@ -15,7 +15,9 @@ use std::time::Duration;
 
 use anyhow::bail;
 
-use super::Args;
+use super::color::Paint;
+use super::parser::Offered;
+use super::progress::{self, Progress};
 use crate::daemon::wire::CheckReply;
 use crate::engine::files::NoSuchPath;
 use crate::engine::model::Severity;
@@ -24,13 +26,38 @@ use crate::engine::run::{self, LocalServers, Options};
 use crate::engine::settings::Settings;
 use crate::hook::ctx::Ctx;
 
-pub fn run(ctx: &Ctx, args: &mut Args) -> anyhow::Result<ExitCode> {
-    let json = args.flag("--json");
-    let report_json = args.flag("--report-json");
-    let no_ast_grep = args.flag("--no-ast-grep");
-    let min_severity = match args.value("--min-severity")? {
+pub const EXAMPLES: &str = "\
+Examples:
+  ralph-hooks check                          # the whole project
+  ralph-hooks check src/ tests/test_api.py   # only these
+  ralph-hooks check --min-severity error --json";
+
+#[derive(Debug, clap::Args)]
+pub struct CheckArgs {
+    /// Files and folders to check (default: the whole project)
+    #[arg(value_name = "PATH")]
+    pub paths: Vec<PathBuf>,
+    /// One JSON object: a summary and every file's problems
+    #[arg(long)]
+    pub json: bool,
+    /// The least severe problems shown (default: the config's, else warning)
+    #[arg(long, value_name = "SEVERITY", value_parser = Offered(&["error", "warning", "info", "hint"]))]
+    pub min_severity: Option<String>,
+    /// Leave out the ast-grep rules
+    #[arg(long)]
+    pub no_ast_grep: bool,
+    /// Stop waiting for servers after this long; unanswered files are inconclusive
+    #[arg(long, value_name = "SECS")]
+    pub budget: Option<f64>,
+    /// The report in the daemon's wire form (how a hook runs the check in a child)
+    #[arg(long, hide = true)]
+    pub report_json: bool,
+}
+
+pub fn run(ctx: &Ctx, args: &CheckArgs, paint: Paint) -> anyhow::Result<ExitCode> {
+    let min_severity = match &args.min_severity {
         None => Settings::load(ctx).config.min_severity,
-        Some(word) => match parse_severity(&word) {
+        Some(word) => match parse_severity(word) {
             Some(severity) => severity,
             None => {
                 eprintln!("ralph-hooks: --min-severity {word:?}: use error, warning, info or hint");
@@ -38,24 +65,24 @@ pub fn run(ctx: &Ctx, args: &mut Args) -> anyhow::Result<ExitCode> {
             }
         },
     };
-    let budget = match args.number::<f64>("--budget")? {
+    let budget = match args.budget {
         Some(secs) if secs.is_finite() && secs > 0.0 => Some(Duration::from_secs_f64(secs)),
         Some(secs) => bail!("--budget must be a positive number of seconds, got {secs}"),
         None => None,
     };
-    let paths: Vec<PathBuf> = args.rest().into_iter().map(PathBuf::from).collect();
-    args.finish()?;
-    if paths.iter().any(|p| p.as_os_str().is_empty()) {
+    if args.paths.iter().any(|p| p.as_os_str().is_empty()) {
         bail!("an empty path was given");
     }
     let options = Options {
-        paths,
+        paths: args.paths.clone(),
         min_severity,
-        ast_grep: !no_ast_grep,
+        ast_grep: !args.no_ast_grep,
         budget,
     };
-    let checked = check(ctx, &options);
-    if report_json {
+    let progress = Progress::start("checking", progress::wanted(args.json || args.report_json));
+    let checked = check_with_progress(ctx, &options, &mut |done, total| progress.set(done, total));
+    progress.finish();
+    if args.report_json {
         let reply = match checked {
             Ok(report) => CheckReply::Report {
                 report: Box::new(report),
@@ -73,20 +100,16 @@ pub fn run(ctx: &Ctx, args: &mut Args) -> anyhow::Result<ExitCode> {
             return Ok(ExitCode::from(2));
         }
     };
-    if json {
+    if args.json {
         println!("{}", serde_json::to_string(&report.to_json())?);
     } else {
-        print!("{}", report.render_text());
+        print!("{}", paint.problems(&report.render_text()));
     }
     Ok(ExitCode::from(report.exit_code()))
 }
 
-/// A project check for the CLI: through the daemon, else in this process.
-pub fn check(ctx: &Ctx, options: &Options) -> Result<Report, NoSuchPath> {
-    check_with_progress(ctx, options, &mut |_, _| {})
-}
-
-/// [`check`], telling `progress` (files answered, files in all) as the
+/// A project check for the CLI, through the daemon, else in this process,
+/// telling `progress` (files answered, files in all) as the
 /// servers answer, wherever the check runs.
 pub fn check_with_progress(
     ctx: &Ctx,

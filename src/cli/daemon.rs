@@ -6,7 +6,39 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use super::Args;
+pub const EXAMPLES: &str = "\
+The hooks start the daemon themselves when they need it; it exits after 10 idle minutes.
+
+Examples:
+  ralph-hooks daemon start     # in the background, now
+  ralph-hooks daemon status    # its servers, their memory and what they are doing
+  ralph-hooks daemon stop";
+
+#[derive(Debug, clap::Args)]
+pub struct DaemonArgs {
+    #[command(subcommand)]
+    pub action: Option<DaemonCommand>,
+}
+
+#[derive(Debug, clap::Subcommand)]
+pub enum DaemonCommand {
+    /// Run the daemon in the foreground (the default; what the hooks start)
+    Run {
+        /// Start the project's language servers at once
+        #[arg(long, hide = true)]
+        prestart: bool,
+    },
+    /// Start it in the background unless it runs
+    Start,
+    /// Its servers, their memory and what they are doing
+    Status {
+        /// As JSON
+        #[arg(long)]
+        json: bool,
+    },
+    /// Stop it (and the telemetry exporter)
+    Stop,
+}
 use crate::daemon::paths::{self, Paths};
 use crate::daemon::record::{self, DaemonRecord};
 use crate::daemon::remote::{self, Target, Unavailable};
@@ -18,14 +50,14 @@ use crate::state::{FileLock, Store};
 /// How long `stop` waits for the daemon to shut its servers down.
 const STOP_WAIT: Duration = Duration::from_secs(15);
 
-pub fn run(ctx: &Ctx, args: &mut Args) -> anyhow::Result<ExitCode> {
-    let sub = args.positional().unwrap_or_else(|| "run".into());
-    let json = args.flag("--json");
-    let prestart = args.flag("--prestart");
-    args.finish()?;
+pub fn run(ctx: &Ctx, args: &DaemonArgs) -> anyhow::Result<ExitCode> {
+    let action = args
+        .action
+        .as_ref()
+        .unwrap_or(&DaemonCommand::Run { prestart: false });
     let target = Target::for_ctx(ctx);
-    match sub.as_str() {
-        "run" => {
+    match *action {
+        DaemonCommand::Run { prestart } => {
             // Started by a hook, the daemon's stderr goes nowhere: a reason
             // it could not run belongs in its log.
             if let Err(error) = server::run(ctx, prestart) {
@@ -37,8 +69,8 @@ pub fn run(ctx: &Ctx, args: &mut Args) -> anyhow::Result<ExitCode> {
             }
             Ok(ExitCode::SUCCESS)
         }
-        "start" => start(&target),
-        "status" => {
+        DaemonCommand::Start => start(&target),
+        DaemonCommand::Status { json } => {
             let code = status(&target, json)?;
             if !json {
                 crate::telemetry::status::lines(ctx)
@@ -47,13 +79,12 @@ pub fn run(ctx: &Ctx, args: &mut Args) -> anyhow::Result<ExitCode> {
             }
             Ok(code)
         }
-        "stop" => {
+        DaemonCommand::Stop => {
             if let Some(pid) = crate::telemetry::status::stop(ctx)? {
                 println!("stopped telemetry exporter {pid}");
             }
             stop(ctx, &target)
         }
-        other => anyhow::bail!("unknown daemon command {other:?}: use run, start, status or stop"),
     }
 }
 

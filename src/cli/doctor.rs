@@ -4,14 +4,12 @@ use std::process::ExitCode;
 
 use serde_json::Value;
 
-use super::Args;
 use super::install::{self, HOOK_BINARIES, REGISTRATIONS};
 use crate::hook::ctx::Ctx;
 use crate::ralph::loop_state::{LOOP_FILE, LoopState};
 use crate::util::fsread::{self, Links, limits};
 
-pub fn run(ctx: &Ctx, args: &mut Args) -> anyhow::Result<ExitCode> {
-    args.finish()?;
+pub fn run(ctx: &Ctx) -> anyhow::Result<ExitCode> {
     let mut problems = 0;
     println!("ralph-hooks {}", env!("CARGO_PKG_VERSION"));
     println!("project:    {}", ctx.project_root.display());

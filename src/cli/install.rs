@@ -14,7 +14,7 @@ use std::process::ExitCode;
 use anyhow::{Context as _, bail};
 use serde_json::{Map, Value, json};
 
-use super::Args;
+use super::progress::{self, Progress};
 use crate::hook::ctx::Ctx;
 use crate::state::write_atomic;
 use crate::util::fsread::{self, Links, limits};
@@ -132,10 +132,28 @@ pub const COMMANDS: &[(&str, &str)] = &[
 /// Marks command files we wrote, so uninstall never deletes a user's file.
 const COMMAND_MARKER: &str = "<!-- installed by ralph-hooks -->";
 
-pub fn run(ctx: &Ctx, args: &mut Args) -> anyhow::Result<ExitCode> {
-    let uninstall = args.flag("--uninstall");
-    let statusline = args.flag("--statusline");
-    args.finish()?;
+pub const EXAMPLES: &str = "\
+Registers the hook binaries (absolute paths, merged into the settings: every other key stays)
+and writes the slash commands (/ralph-loop, /ralph-check, /ralph-fix, …). Running it again
+changes nothing.
+
+Examples:
+  ralph-hooks install --project ~/code/app
+  ralph-hooks install --project . --statusline
+  ralph-hooks install --project . --uninstall";
+
+#[derive(Debug, clap::Args)]
+pub struct InstallArgs {
+    /// Remove exactly what install added
+    #[arg(long)]
+    pub uninstall: bool,
+    /// Also set `ralph-hooks statusline` as Claude Code's status line (unless you have one)
+    #[arg(long)]
+    pub statusline: bool,
+}
+
+pub fn run(ctx: &Ctx, args: &InstallArgs) -> anyhow::Result<ExitCode> {
+    let (uninstall, statusline) = (args.uninstall, args.statusline);
     let project = &ctx.project_root;
     if !project.is_dir() {
         bail!("project directory {} does not exist", project.display());
@@ -162,16 +180,22 @@ pub fn run(ctx: &Ctx, args: &mut Args) -> anyhow::Result<ExitCode> {
     } else {
         None
     };
+    // The settings, then each slash command: on a slow disk that is a count.
+    let progress = Progress::start("installing", progress::wanted(false));
+    let total = COMMANDS.len() + 1;
     write_settings(&settings_path, &settings)?;
-    if ctx.store().ignore_in_git()? {
+    let state_ignored = ctx.store().ignore_in_git()?;
+    progress.set(1, total);
+    let cli = shell_quote(&bin_dir.join("ralph-hooks"));
+    install_commands(project, &cli, &|done| progress.set(1 + done, total))?;
+    progress.finish();
+    if state_ignored {
         println!(
             "The hooks' state in {} is ignored by git ({}).",
             ctx.state_root.display(),
             ctx.state_root.join(".gitignore").display()
         );
     }
-    let cli = shell_quote(&bin_dir.join("ralph-hooks"));
-    install_commands(project, &cli)?;
     println!(
         "Registered ralph-hooks in {} (binaries in {}).",
         settings_path.display(),
@@ -415,9 +439,10 @@ pub fn shell_quote(path: &Path) -> String {
     }
 }
 
-fn install_commands(project: &Path, cli: &str) -> anyhow::Result<()> {
+fn install_commands(project: &Path, cli: &str, written: &dyn Fn(usize)) -> anyhow::Result<()> {
     let dir = project.join(".claude").join("commands");
-    for (name, text) in COMMANDS {
+    for (done, (name, text)) in COMMANDS.iter().enumerate() {
+        written(done);
         let path = dir.join(name);
         if let Ok(Some(existing)) = fsread::read_text(&path, limits::DOCUMENT, Links::Follow)
             && !existing.contains(COMMAND_MARKER)

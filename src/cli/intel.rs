@@ -10,7 +10,9 @@ use std::time::Duration;
 use anyhow::{Context as _, bail};
 use serde_json::json;
 
-use super::Args;
+use super::color::Paint;
+use super::parser::Offered;
+use super::progress::{self, Progress};
 use crate::astgrep::Lang;
 use crate::engine::files::{self, NoSuchPath};
 use crate::engine::run::rule_set;
@@ -23,23 +25,133 @@ use crate::intel::{diff, fix, refs, rename, structural};
 
 /// How long one command may wait for its servers, start-up included
 /// (pyright indexing a cold project takes seconds).
-const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
+const DEFAULT_TIMEOUT_SECS: u64 = 60;
 
-pub fn run(ctx: &Ctx, command: &str, args: &mut Args) -> anyhow::Result<ExitCode> {
-    match command {
-        "refs" => refs_cmd(ctx, args),
-        "rename" => rename_cmd(ctx, args),
-        "search" => search_cmd(ctx, args),
-        "rewrite" => rewrite_cmd(ctx, args),
-        "fix" => fix_cmd(ctx, args),
-        other => bail!("unknown command {other:?}"),
-    }
+/// The languages `--lang` knows (aliases work too: py, ts, js, rs).
+const LANGS: &[&str] = &[
+    "python",
+    "typescript",
+    "tsx",
+    "javascript",
+    "rust",
+    "go",
+    "c",
+    "cpp",
+    "bash",
+];
+
+pub const REFS_EXAMPLES: &str = "\
+Examples:
+  ralph-hooks refs app/models.py User          # a name: its first definition in the file
+  ralph-hooks refs app/models.py 12:7 --json   # a position, 1-based";
+
+pub const RENAME_EXAMPLES: &str = "\
+Examples:
+  ralph-hooks rename app/models.py User Account           # a diff per file, nothing written
+  ralph-hooks rename app/models.py 12:7 Account --apply   # every file, all or nothing";
+
+pub const SEARCH_EXAMPLES: &str = "\
+Examples:
+  ralph-hooks search 'console.log($MSG)' web/
+  ralph-hooks search 'requests.get($$$ARGS)' --lang python --json";
+
+pub const REWRITE_EXAMPLES: &str = "\
+Examples:
+  ralph-hooks rewrite 'console.log($MSG)' 'logger.debug($MSG)' web/   # a diff, nothing written
+  ralph-hooks rewrite 'assertEquals($A, $B)' 'assertEqual($A, $B)' --lang python --apply";
+
+pub const FIX_EXAMPLES: &str = "\
+Examples:
+  ralph-hooks fix                    # the whole project
+  ralph-hooks fix app/ --dry-run     # the diff only";
+
+#[derive(Debug, clap::Args)]
+pub struct RefsArgs {
+    /// The file the symbol is in
+    pub file: String,
+    /// A name (its first definition in the file) or a position line:col
+    #[arg(value_name = "SYMBOL|LINE:COL")]
+    pub symbol: String,
+    /// The references as JSON
+    #[arg(long)]
+    pub json: bool,
+    /// Seconds to wait for the language server, start-up included
+    #[arg(long, value_name = "SECS", default_value_t = DEFAULT_TIMEOUT_SECS)]
+    pub timeout: u64,
 }
 
-fn timeout(args: &mut Args) -> anyhow::Result<Duration> {
-    Ok(args
-        .number::<u64>("--timeout")?
-        .map_or(DEFAULT_TIMEOUT, Duration::from_secs))
+#[derive(Debug, clap::Args)]
+pub struct RenameArgs {
+    /// The file the symbol is in
+    pub file: String,
+    /// A name (its first definition in the file) or a position line:col
+    #[arg(value_name = "SYMBOL|LINE:COL")]
+    pub symbol: String,
+    /// The new name
+    pub new_name: String,
+    /// Write every file (all or nothing), then re-check them
+    #[arg(long)]
+    pub apply: bool,
+    /// The plan (and the re-check) as JSON
+    #[arg(long)]
+    pub json: bool,
+    /// Seconds to wait for the language server, start-up included
+    #[arg(long, value_name = "SECS", default_value_t = DEFAULT_TIMEOUT_SECS)]
+    pub timeout: u64,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct SearchArgs {
+    /// An ast-grep pattern: code with $VAR (one node) and $$$ARGS (any number)
+    pub pattern: String,
+    /// Files and folders to search (default: the project)
+    #[arg(value_name = "PATH")]
+    pub paths: Vec<PathBuf>,
+    /// The language of the pattern (default: each file's, by extension)
+    #[arg(long, value_name = "LANG", value_parser = Offered(LANGS))]
+    pub lang: Option<String>,
+    /// The matches as JSON
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct RewriteArgs {
+    /// An ast-grep pattern: code with $VAR (one node) and $$$ARGS (any number)
+    pub pattern: String,
+    /// What each match becomes; the pattern's $VARs may be used
+    pub replacement: String,
+    /// Files and folders to rewrite (default: the project)
+    #[arg(value_name = "PATH")]
+    pub paths: Vec<PathBuf>,
+    /// The language of the pattern (default: each file's, by extension)
+    #[arg(long, value_name = "LANG", value_parser = Offered(LANGS))]
+    pub lang: Option<String>,
+    /// Write the files (all or nothing); without it, a diff only
+    #[arg(long)]
+    pub apply: bool,
+    /// The changes as JSON
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct FixArgs {
+    /// Files and folders to fix (default: the project)
+    #[arg(value_name = "PATH")]
+    pub paths: Vec<PathBuf>,
+    /// Show what would change; write nothing
+    #[arg(long)]
+    pub dry_run: bool,
+    /// What was fixed and what remains, as JSON
+    #[arg(long)]
+    pub json: bool,
+    /// Leave out the ast-grep rules' fixes
+    #[arg(long)]
+    pub no_ast_grep: bool,
+    /// Seconds to wait for the language servers, start-up included
+    #[arg(long, value_name = "SECS", default_value_t = DEFAULT_TIMEOUT_SECS)]
+    pub timeout: u64,
 }
 
 /// A file argument: relative to the current directory, must exist.
@@ -71,17 +183,13 @@ fn refuse_state(ctx: &Ctx, path: &Path) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn refs_cmd(ctx: &Ctx, args: &mut Args) -> anyhow::Result<ExitCode> {
-    let json = args.flag("--json");
-    let timeout = timeout(args)?;
-    let (Some(file), Some(spec)) = (args.positional(), args.positional()) else {
-        bail!("usage: ralph-hooks refs <file> <symbol | line:col> [--json]");
-    };
-    args.finish()?;
-    let file = existing_file(&file)?;
+pub fn refs(ctx: &Ctx, args: &RefsArgs) -> anyhow::Result<ExitCode> {
+    let (json, spec) = (args.json, &args.symbol);
+    let timeout = Duration::from_secs(args.timeout);
+    let file = existing_file(&args.file)?;
     refuse_state(ctx, &file)?;
     let mut session = Session::new(ctx, timeout);
-    let found = refs::find(&mut session, &file, &spec);
+    let found = refs::find(&mut session, &file, spec);
     say_notes(session.close());
     let found = found?;
     if json {
@@ -99,20 +207,14 @@ fn refs_cmd(ctx: &Ctx, args: &mut Args) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn rename_cmd(ctx: &Ctx, args: &mut Args) -> anyhow::Result<ExitCode> {
-    let json = args.flag("--json");
-    let apply = args.flag("--apply");
-    let timeout = timeout(args)?;
-    let (Some(file), Some(spec), Some(new_name)) =
-        (args.positional(), args.positional(), args.positional())
-    else {
-        bail!("usage: ralph-hooks rename <file> <symbol | line:col> <new-name> [--apply] [--json]");
-    };
-    args.finish()?;
-    let file = existing_file(&file)?;
+pub fn rename(ctx: &Ctx, args: &RenameArgs, paint: Paint) -> anyhow::Result<ExitCode> {
+    let timeout = Duration::from_secs(args.timeout);
+    let file = existing_file(&args.file)?;
     refuse_state(ctx, &file)?;
     let mut session = Session::new(ctx, timeout);
-    let result = rename_inner(&mut session, &file, &spec, &new_name, apply, json);
+    let progress = Progress::start("renaming", progress::wanted(args.json));
+    let result = rename_inner(&mut session, &file, args, paint, &progress);
+    progress.finish();
     say_notes(session.close());
     result
 }
@@ -120,12 +222,12 @@ fn rename_cmd(ctx: &Ctx, args: &mut Args) -> anyhow::Result<ExitCode> {
 fn rename_inner(
     session: &mut Session<'_>,
     file: &Path,
-    spec: &str,
-    new_name: &str,
-    apply: bool,
-    json: bool,
+    args: &RenameArgs,
+    paint: Paint,
+    progress: &Progress,
 ) -> anyhow::Result<ExitCode> {
-    let plan = rename::plan(session, file, spec, new_name)?;
+    let (apply, json) = (args.apply, args.json);
+    let plan = rename::plan(session, file, &args.symbol, &args.new_name)?;
     let files: Vec<String> = plan
         .changes
         .iter()
@@ -139,8 +241,10 @@ fn rename_inner(
         .collect();
     let mut problems = Vec::new();
     if apply {
+        progress.stage("writing");
         writer::apply_all(&plan.changes, &session.ctx.state_root)?;
-        problems = recheck(session, file, &plan.changes);
+        progress.stage("re-checking");
+        problems = recheck(session, file, &plan.changes, progress);
     }
     if json {
         let report = json!({
@@ -154,6 +258,8 @@ fn rename_inner(
         println!("{report}");
         return Ok(ExitCode::SUCCESS);
     }
+    // The text that follows starts on a clean line.
+    progress.finish();
     let verb = if apply { "renamed" } else { "would rename" };
     println!(
         "{verb} {:?} to {:?}: {} {} in {} {} ({})",
@@ -167,7 +273,7 @@ fn rename_inner(
     );
     if !apply {
         for diff in &diffs {
-            print!("{diff}");
+            print!("{}", paint.diff(diff));
         }
         println!("preview only; nothing written (add --apply to write)");
     } else if problems.is_empty() {
@@ -175,7 +281,7 @@ fn rename_inner(
     } else {
         println!("re-checked the touched files:");
         for problem in &problems {
-            println!("  {problem}");
+            print!("{}", paint.problems(&format!("  {problem}\n")));
         }
     }
     Ok(ExitCode::SUCCESS)
@@ -187,11 +293,18 @@ fn rename_inner(
 /// defines it is up to date in the server. (Sending every new text up
 /// front and then checking would send each file's text twice, and
 /// typescript-language-server publishes nothing for an unchanged text.)
-fn recheck(session: &mut Session<'_>, first: &Path, changes: &[FileChange]) -> Vec<String> {
+fn recheck(
+    session: &mut Session<'_>,
+    first: &Path,
+    changes: &[FileChange],
+    progress: &Progress,
+) -> Vec<String> {
     let mut changes: Vec<&FileChange> = changes.iter().collect();
     changes.sort_by_key(|c| c.path != first);
     let mut problems = Vec::new();
-    for change in changes {
+    let total = changes.len();
+    for (done, change) in changes.into_iter().enumerate() {
+        progress.set(done, total);
         let display = session.display(&change.path);
         let Some(server) = session
             .servers_for(&change.path)
@@ -217,22 +330,22 @@ fn recheck(session: &mut Session<'_>, first: &Path, changes: &[FileChange]) -> V
     problems
 }
 
-fn lang_arg(args: &mut Args) -> anyhow::Result<Option<Lang>> {
-    args.value("--lang")?
-        .map(|name| name.parse::<Lang>().map_err(anyhow::Error::msg))
+fn lang_arg(lang: Option<&str>) -> anyhow::Result<Option<Lang>> {
+    lang.map(|name| name.parse::<Lang>().map_err(anyhow::Error::msg))
         .transpose()
 }
 
-fn search_cmd(ctx: &Ctx, args: &mut Args) -> anyhow::Result<ExitCode> {
-    let json = args.flag("--json");
-    let lang = lang_arg(args)?;
-    let Some(pattern) = args.positional() else {
-        bail!("usage: ralph-hooks search <pattern> [--lang L] [PATH...] [--json]");
-    };
-    let paths: Vec<PathBuf> = args.rest().into_iter().map(PathBuf::from).collect();
-    args.finish()?;
-    let scope = structural::scope(ctx, &paths, lang)?;
-    let (hits, skipped) = structural::search(ctx, &scope, &pattern)?;
+pub fn search(ctx: &Ctx, args: &SearchArgs) -> anyhow::Result<ExitCode> {
+    let json = args.json;
+    let lang = lang_arg(args.lang.as_deref())?;
+    let pattern = &args.pattern;
+    let scope = structural::scope(ctx, &args.paths, lang)?;
+    let progress = Progress::start("searching", progress::wanted(json));
+    let found = structural::search(ctx, &scope, pattern, &|done, total| {
+        progress.set(done, total)
+    });
+    progress.finish();
+    let (hits, skipped) = found?;
     for why in &skipped {
         eprintln!("ralph-hooks: skipped {why}");
     }
@@ -275,19 +388,17 @@ fn search_cmd(ctx: &Ctx, args: &mut Args) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn rewrite_cmd(ctx: &Ctx, args: &mut Args) -> anyhow::Result<ExitCode> {
-    let json = args.flag("--json");
-    let apply = args.flag("--apply");
-    let lang = lang_arg(args)?;
-    let (Some(pattern), Some(replacement)) = (args.positional(), args.positional()) else {
-        bail!(
-            "usage: ralph-hooks rewrite <pattern> <replacement> [--lang L] [PATH...] [--apply] [--json]"
-        );
-    };
-    let paths: Vec<PathBuf> = args.rest().into_iter().map(PathBuf::from).collect();
-    args.finish()?;
-    let scope = structural::scope(ctx, &paths, lang)?;
-    let (rewritten, skipped) = structural::rewrite(ctx, &scope, &pattern, &replacement)?;
+pub fn rewrite(ctx: &Ctx, args: &RewriteArgs, paint: Paint) -> anyhow::Result<ExitCode> {
+    let (json, apply) = (args.json, args.apply);
+    let lang = lang_arg(args.lang.as_deref())?;
+    let (pattern, replacement) = (&args.pattern, &args.replacement);
+    let scope = structural::scope(ctx, &args.paths, lang)?;
+    let progress = Progress::start("rewriting", progress::wanted(json));
+    let found = structural::rewrite(ctx, &scope, pattern, replacement, &|done, total| {
+        progress.set(done, total)
+    });
+    progress.finish();
+    let (rewritten, skipped) = found?;
     for why in &skipped {
         eprintln!("ralph-hooks: skipped {why}");
     }
@@ -334,7 +445,11 @@ fn rewrite_cmd(ctx: &Ctx, args: &mut Args) -> anyhow::Result<ExitCode> {
         for r in &rewritten {
             print!(
                 "{}",
-                diff::unified(&r.display, &r.change.before, &r.change.after)
+                paint.diff(&diff::unified(
+                    &r.display,
+                    &r.change.before,
+                    &r.change.after
+                ))
             );
         }
     }
@@ -353,22 +468,19 @@ fn rewrite_cmd(ctx: &Ctx, args: &mut Args) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn fix_cmd(ctx: &Ctx, args: &mut Args) -> anyhow::Result<ExitCode> {
-    let json = args.flag("--json");
-    let dry_run = args.flag("--dry-run");
-    let no_ast_grep = args.flag("--no-ast-grep");
-    let timeout = timeout(args)?;
-    let paths: Vec<PathBuf> = args.rest().into_iter().map(PathBuf::from).collect();
-    args.finish()?;
+pub fn fix(ctx: &Ctx, args: &FixArgs, paint: Paint) -> anyhow::Result<ExitCode> {
+    let (json, dry_run, no_ast_grep) = (args.json, args.dry_run, args.no_ast_grep);
+    let timeout = Duration::from_secs(args.timeout);
+    let paths = &args.paths;
     let settings = Settings::load(ctx);
     let rules = (!no_ast_grep && settings.config.ast_grep).then(|| rule_set(ctx));
-    let mut files = match files::collect_files(ctx, &settings, rules.as_ref(), &paths) {
+    let mut files = match files::collect_files(ctx, &settings, rules.as_ref(), paths) {
         Ok(files) => files,
         Err(NoSuchPath(path)) => bail!("no such file or directory: {path}"),
     };
     // A file named directly that nothing handles is still reported (why
     // nothing can fix it), not silently left out.
-    for path in &paths {
+    for path in paths {
         let absolute = std::env::current_dir()
             .map(|cwd| cwd.join(path))
             .unwrap_or(path.clone());
@@ -380,10 +492,16 @@ fn fix_cmd(ctx: &Ctx, args: &mut Args) -> anyhow::Result<ExitCode> {
         refuse_state(ctx, file)?;
     }
     let mut session = Session::new(ctx, timeout);
+    let progress = Progress::start("fixing", progress::wanted(json));
     let reports: Vec<fix::FileFix> = files
         .iter()
-        .map(|file| fix::fix_file(&mut session, rules.as_ref(), file))
+        .enumerate()
+        .map(|(done, file)| {
+            progress.set(done, files.len());
+            fix::fix_file(&mut session, rules.as_ref(), file)
+        })
         .collect();
+    progress.finish();
     let changes: Vec<FileChange> = reports
         .iter()
         .filter(|r| r.changed())
@@ -430,7 +548,7 @@ fn fix_cmd(ctx: &Ctx, args: &mut Args) -> anyhow::Result<ExitCode> {
         if let Some(change) = r.change.as_ref().filter(|_| r.changed()) {
             print!(
                 "{}",
-                diff::unified(&r.display, &change.before, &change.after)
+                paint.diff(&diff::unified(&r.display, &change.before, &change.after))
             );
         }
     }
@@ -460,7 +578,7 @@ fn fix_cmd(ctx: &Ctx, args: &mut Args) -> anyhow::Result<ExitCode> {
         );
         for r in &reports {
             for line in &r.remaining {
-                println!("  {line}");
+                print!("{}", paint.problems(&format!("  {line}\n")));
             }
         }
     }

@@ -5,7 +5,7 @@ use std::process::ExitCode;
 
 use anyhow::bail;
 
-use super::Args;
+use super::progress::{self, Progress};
 use crate::engine::loop_check::{self, Scope};
 use crate::engine::settings::Settings;
 use crate::hook::ctx::Ctx;
@@ -13,52 +13,118 @@ use crate::ralph::checks;
 use crate::ralph::loop_state::{DEFAULT_MAX_ITERATIONS, LOOP_FILE, LoopState, LoopStatus};
 use crate::ralph::loops::{self, StartRequest};
 
-pub fn run(ctx: &Ctx, args: &mut Args) -> anyhow::Result<ExitCode> {
-    let Some(action) = args.positional() else {
-        bail!("usage: ralph-hooks loop start|status|resume|cancel")
-    };
-    match action.as_str() {
-        "start" => start(ctx, args),
-        "status" => status(ctx, args),
-        "resume" => resume(ctx, args),
-        "cancel" => cancel(ctx, args),
-        other => bail!("unknown loop action {other:?}: use start, status, resume or cancel"),
+pub const EXAMPLES: &str = "\
+Examples:
+  ralph-hooks loop start \"fix all type errors\"       # until the project has no errors
+  ralph-hooks loop start \"make the tests pass\" --check \"cargo test\" --max-iterations 10
+  ralph-hooks loop status
+  ralph-hooks loop cancel";
+
+#[derive(Debug, clap::Subcommand)]
+pub enum LoopCommand {
+    /// Start a loop: Claude cannot end its turn until every condition holds
+    #[command(after_help = START_EXAMPLES)]
+    Start(StartArgs),
+    /// The loop: goal, iteration, conditions and each iteration's decision
+    Status {
+        /// The loop as JSON (`{"loop": …}`)
+        #[arg(long)]
+        json: bool,
+    },
+    /// Run a loop the user paused ("stop") again
+    Resume,
+    /// End the loop; its history is kept
+    Cancel,
+}
+
+const START_EXAMPLES: &str = "\
+A goal alone runs until the project has no errors (what `ralph-hooks check` reports).
+
+Examples:
+  ralph-hooks loop start \"fix all type errors\"
+  ralph-hooks loop start \"fix the parser\" --path src/parser
+  ralph-hooks loop start \"make the suite pass\" --check \"cargo test\" --check-timeout 600
+  ralph-hooks loop start \"ship it\" --promise DONE --no-diagnostics";
+
+#[derive(Debug, clap::Args)]
+pub struct StartArgs {
+    /// What the loop is for, in words
+    #[arg(value_name = "GOAL")]
+    pub goal: Vec<String>,
+    /// A command that must exit 0 (run through `sh -c` in the project root); repeatable
+    #[arg(long = "check", value_name = "CMD", allow_hyphen_values = true)]
+    pub checks: Vec<String>,
+    /// Claude's last message must end with <promise>TEXT</promise>
+    #[arg(long, value_name = "TEXT", allow_hyphen_values = true)]
+    pub promise: Option<String>,
+    /// Give up after this many failing stops
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_ITERATIONS)]
+    pub max_iterations: u32,
+    /// Seconds each --check may run before its process group is killed
+    #[arg(long, value_name = "SECS", default_value_t = checks::DEFAULT_TIMEOUT.as_secs())]
+    pub check_timeout: u64,
+    /// Also require no language-server errors in the project (`=touched`: in the files the loop touched)
+    #[arg(
+        long,
+        value_name = "SCOPE",
+        num_args = 0..=1,
+        require_equals = true,
+        default_missing_value = "project",
+        hide_possible_values = true
+    )]
+    pub diagnostics: Option<DiagnosticsScope>,
+    /// Do not look at language-server errors at all
+    #[arg(long)]
+    pub no_diagnostics: bool,
+    /// Count warnings as failures too
+    #[arg(long)]
+    pub no_warnings: bool,
+    /// Only these files or folders must be free of errors; repeatable
+    #[arg(long = "path", value_name = "P")]
+    pub paths: Vec<String>,
+}
+
+/// What `--diagnostics` checks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum DiagnosticsScope {
+    /// Every file of the project
+    Project,
+    /// Only the files the loop touched
+    Touched,
+}
+
+pub fn run(ctx: &Ctx, command: LoopCommand) -> anyhow::Result<ExitCode> {
+    match command {
+        LoopCommand::Start(args) => start(ctx, args),
+        LoopCommand::Status { json } => status(ctx, json),
+        LoopCommand::Resume => resume(ctx),
+        LoopCommand::Cancel => cancel(ctx),
     }
 }
 
-fn start(ctx: &Ctx, args: &mut Args) -> anyhow::Result<ExitCode> {
-    let checks = args.values("--check")?;
+fn start(ctx: &Ctx, args: StartArgs) -> anyhow::Result<ExitCode> {
+    let checks = args.checks;
     if checks.iter().any(|check| check.trim().is_empty()) {
         // `sh -c ""` exits 0 at once: the loop would "pass" without a check.
         anyhow::bail!(
             "--check needs a command, e.g. --check \"cargo test\"; an empty one would pass at once"
         );
     }
-    let promise = args.value("--promise")?;
-    let max_iterations = args
-        .number("--max-iterations")?
-        .unwrap_or(DEFAULT_MAX_ITERATIONS);
-    let check_timeout_secs = args
-        .number("--check-timeout")?
-        .unwrap_or(checks::DEFAULT_TIMEOUT.as_secs());
-    let diagnostics_flag = args.flag_with_value("--diagnostics")?;
-    let no_diagnostics = args.flag("--no-diagnostics");
-    let no_warnings = args.flag("--no-warnings");
-    let paths = project_paths(ctx, args.values("--path")?)?;
-    let goal = args.rest().join(" ");
-    args.finish()?;
+    let promise = args.promise;
+    let max_iterations = args.max_iterations;
+    let check_timeout_secs = args.check_timeout;
+    let no_diagnostics = args.no_diagnostics;
+    let no_warnings = args.no_warnings;
+    let paths = project_paths(ctx, args.paths)?;
+    let goal = args.goal.join(" ");
     // `--diagnostics` (or `=project`) asks for the project to have no
     // errors, as a goal alone does; `--diagnostics=touched` for only the
     // files the loop touched, which also guards every loop with a --check
     // or --promise unless --no-diagnostics turns it off.
-    let scope = match diagnostics_flag.as_ref().map(|value| value.as_deref()) {
-        None => None,
-        Some(None | Some("project")) => Some(Scope::Project),
-        Some(Some("touched")) => Some(Scope::Touched),
-        Some(Some(other)) => bail!(
-            "--diagnostics={other}: use --diagnostics (the whole project) or --diagnostics=touched (the files the loop touched)"
-        ),
-    };
+    let scope = args.diagnostics.map(|scope| match scope {
+        DiagnosticsScope::Project => Scope::Project,
+        DiagnosticsScope::Touched => Scope::Touched,
+    });
     if scope.is_some() && no_diagnostics {
         bail!("--diagnostics and --no-diagnostics contradict each other: give one");
     }
@@ -119,7 +185,11 @@ fn first_feedback(ctx: &Ctx, state: &LoopState) -> String {
     let Some(options) = loop_check::options(ctx, &settings, state, Scope::Project) else {
         return String::new();
     };
-    let checked = super::check::check(ctx, &options);
+    let progress = Progress::start("checking the project", progress::wanted(false));
+    let checked = super::check::check_with_progress(ctx, &options, &mut |done, total| {
+        progress.set(done, total)
+    });
+    progress.finish();
     let (text, record) =
         loop_check::first_feedback(state, checked, loop_check::caps(&settings), options.budget);
     if let Some(record) = record
@@ -152,9 +222,7 @@ fn project_paths(ctx: &Ctx, paths: Vec<String>) -> anyhow::Result<Vec<String>> {
         .collect()
 }
 
-fn status(ctx: &Ctx, args: &mut Args) -> anyhow::Result<ExitCode> {
-    let json = args.flag("--json");
-    args.finish()?;
+fn status(ctx: &Ctx, json: bool) -> anyhow::Result<ExitCode> {
     let state = ctx.store().read_json::<LoopState>(LOOP_FILE)?;
     if json {
         println!(
@@ -224,8 +292,7 @@ pub fn describe(state: &LoopState) -> String {
     text
 }
 
-fn resume(ctx: &Ctx, args: &mut Args) -> anyhow::Result<ExitCode> {
-    args.finish()?;
+fn resume(ctx: &Ctx) -> anyhow::Result<ExitCode> {
     match loops::resume(ctx)? {
         loops::Resumed::Resumed(state) => println!(
             "Resumed Ralph loop {} at iteration {}/{}: it blocks stops again until its conditions hold.\nGoal: {}",
@@ -247,8 +314,7 @@ fn resume(ctx: &Ctx, args: &mut Args) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn cancel(ctx: &Ctx, args: &mut Args) -> anyhow::Result<ExitCode> {
-    args.finish()?;
+fn cancel(ctx: &Ctx) -> anyhow::Result<ExitCode> {
     match loops::cancel(ctx)? {
         None => println!("No active loop to cancel."),
         Some(state) => {

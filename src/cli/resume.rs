@@ -20,51 +20,160 @@ use anyhow::{Context as _, bail};
 use chrono::Duration;
 use serde_json::{Map, Value, json};
 
-use super::Args;
+use super::parser::Offered;
 use crate::hook::ctx::Ctx;
 use crate::orchestrator::resume::{self, EXPIRY_DAYS, PhaseResult, ResumeState, ShowOptions};
 use crate::orchestrator::templates::{self, Variables};
 use crate::util::fsread::{self, Links, limits};
 
-pub fn run(ctx: &Ctx, command: &str, args: &mut Args) -> anyhow::Result<ExitCode> {
+pub const RESUME_EXAMPLES: &str = "\
+Examples:
+  ralph-hooks resume save implement SPEC-12 --phase run --completed plan --pending run,sync
+  ralph-hooks resume phase plan --output PLAN_FILE=plan.md --next run
+  ralph-hooks resume show implement SPEC-12 --from run
+  ralph-hooks resume list --json";
+
+pub const RENDER_EXAMPLES: &str = "\
+Examples:
+  ralph-hooks render prompts/run.md --context plan
+  cat prompt.md | ralph-hooks render - --context phase-result.json";
+
+pub const PATH_EXAMPLES: &str = "\
+Examples:
+  ralph-hooks path tasks          # <state root>/tasks, checked
+  ralph-hooks path contracts/T1.test-result.yaml";
+
+#[derive(Debug, clap::Subcommand)]
+pub enum ResumeCommand {
+    /// Save where a multi-phase command is, to continue it later
+    Save {
+        /// The command being run (e.g. implement)
+        command: String,
+        /// The spec it works on
+        #[arg(value_name = "SPEC-ID")]
+        spec_id: String,
+        /// The phase it is in
+        #[arg(long, value_name = "PHASE")]
+        phase: Option<String>,
+        /// Steps done, comma-separated; repeatable
+        #[arg(long, value_name = "STEP,...")]
+        completed: Vec<String>,
+        /// Steps still to do, comma-separated; repeatable
+        #[arg(long, value_name = "STEP,...")]
+        pending: Vec<String>,
+        /// Anything the rest of the command needs (JSON values stay JSON); repeatable
+        #[arg(long, value_name = "KEY=VALUE", allow_hyphen_values = true)]
+        context: Vec<String>,
+    },
+    /// Record a phase's result for the next phase
+    Phase {
+        /// The phase that ran
+        phase: String,
+        /// How it ended
+        #[arg(long, default_value = "completed", value_parser = Offered(&["completed", "error", "interrupted"]))]
+        status: String,
+        /// A result for the next phase (JSON values stay JSON); repeatable
+        #[arg(long, value_name = "KEY=VALUE", allow_hyphen_values = true)]
+        output: Vec<String>,
+        /// A path for the next phase, made absolute and checked; repeatable
+        #[arg(long, value_name = "KEY=PATH")]
+        output_path: Vec<String>,
+        /// A file the phase created; repeatable
+        #[arg(long, value_name = "PATH")]
+        file: Vec<String>,
+        /// The phase that comes next
+        #[arg(long, value_name = "PHASE")]
+        next: Option<String>,
+    },
+    /// Saved commands and phase results that can be resumed
+    List {
+        /// As JSON
+        #[arg(long)]
+        json: bool,
+    },
+    /// The prompt that continues a saved command
+    Show {
+        /// The saved command
+        command: String,
+        /// Which of its specs (default: the latest)
+        #[arg(value_name = "SPEC-ID")]
+        spec: Option<String>,
+        /// Continue from this step instead
+        #[arg(long, value_name = "STEP")]
+        from: Option<String>,
+        /// Ignore the saved progress and start again
+        #[arg(long)]
+        restart: bool,
+    },
+    /// Save again a state whose save failed (from its backup file)
+    Retry {
+        /// The backup file the failed save named
+        #[arg(value_name = "BACKUP.json")]
+        backup: String,
+    },
+}
+
+#[derive(Debug, clap::Args)]
+pub struct RenderArgs {
+    /// The template file, or - for stdin
+    #[arg(value_name = "TEMPLATE|-")]
+    pub template: String,
+    /// A phase-result file, or a phase whose latest result is meant; repeatable
+    #[arg(long, value_name = "FILE|PHASE")]
+    pub context: Vec<String>,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct PathArgs {
+    /// A path relative to the state root
+    pub relative: String,
+}
+
+pub fn run(ctx: &Ctx, command: ResumeCommand) -> anyhow::Result<ExitCode> {
     match command {
-        "render" => render(ctx, args),
-        "path" => path(ctx, args),
-        _ => {
-            let Some(action) = args.positional() else {
-                bail!("usage: ralph-hooks resume save|phase|list|show …");
-            };
-            match action.as_str() {
-                "save" => save(ctx, args),
-                "phase" => phase(ctx, args),
-                "list" => list(ctx, args),
-                "show" => show(ctx, args),
-                "retry" => retry(ctx, args),
-                other => {
-                    bail!("unknown resume action {other:?}: use save, phase, list, show or retry")
-                }
-            }
-        }
+        ResumeCommand::Save {
+            command,
+            spec_id,
+            phase,
+            completed,
+            pending,
+            context,
+        } => save(ctx, command, spec_id, phase, &completed, &pending, &context),
+        ResumeCommand::Phase {
+            phase: name,
+            status,
+            output,
+            output_path,
+            file,
+            next,
+        } => phase(ctx, name, status, &output, output_path, file, next),
+        ResumeCommand::List { json } => list(ctx, json),
+        ResumeCommand::Show {
+            command,
+            spec,
+            from,
+            restart,
+        } => show(ctx, command, spec, from, restart),
+        ResumeCommand::Retry { backup } => retry(ctx, &backup),
     }
 }
 
 /// `--completed a,b --completed c` → `[a, b, c]`.
-fn step_list(args: &mut Args, name: &str) -> anyhow::Result<Vec<String>> {
-    Ok(args
-        .values(name)?
+fn step_list(values: &[String]) -> Vec<String> {
+    values
         .iter()
         .flat_map(|value| value.split(','))
         .map(str::trim)
         .filter(|step| !step.is_empty())
         .map(str::to_string)
-        .collect())
+        .collect()
 }
 
 /// `KEY=VALUE` pairs; a VALUE that parses as JSON is kept as JSON
 /// (`["python","fastapi"]`, `3`), anything else is text.
-fn key_values(args: &mut Args, name: &str) -> anyhow::Result<Map<String, Value>> {
+fn key_values(pairs: &[String], name: &str) -> anyhow::Result<Map<String, Value>> {
     let mut map = Map::new();
-    for pair in args.values(name)? {
+    for pair in pairs {
         let Some((key, value)) = pair.split_once('=') else {
             bail!("{name} takes KEY=VALUE, got {pair:?}");
         };
@@ -77,17 +186,18 @@ fn key_values(args: &mut Args, name: &str) -> anyhow::Result<Map<String, Value>>
     Ok(map)
 }
 
-fn save(ctx: &Ctx, args: &mut Args) -> anyhow::Result<ExitCode> {
-    let phase = args.value("--phase")?;
-    let completed_steps = step_list(args, "--completed")?;
-    let pending_steps = step_list(args, "--pending")?;
-    let mut context = key_values(args, "--context")?;
-    let (Some(command), Some(spec_id)) = (args.positional(), args.positional()) else {
-        bail!(
-            "usage: ralph-hooks resume save <command> <spec-id> --phase PHASE [--completed STEP,...] [--pending STEP,...] [--context KEY=VALUE]..."
-        );
-    };
-    args.finish()?;
+fn save(
+    ctx: &Ctx,
+    command: String,
+    spec_id: String,
+    phase: Option<String>,
+    completed: &[String],
+    pending: &[String],
+    context: &[String],
+) -> anyhow::Result<ExitCode> {
+    let completed_steps = step_list(completed);
+    let pending_steps = step_list(pending);
+    let mut context = key_values(context, "--context")?;
     let Some(current_phase) = phase else {
         bail!("resume save needs --phase PHASE: the phase the command is in");
     };
@@ -117,20 +227,16 @@ fn save(ctx: &Ctx, args: &mut Args) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn phase(ctx: &Ctx, args: &mut Args) -> anyhow::Result<ExitCode> {
-    let status = args
-        .value("--status")?
-        .unwrap_or_else(|| "completed".to_string());
-    let mut outputs = key_values(args, "--output")?;
-    let path_outputs = args.values("--output-path")?;
-    let files = args.values("--file")?;
-    let next_phase = args.value("--next")?;
-    let Some(phase) = args.positional() else {
-        bail!(
-            "usage: ralph-hooks resume phase <phase> [--status completed|error|interrupted] [--output KEY=VALUE]... [--output-path KEY=PATH]... [--file PATH]... [--next PHASE]"
-        );
-    };
-    args.finish()?;
+fn phase(
+    ctx: &Ctx,
+    phase: String,
+    status: String,
+    outputs: &[String],
+    path_outputs: Vec<String>,
+    files: Vec<String>,
+    next_phase: Option<String>,
+) -> anyhow::Result<ExitCode> {
+    let mut outputs = key_values(outputs, "--output")?;
     if !matches!(status.as_str(), "completed" | "error" | "interrupted") {
         bail!("--status must be completed, error or interrupted, got {status:?}");
     }
@@ -188,19 +294,13 @@ pub fn next_phase_guidance(result: &PhaseResult) -> String {
     )
 }
 
-fn retry(ctx: &Ctx, args: &mut Args) -> anyhow::Result<ExitCode> {
-    let Some(backup) = args.positional() else {
-        bail!("usage: ralph-hooks resume retry <backup.json> (the file a failed save named)");
-    };
-    args.finish()?;
-    let relative = resume::retry(ctx, Path::new(&backup))?;
+fn retry(ctx: &Ctx, backup: &str) -> anyhow::Result<ExitCode> {
+    let relative = resume::retry(ctx, Path::new(backup))?;
     println!("Saved {relative} from the backup {backup} (the backup is removed).");
     Ok(ExitCode::SUCCESS)
 }
 
-fn list(ctx: &Ctx, args: &mut Args) -> anyhow::Result<ExitCode> {
-    let json = args.flag("--json");
-    args.finish()?;
+fn list(ctx: &Ctx, json: bool) -> anyhow::Result<ExitCode> {
     let resume::Resumable {
         live: states,
         invalidated: warnings,
@@ -259,14 +359,13 @@ fn list(ctx: &Ctx, args: &mut Args) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn show(ctx: &Ctx, args: &mut Args) -> anyhow::Result<ExitCode> {
-    let from = args.value("--from")?;
-    let restart = args.flag("--restart");
-    let Some(command) = args.positional() else {
-        bail!("usage: ralph-hooks resume show <command> [<spec-id>] [--from STEP] [--restart]");
-    };
-    let spec = args.positional();
-    args.finish()?;
+fn show(
+    ctx: &Ctx,
+    command: String,
+    spec: Option<String>,
+    from: Option<String>,
+    restart: bool,
+) -> anyhow::Result<ExitCode> {
     if from.is_some() && restart {
         bail!("--from and --restart contradict each other: give one");
     }
@@ -291,12 +390,9 @@ fn show(ctx: &Ctx, args: &mut Args) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn render(ctx: &Ctx, args: &mut Args) -> anyhow::Result<ExitCode> {
-    let contexts = args.values("--context")?;
-    let Some(template_arg) = args.positional() else {
-        bail!("usage: ralph-hooks render <template|-> --context <phase-result.json|phase>...");
-    };
-    args.finish()?;
+pub fn render(ctx: &Ctx, args: &RenderArgs) -> anyhow::Result<ExitCode> {
+    let contexts = &args.context;
+    let template_arg = &args.template;
     let template = if template_arg == "-" {
         let mut text = String::new();
         std::io::stdin()
@@ -308,7 +404,7 @@ fn render(ctx: &Ctx, args: &mut Args) -> anyhow::Result<ExitCode> {
             .with_context(|| format!("the template {template_arg} does not exist"))?
     };
     let mut variables = Variables::default();
-    for context in &contexts {
+    for context in contexts {
         let (path, value) = load_context(ctx, context)?;
         ctx.debug(format_args!("Loading context from {path}"));
         variables.add_outputs(ctx, &path, &value)?;
@@ -341,11 +437,8 @@ fn load_context(ctx: &Ctx, context: &str) -> anyhow::Result<(String, Value)> {
     )
 }
 
-fn path(ctx: &Ctx, args: &mut Args) -> anyhow::Result<ExitCode> {
-    let Some(relative) = args.positional() else {
-        bail!("usage: ralph-hooks path <relative>");
-    };
-    args.finish()?;
-    println!("{}", templates::resolve_path(ctx, &relative)?.display());
+pub fn path(ctx: &Ctx, args: &PathArgs) -> anyhow::Result<ExitCode> {
+    let relative = &args.relative;
+    println!("{}", templates::resolve_path(ctx, relative)?.display());
     Ok(ExitCode::SUCCESS)
 }

@@ -6,15 +6,24 @@ use std::process::ExitCode;
 
 use serde_json::json;
 
-use super::Args;
+pub const EXAMPLES: &str = "\
+Examples:
+  ralph-hooks status
+  ralph-hooks status --json | jq .loop.status";
+
+#[derive(Debug, clap::Args)]
+pub struct StatusArgs {
+    /// Everything as one JSON object: loop, task, continuation, pipelines, monitor
+    #[arg(long)]
+    pub json: bool,
+}
 use crate::hook::ctx::Ctx;
 use crate::ralph::loop_state::{LOOP_FILE, LoopState, LoopStatus};
 use crate::tasks;
 use crate::tasks::continuation;
 
-pub fn run(ctx: &Ctx, args: &mut Args) -> anyhow::Result<ExitCode> {
-    let json = args.flag("--json");
-    args.finish()?;
+pub fn run(ctx: &Ctx, args: &StatusArgs) -> anyhow::Result<ExitCode> {
+    let json = args.json;
     let store = ctx.store();
     let loop_state = store.read_json::<LoopState>(LOOP_FILE)?;
     let task = tasks::active(store)?;

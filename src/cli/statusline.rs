@@ -11,7 +11,13 @@
 //! Claude Code pipes its statusLine JSON on stdin; we read `session_id` and
 //! `workspace.project_dir` (else `cwd`) and tolerate everything else. It
 //! reads two small state files and the active task's file; [`render`] is pure.
+//!
+//! It runs every few seconds, so the usual call (`statusline`, perhaps with
+//! `--project DIR` and `--debug`) is recognised before the command line's
+//! grammar is built ([`plain_call`]): building clap's tree of every command
+//! would cost it more than its own work.
 
+use std::ffi::OsString;
 use std::io::Read as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -19,7 +25,6 @@ use std::process::ExitCode;
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::Args;
 use crate::hook::ctx::Ctx;
 use crate::ralph::loop_ctl::{self, Ownership};
 use crate::ralph::loop_state::{LOOP_FILE, LoopState, LoopStatus};
@@ -50,8 +55,42 @@ const MAX_STDIN: u64 = 1024 * 1024;
 /// How much of the current step's text fits in the line.
 const STEP_CHARS: usize = 18;
 
-pub fn run(project: Option<&str>, debug: bool, args: &mut Args) -> anyhow::Result<ExitCode> {
-    args.finish()?;
+/// `statusline` with only the options it uses.
+#[derive(Debug, PartialEq, Eq)]
+pub struct PlainCall {
+    pub project: Option<String>,
+    pub debug: bool,
+}
+
+/// The call Claude Code makes (`ralph-hooks statusline`, perhaps with
+/// `--project DIR`, `--project=DIR`, `--debug`, in any order), or `None` for
+/// anything else — help, another option, a second `--project` — which the
+/// full parser answers.
+pub fn plain_call(args: &[OsString]) -> Option<PlainCall> {
+    let mut call = PlainCall {
+        project: None,
+        debug: false,
+    };
+    let mut named = false;
+    let mut words = args.iter();
+    while let Some(word) = words.next() {
+        let word = word.to_str()?;
+        match word {
+            "statusline" if !named => named = true,
+            "--debug" => call.debug = true,
+            "--project" if call.project.is_none() => {
+                call.project = Some(words.next()?.to_str()?.to_string());
+            }
+            _ => match word.strip_prefix("--project=") {
+                Some(dir) if call.project.is_none() => call.project = Some(dir.to_string()),
+                _ => return None,
+            },
+        }
+    }
+    named.then_some(call)
+}
+
+pub fn run(project: Option<&str>, debug: bool) -> anyhow::Result<ExitCode> {
     let mut bytes = Vec::new();
     // No stdin (run by hand in a terminal) is an empty input, not an error.
     if !std::io::IsTerminal::is_terminal(&std::io::stdin()) {
@@ -251,6 +290,43 @@ mod tests {
         tasks::steps::complete_step(&mut doc, "s1", None).unwrap();
         tasks::steps::complete_step(&mut doc, "s2", None).unwrap();
         doc
+    }
+
+    #[test]
+    fn only_the_plain_call_skips_the_parser() {
+        let call =
+            |words: &[&str]| plain_call(&words.iter().map(OsString::from).collect::<Vec<_>>());
+        assert_eq!(
+            call(&["statusline"]),
+            Some(PlainCall {
+                project: None,
+                debug: false
+            })
+        );
+        assert_eq!(
+            call(&["--project", "/p", "statusline", "--debug"]),
+            Some(PlainCall {
+                project: Some("/p".into()),
+                debug: true
+            })
+        );
+        assert_eq!(
+            call(&["statusline", "--project=/p"]).and_then(|c| c.project),
+            Some("/p".into())
+        );
+        for other in [
+            &["statusline", "--help"][..],
+            &["statusline", "-h"],
+            &["statusline", "extra"],
+            &["statusline", "--project", "a", "--project", "b"],
+            &["statusline", "--project"],
+            &["statusline", "--color", "never"],
+            &["status"],
+            &["--debug"],
+            &[],
+        ] {
+            assert_eq!(call(other), None, "{other:?}");
+        }
     }
 
     #[test]

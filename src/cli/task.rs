@@ -20,43 +20,151 @@ use std::process::ExitCode;
 use anyhow::bail;
 use serde_json::json;
 
-use super::Args;
 use crate::hook::ctx::Ctx;
 use crate::tasks::actions::{self, StepAction, adopt};
 use crate::tasks::{self, StepsProgress, TaskDoc, steps};
 
-pub fn run(ctx: &Ctx, args: &mut Args) -> anyhow::Result<ExitCode> {
-    let Some(action) = args.positional() else {
-        bail!(
-            "usage: ralph-hooks task start|steps|step|progress|complete|block|resume|cancel|status|list … (see `ralph-hooks --help`)"
-        )
-    };
-    match action.as_str() {
-        "start" => start(ctx, args),
-        // "step" and "steps" both work for every step action: the
-        // difference is easy to get wrong and never ambiguous.
-        "steps" | "step" => step(ctx, args),
-        "progress" => progress(ctx, args),
-        "complete" => complete(ctx, args),
-        "block" => set_status(ctx, args, tasks::BLOCKED),
-        "resume" => set_status(ctx, args, tasks::IN_PROGRESS),
-        "cancel" => cancel(ctx, args),
-        "status" => status(ctx, args),
-        "list" => list(ctx, args),
-        other => bail!(
-            "unknown task action {other:?}: use start, steps set|reorder, step add|start|complete|skip, progress, complete, block, resume, cancel, status or list"
-        ),
+pub const EXAMPLES: &str = "\
+Examples:
+  ralph-hooks task start \"add OAuth login\" --priority high
+  ralph-hooks task steps set \"read the auth code\" \"add the Google strategy\" \"add the callback\"
+  ralph-hooks task step complete s1 --note \"JWT middleware is in src/auth.rs\"
+  ralph-hooks task complete --summary \"OAuth login works\"";
+
+#[derive(Debug, clap::Subcommand)]
+pub enum TaskCommand {
+    /// Start a task (one is active at a time)
+    Start {
+        /// What the task is, in words
+        #[arg(value_name = "DESCRIPTION")]
+        description: Vec<String>,
+        /// How urgent it is
+        #[arg(long, default_value = "medium", value_parser = ["low", "medium", "high"])]
+        priority: String,
+    },
+    /// Set, add, start, complete, skip or reorder the active task's steps
+    #[command(subcommand, visible_alias = "steps", after_help = STEP_EXAMPLES)]
+    Step(StepCommand),
+    /// Log a line of progress on the active task
+    Progress {
+        /// What happened
+        #[arg(value_name = "TEXT")]
+        text: Vec<String>,
+    },
+    /// Complete the active task; refused while steps are open unless --force
+    Complete {
+        /// Complete it even with open steps (a warning is logged)
+        #[arg(long)]
+        force: bool,
+        /// What was done
+        #[arg(long, value_name = "TEXT", allow_hyphen_values = true)]
+        summary: Option<String>,
+        /// The summary, as words instead of --summary
+        #[arg(value_name = "SUMMARY")]
+        words: Vec<String>,
+    },
+    /// Mark the active task blocked: stops are no longer continued until resumed
+    Block {
+        /// Why (what decision is needed)
+        #[arg(long, value_name = "TEXT", allow_hyphen_values = true)]
+        note: Option<String>,
+    },
+    /// A blocked task is in progress again
+    Resume,
+    /// Cancel the active task (its file stays)
+    Cancel {
+        /// Why
+        #[arg(long, value_name = "TEXT", allow_hyphen_values = true)]
+        note: Option<String>,
+    },
+    /// The active task: checklist, progress bar, recent progress
+    Status {
+        /// The task as JSON (the monitor's shape)
+        #[arg(long)]
+        json: bool,
+    },
+    /// Every task, the active one marked *
+    List {
+        /// The tasks as JSON
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+const STEP_EXAMPLES: &str = "\
+`task step` and `task steps` are the same command.
+
+Examples:
+  ralph-hooks task steps set \"read the code\" \"write the fix\" \"add a test\"
+  ralph-hooks task step add \"update the docs\"
+  ralph-hooks task step complete s2 --note \"done in parser.rs\"
+  ralph-hooks task steps reorder s1 s3 s2 s4";
+
+#[derive(Debug, clap::Subcommand)]
+pub enum StepCommand {
+    /// Replace every step; ids restart at s1 and the first is in progress
+    Set {
+        /// The steps, in order
+        #[arg(value_name = "STEP")]
+        steps: Vec<String>,
+    },
+    /// Append a pending step with the next free id
+    Add {
+        /// The step
+        #[arg(value_name = "TEXT")]
+        text: Vec<String>,
+    },
+    /// Start a step; the one in progress goes back to pending
+    Start(OneStep),
+    /// Mark a step done; the next pending one starts when none is in progress
+    #[command(visible_alias = "done")]
+    Complete(OneStep),
+    /// Skip a step, with a note why
+    Skip(OneStep),
+    /// Put the steps in a new order: every id exactly once
+    Reorder {
+        /// Every step id, in the new order
+        #[arg(value_name = "STEP_ID")]
+        ids: Vec<String>,
+    },
+}
+
+#[derive(Debug, clap::Args)]
+pub struct OneStep {
+    /// The step's id (s1, s2, …)
+    #[arg(value_name = "STEP_ID")]
+    id: String,
+    /// Kept to say that one id is taken: `complete s1 s2` is refused.
+    #[arg(hide = true)]
+    more: Vec<String>,
+    /// A line for the progress log
+    #[arg(long, value_name = "TEXT", allow_hyphen_values = true)]
+    note: Option<String>,
+}
+
+pub fn run(ctx: &Ctx, command: TaskCommand) -> anyhow::Result<ExitCode> {
+    match command {
+        TaskCommand::Start {
+            description,
+            priority,
+        } => start(ctx, description, &priority),
+        TaskCommand::Step(action) => step(ctx, action),
+        TaskCommand::Progress { text } => progress(ctx, text),
+        TaskCommand::Complete {
+            force,
+            summary,
+            words,
+        } => complete(ctx, force, summary, words),
+        TaskCommand::Block { note } => set_status(ctx, note, tasks::BLOCKED),
+        TaskCommand::Resume => set_status(ctx, None, tasks::IN_PROGRESS),
+        TaskCommand::Cancel { note } => cancel(ctx, note),
+        TaskCommand::Status { json } => status(ctx, json),
+        TaskCommand::List { json } => list(ctx, json),
     }
 }
 
-fn start(ctx: &Ctx, args: &mut Args) -> anyhow::Result<ExitCode> {
-    let priority = args.value("--priority")?.unwrap_or_else(|| "medium".into());
-    let description = args.rest().join(" ");
-    args.finish()?;
-    if !matches!(priority.as_str(), "low" | "medium" | "high") {
-        bail!("--priority must be low, medium or high, not {priority:?}");
-    }
-    let doc = tasks::create(ctx, &description, &priority)?;
+fn start(ctx: &Ctx, description: Vec<String>, priority: &str) -> anyhow::Result<ExitCode> {
+    let doc = tasks::create(ctx, &description.join(" "), priority)?;
     println!(
         "Started task {} ({priority}): {}\nNext: break it into steps with `ralph-hooks task steps set \"first step\" \"second step\" …`.",
         doc.id,
@@ -65,23 +173,28 @@ fn start(ctx: &Ctx, args: &mut Args) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn step(ctx: &Ctx, args: &mut Args) -> anyhow::Result<ExitCode> {
-    let Some(action) = args.positional() else {
-        bail!("usage: ralph-hooks task steps set|reorder … or task step add|start|complete|skip …")
+fn step(ctx: &Ctx, command: StepCommand) -> anyhow::Result<ExitCode> {
+    // The same reading as the guard's simulation of the command.
+    let one = |name: &str, step: OneStep| {
+        let words = std::iter::once(step.id).chain(step.more).collect();
+        StepAction::parse(name, words, step.note)
     };
-    let note = args.value("--note")?;
-    let words = args.rest();
-    args.finish()?;
-    let action = StepAction::parse(&action, words, note)?;
+    let action = match command {
+        StepCommand::Set { steps } => StepAction::parse("set", steps, None)?,
+        StepCommand::Add { text } => StepAction::parse("add", text, None)?,
+        StepCommand::Start(step) => one("start", step)?,
+        StepCommand::Complete(step) => one("complete", step)?,
+        StepCommand::Skip(step) => one("skip", step)?,
+        StepCommand::Reorder { ids } => StepAction::parse("reorder", ids, None)?,
+    };
     let active = tasks::require_active(ctx.store())?;
     let applied = actions::apply(ctx, &active.id, &action)?;
     println!("{}\n{}", applied.message, summary(&applied.doc));
     Ok(ExitCode::SUCCESS)
 }
 
-fn progress(ctx: &Ctx, args: &mut Args) -> anyhow::Result<ExitCode> {
-    let text = args.rest().join(" ");
-    args.finish()?;
+fn progress(ctx: &Ctx, words: Vec<String>) -> anyhow::Result<ExitCode> {
+    let text = words.join(" ");
     if text.trim().is_empty() {
         bail!("nothing to log: `ralph-hooks task progress \"what happened\"`");
     }
@@ -97,11 +210,12 @@ enum Completion {
     Completed { forced: Vec<String> },
 }
 
-fn complete(ctx: &Ctx, args: &mut Args) -> anyhow::Result<ExitCode> {
-    let force = args.flag("--force");
-    let summary = args.value("--summary")?;
-    let extra = args.rest();
-    args.finish()?;
+fn complete(
+    ctx: &Ctx,
+    force: bool,
+    summary: Option<String>,
+    extra: Vec<String>,
+) -> anyhow::Result<ExitCode> {
     // `task complete "summary text"` is a common slip; take it as the summary.
     let summary = match (summary, extra.is_empty()) {
         (Some(_), false) => {
@@ -177,12 +291,7 @@ fn complete(ctx: &Ctx, args: &mut Args) -> anyhow::Result<ExitCode> {
 
 /// `task block` and `task resume`: the task stays active, but continuation
 /// leaves a blocked task alone until it is resumed.
-fn set_status(ctx: &Ctx, args: &mut Args, status: &str) -> anyhow::Result<ExitCode> {
-    let note = args.value("--note")?;
-    args.finish()?;
-    if status == tasks::IN_PROGRESS && note.is_some() {
-        bail!("--note goes with `task block`; log other notes with `ralph-hooks task progress`");
-    }
+fn set_status(ctx: &Ctx, note: Option<String>, status: &str) -> anyhow::Result<ExitCode> {
     let active = tasks::require_active(ctx.store())?;
     let session = ctx.session_id.clone();
     let (doc, changed) = tasks::update(ctx, &active.id, |doc| {
@@ -221,9 +330,7 @@ fn set_status(ctx: &Ctx, args: &mut Args, status: &str) -> anyhow::Result<ExitCo
     Ok(ExitCode::SUCCESS)
 }
 
-fn cancel(ctx: &Ctx, args: &mut Args) -> anyhow::Result<ExitCode> {
-    let note = args.value("--note")?;
-    args.finish()?;
+fn cancel(ctx: &Ctx, note: Option<String>) -> anyhow::Result<ExitCode> {
     let active = tasks::require_active(ctx.store())?;
     let (doc, ()) = tasks::update(ctx, &active.id, |doc| {
         doc.set_field("Status", tasks::CANCELLED);
@@ -248,9 +355,7 @@ fn cancel(ctx: &Ctx, args: &mut Args) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn status(ctx: &Ctx, args: &mut Args) -> anyhow::Result<ExitCode> {
-    let json = args.flag("--json");
-    args.finish()?;
+fn status(ctx: &Ctx, json: bool) -> anyhow::Result<ExitCode> {
     let doc = tasks::active(ctx.store())?;
     if json {
         let task = doc
@@ -268,9 +373,7 @@ fn status(ctx: &Ctx, args: &mut Args) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn list(ctx: &Ctx, args: &mut Args) -> anyhow::Result<ExitCode> {
-    let json = args.flag("--json");
-    args.finish()?;
+fn list(ctx: &Ctx, json: bool) -> anyhow::Result<ExitCode> {
     let store = ctx.store();
     let active_id = tasks::active(store)?.map(|doc| doc.id);
     let mut docs = Vec::new();

@@ -3,20 +3,45 @@
 
 use std::process::ExitCode;
 
-use super::Args;
+pub const EXAMPLES: &str = "\
+Examples:
+  ralph-hooks telemetry            # the same as `telemetry status`
+  ralph-hooks telemetry status --json
+  ralph-hooks telemetry stop";
+
+#[derive(Debug, clap::Args)]
+pub struct TelemetryArgs {
+    #[command(subcommand)]
+    pub action: Option<TelemetryCommand>,
+}
+
+#[derive(Debug, clap::Subcommand)]
+pub enum TelemetryCommand {
+    /// Whether export is on, where it goes and how far it got (the default)
+    Status {
+        /// As JSON
+        #[arg(long)]
+        json: bool,
+    },
+    /// Run the exporter in the foreground (what the hooks start)
+    Run,
+    /// Stop the running exporter
+    Stop,
+}
 use crate::hook::ctx::Ctx;
 
-pub fn run(ctx: &Ctx, args: &mut Args) -> anyhow::Result<ExitCode> {
-    let sub = args.positional().unwrap_or_else(|| "status".into());
-    let json = args.flag("--json");
-    args.finish()?;
-    match sub.as_str() {
-        "run" => {
+pub fn run(ctx: &Ctx, args: &TelemetryArgs) -> anyhow::Result<ExitCode> {
+    let action = args
+        .action
+        .as_ref()
+        .unwrap_or(&TelemetryCommand::Status { json: false });
+    match action {
+        TelemetryCommand::Run => {
             crate::exporter::run(ctx)?;
             Ok(ExitCode::SUCCESS)
         }
-        "status" => {
-            if json {
+        TelemetryCommand::Status { json } => {
+            if *json {
                 let status = crate::telemetry::status::read(ctx);
                 let running = crate::telemetry::start::exporter_running(&ctx.state_root);
                 println!(
@@ -30,13 +55,12 @@ pub fn run(ctx: &Ctx, args: &mut Args) -> anyhow::Result<ExitCode> {
             }
             Ok(ExitCode::SUCCESS)
         }
-        "stop" => {
+        TelemetryCommand::Stop => {
             match crate::telemetry::status::stop(ctx)? {
                 Some(pid) => println!("stopped exporter {pid}"),
                 None => println!("no exporter running"),
             }
             Ok(ExitCode::SUCCESS)
         }
-        other => anyhow::bail!("unknown telemetry command {other:?}: use run, status or stop"),
     }
 }

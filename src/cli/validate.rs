@@ -11,18 +11,37 @@ use std::process::ExitCode;
 use anyhow::{Context as _, bail};
 use serde_json::json;
 
-use super::Args;
+pub const EXAMPLES: &str = "\
+Examples:
+  ralph-hooks validate .claude/orchestrator/contracts/T1.test-result.yaml
+  ralph-hooks validate notes.yaml --as test-result.yaml --json
+  ralph-hooks validate --schema phase-result   # the schema's outline";
+
+#[derive(Debug, clap::Args)]
+pub struct ValidateArgs {
+    /// The files to check
+    #[arg(value_name = "FILE")]
+    pub files: Vec<String>,
+    /// The violations as JSON
+    #[arg(long)]
+    pub json: bool,
+    /// Check every file against this schema (a file name such as test-result.yaml)
+    #[arg(long = "as", value_name = "NAME")]
+    pub as_schema: Option<String>,
+    /// Print the outline of one schema instead
+    #[arg(long, value_name = "NAME")]
+    pub schema: Option<String>,
+}
 use crate::hook::ctx::Ctx;
 use crate::orchestrator::schema::tree::Pos;
 use crate::orchestrator::schema::{self, Role, Violation};
 use crate::util::fsread::{self, Links, limits};
 
-pub fn run(ctx: &Ctx, args: &mut Args) -> anyhow::Result<ExitCode> {
-    let json = args.flag("--json");
-    let forced = args.value("--as")?;
-    let schema_name = args.value("--schema")?;
-    let files = args.rest();
-    args.finish()?;
+pub fn run(ctx: &Ctx, args: &ValidateArgs) -> anyhow::Result<ExitCode> {
+    let json = args.json;
+    let forced = args.as_schema.clone();
+    let schema_name = args.schema.clone();
+    let files = &args.files;
     if let Some(name) = schema_name {
         let role = role_named(&name)?;
         println!("# {}\n# {}", role.title(), role.schema_source());
@@ -36,7 +55,7 @@ pub fn run(ctx: &Ctx, args: &mut Args) -> anyhow::Result<ExitCode> {
     let cwd = std::env::current_dir().context("cannot determine the current directory")?;
 
     let mut reports = Vec::new();
-    for file in &files {
+    for file in files {
         let path = absolute(&cwd, file);
         let role = forced_role.clone().or_else(|| {
             schema::recognize(&path, &ctx.state_root).or_else(|| schema::recognize_by_name(&path))

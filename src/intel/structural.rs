@@ -122,11 +122,16 @@ pub fn scope(ctx: &Ctx, paths: &[PathBuf], lang: Option<Lang>) -> anyhow::Result
     Ok(Scope { files })
 }
 
+/// Told (files done, files in all) as the files are finished, from any
+/// worker thread.
+pub type Progress<'a> = &'a (dyn Fn(usize, usize) + Sync);
+
 /// Runs `work` over every file of the scope on one thread per core; the
 /// results come back in the scope's (sorted) order. A file that cannot be
 /// read is reported in `skipped`.
 fn par_map<T: Send>(
     scope: &Scope,
+    progress: Progress<'_>,
     work: impl Fn(&Path, Lang, String) -> anyhow::Result<Option<T>> + Sync,
 ) -> (Vec<T>, Vec<String>) {
     let files = &scope.files;
@@ -135,6 +140,7 @@ fn par_map<T: Send>(
         .unwrap_or(1)
         .min(files.len().max(1));
     let next = AtomicUsize::new(0);
+    let finished = AtomicUsize::new(0);
     let mut slots: Vec<Option<Result<Option<T>, String>>> = Vec::new();
     slots.resize_with(files.len(), || None);
     std::thread::scope(|threads| {
@@ -153,6 +159,7 @@ fn par_map<T: Send>(
                             Err(why) => Err(why),
                         };
                         done.push((index, result));
+                        progress(finished.fetch_add(1, Ordering::Relaxed) + 1, files.len());
                     }
                     done
                 })
@@ -229,10 +236,15 @@ fn engine_for<T>(compiled: &[(Lang, T)], lang: Lang) -> Option<&T> {
         .map(|(_, engine)| engine)
 }
 
-pub fn search(ctx: &Ctx, scope: &Scope, pattern: &str) -> anyhow::Result<(Vec<Hit>, Vec<String>)> {
+pub fn search(
+    ctx: &Ctx,
+    scope: &Scope,
+    pattern: &str,
+    progress: Progress<'_>,
+) -> anyhow::Result<(Vec<Hit>, Vec<String>)> {
     let searchers = compile_per_lang(scope, |lang| astgrep::Searcher::new(pattern, lang))?;
     let root = ctx.project_root.as_path();
-    let (per_file, skipped) = par_map(scope, |path, lang, text| {
+    let (per_file, skipped) = par_map(scope, progress, |path, lang, text| {
         let Some(searcher) = engine_for(&searchers, lang) else {
             return Ok(None);
         };
@@ -270,12 +282,13 @@ pub fn rewrite(
     scope: &Scope,
     pattern: &str,
     replacement: &str,
+    progress: Progress<'_>,
 ) -> anyhow::Result<(Vec<Rewritten>, Vec<String>)> {
     let rewriters = compile_per_lang(scope, |lang| {
         astgrep::Rewriter::new(pattern, replacement, lang)
     })?;
     let root = ctx.project_root.as_path();
-    let (changed, skipped) = par_map(scope, |path, lang, text| {
+    let (changed, skipped) = par_map(scope, progress, |path, lang, text| {
         let Some(rewriter) = engine_for(&rewriters, lang) else {
             return Ok(None);
         };
