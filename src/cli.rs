@@ -15,6 +15,7 @@ pub mod install;
 mod intel;
 mod loop_cmd;
 mod monitor;
+mod notify;
 mod pipeline;
 mod resume;
 mod status;
@@ -38,9 +39,12 @@ Loop:
   loop start <goal> [--check CMD]... [--promise TEXT] [--max-iterations N]
                     [--check-timeout SECS] [--diagnostics|--no-diagnostics] [--no-warnings]
                     [--path P]...   (a goal alone: until the project has no errors)
+                    [--max-tokens N] [--max-time DURATION] [--max-cost USD]   budgets
+                    [--stop-when-stuck] [--rewake]
   loop status [--json]
-  loop resume                          a loop the user paused (\"stop\") runs again
+  loop resume                          a paused loop (\"stop\", a usage limit) runs again
   loop cancel
+  notify test|flush                    the webhook: send a test body | send what is queued
 Check:
   check [PATH...] [--json] [--min-severity error|warning|info|hint] [--no-ast-grep] [--budget SECS]
                                        every LSP and ast-grep problem; exit 0 clean, 1 errors, 2 unchecked
@@ -162,6 +166,7 @@ pub fn run(args: Vec<String>) -> anyhow::Result<ExitCode> {
         "daemon" => daemon::run(&ctx, &mut args)?,
         "telemetry" => telemetry::run(&ctx, &mut args)?,
         "monitor" => monitor::run(&ctx, &mut args)?,
+        "notify" => notify::run(&ctx, &mut args)?,
         other => anyhow::bail!("unknown command {other:?}: run `ralph-hooks --help` for the list"),
     };
     // A command that logged an event (loop start, a task step) starts the

@@ -9,9 +9,10 @@ use super::Args;
 use crate::engine::loop_check::{self, Scope};
 use crate::engine::settings::Settings;
 use crate::hook::ctx::Ctx;
+use crate::ralph::budget::{self, Budget};
 use crate::ralph::checks;
 use crate::ralph::loop_state::{DEFAULT_MAX_ITERATIONS, LOOP_FILE, LoopState, LoopStatus};
-use crate::ralph::loops::{self, StartRequest};
+use crate::ralph::loops::{self, LoopConfig, StartRequest};
 
 pub fn run(ctx: &Ctx, args: &mut Args) -> anyhow::Result<ExitCode> {
     let Some(action) = args.positional() else {
@@ -44,6 +45,27 @@ fn start(ctx: &Ctx, args: &mut Args) -> anyhow::Result<ExitCode> {
     let explicit_diagnostics = args.flag("--diagnostics");
     let no_diagnostics = args.flag("--no-diagnostics");
     let no_warnings = args.flag("--no-warnings");
+    let loop_config = LoopConfig::load(ctx);
+    let budget = Budget {
+        max_tokens: args
+            .value("--max-tokens")?
+            .map(|text| parse_tokens(&text))
+            .transpose()?,
+        max_secs: args
+            .value("--max-time")?
+            .map(|text| budget::parse_duration(&text).map_err(|e| anyhow::anyhow!("--max-time: {e}")))
+            .transpose()?,
+        max_cost_usd: args
+            .value("--max-cost")?
+            .map(|text| parse_usd(&text))
+            .transpose()?,
+        stuck_after: args.flag("--stop-when-stuck").then(|| {
+            loop_config
+                .stuck_after
+                .unwrap_or(budget::DEFAULT_STUCK_AFTER)
+        }),
+    };
+    let rewake = args.flag("--rewake") || loop_config.rewake;
     let paths = project_paths(ctx, args.values("--path")?)?;
     let goal = args.rest().join(" ");
     args.finish()?;
@@ -74,6 +96,8 @@ fn start(ctx: &Ctx, args: &mut Args) -> anyhow::Result<ExitCode> {
             no_warnings,
             project,
             paths,
+            budget,
+            rewake,
         },
     )?;
     let mut text = format!(
@@ -82,6 +106,31 @@ fn start(ctx: &Ctx, args: &mut Args) -> anyhow::Result<ExitCode> {
     );
     for line in state.condition_lines() {
         let _ = writeln!(text, "- {line}");
+    }
+    let budget_lines = budget::lines(&state.budget, &state.spend, 0);
+    if !budget_lines.is_empty() {
+        let _ = writeln!(text, "Budget (it ends as FAILED when one runs out):");
+        for line in &budget_lines {
+            let _ = writeln!(text, "- {}", line.describe());
+        }
+    }
+    if let Some(after) = state.budget.stuck_after {
+        let _ = writeln!(
+            text,
+            "It ends as FAILED (no_progress) after {after} iterations in a row that fix nothing while spending tokens."
+        );
+    }
+    if state.rewake {
+        let _ = writeln!(
+            text,
+            "Rewake mode: each turn ends and the Stop hook wakes the session with the follow-up, so Claude Code's block cap is never met."
+        );
+        if !rewake_hook_registered(ctx) {
+            eprintln!(
+                "ralph-hooks: warning: no asyncRewake Stop hook (`ralph-stop-loop-controller --rewake`) is registered in {}: run `ralph-hooks install` again, or this loop's stops are not evaluated",
+                ctx.project_root.join(".claude/settings.json").display()
+            );
+        }
     }
     match &state.session_id {
         Some(session) => {
@@ -100,6 +149,69 @@ fn start(ctx: &Ctx, args: &mut Args) -> anyhow::Result<ExitCode> {
         println!("\n{}", first_feedback(ctx, &state));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `--max-tokens 200000`, `200k`, `2M`.
+fn parse_tokens(text: &str) -> anyhow::Result<u64> {
+    let clean = text.trim().replace(['_', ','], "");
+    let (digits, scale) = match clean.chars().last() {
+        Some('k' | 'K') => (&clean[..clean.len() - 1], 1_000.0),
+        Some('m' | 'M') => (&clean[..clean.len() - 1], 1_000_000.0),
+        _ => (clean.as_str(), 1.0),
+    };
+    let value: f64 = digits
+        .parse()
+        .map_err(|_| anyhow::anyhow!("--max-tokens must be a number (200000, 200k, 2M), got {text:?}"))?;
+    if !(value.is_finite() && value >= 0.0) {
+        bail!("--max-tokens must be a positive number, got {text:?}");
+    }
+    Ok((value * scale).round() as u64)
+}
+
+/// `--max-cost 5`, `$2.50`.
+fn parse_usd(text: &str) -> anyhow::Result<f64> {
+    let value: f64 = text
+        .trim()
+        .trim_start_matches('$')
+        .parse()
+        .map_err(|_| anyhow::anyhow!("--max-cost must be an amount in USD (5, 2.50), got {text:?}"))?;
+    if !value.is_finite() {
+        bail!("--max-cost must be an amount in USD, got {text:?}");
+    }
+    Ok(value)
+}
+
+/// Whether a settings file Claude Code reads for this project registers
+/// our `--rewake` Stop hook with `asyncRewake`.
+fn rewake_hook_registered(ctx: &Ctx) -> bool {
+    let mut files = vec![
+        ctx.project_root.join(".claude/settings.json"),
+        ctx.project_root.join(".claude/settings.local.json"),
+    ];
+    if let Some(home) = std::env::var_os("HOME") {
+        files.push(std::path::Path::new(&home).join(".claude/settings.json"));
+    }
+    files.iter().any(|path| {
+        let Ok(text) = std::fs::read_to_string(path) else {
+            return false;
+        };
+        let Ok(settings) = serde_json::from_str::<serde_json::Value>(&text) else {
+            return false;
+        };
+        settings["hooks"]["Stop"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|group| group["hooks"].as_array())
+            .flatten()
+            .any(|handler| {
+                handler["asyncRewake"].as_bool() == Some(true)
+                    && handler["command"].as_str().is_some_and(|command| {
+                        command.contains("ralph-stop-loop-controller")
+                            && command.contains(crate::hook::REWAKE_ARG)
+                    })
+            })
+    })
 }
 
 /// `loop start`'s first project check, through the daemon (so its servers
@@ -147,21 +259,24 @@ fn status(ctx: &Ctx, args: &mut Args) -> anyhow::Result<ExitCode> {
     args.finish()?;
     let state = ctx.store().read_json::<LoopState>(LOOP_FILE)?;
     if json {
+        let spend = state
+            .as_ref()
+            .map(|state| budget::view(&state.budget, &state.spend, state.active_secs(ctx.now())));
         println!(
             "{}",
-            serde_json::to_string(&serde_json::json!({ "loop": state }))?
+            serde_json::to_string(&serde_json::json!({ "loop": state, "spend": spend }))?
         );
         return Ok(ExitCode::SUCCESS);
     }
     match state {
         None => println!("No Ralph loop in {}.", ctx.state_root.display()),
-        Some(state) => print!("{}", describe(&state)),
+        Some(state) => print!("{}", describe(&state, ctx.now())),
     }
     Ok(ExitCode::SUCCESS)
 }
 
 /// A person's view of a loop.
-pub fn describe(state: &LoopState) -> String {
+pub fn describe(state: &LoopState, now: chrono::DateTime<chrono::Utc>) -> String {
     let mut text = String::new();
     let _ = writeln!(text, "Ralph loop {} — {}", state.id, state.status.as_str());
     let _ = writeln!(text, "  goal:       {}", state.goal);
@@ -176,7 +291,54 @@ pub fn describe(state: &LoopState) -> String {
         state.session_id.as_deref().unwrap_or("(not claimed yet)")
     );
     let _ = writeln!(text, "  started:    {}", state.started_at.to_rfc3339());
-    if state.status == LoopStatus::Paused {
+    if state.rewake {
+        let _ = writeln!(
+            text,
+            "  mode:       rewake (each turn ends; the Stop hook wakes the session)"
+        );
+    }
+    let _ = writeln!(
+        text,
+        "  spent:      {}",
+        budget::summary(&state.spend, state.active_secs(now))
+    );
+    for line in budget::lines(&state.budget, &state.spend, state.active_secs(now)) {
+        let _ = writeln!(text, "  budget:     {}", line.describe());
+    }
+    if let Some(after) = state.budget.stuck_after {
+        let _ = writeln!(
+            text,
+            "  stuck:      ends after {after} iterations in a row without progress"
+        );
+    }
+    if state.capped > 0 {
+        let _ = writeln!(
+            text,
+            "  capped:     {} turn(s) ended at Claude Code's block cap (last {})",
+            state.capped,
+            state.capped_at.map(|t| t.to_rfc3339()).unwrap_or_default()
+        );
+    }
+    for failure in &state.api_failures {
+        let _ = writeln!(
+            text,
+            "  API error:  {} {}: {}",
+            failure.at.to_rfc3339(),
+            failure.error,
+            failure.message
+        );
+    }
+    if state.paused_by_usage_limit() {
+        let _ = writeln!(
+            text,
+            "  paused:     {} by a usage limit{} — it blocks no stop; your next message in Claude Code (or `ralph-hooks loop resume`) runs it again",
+            state.paused_at.map(|t| t.to_rfc3339()).unwrap_or_default(),
+            state
+                .resets_at
+                .map(|at| format!(" (resets {})", at.to_rfc3339()))
+                .unwrap_or_default()
+        );
+    } else if state.status == LoopStatus::Paused {
         let _ = writeln!(
             text,
             "  paused:     {} by the user — it blocks no stop; `ralph-hooks loop resume` (or /resume-loop) runs it again, `ralph-hooks loop cancel` ends it",
@@ -186,8 +348,13 @@ pub fn describe(state: &LoopState) -> String {
     if let Some(reason) = &state.completion_reason {
         let _ = writeln!(
             text,
-            "  ended:      {} ({reason})",
-            state.ended_at.map(|t| t.to_rfc3339()).unwrap_or_default()
+            "  ended:      {} ({reason}{})",
+            state.ended_at.map(|t| t.to_rfc3339()).unwrap_or_default(),
+            state
+                .completion_detail
+                .as_deref()
+                .map(|detail| format!(": {detail}"))
+                .unwrap_or_default()
         );
     }
     let _ = writeln!(text, "  conditions:");
@@ -202,9 +369,18 @@ pub fn describe(state: &LoopState) -> String {
             } else {
                 entry.failed.join(", ")
             };
+            let spent = entry
+                .tokens
+                .map(|tokens| format!(" ({} tokens)", budget::format_tokens(tokens.total())))
+                .unwrap_or_default();
+            let capped = if entry.capped_at.is_some() {
+                " [capped]"
+            } else {
+                ""
+            };
             let _ = writeln!(
                 text,
-                "    #{:<3} {} {:<20} {failed}",
+                "    #{:<3} {} {:<20} {failed}{spent}{capped}",
                 entry.iteration,
                 entry.at.format("%Y-%m-%d %H:%M:%S"),
                 entry.decision
