@@ -54,3 +54,5 @@ mod intel;
 mod guard_effects;
 // OpenTelemetry export against OTLP receivers on loopback.
 mod telemetry;
+// How loops end: budgets, no progress, the block cap, API limits, notifications, rewake.
+mod endings;
