@@ -109,7 +109,7 @@ fn stop_failure(project: &Path, error: &str, text: &str, transcript: Option<&Pat
     if let Some(path) = transcript {
         input["transcript_path"] = json!(path);
     }
-    run_env("ralph-stop-loop-controller", project, &["--rewake"], &input, &[])
+    run_env("ralph-stop-loop-controller", project, &[], &input, &[])
 }
 
 fn session_start(project: &Path, transcript: Option<&Path>) -> Value {
@@ -653,10 +653,88 @@ fn stop_failure_without_a_loop_or_with_bad_input_never_blocks() {
     let project = temp.path();
     let run = stop_failure(project, "rate_limit", "You've hit your limit", None);
     assert_eq!((run.code, run.stdout.as_str()), (0, ""));
-    let mut command = util::command("ralph-stop-loop-controller", project);
-    command.arg("--rewake");
-    let output = util::run_with_stdin(command, b"{not json");
-    assert_eq!(output.status.code(), Some(1));
+    for args in [&[][..], &["--rewake"]] {
+        let mut command = util::command("ralph-stop-loop-controller", project);
+        command.args(args);
+        let output = util::run_with_stdin(command, b"{not json");
+        assert_eq!(output.status.code(), Some(1), "{args:?}");
+    }
+}
+
+#[test]
+fn auto_resume_waits_for_the_reset_and_wakes_the_session() {
+    let temp = TempDir::new("endings-auto-resume");
+    let project = temp.path();
+    util::write_hook_config(project, json!({"loop": {"auto_resume": true, "auto_resume_margin_secs": 0}}));
+    start(project, &[]);
+    let transcript = Transcript::new(project);
+    transcript.limit_row(Utc::now().timestamp() + 2);
+    let input = json!({"hook_event_name": "StopFailure", "session_id": SESSION, "cwd": project,
+                       "error": "rate_limit", "transcript_path": transcript.path(),
+                       "last_assistant_message": "You've hit your 5-hour limit · resets 3am (UTC)"});
+    // Claude Code starts both registrations at once.
+    let waiting = {
+        let project = project.to_path_buf();
+        let input = input.clone();
+        std::thread::spawn(move || {
+            run_env("ralph-stop-loop-controller", &project, &["--rewake"], &input, &[])
+        })
+    };
+    let recorded = run_env("ralph-stop-loop-controller", project, &[], &input, &[]);
+    assert_eq!((recorded.code, recorded.stdout.as_str()), (0, ""), "{}", recorded.stderr);
+    assert_eq!(loop_state(project)["status"], "PAUSED");
+    let woke = waiting.join().unwrap();
+    assert_eq!(woke.code, 2, "the wake signal: {}", woke.stderr);
+    assert_eq!(woke.stdout, "");
+    assert!(woke.stderr.contains("The usage limit has reset"), "{}", woke.stderr);
+    assert!(woke.stderr.contains("RUNNING again at iteration 0/10"), "{}", woke.stderr);
+    assert_eq!(loop_state(project)["status"], "RUNNING");
+    assert!(events(project).contains("\"by\":\"auto_resume\""));
+}
+
+#[test]
+fn without_auto_resume_the_rewake_stop_failure_hook_does_nothing() {
+    let temp = TempDir::new("endings-no-auto-resume");
+    let project = temp.path();
+    start(project, &[]);
+    let transcript = Transcript::new(project);
+    transcript.limit_row(Utc::now().timestamp() + 2);
+    let input = json!({"hook_event_name": "StopFailure", "session_id": SESSION, "cwd": project,
+                       "error": "rate_limit", "transcript_path": transcript.path(),
+                       "last_assistant_message": "You've hit your limit"});
+    let run = run_env("ralph-stop-loop-controller", project, &["--rewake"], &input, &[]);
+    assert_eq!((run.code, run.stdout.as_str(), run.stderr.as_str()), (0, "", ""));
+    // Recording is the ordinary registration's: this one left the loop alone.
+    assert_eq!(loop_state(project)["status"], "RUNNING");
+}
+
+#[test]
+fn install_registers_stop_failure_and_auto_resume_when_asked() {
+    let temp = TempDir::new("endings-install");
+    let project = temp.path();
+    let handlers = |project: &Path| -> Vec<Value> {
+        let settings: Value = serde_json::from_str(
+            &std::fs::read_to_string(project.join(".claude/settings.json")).unwrap(),
+        )
+        .unwrap();
+        settings["hooks"]["StopFailure"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .flat_map(|group| group["hooks"].as_array().unwrap().clone())
+            .collect()
+    };
+    cli_ok(project, &["install"]);
+    let plain = handlers(project);
+    assert_eq!(plain.len(), 1, "{plain:?}");
+    assert!(text(&plain[0], "command").ends_with("ralph-stop-loop-controller"), "{plain:?}");
+    assert!(plain[0].get("asyncRewake").is_none());
+    util::write_hook_config(project, json!({"loop": {"auto_resume": true}}));
+    cli_ok(project, &["install"]);
+    let both = handlers(project);
+    assert_eq!(both.len(), 2, "{both:?}");
+    assert!(both.iter().any(|h| text(h, "command").ends_with("ralph-stop-loop-controller --rewake")
+        && h["asyncRewake"] == true));
 }
 
 // ---------------------------------------------------------------------------

@@ -106,17 +106,42 @@ pub const REGISTRATIONS: &[Registration] = &[
         async_rewake: false,
         timeout: 60,
     },
-    // An API error ended the turn: a usage limit pauses the loop; with
-    // `loop.auto_resume` the hook waits (up to six hours) for the reset.
+    // An API error ended the turn: a usage limit pauses the loop, another
+    // error is recorded. An ordinary hook, so that it finishes even when
+    // `claude -p` exits right after the failed turn (a background one is
+    // killed then).
     Registration {
         event: "StopFailure",
         matcher: None,
         binary: "ralph-stop-loop-controller",
-        arg: Some(crate::hook::REWAKE_ARG),
-        async_rewake: true,
-        timeout: 21600,
+        arg: None,
+        async_rewake: false,
+        timeout: 30,
     },
 ];
+
+/// Registered besides [`REGISTRATIONS`] when `loop.auto_resume` is on in
+/// `.claude/ralph-hooks.json`: a background StopFailure hook that waits for
+/// a usage limit to reset and wakes the session (interactive and
+/// stream-json sessions; plain `claude -p` has ended by then).
+pub const AUTO_RESUME: Registration = Registration {
+    event: "StopFailure",
+    matcher: None,
+    binary: "ralph-stop-loop-controller",
+    arg: Some(crate::hook::REWAKE_ARG),
+    async_rewake: true,
+    timeout: 21600,
+};
+
+/// What `install` registers: [`REGISTRATIONS`], and [`AUTO_RESUME`] when
+/// the project's config asks for it.
+pub fn registrations(auto_resume: bool) -> Vec<&'static Registration> {
+    let mut all: Vec<&'static Registration> = REGISTRATIONS.iter().collect();
+    if auto_resume {
+        all.push(&AUTO_RESUME);
+    }
+    all
+}
 
 /// The hook binaries, by file name.
 pub const HOOK_BINARIES: &[&str] = &[
@@ -205,7 +230,8 @@ pub fn run(ctx: &Ctx, args: &mut Args) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     let bin_dir = binary_dir()?;
-    add_ours(&mut settings, &bin_dir);
+    let auto_resume = crate::ralph::loops::LoopConfig::load(ctx).auto_resume;
+    add_ours(&mut settings, &bin_dir, auto_resume);
     let statusline_note = if statusline {
         Some(add_statusline(&mut settings, &bin_dir))
     } else {
@@ -219,7 +245,7 @@ pub fn run(ctx: &Ctx, args: &mut Args) -> anyhow::Result<ExitCode> {
         settings_path.display(),
         bin_dir.display()
     );
-    for registration in REGISTRATIONS {
+    for registration in registrations(auto_resume) {
         println!(
             "  {:<16} {:<45} {}{}",
             registration.event,
@@ -362,7 +388,7 @@ pub fn remove_ours(settings: &mut Value) -> usize {
 }
 
 /// Adds our handlers, into an existing group with the same matcher when there is one.
-pub fn add_ours(settings: &mut Value, bin_dir: &Path) {
+pub fn add_ours(settings: &mut Value, bin_dir: &Path, auto_resume: bool) {
     let object = settings
         .as_object_mut()
         .expect("settings checked to be an object");
@@ -371,7 +397,7 @@ pub fn add_ours(settings: &mut Value, bin_dir: &Path) {
         *hooks = json!({});
     }
     let hooks = hooks.as_object_mut().expect("just made an object");
-    for registration in REGISTRATIONS {
+    for registration in registrations(auto_resume) {
         let mut handler = json!({
             "type": "command",
             "command": registration.command(&shell_quote(&bin_dir.join(registration.binary))),
@@ -524,10 +550,10 @@ mod tests {
             "permissions": {"allow": ["Bash(ls)"]}
         });
         let mut settings = original.clone();
-        add_ours(&mut settings, Path::new("/opt/bin"));
+        add_ours(&mut settings, Path::new("/opt/bin"), false);
         let once = settings.clone();
         remove_ours(&mut settings);
-        add_ours(&mut settings, Path::new("/opt/bin"));
+        add_ours(&mut settings, Path::new("/opt/bin"), false);
         assert_eq!(settings, once);
         let stop_handlers = settings["hooks"]["Stop"][0]["hooks"].as_array().unwrap();
         assert_eq!(stop_handlers.len(), 3, "{stop_handlers:?}");

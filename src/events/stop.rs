@@ -55,9 +55,13 @@ pub struct StopLoopController;
 
 impl Hook for StopLoopController {
     const NAME: &'static str = "ralph-stop-loop-controller";
-    const EVENTS: &'static [EventName] = &[EventName::Stop, EventName::SubagentStop];
+    const EVENTS: &'static [EventName] = &[
+        EventName::Stop,
+        EventName::SubagentStop,
+        EventName::StopFailure,
+    ];
     const HELP: &'static str = "\
-ralph-stop-loop-controller — Claude Code Stop (and SubagentStop) hook
+ralph-stop-loop-controller — Claude Code Stop (SubagentStop, StopFailure) hook
 
 Reads one Stop hook JSON object on stdin. While a Ralph loop is RUNNING for
 this session (`ralph-hooks loop start`), it evaluates the loop's completion
@@ -80,6 +84,10 @@ Env: CLAUDE_PROJECT_DIR, RALPH_HOOKS_STATE_DIR, RALPH_HOOKS_DEBUG=1.
             // A loop is about the main agent's turn; a subagent ending must
             // not run the checks or use an iteration.
             HookInput::SubagentStop(_) => Ok(HookOutput::silent()),
+            HookInput::StopFailure(failure) => {
+                record_stop_failure(ctx, &failure)?;
+                Ok(HookOutput::silent())
+            }
             _ => Ok(HookOutput::silent()),
         }
     }
@@ -115,7 +123,7 @@ Env: CLAUDE_PROJECT_DIR, RALPH_HOOKS_STATE_DIR, RALPH_HOOKS_DEBUG=1.
     fn handle(ctx: &Ctx, input: HookInput) -> anyhow::Result<HookOutput> {
         match input {
             HookInput::Stop(stop) => on_stop(ctx, &stop, Mode::Rewake),
-            HookInput::StopFailure(failure) => on_stop_failure(ctx, &failure),
+            HookInput::StopFailure(_) => Ok(auto_resume(ctx).unwrap_or_else(HookOutput::silent)),
             _ => Ok(HookOutput::silent()),
         }
     }
@@ -391,9 +399,8 @@ fn iteration_spend(
 }
 
 /// StopFailure: an API error ended the turn. Records it in the running
-/// loop (a usage limit pauses it), notifies, and with `loop.auto_resume`
-/// waits for the limit to reset and wakes the session.
-fn on_stop_failure(ctx: &Ctx, input: &StopFailureInput) -> anyhow::Result<HookOutput> {
+/// loop (a usage limit pauses it) and notifies.
+fn record_stop_failure(ctx: &Ctx, input: &StopFailureInput) -> anyhow::Result<()> {
     let text = input
         .last_assistant_message
         .clone()
@@ -420,10 +427,8 @@ fn on_stop_failure(ctx: &Ctx, input: &StopFailureInput) -> anyhow::Result<HookOu
         message,
         resets_at,
     };
-    let Some(paused) = record_failure(ctx, &failure)? else {
-        return Ok(HookOutput::silent());
-    };
-    Ok(auto_resume(ctx, &paused).unwrap_or_else(HookOutput::silent))
+    record_failure(ctx, &failure)?;
+    Ok(())
 }
 
 /// The reset time of a limit notice: the transcript's row, else the text.
@@ -460,14 +465,40 @@ const MAX_AUTO_RESUME_WAIT: Duration = Duration::from_secs(6 * 3600 - 5 * 60);
 /// cancelled the loop meanwhile.
 const AUTO_RESUME_POLL: Duration = Duration::from_secs(15);
 
-/// With `loop.auto_resume`: waits until the limit resets (plus a margin),
-/// then resumes the loop and returns the wake-up; `None` when it is off,
-/// the reset time is unknown or too far, or the loop changed meanwhile.
-fn auto_resume(ctx: &Ctx, paused: &LoopState) -> Option<HookOutput> {
+/// How long the auto-resume hook waits for the ordinary StopFailure hook,
+/// which runs beside it, to record the pause.
+const PAUSE_RECORD_WAIT: Duration = Duration::from_secs(10);
+
+/// The loop the ordinary StopFailure hook paused for a usage limit, once
+/// it has: that hook runs at the same time as this one.
+fn paused_by_limit(ctx: &Ctx) -> Option<LoopState> {
+    let started = std::time::Instant::now();
+    loop {
+        let state = ctx.store().read_json::<LoopState>(LOOP_FILE).ok().flatten();
+        if let Some(state) = state
+            && state.paused_by_usage_limit()
+            && loop_ctl::ownership(&state, ctx.session_id.as_deref()) != Ownership::Other
+        {
+            return Some(state);
+        }
+        if started.elapsed() >= PAUSE_RECORD_WAIT {
+            return None;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// The `--rewake` StopFailure registration, with `loop.auto_resume`: waits
+/// until the limit resets (plus a margin), then resumes the loop and
+/// returns the wake-up (exit 2 from this asyncRewake hook wakes the
+/// session); `None` when it is off, no loop was paused by a limit, the
+/// reset time is unknown or too far, or the loop changed meanwhile.
+fn auto_resume(ctx: &Ctx) -> Option<HookOutput> {
     let config = LoopConfig::load(ctx);
     if !config.auto_resume {
         return None;
     }
+    let paused = &paused_by_limit(ctx)?;
     let (Some(resets_at), Some(paused_at)) = (paused.resets_at, paused.paused_at) else {
         ctx.debug(format_args!(
             "auto-resume: the limit's reset time is unknown; the user's next prompt resumes the loop"
