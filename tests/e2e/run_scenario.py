@@ -157,7 +157,10 @@ def read_json_lines(path):
 #   ... [DEBUG] Hooks: PreToolUse:Bash [/path/to/hook] finished with status 0 (15ms)
 # followed, for a failure, by an [ERROR] line with the hook's stderr.
 HOOK_RUN_LINE = re.compile(r"Hooks: (\S+) \[(.*)\] finished with status (-?\d+) \((\d+)ms\)")
-# Background hooks (asyncRewake, StopFailure's) are logged without a time.
+# An asyncRewake hook is first logged as moved to the background (its exit
+# status comes later, only as an [ERROR] line when it is 2, the wake signal).
+HOOK_BACKGROUND_LINE = re.compile(r"Hooks: (\S+) \[(.*)\] moved to the background \((\d+)ms\)")
+# Fire-and-forget hooks (StopFailure's) are logged without a time.
 HOOK_DONE_LINE = re.compile(r"\[DEBUG\] (\S+) \[(.*)\] completed with status (-?\d+)\s*$")
 HOOK_ERROR_LINE = re.compile(r"\[ERROR\] (\".*\")\s*$")
 
@@ -173,6 +176,11 @@ def hook_runs(debug_log_path):
             if found:
                 label, command, status, ms = found.groups()
                 runs.append({"label": label, "command": command, "status": int(status), "ms": int(ms), "error": None})
+                continue
+            found = HOOK_BACKGROUND_LINE.search(line)
+            if found:
+                label, command, ms = found.groups()
+                runs.append({"label": label, "command": command, "status": 0, "ms": int(ms), "error": None, "background": True})
                 continue
             found = HOOK_DONE_LINE.search(line)
             if found:
