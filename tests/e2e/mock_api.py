@@ -223,7 +223,9 @@ def error_reply(error):
     "type": "rate_limit_error", "message": "...", "headers": {...}}. Only
     `status` is needed; the type and message default to what the API sends
     for that status. `headers` are sent as given (for example
-    `anthropic-ratelimit-unified-status: rejected` with a reset time)."""
+    `anthropic-ratelimit-unified-status: rejected` with a reset time;
+    `"reset_in": N` turns a header value "RESET" into the time N seconds
+    from the reply)."""
     status = int(error.get("status", 500))
     default_type = {429: "rate_limit_error", 529: "overloaded_error", 401: "authentication_error"}.get(status, "api_error")
     body = {
@@ -231,6 +233,11 @@ def error_reply(error):
         "error": {"type": error.get("type", default_type), "message": error.get("message", "mock %d" % status)},
     }
     headers = {name: str(value) for name, value in (error.get("headers") or {}).items()}
+    if "reset_in" in error:
+        # A header given as "RESET" becomes the epoch second `reset_in`
+        # seconds from the reply (a limit that resets soon).
+        reset = str(int(time.time()) + int(error["reset_in"]))
+        headers = {name: reset if value == "RESET" else value for name, value in headers.items()}
     return status, headers, json.dumps(body).encode("utf-8")
 
 
