@@ -54,11 +54,14 @@ pub fn run(ctx: &Ctx, args: &mut Args) -> anyhow::Result<ExitCode> {
             {
                 let _ = writeln!(text, "  still failing: {}", last.failed.join(", "));
             }
-            let _ = writeln!(
-                text,
-                "  spent: {}",
-                crate::ralph::loops::spend_summary(state, ctx.now())
-            );
+            // A loop with no budget and no tokens counted has nothing to say here.
+            if !state.budget.is_empty() || !state.spend.is_zero() {
+                let _ = writeln!(
+                    text,
+                    "  spent: {}",
+                    crate::ralph::loops::spend_summary(state, ctx.now())
+                );
+            }
         }
         Some(state) if state.paused_by_usage_limit() => {
             let _ = writeln!(

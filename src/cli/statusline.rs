@@ -194,7 +194,7 @@ fn spend_parts(state: &LoopState) -> Vec<String> {
     if let Some(limit) = state.budget.max_secs {
         // The line has no clock of its own to spare: the last update's.
         let used = state.active_secs(state.updated_at);
-        let minutes = |secs: i64| crate::ralph::loop_state::human_duration(secs);
+        let minutes = |secs: i64| crate::ralph::budget::human_duration(secs);
         parts.push(format!("{}/{}", minutes(used), minutes(limit as i64)));
     }
     parts

@@ -119,7 +119,7 @@ impl Line {
     fn amount(&self, value: f64) -> String {
         match self.kind {
             Kind::Tokens => format_tokens(value.max(0.0) as u64),
-            Kind::Time => crate::ralph::loop_state::human_duration(value as i64),
+            Kind::Time => human_duration(value as i64),
             Kind::Cost => format_usd(value),
         }
     }
@@ -213,7 +213,7 @@ pub fn summary(spend: &Spend, active_secs: i64) -> String {
     if spend.cost_usd > 0.0 {
         parts.push(format!("~{} (estimate)", format_usd(spend.cost_usd)));
     }
-    parts.push(crate::ralph::loop_state::human_duration(active_secs));
+    parts.push(human_duration(active_secs));
     let mut text = parts.join(", ");
     if spend.incomplete {
         text.push_str(" (some turns could not be read)");
@@ -241,6 +241,16 @@ pub fn view(budget: &Budget, spend: &Spend, active_secs: i64) -> serde_json::Val
         "budgets": budgets,
         "summary": summary(spend, active_secs),
     })
+}
+
+/// "1h 02m", "3m 05s", "12s".
+pub fn human_duration(seconds: i64) -> String {
+    let seconds = seconds.max(0);
+    match (seconds / 3600, (seconds % 3600) / 60, seconds % 60) {
+        (0, 0, s) => format!("{s}s"),
+        (0, m, s) => format!("{m}m {s:02}s"),
+        (h, m, _) => format!("{h}h {m:02}m"),
+    }
 }
 
 /// `12345678` → `12,345,678`.

@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::hook::transcript::{Tokens, UsageCursor};
-use crate::ralph::budget::{Budget, Spend};
+use crate::ralph::budget::{Budget, Spend, human_duration};
 use crate::ralph::checks::CheckRun;
 use crate::state::Versioned;
 
@@ -195,16 +195,6 @@ pub fn record_counts(record: &Value) -> (u64, u64) {
         }
     }
     (errors, warnings)
-}
-
-/// "1h 02m", "3m 05s", "12s".
-pub fn human_duration(seconds: i64) -> String {
-    let seconds = seconds.max(0);
-    match (seconds / 3600, (seconds % 3600) / 60, seconds % 60) {
-        (0, 0, s) => format!("{s}s"),
-        (0, m, s) => format!("{m}m {s:02}s"),
-        (h, m, _) => format!("{h}h {m:02}m"),
-    }
 }
 
 impl LoopState {
