@@ -865,6 +865,17 @@ fn a_dead_webhook_never_delays_or_breaks_a_hook() {
     assert!(text(&parse(&run.stdout), "systemMessage").contains("COMPLETED"));
     // Generous: the POST runs in a detached process, not in the hook.
     assert!(begun.elapsed() < Duration::from_secs(8), "{:?}", begun.elapsed());
+    // The flush tries the body 3 times, then keeps it aside and says so.
+    let failed = project.join(".claude/orchestrator/notify/failed");
+    let outbox = project.join(".claude/orchestrator/notify/outbox");
+    let gave_up = (0..300).any(|_| {
+        std::thread::sleep(Duration::from_millis(100));
+        std::fs::read_dir(&failed).is_ok_and(|mut dir| dir.next().is_some())
+            && events(project).contains("notify_failed")
+    });
+    assert!(gave_up, "no body in {} after 30 s", failed.display());
+    let left = std::fs::read_dir(&outbox).map(|dir| dir.count()).unwrap_or(0);
+    assert_eq!(left, 0, "the outbox is empty once the body is given up");
 }
 
 // ---------------------------------------------------------------------------
@@ -918,4 +929,32 @@ fn a_plain_loop_is_left_to_the_plain_registration() {
     assert_eq!((run.code, run.stdout.as_str()), (0, ""), "{}", run.stderr);
     assert_eq!(loop_state(project)["iteration"], 0);
     assert_eq!(stop(project, false, None)["decision"], "block");
+}
+
+// ---------------------------------------------------------------------------
+// The monitor.
+
+#[test]
+fn the_monitor_shows_the_loops_spend_and_budget() {
+    let temp = TempDir::new("endings-monitor");
+    let project = temp.path();
+    start(project, &["--max-tokens", "10k"]);
+    let mut transcript = Transcript::new(project);
+    transcript.assistant("claude-sonnet-4-5", 3000, 2000);
+    stop(project, false, Some(transcript.path()));
+    let monitor = crate::monitor::Monitor::start(project, &[]);
+    let (status, team) = monitor.get("/api/team-state");
+    assert_eq!(status, 200);
+    let card = team
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|agent| agent["loop"].is_object())
+        .unwrap_or_else(|| panic!("no loop in {team}"));
+    assert_eq!(card["loop"]["spend"]["tokens"]["input"], 3000, "{card}");
+    assert_eq!(card["loop"]["budget"]["max_tokens"], 10000, "{card}");
+    let agent = card["agentId"].as_str().unwrap().to_string();
+    let (_, current) = monitor.get(&format!("/api/agents/{agent}/loop"));
+    assert_eq!(current["spend"]["tokens"]["output"], 2000, "{current}");
+    assert_eq!(current["history"][0]["tokens"]["input"], 3000, "{current}");
 }
