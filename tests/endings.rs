@@ -19,7 +19,13 @@ use crate::util::{self, TempDir};
 const SESSION: &str = "3f1c2b7e-91d4-4c55-8a0e-6b2d9e4f7a10";
 
 /// Sources of prompts no person typed (Claude Code 2.1.3xx).
-const NOT_THE_USER: [&str; 5] = ["sdk", "system", "loop_wakeup", "schedule_wakeup", "poll_event"];
+const NOT_THE_USER: [&str; 5] = [
+    "sdk",
+    "system",
+    "loop_wakeup",
+    "schedule_wakeup",
+    "poll_event",
+];
 
 struct Run {
     code: i32,
@@ -27,7 +33,13 @@ struct Run {
     stderr: String,
 }
 
-fn run_env(binary: &str, project: &Path, args: &[&str], stdin: &Value, env: &[(&str, &str)]) -> Run {
+fn run_env(
+    binary: &str,
+    project: &Path,
+    args: &[&str],
+    stdin: &Value,
+    env: &[(&str, &str)],
+) -> Run {
     let mut command = util::command(binary, project);
     command.args(args);
     for (key, value) in env {
@@ -88,7 +100,12 @@ fn stop(project: &Path, active: bool, transcript: Option<&Path>) -> Value {
     stop_env(project, active, transcript, &[])
 }
 
-fn stop_env(project: &Path, active: bool, transcript: Option<&Path>, env: &[(&str, &str)]) -> Value {
+fn stop_env(
+    project: &Path,
+    active: bool,
+    transcript: Option<&Path>,
+    env: &[(&str, &str)],
+) -> Value {
     edit(project);
     let input = stop_input(project, active, transcript, "working on it");
     let run = run_env("ralph-stop-loop-controller", project, &[], &input, env);
@@ -100,7 +117,13 @@ fn stop_env(project: &Path, active: bool, transcript: Option<&Path>, env: &[(&st
 fn rewake_stop(project: &Path, active: bool, last: &str) -> Run {
     edit(project);
     let input = stop_input(project, active, None, last);
-    run_env("ralph-stop-loop-controller", project, &["--rewake"], &input, &[])
+    run_env(
+        "ralph-stop-loop-controller",
+        project,
+        &["--rewake"],
+        &input,
+        &[],
+    )
 }
 
 fn stop_failure(project: &Path, error: &str, text: &str, transcript: Option<&Path>) -> Run {
@@ -154,7 +177,14 @@ fn text(value: &Value, key: &str) -> String {
 
 fn start(project: &Path, extra: &[&str]) {
     git_init(project);
-    let mut args = vec!["loop", "start", "ship it", "--promise", "DONE", "--no-diagnostics"];
+    let mut args = vec![
+        "loop",
+        "start",
+        "ship it",
+        "--promise",
+        "DONE",
+        "--no-diagnostics",
+    ];
     args.extend_from_slice(extra);
     cli_ok(project, &args);
 }
@@ -194,7 +224,10 @@ impl Transcript {
     }
 
     fn append(&self, row: Value) {
-        let mut file = std::fs::OpenOptions::new().append(true).open(&self.path).unwrap();
+        let mut file = std::fs::OpenOptions::new()
+            .append(true)
+            .open(&self.path)
+            .unwrap();
         writeln!(file, "{row}").unwrap();
     }
 
@@ -253,28 +286,53 @@ fn only_the_users_prompts_stop_the_loop_or_reset_its_block_count() {
     assert_eq!(loop_state(project)["consecutive_blocks"], 2);
 
     for source in NOT_THE_USER {
-        assert_eq!(prompt(project, "stop", Some(source), None), Value::Null, "{source}");
-        assert_eq!(prompt(project, "keep going", Some(source), None), Value::Null, "{source}");
+        assert_eq!(
+            prompt(project, "stop", Some(source), None),
+            Value::Null,
+            "{source}"
+        );
+        assert_eq!(
+            prompt(project, "keep going", Some(source), None),
+            Value::Null,
+            "{source}"
+        );
         let state = loop_state(project);
-        assert_eq!(state["status"], "RUNNING", "a {source} prompt paused the loop");
-        assert_eq!(state["consecutive_blocks"], 2, "a {source} prompt reset the count");
+        assert_eq!(
+            state["status"], "RUNNING",
+            "a {source} prompt paused the loop"
+        );
+        assert_eq!(
+            state["consecutive_blocks"], 2,
+            "a {source} prompt reset the count"
+        );
     }
     // A woken turn's task notification carries no source in 2.1.330.
-    let woken = "<task-notification>\n<summary>Stop hook feedback</summary>\nstop\n</task-notification>";
+    let woken =
+        "<task-notification>\n<summary>Stop hook feedback</summary>\nstop\n</task-notification>";
     assert_eq!(prompt(project, woken, None, None), Value::Null);
     assert_eq!(loop_state(project)["status"], "RUNNING");
     assert_eq!(loop_state(project)["consecutive_blocks"], 2);
 
     // The user's own prompt, with or without a source, does reset and stop.
-    assert_eq!(prompt(project, "keep going", Some("user"), None), Value::Null);
+    assert_eq!(
+        prompt(project, "keep going", Some("user"), None),
+        Value::Null
+    );
     assert_eq!(loop_state(project)["consecutive_blocks"], 0);
     stop(project, false, None);
-    assert_eq!(loop_state(project)["consecutive_blocks"], 1, "a fresh turn's first block");
+    assert_eq!(
+        loop_state(project)["consecutive_blocks"],
+        1,
+        "a fresh turn's first block"
+    );
     stop(project, true, None);
     assert_eq!(prompt(project, "keep going", None, None), Value::Null);
     assert_eq!(loop_state(project)["consecutive_blocks"], 0);
     let said = prompt(project, "stop", Some("user"), None);
-    assert!(text(&said, "systemMessage").contains("paused at iteration"), "{said}");
+    assert!(
+        text(&said, "systemMessage").contains("paused at iteration"),
+        "{said}"
+    );
     assert_eq!(loop_state(project)["status"], "PAUSED");
 }
 
@@ -284,7 +342,10 @@ fn a_missing_source_is_the_user() {
     let project = temp.path();
     start(project, &[]);
     let said = prompt(project, "stop", None, None);
-    assert!(text(&said, "systemMessage").contains("paused at iteration"), "{said}");
+    assert!(
+        text(&said, "systemMessage").contains("paused at iteration"),
+        "{said}"
+    );
     assert_eq!(loop_state(project)["status"], "PAUSED");
 }
 
@@ -295,7 +356,10 @@ fn a_system_prompt_does_not_lift_the_users_stop() {
     cli_ok(project, &["task", "start", "add OAuth login"]);
     cli_ok(project, &["task", "steps", "set", "read", "write", "test"]);
     let steps = stop(project, false, None);
-    assert!(text(&steps, "reason").contains("[SELF-DRIVING 1/20]"), "{steps}");
+    assert!(
+        text(&steps, "reason").contains("[SELF-DRIVING 1/20]"),
+        "{steps}"
+    );
     prompt(project, "stop", Some("user"), None);
     assert_eq!(stop(project, false, None), Value::Null);
     for source in NOT_THE_USER {
@@ -306,7 +370,12 @@ fn a_system_prompt_does_not_lift_the_users_stop() {
             "a {source} prompt lifted the user's stop"
         );
     }
-    prompt(project, "<task-notification>Stop hook feedback</task-notification>", None, None);
+    prompt(
+        project,
+        "<task-notification>Stop hook feedback</task-notification>",
+        None,
+        None,
+    );
     assert_eq!(stop(project, false, None), Value::Null);
     // The user's next ordinary prompt lifts it.
     prompt(project, "ok, carry on", Some("user"), None);
@@ -340,12 +409,21 @@ fn a_token_budget_is_shown_warned_at_80_percent_and_ends_the_loop() {
 
     // The same message counted again must not count twice.
     let again = stop(project, true, Some(transcript.path()));
-    assert!(text(&again, "reason").contains("5,000 of 10,000"), "{again}");
+    assert!(
+        text(&again, "reason").contains("5,000 of 10,000"),
+        "{again}"
+    );
 
     transcript.assistant("claude-sonnet-4-5", 3000, 500);
     let warned = stop(project, true, Some(transcript.path()));
-    assert!(text(&warned, "reason").contains("WARNING: 85 % of the token budget"), "{warned}");
-    assert!(text(&warned, "systemMessage").contains("Budget warning"), "{warned}");
+    assert!(
+        text(&warned, "reason").contains("WARNING: 85 % of the token budget"),
+        "{warned}"
+    );
+    assert!(
+        text(&warned, "systemMessage").contains("Budget warning"),
+        "{warned}"
+    );
     assert!(events(project).contains("loop_budget_warning"));
     let status = cli_ok(project, &["loop", "status"]);
     assert!(status.contains("8,500"), "{status}");
@@ -357,19 +435,28 @@ fn a_token_budget_is_shown_warned_at_80_percent_and_ends_the_loop() {
     // The warning is given once.
     transcript.assistant("claude-sonnet-4-5", 100, 100);
     let quiet = stop(project, true, Some(transcript.path()));
-    assert!(!text(&quiet, "systemMessage").contains("Budget warning"), "{quiet}");
+    assert!(
+        !text(&quiet, "systemMessage").contains("Budget warning"),
+        "{quiet}"
+    );
 
     transcript.assistant("claude-sonnet-4-5", 1000, 500);
     let ended = stop(project, true, Some(transcript.path()));
     assert_ne!(ended["decision"], "block", "{ended}");
     let message = text(&ended, "systemMessage");
     assert!(message.contains("FAILED: budget"), "{message}");
-    assert!(message.contains("token budget is exhausted: 10,200 used of 10,000"), "{message}");
+    assert!(
+        message.contains("token budget is exhausted: 10,200 used of 10,000"),
+        "{message}"
+    );
     assert!(message.contains("Still to do"), "{message}");
     let archived = loop_state(project);
     assert_eq!(archived["status"], "FAILED");
     assert_eq!(archived["completion_reason"], "budget");
-    assert!(text(&archived, "completion_detail").contains("token"), "{archived}");
+    assert!(
+        text(&archived, "completion_detail").contains("token"),
+        "{archived}"
+    );
 }
 
 #[test]
@@ -380,7 +467,10 @@ fn a_time_budget_counts_the_loops_active_time() {
     let started: DateTime<Utc> = text(&loop_state(project), "started_at").parse().unwrap();
     let at = |minutes: i64| (started + chrono::Duration::minutes(minutes)).to_rfc3339();
     let early = stop_env(project, false, None, &[("RALPH_HOOKS_NOW", &at(10))]);
-    assert!(text(&early, "reason").contains("time budget: 10m"), "{early}");
+    assert!(
+        text(&early, "reason").contains("time budget: 10m"),
+        "{early}"
+    );
     let late = stop_env(project, true, None, &[("RALPH_HOOKS_NOW", &at(61))]);
     let message = text(&late, "systemMessage");
     assert!(message.contains("FAILED: budget"), "{late}");
@@ -398,7 +488,10 @@ fn the_cost_budget_is_an_estimate_from_a_configurable_price_table() {
     transcript.assistant("claude-sonnet-4-5", 20_000, 0);
     let ended = stop(project, false, Some(transcript.path()));
     let message = text(&ended, "systemMessage");
-    assert!(message.contains("cost budget (estimated) is exhausted: $0.06 used of $0.05"), "{message}");
+    assert!(
+        message.contains("cost budget (estimated) is exhausted: $0.06 used of $0.05"),
+        "{message}"
+    );
 
     // At $1/M from the config the same turn costs $0.02 and goes on.
     let temp = TempDir::new("endings-cost-config");
@@ -452,7 +545,15 @@ fn stop_when_stuck_ends_a_loop_that_spends_without_fixing() {
     git_init(project);
     cli_ok(
         project,
-        &["loop", "start", "fix it", "--check", RESTLESS_CHECK, "--no-diagnostics", "--stop-when-stuck"],
+        &[
+            "loop",
+            "start",
+            "fix it",
+            "--check",
+            RESTLESS_CHECK,
+            "--no-diagnostics",
+            "--stop-when-stuck",
+        ],
     );
     let mut transcript = Transcript::new(project);
     let mut last = Value::Null;
@@ -465,7 +566,10 @@ fn stop_when_stuck_ends_a_loop_that_spends_without_fixing() {
     }
     let message = text(&last, "systemMessage");
     assert!(message.contains("FAILED: no progress"), "{last}");
-    assert!(message.contains("3 iterations in a row fixed no problem"), "{message}");
+    assert!(
+        message.contains("3 iterations in a row fixed no problem"),
+        "{message}"
+    );
     assert!(message.contains("3,600 tokens"), "{message}");
     assert_eq!(loop_state(project)["completion_reason"], "no_progress");
 
@@ -473,11 +577,24 @@ fn stop_when_stuck_ends_a_loop_that_spends_without_fixing() {
     let temp = TempDir::new("endings-not-stuck");
     let project = temp.path();
     git_init(project);
-    cli_ok(project, &["loop", "start", "fix it", "--check", RESTLESS_CHECK, "--no-diagnostics"]);
+    cli_ok(
+        project,
+        &[
+            "loop",
+            "start",
+            "fix it",
+            "--check",
+            RESTLESS_CHECK,
+            "--no-diagnostics",
+        ],
+    );
     let mut transcript = Transcript::new(project);
     for turn in 0..4 {
         transcript.assistant("claude-sonnet-4-5", 1000, 200);
-        assert_eq!(stop(project, turn > 0, Some(transcript.path()))["decision"], "block");
+        assert_eq!(
+            stop(project, turn > 0, Some(transcript.path()))["decision"],
+            "block"
+        );
     }
 }
 
@@ -505,19 +622,29 @@ fn a_capped_turn_is_recorded_at_the_next_stop_and_is_no_completion() {
     assert_eq!(next["decision"], "block", "the loop carries on: {next}");
     let message = text(&next, "systemMessage");
     assert!(message.contains("block cap stopped it"), "{message}");
-    assert!(message.contains("not because the loop finished"), "{message}");
+    assert!(
+        message.contains("not because the loop finished"),
+        "{message}"
+    );
     let state = loop_state(project);
     assert_eq!(state["status"], "RUNNING");
     assert_eq!(state["capped"], 1);
     assert!(state["capped_at"].is_string());
     assert!(
-        state["history"].as_array().unwrap().iter().any(|h| h["capped_at"].is_string()),
+        state["history"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|h| h["capped_at"].is_string()),
         "{state}"
     );
     assert!(events(project).contains("loop_capped"));
     // Told once.
     let after = stop(project, true, Some(transcript.path()));
-    assert!(!text(&after, "systemMessage").contains("block cap stopped it"), "{after}");
+    assert!(
+        !text(&after, "systemMessage").contains("block cap stopped it"),
+        "{after}"
+    );
     assert_eq!(loop_state(project)["capped"], 1);
 }
 
@@ -526,27 +653,42 @@ fn a_capped_turn_is_recorded_at_the_next_prompt_or_session_start() {
     let (temp, transcript) = capped_loop("endings-cap-prompt");
     let project = temp.path();
     let said = prompt(project, "continue", None, Some(transcript.path()));
-    assert!(text(&said, "systemMessage").contains("block cap stopped it"), "{said}");
+    assert!(
+        text(&said, "systemMessage").contains("block cap stopped it"),
+        "{said}"
+    );
     assert_eq!(loop_state(project)["capped"], 1);
     assert_eq!(loop_state(project)["consecutive_blocks"], 0);
-    assert_eq!(prompt(project, "more", None, Some(transcript.path())), Value::Null);
+    assert_eq!(
+        prompt(project, "more", None, Some(transcript.path())),
+        Value::Null
+    );
     assert_eq!(loop_state(project)["capped"], 1, "told and counted once");
 
     let (temp, transcript) = capped_loop("endings-cap-session");
     let project = temp.path();
     let started = session_start(project, Some(transcript.path()));
-    assert!(text(&started, "systemMessage").contains("block cap stopped it"), "{started}");
+    assert!(
+        text(&started, "systemMessage").contains("block cap stopped it"),
+        "{started}"
+    );
     assert_eq!(loop_state(project)["capped"], 1);
     assert_eq!(loop_state(project)["status"], "RUNNING");
     let again = session_start(project, Some(transcript.path()));
-    assert!(!text(&again, "systemMessage").contains("block cap"), "{again}");
+    assert!(
+        !text(&again, "systemMessage").contains("block cap"),
+        "{again}"
+    );
 }
 
 #[test]
 fn a_prompt_that_is_not_the_users_leaves_a_capped_turn_for_later() {
     let (temp, transcript) = capped_loop("endings-cap-system");
     let project = temp.path();
-    assert_eq!(prompt(project, "tick", Some("system"), Some(transcript.path())), Value::Null);
+    assert_eq!(
+        prompt(project, "tick", Some("system"), Some(transcript.path())),
+        Value::Null
+    );
     assert!(loop_state(project).get("capped").is_none_or(|c| c == 0));
 }
 
@@ -576,7 +718,11 @@ fn a_usage_limit_pauses_the_loop_without_spending_an_iteration() {
     assert_eq!(state["paused_by"], "usage_limit");
     assert_eq!(state["iteration"], 1, "no iteration spent");
     let at: DateTime<Utc> = text(&state, "resets_at").parse().unwrap();
-    assert_eq!(at.timestamp(), resets, "the transcript's quotaLimits.resetsAt wins");
+    assert_eq!(
+        at.timestamp(),
+        resets,
+        "the transcript's quotaLimits.resetsAt wins"
+    );
     let logged = events(project);
     assert!(logged.contains("\"by\":\"usage_limit\""), "{logged}");
 
@@ -585,14 +731,20 @@ fn a_usage_limit_pauses_the_loop_without_spending_an_iteration() {
     let context = session_start(project, None);
     let said = format!("{context}");
     assert!(said.contains("A usage limit paused it"), "{said}");
-    assert!(text(&context, "systemMessage").contains("paused at"), "told once, here: {said}");
+    assert!(
+        text(&context, "systemMessage").contains("paused at"),
+        "told once, here: {said}"
+    );
     // A prompt that is not the user's does not resume it.
     prompt(project, "Background task finished", Some("system"), None);
     assert_eq!(loop_state(project)["status"], "PAUSED");
     // The user's next prompt does, and hears what happened.
     let resumed = prompt(project, "continue", None, None);
     let message = text(&resumed, "systemMessage");
-    assert!(!message.contains("paused at"), "the notice was given at the session start: {resumed}");
+    assert!(
+        !message.contains("paused at"),
+        "the notice was given at the session start: {resumed}"
+    );
     assert!(message.contains("resumed at iteration 1/"), "{resumed}");
     assert_eq!(loop_state(project)["status"], "RUNNING");
     assert_eq!(stop(project, false, None)["decision"], "block");
@@ -604,7 +756,12 @@ fn the_reset_time_is_read_from_the_notice_when_the_transcript_has_none() {
     let temp = TempDir::new("endings-limit-text");
     let project = temp.path();
     start(project, &[]);
-    let failed = stop_failure(project, "rate_limit", "You've hit your limit · resets 3am (UTC)", None);
+    let failed = stop_failure(
+        project,
+        "rate_limit",
+        "You've hit your limit · resets 3am (UTC)",
+        None,
+    );
     assert_eq!(failed.code, 0, "{}", failed.stderr);
     let at: DateTime<Utc> = text(&loop_state(project), "resets_at").parse().unwrap();
     assert_eq!(at.format("%H:%M").to_string(), "03:00");
@@ -638,7 +795,12 @@ fn a_stop_carrying_a_limit_notice_spends_no_iteration() {
     let temp = TempDir::new("endings-limit-stop");
     let project = temp.path();
     start(project, &[]);
-    let input = stop_input(project, false, None, "You've hit your limit · resets 3pm (UTC)");
+    let input = stop_input(
+        project,
+        false,
+        None,
+        "You've hit your limit · resets 3pm (UTC)",
+    );
     let run = run_env("ralph-stop-loop-controller", project, &[], &input, &[]);
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert_eq!(run.stdout, "");
@@ -665,7 +827,10 @@ fn stop_failure_without_a_loop_or_with_bad_input_never_blocks() {
 fn auto_resume_waits_for_the_reset_and_wakes_the_session() {
     let temp = TempDir::new("endings-auto-resume");
     let project = temp.path();
-    util::write_hook_config(project, json!({"loop": {"auto_resume": true, "auto_resume_margin_secs": 0}}));
+    util::write_hook_config(
+        project,
+        json!({"loop": {"auto_resume": true, "auto_resume_margin_secs": 0}}),
+    );
     start(project, &[]);
     let transcript = Transcript::new(project);
     transcript.limit_row(Utc::now().timestamp() + 2);
@@ -677,17 +842,36 @@ fn auto_resume_waits_for_the_reset_and_wakes_the_session() {
         let project = project.to_path_buf();
         let input = input.clone();
         std::thread::spawn(move || {
-            run_env("ralph-stop-loop-controller", &project, &["--rewake"], &input, &[])
+            run_env(
+                "ralph-stop-loop-controller",
+                &project,
+                &["--rewake"],
+                &input,
+                &[],
+            )
         })
     };
     let recorded = run_env("ralph-stop-loop-controller", project, &[], &input, &[]);
-    assert_eq!((recorded.code, recorded.stdout.as_str()), (0, ""), "{}", recorded.stderr);
+    assert_eq!(
+        (recorded.code, recorded.stdout.as_str()),
+        (0, ""),
+        "{}",
+        recorded.stderr
+    );
     assert_eq!(loop_state(project)["status"], "PAUSED");
     let woke = waiting.join().unwrap();
     assert_eq!(woke.code, 2, "the wake signal: {}", woke.stderr);
     assert_eq!(woke.stdout, "");
-    assert!(woke.stderr.contains("The usage limit has reset"), "{}", woke.stderr);
-    assert!(woke.stderr.contains("RUNNING again at iteration 0/10"), "{}", woke.stderr);
+    assert!(
+        woke.stderr.contains("The usage limit has reset"),
+        "{}",
+        woke.stderr
+    );
+    assert!(
+        woke.stderr.contains("RUNNING again at iteration 0/10"),
+        "{}",
+        woke.stderr
+    );
     assert_eq!(loop_state(project)["status"], "RUNNING");
     assert!(events(project).contains("\"by\":\"auto_resume\""));
 }
@@ -702,8 +886,17 @@ fn without_auto_resume_the_rewake_stop_failure_hook_does_nothing() {
     let input = json!({"hook_event_name": "StopFailure", "session_id": SESSION, "cwd": project,
                        "error": "rate_limit", "transcript_path": transcript.path(),
                        "last_assistant_message": "You've hit your limit"});
-    let run = run_env("ralph-stop-loop-controller", project, &["--rewake"], &input, &[]);
-    assert_eq!((run.code, run.stdout.as_str(), run.stderr.as_str()), (0, "", ""));
+    let run = run_env(
+        "ralph-stop-loop-controller",
+        project,
+        &["--rewake"],
+        &input,
+        &[],
+    );
+    assert_eq!(
+        (run.code, run.stdout.as_str(), run.stderr.as_str()),
+        (0, "", "")
+    );
     // Recording is the ordinary registration's: this one left the loop alone.
     assert_eq!(loop_state(project)["status"], "RUNNING");
 }
@@ -727,14 +920,19 @@ fn install_registers_stop_failure_and_auto_resume_when_asked() {
     cli_ok(project, &["install"]);
     let plain = handlers(project);
     assert_eq!(plain.len(), 1, "{plain:?}");
-    assert!(text(&plain[0], "command").ends_with("ralph-stop-loop-controller"), "{plain:?}");
+    assert!(
+        text(&plain[0], "command").ends_with("ralph-stop-loop-controller"),
+        "{plain:?}"
+    );
     assert!(plain[0].get("asyncRewake").is_none());
     util::write_hook_config(project, json!({"loop": {"auto_resume": true}}));
     cli_ok(project, &["install"]);
     let both = handlers(project);
     assert_eq!(both.len(), 2, "{both:?}");
-    assert!(both.iter().any(|h| text(h, "command").ends_with("ralph-stop-loop-controller --rewake")
-        && h["asyncRewake"] == true));
+    assert!(both.iter().any(
+        |h| text(h, "command").ends_with("ralph-stop-loop-controller --rewake")
+            && h["asyncRewake"] == true
+    ));
 }
 
 // ---------------------------------------------------------------------------
@@ -761,7 +959,8 @@ fn webhook_server() -> (String, mpsc::Receiver<Value>) {
             }
             let mut body = vec![0u8; length];
             let _ = reader.read_exact(&mut body);
-            let _ = stream.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
+            let _ = stream
+                .write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
             if let Ok(value) = serde_json::from_slice(&body) {
                 let _ = sender.send(value);
             }
@@ -786,17 +985,31 @@ fn completion_notifies_the_desktop_and_the_webhook() {
     let temp = TempDir::new("endings-notify");
     let project = temp.path();
     let (url, bodies) = webhook_server();
-    util::write_hook_config(project, json!({"notify": {"webhook": url, "sequence": "both"}}));
+    util::write_hook_config(
+        project,
+        json!({"notify": {"webhook": url, "sequence": "both"}}),
+    );
     start(project, &["--max-tokens", "1M"]);
     let mut transcript = Transcript::new(project);
     transcript.assistant("claude-sonnet-4-5", 100, 50);
-    let input = stop_input(project, false, Some(transcript.path()), "All done. <promise>DONE</promise>");
+    let input = stop_input(
+        project,
+        false,
+        Some(transcript.path()),
+        "All done. <promise>DONE</promise>",
+    );
     let run = run_env("ralph-stop-loop-controller", project, &[], &input, &[]);
     let done = parse(&run.stdout);
     assert!(text(&done, "systemMessage").contains("COMPLETED"), "{done}");
     let sequence = text(&done, "terminalSequence");
-    assert!(sequence.starts_with("\u{1b}]9;Ralph loop COMPLETED — ship it\u{7}"), "{sequence:?}");
-    assert!(sequence.contains("\u{1b}]777;notify;ralph-hooks;Ralph loop COMPLETED"), "{sequence:?}");
+    assert!(
+        sequence.starts_with("\u{1b}]9;Ralph loop COMPLETED — ship it\u{7}"),
+        "{sequence:?}"
+    );
+    assert!(
+        sequence.contains("\u{1b}]777;notify;ralph-hooks;Ralph loop COMPLETED"),
+        "{sequence:?}"
+    );
     let body = next_body(&bodies, "completed");
     assert_eq!(body["goal"], "ship it");
     assert_eq!(body["status"], "COMPLETED");
@@ -816,11 +1029,19 @@ fn failure_budget_warning_and_usage_limit_reach_the_webhook() {
     let mut transcript = Transcript::new(project);
     transcript.assistant("claude-sonnet-4-5", 800, 50);
     let warned = stop(project, false, Some(transcript.path()));
-    assert!(text(&warned, "terminalSequence").starts_with("\u{1b}]9;"), "{warned}");
+    assert!(
+        text(&warned, "terminalSequence").starts_with("\u{1b}]9;"),
+        "{warned}"
+    );
     let body = next_body(&bodies, "budget_warning");
     assert_eq!(body["status"], "RUNNING");
 
-    let failed = stop_failure(project, "rate_limit", "You've hit your limit · resets 3am (UTC)", None);
+    let failed = stop_failure(
+        project,
+        "rate_limit",
+        "You've hit your limit · resets 3am (UTC)",
+        None,
+    );
     assert_eq!(failed.code, 0, "{}", failed.stderr);
     let body = next_body(&bodies, "usage_limit");
     assert_eq!(body["status"], "PAUSED");
@@ -831,10 +1052,16 @@ fn failure_budget_warning_and_usage_limit_reach_the_webhook() {
     prompt(project, "go on", None, None);
     transcript.assistant("claude-sonnet-4-5", 300, 50);
     let ended = stop(project, false, Some(transcript.path()));
-    assert!(text(&ended, "systemMessage").contains("FAILED: budget"), "{ended}");
+    assert!(
+        text(&ended, "systemMessage").contains("FAILED: budget"),
+        "{ended}"
+    );
     let body = next_body(&bodies, "failed");
     assert_eq!(body["reason"], "budget");
-    assert!(body["detail"].as_str().unwrap().contains("token budget"), "{body}");
+    assert!(
+        body["detail"].as_str().unwrap().contains("token budget"),
+        "{body}"
+    );
 }
 
 #[test]
@@ -855,8 +1082,15 @@ fn a_dead_webhook_never_delays_or_breaks_a_hook() {
     let temp = TempDir::new("endings-notify-dead");
     let project = temp.path();
     // A port nobody listens on.
-    let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-    util::write_hook_config(project, json!({"notify": {"webhook": format!("http://127.0.0.1:{port}/x")}}));
+    let port = TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    util::write_hook_config(
+        project,
+        json!({"notify": {"webhook": format!("http://127.0.0.1:{port}/x")}}),
+    );
     start(project, &[]);
     let begun = std::time::Instant::now();
     let input = stop_input(project, false, None, "<promise>DONE</promise>");
@@ -864,7 +1098,11 @@ fn a_dead_webhook_never_delays_or_breaks_a_hook() {
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert!(text(&parse(&run.stdout), "systemMessage").contains("COMPLETED"));
     // Generous: the POST runs in a detached process, not in the hook.
-    assert!(begun.elapsed() < Duration::from_secs(8), "{:?}", begun.elapsed());
+    assert!(
+        begun.elapsed() < Duration::from_secs(8),
+        "{:?}",
+        begun.elapsed()
+    );
     // The flush tries the body 3 times, then keeps it aside and says so.
     let failed = project.join(".claude/orchestrator/notify/failed");
     let outbox = project.join(".claude/orchestrator/notify/outbox");
@@ -874,7 +1112,9 @@ fn a_dead_webhook_never_delays_or_breaks_a_hook() {
             && events(project).contains("notify_failed")
     });
     assert!(gave_up, "no body in {} after 30 s", failed.display());
-    let left = std::fs::read_dir(&outbox).map(|dir| dir.count()).unwrap_or(0);
+    let left = std::fs::read_dir(&outbox)
+        .map(|dir| dir.count())
+        .unwrap_or(0);
     assert_eq!(left, 0, "the outbox is empty once the body is given up");
 }
 
@@ -897,7 +1137,11 @@ fn a_rewake_loop_wakes_the_session_with_exit_2_and_never_meets_the_cap() {
         let run = rewake_stop(project, turn > 0, "working on it");
         assert_eq!(run.code, 2, "turn {turn}: {}", run.stderr);
         assert_eq!(run.stdout, "", "nothing on stdout beside exit 2");
-        assert!(run.stderr.contains("[RALPH LOOP — iteration"), "{}", run.stderr);
+        assert!(
+            run.stderr.contains("[RALPH LOOP — iteration"),
+            "{}",
+            run.stderr
+        );
         assert!(!run.stderr.contains("block cap") && !run.stderr.contains("Stop blocks in a row"));
         // The woken turn's prompt is no user's: it resets nothing.
         assert_eq!(prompt(project, woken, None, None), Value::Null);

@@ -145,8 +145,8 @@ fn find_handler(settings: &Value, registration: &install::Registration) -> Optio
                     .trim()
                     .strip_suffix(registration.arg.unwrap_or("\u{0}"))
                     .is_some();
-                let async_rewake = handler.get("asyncRewake").and_then(Value::as_bool)
-                    == Some(true);
+                let async_rewake =
+                    handler.get("asyncRewake").and_then(Value::as_bool) == Some(true);
                 (name == registration.binary
                     && arg == registration.arg.is_some()
                     && async_rewake == registration.async_rewake)

@@ -53,7 +53,9 @@ fn start(ctx: &Ctx, args: &mut Args) -> anyhow::Result<ExitCode> {
             .transpose()?,
         max_secs: args
             .value("--max-time")?
-            .map(|text| budget::parse_duration(&text).map_err(|e| anyhow::anyhow!("--max-time: {e}")))
+            .map(|text| {
+                budget::parse_duration(&text).map_err(|e| anyhow::anyhow!("--max-time: {e}"))
+            })
             .transpose()?,
         max_cost_usd: args
             .value("--max-cost")?
@@ -159,9 +161,9 @@ fn parse_tokens(text: &str) -> anyhow::Result<u64> {
         Some('m' | 'M') => (&clean[..clean.len() - 1], 1_000_000.0),
         _ => (clean.as_str(), 1.0),
     };
-    let value: f64 = digits
-        .parse()
-        .map_err(|_| anyhow::anyhow!("--max-tokens must be a number (200000, 200k, 2M), got {text:?}"))?;
+    let value: f64 = digits.parse().map_err(|_| {
+        anyhow::anyhow!("--max-tokens must be a number (200000, 200k, 2M), got {text:?}")
+    })?;
     if !(value.is_finite() && value >= 0.0) {
         bail!("--max-tokens must be a positive number, got {text:?}");
     }
@@ -170,11 +172,9 @@ fn parse_tokens(text: &str) -> anyhow::Result<u64> {
 
 /// `--max-cost 5`, `$2.50`.
 fn parse_usd(text: &str) -> anyhow::Result<f64> {
-    let value: f64 = text
-        .trim()
-        .trim_start_matches('$')
-        .parse()
-        .map_err(|_| anyhow::anyhow!("--max-cost must be an amount in USD (5, 2.50), got {text:?}"))?;
+    let value: f64 = text.trim().trim_start_matches('$').parse().map_err(|_| {
+        anyhow::anyhow!("--max-cost must be an amount in USD (5, 2.50), got {text:?}")
+    })?;
     if !value.is_finite() {
         bail!("--max-cost must be an amount in USD, got {text:?}");
     }

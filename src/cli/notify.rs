@@ -224,7 +224,12 @@ fn post_http(rest: &str, payload: &str) -> anyhow::Result<u16> {
 fn post_with_curl(url: &str, payload: &str) -> anyhow::Result<u16> {
     let mut child = Command::new("curl")
         .args(["-sS", "-o", "/dev/null", "-w", "%{http_code}", "-X", "POST"])
-        .args(["-H", "Content-Type: application/json", "--data-binary", "@-"])
+        .args([
+            "-H",
+            "Content-Type: application/json",
+            "--data-binary",
+            "@-",
+        ])
         .args(["--max-time", &POST_TIMEOUT.as_secs().to_string(), url])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -236,10 +241,14 @@ fn post_with_curl(url: &str, payload: &str) -> anyhow::Result<u16> {
     }
     let output = child.wait_with_output().context("curl did not finish")?;
     let code = String::from_utf8_lossy(&output.stdout);
-    code.trim().parse::<u16>().ok().filter(|c| *c > 0).with_context(|| {
-        format!(
-            "curl failed: {}",
-            String::from_utf8_lossy(&output.stderr).trim()
-        )
-    })
+    code.trim()
+        .parse::<u16>()
+        .ok()
+        .filter(|c| *c > 0)
+        .with_context(|| {
+            format!(
+                "curl failed: {}",
+                String::from_utf8_lossy(&output.stderr).trim()
+            )
+        })
 }

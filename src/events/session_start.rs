@@ -50,7 +50,11 @@ Env: CLAUDE_PROJECT_DIR, RALPH_HOOKS_STATE_DIR, RALPH_HOOKS_DEBUG=1.
         crate::daemon::prestart(ctx);
         // What happened while no hook could tell the user: a turn the block
         // cap ended, a usage limit, the end of a woken loop.
-        let transcript = start.common.transcript_path.as_deref().map(std::path::Path::new);
+        let transcript = start
+            .common
+            .transcript_path
+            .as_deref()
+            .map(std::path::Path::new);
         let told = loops::on_session_start(ctx, transcript).unwrap_or_else(|error| {
             ctx.debug(format_args!("cannot read the loop's notices: {error:#}"));
             Vec::new()

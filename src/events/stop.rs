@@ -30,10 +30,10 @@ use serde_json::json;
 
 use crate::engine::loop_check::{self, Scope};
 use crate::engine::settings::Settings;
-use crate::hook::{Hook, REWAKE_ARG};
 use crate::hook::ctx::Ctx;
 use crate::hook::protocol::{EventName, HookInput, HookOutput, StopFailureInput, StopInput};
 use crate::hook::transcript::{self, CapRow};
+use crate::hook::{Hook, REWAKE_ARG};
 use crate::ralph::budget::{BudgetConfig, PriceTable};
 use crate::ralph::loop_ctl::{self, Evidence, IterationSpend, Ownership, StopDecision};
 use crate::ralph::loop_state::{LOOP_FILE, LoopState};
@@ -318,8 +318,13 @@ fn on_stop(ctx: &Ctx, stop: &StopInput, mode: Mode) -> anyhow::Result<HookOutput
                     &outcome,
                 ),
             );
-            let sequence =
-                notify::notify(ctx, notify::Event::Completed, &next, &system_message, channel);
+            let sequence = notify::notify(
+                ctx,
+                notify::Event::Completed,
+                &next,
+                &system_message,
+                channel,
+            );
             HookOutput::silent()
                 .with_system_message(system_message)
                 .with_terminal_sequence(sequence)
@@ -346,7 +351,9 @@ fn on_stop(ctx: &Ctx, stop: &StopInput, mode: Mode) -> anyhow::Result<HookOutput
     if let Some(message) = capped {
         let sequence = notify::notify(ctx, notify::Event::Capped, &next, &message, channel);
         let after = output.system_message.take();
-        output = output.with_system_message(message).with_terminal_sequence(sequence);
+        output = output
+            .with_system_message(message)
+            .with_terminal_sequence(sequence);
         if let Some(after) = after {
             output = output.append_system_message(&after);
         }
@@ -365,13 +372,20 @@ fn iteration_spend(
         return IterationSpend::default();
     };
     let since = state.started_at;
-    match transcript::usage_since(path, state.usage_cursor.as_ref(), since, ctx.session_id.as_deref()) {
+    match transcript::usage_since(
+        path,
+        state.usage_cursor.as_ref(),
+        since,
+        ctx.session_id.as_deref(),
+    ) {
         Ok(read) => {
             let config = ctx
                 .config()
                 .section::<BudgetConfig>("budget")
                 .unwrap_or_else(|error| {
-                    eprintln!("ralph-stop-loop-controller: warning: using the built-in prices: {error:#}");
+                    eprintln!(
+                        "ralph-stop-loop-controller: warning: using the built-in prices: {error:#}"
+                    );
                     BudgetConfig::default()
                 });
             let cost = PriceTable::new(&config).cost(&read.by_model);

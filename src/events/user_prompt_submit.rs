@@ -124,7 +124,13 @@ fn tell_user(ctx: &Ctx, mut output: HookOutput, outcome: &PromptOutcome) -> Hook
         {
             // The user is at the keyboard: a desktop notification would
             // only interrupt them; the webhook keeps the record.
-            notify::notify(ctx, notify::Event::Capped, &state, capped, Channel::WebhookOnly);
+            notify::notify(
+                ctx,
+                notify::Event::Capped,
+                &state,
+                capped,
+                Channel::WebhookOnly,
+            );
         }
     }
     if lines.is_empty() {

@@ -226,10 +226,9 @@ pub fn usage_since(
         {
             continue;
         }
-        if let (Some(wanted), Some(seen)) = (
-            session,
-            record.get("sessionId").and_then(Value::as_str),
-        ) && wanted != seen
+        if let (Some(wanted), Some(seen)) =
+            (session, record.get("sessionId").and_then(Value::as_str))
+            && wanted != seen
         {
             continue;
         }

@@ -32,7 +32,11 @@ fn first_line(text: &str) -> &str {
 pub fn resets_at_from_text(text: &str, now: DateTime<Utc>) -> Option<DateTime<Utc>> {
     let after = first_line(text).split("resets ").nth(1)?;
     let (time, zone) = after.split_once(" (")?;
-    if !zone.trim_end().trim_end_matches(')').eq_ignore_ascii_case("utc") {
+    if !zone
+        .trim_end()
+        .trim_end_matches(')')
+        .eq_ignore_ascii_case("utc")
+    {
         return None;
     }
     let time = time.trim().to_ascii_lowercase();
@@ -65,7 +69,9 @@ mod tests {
     use super::*;
 
     fn at(text: &str) -> DateTime<Utc> {
-        DateTime::parse_from_rfc3339(text).unwrap().with_timezone(&Utc)
+        DateTime::parse_from_rfc3339(text)
+            .unwrap()
+            .with_timezone(&Utc)
     }
 
     #[test]
@@ -103,6 +109,9 @@ mod tests {
             resets_at_from_text("You've hit your limit · resets 3pm (Europe/Paris)", now),
             None
         );
-        assert_eq!(resets_at_from_text("API Error: Request rejected (429)", now), None);
+        assert_eq!(
+            resets_at_from_text("API Error: Request rejected (429)", now),
+            None
+        );
     }
 }

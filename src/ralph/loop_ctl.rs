@@ -530,7 +530,10 @@ fn follow_up_prompt(
     }
 
     if !budget_lines.is_empty() {
-        let _ = writeln!(prompt, "\nBudget (the loop ends as FAILED when one runs out):");
+        let _ = writeln!(
+            prompt,
+            "\nBudget (the loop ends as FAILED when one runs out):"
+        );
         let _ = write!(prompt, "{}", budget::prompt_lines(budget_lines));
     }
 

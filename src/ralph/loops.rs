@@ -95,7 +95,9 @@ pub fn start(ctx: &Ctx, request: StartRequest) -> anyhow::Result<LoopState> {
             .max_cost_usd
             .is_some_and(|cost| cost.is_nan() || cost <= 0.0)
     {
-        bail!("a budget of zero would end the loop at its first stop: give --max-tokens, --max-time or --max-cost above zero");
+        bail!(
+            "a budget of zero would end the loop at its first stop: give --max-tokens, --max-time or --max-cost above zero"
+        );
     }
     if let Some(promise) = &request.promise
         && (promise.trim().is_empty()
@@ -287,8 +289,8 @@ pub fn on_user_prompt(
     if !mine {
         return Ok(outcome);
     }
-    let acts = seen.is_active()
-        && (stop || seen.consecutive_blocks > 0 || seen.paused_by_usage_limit());
+    let acts =
+        seen.is_active() && (stop || seen.consecutive_blocks > 0 || seen.paused_by_usage_limit());
     if !acts && seen.notices.is_empty() {
         return Ok(outcome);
     }
@@ -530,7 +532,8 @@ pub fn on_turn_failure(ctx: &Ctx, failure: &TurnFailure) -> anyhow::Result<Failu
     };
     locked.save_json(&state)?;
     drop(locked);
-    let mut data = json!({"iteration": state.iteration, "error": failure.error, "message": failure.message});
+    let mut data =
+        json!({"iteration": state.iteration, "error": failure.error, "message": failure.message});
     if let Some(at) = failure.resets_at {
         data["resetsAt"] = json!(at.to_rfc3339_opts(chrono::SecondsFormat::Secs, true));
     }

@@ -265,9 +265,10 @@ mod tests {
         assert!(config.desktop);
         assert_eq!(config.sequence, Sequence::Osc9);
         assert!(config.webhook.is_none());
-        let config: NotifyConfig =
-            serde_json::from_str(r#"{"desktop": false, "sequence": "both", "webhook": "http://127.0.0.1:1/x"}"#)
-                .unwrap();
+        let config: NotifyConfig = serde_json::from_str(
+            r#"{"desktop": false, "sequence": "both", "webhook": "http://127.0.0.1:1/x"}"#,
+        )
+        .unwrap();
         assert!(!config.desktop);
         assert_eq!(config.sequence, Sequence::Both);
     }
