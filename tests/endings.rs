@@ -1202,3 +1202,32 @@ fn the_monitor_shows_the_loops_spend_and_budget() {
     assert_eq!(current["spend"]["tokens"]["output"], 2000, "{current}");
     assert_eq!(current["history"][0]["tokens"]["input"], 3000, "{current}");
 }
+
+#[test]
+fn a_capped_turn_is_notified() {
+    // Seen at the next Stop: the desktop and the webhook.
+    let (temp, transcript) = capped_loop("endings-cap-notify");
+    let project = temp.path();
+    let (url, bodies) = webhook_server();
+    util::write_hook_config(project, json!({"notify": {"webhook": url}}));
+    let next = stop(project, false, Some(transcript.path()));
+    assert!(
+        text(&next, "terminalSequence").contains("block cap"),
+        "{next}"
+    );
+    let body = next_body(&bodies, "capped");
+    assert_eq!(body["status"], "RUNNING");
+    assert!(
+        text(&body, "message").contains("block cap stopped it"),
+        "{body}"
+    );
+
+    // Seen at a session start: the webhook only (the user is there).
+    let (temp, transcript) = capped_loop("endings-cap-notify-start");
+    let project = temp.path();
+    let (url, bodies) = webhook_server();
+    util::write_hook_config(project, json!({"notify": {"webhook": url}}));
+    let started = session_start(project, Some(transcript.path()));
+    assert!(started.get("terminalSequence").is_none(), "{started}");
+    assert_eq!(next_body(&bodies, "capped")["event"], "capped");
+}

@@ -15,6 +15,7 @@ use crate::hook::transcript::{self, CapRow};
 use crate::ralph::budget::{self, Budget};
 use crate::ralph::loop_ctl;
 use crate::ralph::loop_state::{ARCHIVE_DIR, ApiFailure, LOOP_FILE, LoopState, LoopStatus};
+use crate::ralph::notify::{self, Channel};
 use crate::state::ids;
 
 /// The `loop` section of `.claude/ralph-hooks.json`.
@@ -430,15 +431,30 @@ pub fn on_session_start(ctx: &Ctx, transcript: Option<&Path>) -> anyhow::Result<
         return Ok(Vec::new());
     }
     let mut told = std::mem::take(&mut state.notices);
+    let mut capped = None;
     if let Some(row) = &cap_row
         && state.is_running()
     {
-        told.push(record_cap(ctx, &mut state, row));
+        let message = record_cap(ctx, &mut state, row);
+        told.push(message.clone());
+        capped = Some(message);
         // The turn ended: Claude Code's count of blocks starts over.
         state.consecutive_blocks = 0;
     }
     state.updated_at = ctx.now();
     locked.save_json(&state)?;
+    drop(locked);
+    if let Some(message) = capped {
+        // The session is starting: the user is there, so the webhook keeps
+        // the record and no desktop notification interrupts them.
+        notify::notify(
+            ctx,
+            notify::Event::Capped,
+            &state,
+            &message,
+            Channel::WebhookOnly,
+        );
+    }
     Ok(told)
 }
 
