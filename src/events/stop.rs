@@ -230,13 +230,12 @@ fn on_stop(ctx: &Ctx, stop: &StopInput, mode: Mode) -> anyhow::Result<HookOutput
     let Some(mut current) = locked.load_json::<LoopState>()? else {
         return Ok(HookOutput::silent());
     };
-    // Another Stop decided meanwhile (a woken turn's Stop overtaking a slow
-    // check in the background): its decision stands.
-    if current.id != state.id
-        || !current.is_running()
-        || current.history.len() != state.history.len()
-        || current.iteration != state.iteration
-    {
+    // For a rewake loop, another Stop that decided meanwhile (a woken turn's
+    // Stop overtaking a slow check in the background) has the newer
+    // evidence: its decision stands. Plain Stops each count, as before.
+    let overtaken = mode == Mode::Rewake
+        && (current.history.len() != state.history.len() || current.iteration != state.iteration);
+    if current.id != state.id || !current.is_running() || overtaken {
         ctx.debug(format_args!(
             "loop changed while checking (now {} {}, iteration {}): no decision",
             current.id,
