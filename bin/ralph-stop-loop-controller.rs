@@ -1,5 +1,6 @@
-//! `ralph-stop-loop-controller`: see [`ralph_hooks::events::stop`].
+//! `ralph-stop-loop-controller`: see [`ralph_hooks::events::stop`]
+//! (`--rewake` selects the asyncRewake registration).
 
 fn main() -> std::process::ExitCode {
-    ralph_hooks::run::<ralph_hooks::events::stop::StopLoopController>()
+    ralph_hooks::events::stop::main()
 }

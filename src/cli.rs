@@ -17,6 +17,7 @@ pub mod install;
 mod intel;
 mod loop_cmd;
 mod monitor;
+mod notify;
 mod parser;
 mod pipeline;
 mod progress;
@@ -157,6 +158,7 @@ pub fn run(args: Vec<OsString>) -> anyhow::Result<ExitCode> {
         Command::Daemon(args) => daemon::run(&ctx, &args)?,
         Command::Telemetry(args) => telemetry::run(&ctx, &args)?,
         Command::Monitor(args) => monitor::run(&ctx, args)?,
+        Command::Notify(action) => notify::run(&ctx, &action)?,
         Command::Statusline | Command::Completions(_) => unreachable!("handled above"),
     };
     // A command that logged an event (loop start, a task step) starts the

@@ -7,7 +7,14 @@
 //! - exit 1 with one stderr line starting with the binary's name on bad input
 //!   or an internal fault, which Claude Code treats as a non-blocking error: the
 //!   user's session always goes on (fail open);
-//! - never exit 2, because exit 2 blocks regardless of what we meant.
+//! - never exit 2, because exit 2 blocks regardless of what we meant —
+//!   with one exception: a hook registered with `asyncRewake`
+//!   ([`Hook::ASYNC_REWAKE`]). Claude Code runs such a hook in the
+//!   background and lets the turn end; its exit 2 is the only way to wake
+//!   the session again, with its stderr as the next instruction. There a
+//!   `block` decision becomes exit 2 and the reason on stderr; in plain
+//!   `claude -p`, where the hook is not backgrounded, the same exit 2 is an
+//!   ordinary blocking Stop, so the answer means the same in both.
 //!
 //! The part also holds what every handler is given: [`protocol`] (the wire
 //! types, tolerant of unknown and missing fields), [`ctx`] (project root,
@@ -36,13 +43,26 @@ pub trait Hook {
     const EVENTS: &'static [EventName];
     /// Text for `--help`.
     const HELP: &'static str;
+    /// Registered with `asyncRewake: true`: a `block` decision is answered
+    /// with exit 2 and the reason on stderr, the wake signal (see the
+    /// module doc). Every other binary keeps exit 0 + JSON.
+    const ASYNC_REWAKE: bool = false;
 
     /// Decides. Errors are internal faults: they fail open with exit 1.
     fn handle(ctx: &Ctx, input: HookInput) -> anyhow::Result<HookOutput>;
 }
 
+/// The argument that selects a binary's `asyncRewake` registration
+/// (`ralph-stop-loop-controller --rewake`).
+pub const REWAKE_ARG: &str = "--rewake";
+
 /// The exit code for an internal fault or bad input: non-blocking in Claude Code.
 const EXIT_FAULT: u8 = 1;
+
+/// The exit code that wakes a session from an `asyncRewake` hook. Used only
+/// when [`Hook::ASYNC_REWAKE`] is set: anywhere else exit 2 would block
+/// whatever we meant.
+const EXIT_WAKE: u8 = 2;
 
 /// Runs hook `H` as a process: the whole body of each per-event `main`.
 pub fn run<H: Hook>() -> ExitCode {
@@ -114,6 +134,17 @@ fn with_store_warnings(mut output: HookOutput, warnings: Vec<String>) -> HookOut
 fn emit<H: Hook>(output: &HookOutput) -> ExitCode {
     if output.is_silent() {
         return ExitCode::SUCCESS;
+    }
+    if H::ASYNC_REWAKE
+        && output.decision == Some(protocol::Decision::Block)
+        && let Some(reason) = &output.reason
+    {
+        // Exit 2 with the reason on stderr and nothing on stdout: Claude
+        // Code reads stderr as the woken turn's instruction, and JSON beside
+        // exit 2 is not portable.
+        let mut stderr = std::io::stderr().lock();
+        let _ = write!(stderr, "{reason}").and_then(|()| stderr.flush());
+        return ExitCode::from(EXIT_WAKE);
     }
     let json = match serde_json::to_string(output) {
         Ok(json) => json,

@@ -6,6 +6,9 @@
 //! - [`loops`]: start, pause, resume, cancel and archive, each a locked
 //!   read-modify-write;
 //! - [`stop_phrases`]: whether a user's prompt asks the loop to stop (pure);
+//! - [`budget`]: tokens, time and estimated cost a loop may spend (pure);
+//! - [`limits`]: usage-limit notices and their reset times (pure);
+//! - [`notify`]: desktop notifications and the webhook;
 //! - the evidence the Stop handler gathers: [`checks`] (check commands),
 //!   [`promise`] (the `<promise>` in the last message) and [`worktree`]
 //!   (what changed between iterations).
@@ -14,10 +17,13 @@
 //! Stop and session-start handlers, the guard, the diagnostics loop
 //! condition and the CLI; it knows nothing of them.
 
+pub mod budget;
 pub mod checks;
+pub mod limits;
 pub mod loop_ctl;
 pub mod loop_state;
 pub mod loops;
+pub mod notify;
 pub mod promise;
 pub mod stop_phrases;
 pub mod worktree;

@@ -95,6 +95,15 @@ impl Store {
         self.root.join(relative)
     }
 
+    /// [`Store::path`], refused when a directory on its way leaves the root
+    /// through a symlink: for files written or removed without a lock
+    /// (each with a fresh name of its own, such as a queued notification).
+    pub fn confined_path(&self, relative: &str) -> anyhow::Result<PathBuf> {
+        let path = self.path(relative);
+        self.confined(&path)?;
+        Ok(path)
+    }
+
     pub fn exists(&self, relative: &str) -> bool {
         self.path(relative).exists()
     }

@@ -29,16 +29,22 @@ fn hooks_config_matches_the_installer() {
                 let matcher = group.get("matcher").and_then(Value::as_str);
                 for handler in group["hooks"].as_array().unwrap() {
                     let command = handler["command"].as_str().unwrap();
+                    let program = command.split_whitespace().next().unwrap_or(command);
                     assert!(
-                        HOOK_BINARIES.contains(&command),
+                        HOOK_BINARIES.contains(&program),
                         "{file}: {event} runs {command:?}, not one of our binaries"
                     );
                     let registration = REGISTRATIONS
                         .iter()
-                        .find(|r| r.event == event && r.binary == command)
+                        .find(|r| r.event == event && r.command(r.binary) == command)
                         .unwrap_or_else(|| {
                             panic!("{file}: {event} → {command} is not registered by the installer")
                         });
+                    assert_eq!(
+                        handler["asyncRewake"].as_bool().unwrap_or(false),
+                        registration.async_rewake,
+                        "{file}: {event} → {command}: asyncRewake differs from the installer's"
+                    );
                     assert_eq!(
                         matcher, registration.matcher,
                         "{file}: {event} matcher differs from the installer's"

@@ -58,3 +58,5 @@ mod guard_effects;
 mod telemetry;
 // The CLI as a person meets it: help, typos, completions, progress, colour.
 mod cli_surface;
+// How loops end: budgets, no progress, the block cap, API limits, notifications, rewake.
+mod endings;

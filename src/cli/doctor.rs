@@ -44,10 +44,10 @@ pub fn run(ctx: &Ctx) -> anyhow::Result<ExitCode> {
     for registration in REGISTRATIONS {
         let found = settings
             .as_ref()
-            .and_then(|s| find_handler(s, registration.event, registration.binary));
+            .and_then(|s| find_handler(s, registration));
         match found {
             Some(command) => {
-                let program = command.trim_matches('\'');
+                let program = install::program_of(&command);
                 let exists =
                     std::path::Path::new(program).is_file() || which::which(program).is_ok();
                 if !exists {
@@ -68,7 +68,8 @@ pub fn run(ctx: &Ctx) -> anyhow::Result<ExitCode> {
                 problems += 1;
                 println!(
                     "  MISSING {:<13} {} (run `ralph-hooks install`)",
-                    registration.event, registration.binary
+                    registration.event,
+                    registration.command(registration.binary)
                 );
             }
         }
@@ -126,17 +127,28 @@ pub fn run(ctx: &Ctx) -> anyhow::Result<ExitCode> {
     })
 }
 
-fn find_handler(settings: &Value, event: &str, binary: &str) -> Option<String> {
+/// The command of the handler that is this registration: our binary, with
+/// its argument (or none) and its `asyncRewake`.
+fn find_handler(settings: &Value, registration: &install::Registration) -> Option<String> {
     settings
         .get("hooks")?
-        .get(event)?
+        .get(registration.event)?
         .as_array()?
         .iter()
         .find_map(|group| {
             group.get("hooks")?.as_array()?.iter().find_map(|handler| {
                 let command = handler.get("command")?.as_str()?;
-                let name = command.trim_matches('\'').rsplit('/').next()?;
-                (name == binary).then(|| command.to_string())
+                let name = install::program_of(command).rsplit('/').next()?;
+                let arg = command
+                    .trim()
+                    .strip_suffix(registration.arg.unwrap_or("\u{0}"))
+                    .is_some();
+                let async_rewake =
+                    handler.get("asyncRewake").and_then(Value::as_bool) == Some(true);
+                (name == registration.binary
+                    && arg == registration.arg.is_some()
+                    && async_rewake == registration.async_rewake)
+                    .then(|| command.to_string())
             })
         })
 }

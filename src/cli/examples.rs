@@ -116,6 +116,12 @@ Examples:
     ("daemon stop", "\
 Examples:
   ralph-hooks daemon stop"),
+    ("notify flush", "\
+Examples:
+  ralph-hooks notify flush   # send what the hooks queued for notify.webhook"),
+    ("notify test", "\
+Examples:
+  ralph-hooks notify test    # one test body to notify.webhook now, and its answer"),
     ("telemetry status", "\
 Examples:
   ralph-hooks telemetry status

@@ -24,8 +24,25 @@ pub struct Registration {
     pub event: &'static str,
     pub matcher: Option<&'static str>,
     pub binary: &'static str,
-    /// Seconds. The Stop hook runs the loop's checks, which may take minutes.
+    /// An argument after the binary: `--rewake` selects the Stop binary's
+    /// `asyncRewake` registration.
+    pub arg: Option<&'static str>,
+    /// Registered with `"asyncRewake": true`: Claude Code runs it in the
+    /// background and its exit 2 wakes the session.
+    pub async_rewake: bool,
+    /// Seconds. The Stop hook runs the loop's checks, which may take
+    /// minutes; the StopFailure hook may wait for a usage limit to reset.
     pub timeout: u64,
+}
+
+impl Registration {
+    /// The command line for `program` (the binary, as a path or a name).
+    pub fn command(&self, program: &str) -> String {
+        match self.arg {
+            Some(arg) => format!("{program} {arg}"),
+            None => program.to_string(),
+        }
+    }
 }
 
 pub const REGISTRATIONS: &[Registration] = &[
@@ -33,12 +50,16 @@ pub const REGISTRATIONS: &[Registration] = &[
         event: "SessionStart",
         matcher: None,
         binary: "ralph-session-start",
+        arg: None,
+        async_rewake: false,
         timeout: 30,
     },
     Registration {
         event: "UserPromptSubmit",
         matcher: None,
         binary: "ralph-user-prompt-submit",
+        arg: None,
+        async_rewake: false,
         timeout: 10,
     },
     Registration {
@@ -47,27 +68,80 @@ pub const REGISTRATIONS: &[Registration] = &[
             "^(Bash|Write|Edit|MultiEdit|NotebookEdit|Agent|Task|Skill|SlashCommand|mcp__.*)$",
         ),
         binary: "ralph-pre-tool-stop-guard",
+        arg: None,
+        async_rewake: false,
         timeout: 15,
     },
     Registration {
         event: "PostToolUse",
         matcher: Some("Write|Edit|MultiEdit|Bash"),
         binary: "ralph-post-tool-lsp-diagnostic",
+        arg: None,
+        async_rewake: false,
         timeout: 60,
     },
     Registration {
         event: "Stop",
         matcher: None,
         binary: "ralph-stop-loop-controller",
+        arg: None,
+        async_rewake: false,
+        timeout: 1800,
+    },
+    // Loops started with `--rewake`: the turn ends, the hook wakes the
+    // session with the follow-up, so the block cap is never met.
+    Registration {
+        event: "Stop",
+        matcher: None,
+        binary: "ralph-stop-loop-controller",
+        arg: Some(crate::hook::REWAKE_ARG),
+        async_rewake: true,
         timeout: 1800,
     },
     Registration {
         event: "SubagentStop",
         matcher: None,
         binary: "ralph-stop-loop-controller",
+        arg: None,
+        async_rewake: false,
         timeout: 60,
     },
+    // An API error ended the turn: a usage limit pauses the loop, another
+    // error is recorded. An ordinary hook, so that it finishes even when
+    // `claude -p` exits right after the failed turn (a background one is
+    // killed then).
+    Registration {
+        event: "StopFailure",
+        matcher: None,
+        binary: "ralph-stop-loop-controller",
+        arg: None,
+        async_rewake: false,
+        timeout: 30,
+    },
 ];
+
+/// Registered besides [`REGISTRATIONS`] when `loop.auto_resume` is on in
+/// `.claude/ralph-hooks.json`: a background StopFailure hook that waits for
+/// a usage limit to reset and wakes the session (interactive and
+/// stream-json sessions; plain `claude -p` has ended by then).
+pub const AUTO_RESUME: Registration = Registration {
+    event: "StopFailure",
+    matcher: None,
+    binary: "ralph-stop-loop-controller",
+    arg: Some(crate::hook::REWAKE_ARG),
+    async_rewake: true,
+    timeout: 21600,
+};
+
+/// What `install` registers: [`REGISTRATIONS`], and [`AUTO_RESUME`] when
+/// the project's config asks for it.
+pub fn registrations(auto_resume: bool) -> Vec<&'static Registration> {
+    let mut all: Vec<&'static Registration> = REGISTRATIONS.iter().collect();
+    if auto_resume {
+        all.push(&AUTO_RESUME);
+    }
+    all
+}
 
 /// The hook binaries, by file name.
 pub const HOOK_BINARIES: &[&str] = &[
@@ -174,7 +248,8 @@ pub fn run(ctx: &Ctx, args: &InstallArgs) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     let bin_dir = binary_dir()?;
-    add_ours(&mut settings, &bin_dir);
+    let auto_resume = crate::ralph::loops::LoopConfig::load(ctx).auto_resume;
+    add_ours(&mut settings, &bin_dir, auto_resume);
     let statusline_note = if statusline {
         Some(add_statusline(&mut settings, &bin_dir))
     } else {
@@ -201,12 +276,17 @@ pub fn run(ctx: &Ctx, args: &InstallArgs) -> anyhow::Result<ExitCode> {
         settings_path.display(),
         bin_dir.display()
     );
-    for registration in REGISTRATIONS {
+    for registration in registrations(auto_resume) {
         println!(
-            "  {:<16} {:<45} {}",
+            "  {:<16} {:<45} {}{}",
             registration.event,
             registration.matcher.unwrap_or("*"),
-            registration.binary
+            registration.command(registration.binary),
+            if registration.async_rewake {
+                " (asyncRewake)"
+            } else {
+                ""
+            }
         );
     }
     let names: Vec<String> = COMMANDS
@@ -281,9 +361,21 @@ pub fn is_ours(handler: &Value) -> bool {
     let Some(command) = handler.get("command").and_then(Value::as_str) else {
         return false;
     };
-    let program = command.trim().trim_matches(|c| c == '\'' || c == '"');
+    let program = program_of(command);
     let name = program.rsplit('/').next().unwrap_or(program);
     HOOK_BINARIES.contains(&name)
+}
+
+/// The program of a shell command line: its first word, quoted or not
+/// (`'/a b/ralph-stop-loop-controller' --rewake`).
+pub fn program_of(command: &str) -> &str {
+    let command = command.trim();
+    for quote in ['\'', '"'] {
+        if let Some(rest) = command.strip_prefix(quote) {
+            return rest.split(quote).next().unwrap_or(rest);
+        }
+    }
+    command.split_whitespace().next().unwrap_or(command)
 }
 
 /// Removes our handlers everywhere, and groups or events they leave empty.
@@ -327,7 +419,7 @@ pub fn remove_ours(settings: &mut Value) -> usize {
 }
 
 /// Adds our handlers, into an existing group with the same matcher when there is one.
-pub fn add_ours(settings: &mut Value, bin_dir: &Path) {
+pub fn add_ours(settings: &mut Value, bin_dir: &Path, auto_resume: bool) {
     let object = settings
         .as_object_mut()
         .expect("settings checked to be an object");
@@ -336,12 +428,15 @@ pub fn add_ours(settings: &mut Value, bin_dir: &Path) {
         *hooks = json!({});
     }
     let hooks = hooks.as_object_mut().expect("just made an object");
-    for registration in REGISTRATIONS {
-        let handler = json!({
+    for registration in registrations(auto_resume) {
+        let mut handler = json!({
             "type": "command",
-            "command": shell_quote(&bin_dir.join(registration.binary)),
+            "command": registration.command(&shell_quote(&bin_dir.join(registration.binary))),
             "timeout": registration.timeout,
         });
+        if registration.async_rewake {
+            handler["asyncRewake"] = json!(true);
+        }
         let groups = hooks.entry(registration.event).or_insert_with(|| json!([]));
         if !groups.is_array() {
             *groups = json!([]);
@@ -487,13 +582,18 @@ mod tests {
             "permissions": {"allow": ["Bash(ls)"]}
         });
         let mut settings = original.clone();
-        add_ours(&mut settings, Path::new("/opt/bin"));
+        add_ours(&mut settings, Path::new("/opt/bin"), false);
         let once = settings.clone();
         remove_ours(&mut settings);
-        add_ours(&mut settings, Path::new("/opt/bin"));
+        add_ours(&mut settings, Path::new("/opt/bin"), false);
         assert_eq!(settings, once);
         let stop_handlers = settings["hooks"]["Stop"][0]["hooks"].as_array().unwrap();
-        assert_eq!(stop_handlers.len(), 2);
+        assert_eq!(stop_handlers.len(), 3, "{stop_handlers:?}");
+        assert_eq!(
+            stop_handlers[2],
+            json!({"type": "command", "command": "/opt/bin/ralph-stop-loop-controller --rewake",
+                   "timeout": 1800, "asyncRewake": true})
+        );
         remove_ours(&mut settings);
         assert_eq!(settings, original);
     }
@@ -537,5 +637,12 @@ mod tests {
         assert!(is_ours(
             &json!({"command": "'/a b/ralph-stop-loop-controller'"})
         ));
+        assert!(is_ours(
+            &json!({"command": "'/a b/ralph-stop-loop-controller' --rewake"})
+        ));
+        assert!(is_ours(
+            &json!({"command": "/opt/ralph-stop-loop-controller --rewake"})
+        ));
+        assert!(!is_ours(&json!({"command": "/opt/my-stop --rewake"})));
     }
 }

@@ -9,9 +9,10 @@ use super::progress::{self, Progress};
 use crate::engine::loop_check::{self, Scope};
 use crate::engine::settings::Settings;
 use crate::hook::ctx::Ctx;
+use crate::ralph::budget::{self, Budget};
 use crate::ralph::checks;
 use crate::ralph::loop_state::{DEFAULT_MAX_ITERATIONS, LOOP_FILE, LoopState, LoopStatus};
-use crate::ralph::loops::{self, StartRequest};
+use crate::ralph::loops::{self, LoopConfig, StartRequest};
 
 pub const EXAMPLES: &str = "\
 Examples:
@@ -82,6 +83,21 @@ pub struct StartArgs {
     /// Only these files or folders must be free of errors; repeatable
     #[arg(long = "path", value_name = "P")]
     pub paths: Vec<String>,
+    /// End the loop (FAILED, budget) once it has spent this many tokens (200000, 200k, 2M)
+    #[arg(long, value_name = "N")]
+    pub max_tokens: Option<String>,
+    /// End the loop once it has run this long, pauses left out (90m, 2h, 1h30m)
+    #[arg(long, value_name = "DURATION")]
+    pub max_time: Option<String>,
+    /// End the loop once its estimated cost reaches this many USD (an estimate from a price table)
+    #[arg(long, value_name = "USD")]
+    pub max_cost: Option<String>,
+    /// End the loop (FAILED, no_progress) after iterations in a row that fix nothing
+    #[arg(long)]
+    pub stop_when_stuck: bool,
+    /// Let each turn end and wake the session with the follow-up (never meets the block cap)
+    #[arg(long)]
+    pub rewake: bool,
 }
 
 /// What `--diagnostics` checks.
@@ -115,6 +131,24 @@ fn start(ctx: &Ctx, args: StartArgs) -> anyhow::Result<ExitCode> {
     let check_timeout_secs = args.check_timeout;
     let no_diagnostics = args.no_diagnostics;
     let no_warnings = args.no_warnings;
+    let loop_config = LoopConfig::load(ctx);
+    let budget = Budget {
+        max_tokens: args.max_tokens.as_deref().map(parse_tokens).transpose()?,
+        max_secs: args
+            .max_time
+            .as_deref()
+            .map(|text| {
+                budget::parse_duration(text).map_err(|e| anyhow::anyhow!("--max-time: {e}"))
+            })
+            .transpose()?,
+        max_cost_usd: args.max_cost.as_deref().map(parse_usd).transpose()?,
+        stuck_after: args.stop_when_stuck.then(|| {
+            loop_config
+                .stuck_after
+                .unwrap_or(budget::DEFAULT_STUCK_AFTER)
+        }),
+    };
+    let rewake = args.rewake || loop_config.rewake;
     let paths = project_paths(ctx, args.paths)?;
     let goal = args.goal.join(" ");
     // `--diagnostics` (or `=project`) asks for the project to have no
@@ -150,6 +184,8 @@ fn start(ctx: &Ctx, args: StartArgs) -> anyhow::Result<ExitCode> {
             no_warnings,
             project,
             paths,
+            budget,
+            rewake,
         },
     )?;
     let mut text = format!(
@@ -158,6 +194,31 @@ fn start(ctx: &Ctx, args: StartArgs) -> anyhow::Result<ExitCode> {
     );
     for line in state.condition_lines() {
         let _ = writeln!(text, "- {line}");
+    }
+    let budget_lines = budget::lines(&state.budget, &state.spend, 0);
+    if !budget_lines.is_empty() {
+        let _ = writeln!(text, "Budget (it ends as FAILED when one runs out):");
+        for line in &budget_lines {
+            let _ = writeln!(text, "- {}", line.describe());
+        }
+    }
+    if let Some(after) = state.budget.stuck_after {
+        let _ = writeln!(
+            text,
+            "It ends as FAILED (no_progress) after {after} iterations in a row that fix nothing while spending tokens."
+        );
+    }
+    if state.rewake {
+        let _ = writeln!(
+            text,
+            "Rewake mode: each turn ends and the Stop hook wakes the session with the follow-up, so Claude Code's block cap is never met."
+        );
+        if !rewake_hook_registered(ctx) {
+            eprintln!(
+                "ralph-hooks: warning: no asyncRewake Stop hook (`ralph-stop-loop-controller --rewake`) is registered in {}: run `ralph-hooks install` again, or this loop's stops are not evaluated",
+                ctx.project_root.join(".claude/settings.json").display()
+            );
+        }
     }
     match &state.session_id {
         Some(session) => {
@@ -176,6 +237,67 @@ fn start(ctx: &Ctx, args: StartArgs) -> anyhow::Result<ExitCode> {
         println!("\n{}", first_feedback(ctx, &state));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `--max-tokens 200000`, `200k`, `2M`.
+fn parse_tokens(text: &str) -> anyhow::Result<u64> {
+    let clean = text.trim().replace(['_', ','], "");
+    let (digits, scale) = match clean.chars().last() {
+        Some('k' | 'K') => (&clean[..clean.len() - 1], 1_000.0),
+        Some('m' | 'M') => (&clean[..clean.len() - 1], 1_000_000.0),
+        _ => (clean.as_str(), 1.0),
+    };
+    let value: f64 = digits.parse().map_err(|_| {
+        anyhow::anyhow!("--max-tokens must be a number (200000, 200k, 2M), got {text:?}")
+    })?;
+    if !(value.is_finite() && value >= 0.0) {
+        bail!("--max-tokens must be a positive number, got {text:?}");
+    }
+    Ok((value * scale).round() as u64)
+}
+
+/// `--max-cost 5`, `$2.50`.
+fn parse_usd(text: &str) -> anyhow::Result<f64> {
+    let value: f64 = text.trim().trim_start_matches('$').parse().map_err(|_| {
+        anyhow::anyhow!("--max-cost must be an amount in USD (5, 2.50), got {text:?}")
+    })?;
+    if !value.is_finite() {
+        bail!("--max-cost must be an amount in USD, got {text:?}");
+    }
+    Ok(value)
+}
+
+/// Whether a settings file Claude Code reads for this project registers
+/// our `--rewake` Stop hook with `asyncRewake`.
+fn rewake_hook_registered(ctx: &Ctx) -> bool {
+    let mut files = vec![
+        ctx.project_root.join(".claude/settings.json"),
+        ctx.project_root.join(".claude/settings.local.json"),
+    ];
+    if let Some(home) = std::env::var_os("HOME") {
+        files.push(std::path::Path::new(&home).join(".claude/settings.json"));
+    }
+    files.iter().any(|path| {
+        let Ok(text) = std::fs::read_to_string(path) else {
+            return false;
+        };
+        let Ok(settings) = serde_json::from_str::<serde_json::Value>(&text) else {
+            return false;
+        };
+        settings["hooks"]["Stop"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|group| group["hooks"].as_array())
+            .flatten()
+            .any(|handler| {
+                handler["asyncRewake"].as_bool() == Some(true)
+                    && handler["command"].as_str().is_some_and(|command| {
+                        command.contains("ralph-stop-loop-controller")
+                            && command.contains(crate::hook::REWAKE_ARG)
+                    })
+            })
+    })
 }
 
 /// `loop start`'s first project check, through the daemon (so its servers
@@ -225,21 +347,24 @@ fn project_paths(ctx: &Ctx, paths: Vec<String>) -> anyhow::Result<Vec<String>> {
 fn status(ctx: &Ctx, json: bool) -> anyhow::Result<ExitCode> {
     let state = ctx.store().read_json::<LoopState>(LOOP_FILE)?;
     if json {
+        let spend = state
+            .as_ref()
+            .map(|state| budget::view(&state.budget, &state.spend, state.active_secs(ctx.now())));
         println!(
             "{}",
-            serde_json::to_string(&serde_json::json!({ "loop": state }))?
+            serde_json::to_string(&serde_json::json!({ "loop": state, "spend": spend }))?
         );
         return Ok(ExitCode::SUCCESS);
     }
     match state {
         None => println!("No Ralph loop in {}.", ctx.state_root.display()),
-        Some(state) => print!("{}", describe(&state)),
+        Some(state) => print!("{}", describe(&state, ctx.now())),
     }
     Ok(ExitCode::SUCCESS)
 }
 
 /// A person's view of a loop.
-pub fn describe(state: &LoopState) -> String {
+pub fn describe(state: &LoopState, now: chrono::DateTime<chrono::Utc>) -> String {
     let mut text = String::new();
     let _ = writeln!(text, "Ralph loop {} — {}", state.id, state.status.as_str());
     let _ = writeln!(text, "  goal:       {}", state.goal);
@@ -254,7 +379,54 @@ pub fn describe(state: &LoopState) -> String {
         state.session_id.as_deref().unwrap_or("(not claimed yet)")
     );
     let _ = writeln!(text, "  started:    {}", state.started_at.to_rfc3339());
-    if state.status == LoopStatus::Paused {
+    if state.rewake {
+        let _ = writeln!(
+            text,
+            "  mode:       rewake (each turn ends; the Stop hook wakes the session)"
+        );
+    }
+    let _ = writeln!(
+        text,
+        "  spent:      {}",
+        budget::summary(&state.spend, state.active_secs(now))
+    );
+    for line in budget::lines(&state.budget, &state.spend, state.active_secs(now)) {
+        let _ = writeln!(text, "  budget:     {}", line.describe());
+    }
+    if let Some(after) = state.budget.stuck_after {
+        let _ = writeln!(
+            text,
+            "  stuck:      ends after {after} iterations in a row without progress"
+        );
+    }
+    if state.capped > 0 {
+        let _ = writeln!(
+            text,
+            "  capped:     {} turn(s) ended at Claude Code's block cap (last {})",
+            state.capped,
+            state.capped_at.map(|t| t.to_rfc3339()).unwrap_or_default()
+        );
+    }
+    for failure in &state.api_failures {
+        let _ = writeln!(
+            text,
+            "  API error:  {} {}: {}",
+            failure.at.to_rfc3339(),
+            failure.error,
+            failure.message
+        );
+    }
+    if state.paused_by_usage_limit() {
+        let _ = writeln!(
+            text,
+            "  paused:     {} by a usage limit{} — it blocks no stop; your next message in Claude Code (or `ralph-hooks loop resume`) runs it again",
+            state.paused_at.map(|t| t.to_rfc3339()).unwrap_or_default(),
+            state
+                .resets_at
+                .map(|at| format!(" (resets {})", at.to_rfc3339()))
+                .unwrap_or_default()
+        );
+    } else if state.status == LoopStatus::Paused {
         let _ = writeln!(
             text,
             "  paused:     {} by the user — it blocks no stop; `ralph-hooks loop resume` (or /resume-loop) runs it again, `ralph-hooks loop cancel` ends it",
@@ -264,8 +436,13 @@ pub fn describe(state: &LoopState) -> String {
     if let Some(reason) = &state.completion_reason {
         let _ = writeln!(
             text,
-            "  ended:      {} ({reason})",
-            state.ended_at.map(|t| t.to_rfc3339()).unwrap_or_default()
+            "  ended:      {} ({reason}{})",
+            state.ended_at.map(|t| t.to_rfc3339()).unwrap_or_default(),
+            state
+                .completion_detail
+                .as_deref()
+                .map(|detail| format!(": {detail}"))
+                .unwrap_or_default()
         );
     }
     let _ = writeln!(text, "  conditions:");
@@ -280,9 +457,18 @@ pub fn describe(state: &LoopState) -> String {
             } else {
                 entry.failed.join(", ")
             };
+            let spent = entry
+                .tokens
+                .map(|tokens| format!(" ({} tokens)", budget::format_tokens(tokens.total())))
+                .unwrap_or_default();
+            let capped = if entry.capped_at.is_some() {
+                " [capped]"
+            } else {
+                ""
+            };
             let _ = writeln!(
                 text,
-                "    #{:<3} {} {:<20} {failed}",
+                "    #{:<3} {} {:<20} {failed}{spent}{capped}",
                 entry.iteration,
                 entry.at.format("%Y-%m-%d %H:%M:%S"),
                 entry.decision

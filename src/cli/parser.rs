@@ -15,8 +15,8 @@ use clap::{Args, CommandFactory as _, Parser, Subcommand};
 
 use super::color::ColorWhen;
 use super::{
-    check, completions, daemon, install, intel, loop_cmd, monitor, pipeline, resume, status, task,
-    telemetry, validate,
+    check, completions, daemon, install, intel, loop_cmd, monitor, notify, pipeline, resume,
+    status, task, telemetry, validate,
 };
 
 const ABOUT: &str =
@@ -135,6 +135,9 @@ pub enum Command {
     /// The daemon that keeps language servers warm for the hooks
     #[command(after_help = daemon::EXAMPLES)]
     Daemon(daemon::DaemonArgs),
+    /// The webhook notifications: send a test body, or what the hooks queued
+    #[command(subcommand, after_help = notify::EXAMPLES)]
+    Notify(notify::NotifyCommand),
     /// OpenTelemetry export of events.jsonl: status, run or stop the exporter
     #[command(after_help = telemetry::EXAMPLES)]
     Telemetry(telemetry::TelemetryArgs),
@@ -159,7 +162,7 @@ Examples:
 /// The top-level help's sections, as the commands are used. Every command
 /// is in exactly one (a unit test holds that).
 const GROUPS: &[(&str, &[&str])] = &[
-    ("Loop", &["loop"]),
+    ("Loop", &["loop", "notify"]),
     ("Check", &["check"]),
     ("Code", &["refs", "rename", "search", "rewrite", "fix"]),
     ("Tasks", &["task", "status", "statusline"]),
@@ -420,7 +423,11 @@ pub fn one_line(error: &clap::Error, root: &clap::Command, path: &[String]) -> S
         }
         ErrorKind::InvalidValue => {
             let arg = strings(ContextKind::InvalidArg).pop().unwrap_or_default();
-            let mut name = arg.split([' ', '=', '[']).next().unwrap_or(&arg).to_string();
+            let mut name = arg
+                .split([' ', '=', '['])
+                .next()
+                .unwrap_or(&arg)
+                .to_string();
             if name.starts_with('<') {
                 // A positional: say whose.
                 name = format!("{name} of `{}`", path.join(" "));
@@ -443,7 +450,11 @@ pub fn one_line(error: &clap::Error, root: &clap::Command, path: &[String]) -> S
         }
         ErrorKind::ValueValidation => {
             let arg = strings(ContextKind::InvalidArg).pop().unwrap_or_default();
-            let name = arg.split([' ', '=', '[']).next().unwrap_or(&arg).to_string();
+            let name = arg
+                .split([' ', '=', '['])
+                .next()
+                .unwrap_or(&arg)
+                .to_string();
             let given = strings(ContextKind::InvalidValue).pop().unwrap_or_default();
             let why = std::error::Error::source(error)
                 .map(|source| format!(": {source}"))

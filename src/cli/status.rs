@@ -30,8 +30,12 @@ pub fn run(ctx: &Ctx, args: &StatusArgs) -> anyhow::Result<ExitCode> {
     let counter = continuation::counter(ctx)?;
     let monitor = crate::monitor::running(store);
     if json {
+        let spend = loop_state.as_ref().map(|state| {
+            crate::ralph::budget::view(&state.budget, &state.spend, state.active_secs(ctx.now()))
+        });
         let mut value = json!({
             "loop": loop_state,
+            "spend": spend,
             "task": task.as_ref().map(|doc| tasks::monitor_json(store, doc)),
             "continuation": counter,
             "pipelines": crate::orchestrator::pipeline::views(ctx)?,
@@ -59,6 +63,29 @@ pub fn run(ctx: &Ctx, args: &StatusArgs) -> anyhow::Result<ExitCode> {
             {
                 let _ = writeln!(text, "  still failing: {}", last.failed.join(", "));
             }
+            // A loop with no budget and no tokens counted has nothing to say here.
+            if !state.budget.is_empty() || !state.spend.is_zero() {
+                let _ = writeln!(
+                    text,
+                    "  spent: {}",
+                    crate::ralph::loops::spend_summary(state, ctx.now())
+                );
+            }
+        }
+        Some(state) if state.paused_by_usage_limit() => {
+            let _ = writeln!(
+                text,
+                "Ralph loop {}: PAUSED by a usage limit, iteration {}/{} — {}\n  {}{}\n  your next message in Claude Code resumes it (or `ralph-hooks loop resume`)",
+                state.id,
+                state.iteration,
+                state.max_iterations,
+                state.goal,
+                state.limit_message.as_deref().unwrap_or("usage limit"),
+                state
+                    .resets_at
+                    .map(|at| format!(" (resets {})", at.format("%Y-%m-%d %H:%M UTC")))
+                    .unwrap_or_default()
+            );
         }
         Some(state) if state.status == LoopStatus::Paused => {
             let _ = writeln!(

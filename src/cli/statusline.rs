@@ -3,8 +3,9 @@
 //! without asking:
 //!
 //! ```text
-//! ralph ▶ loop 3/10 · 2 errors · task 2/5 (s3 GitHub OAuth…)
+//! ralph ▶ loop 3/10 · 2 errors · 41k/200k tok · task 2/5 (s3 GitHub OAuth…)
 //! ralph ⏸ loop 3/10 paused · task 2/5 (s3 GitHub OAuth…)
+//! ralph ⏸ loop 3/10 paused (usage limit, resets 18:57 UTC)
 //! ```
 //!
 //! Nothing at all when idle (no active loop or task for this session).
@@ -164,6 +165,18 @@ pub fn render(
                 if let Some(failing) = failing_summary(state) {
                     parts.push(failing);
                 }
+                parts.extend(spend_parts(state));
+            }
+            LoopStatus::Paused if state.paused_by_usage_limit() => {
+                symbol = "⏸";
+                let resets = state
+                    .resets_at
+                    .map(|at| format!(", resets {}", at.format("%H:%M UTC")))
+                    .unwrap_or_default();
+                parts.push(format!(
+                    "loop {}/{} paused (usage limit{resets})",
+                    state.iteration, state.max_iterations
+                ));
             }
             LoopStatus::Paused => {
                 symbol = "⏸";
@@ -193,6 +206,37 @@ pub fn render(
         parts.push("paused".into());
     }
     format!("ralph {symbol} {}", parts.join(" · "))
+}
+
+/// What the loop spent, against its budgets when it has them: `41k/200k
+/// tok`, `~$0.84/$5.00`, `12m/1h`; tokens alone when there is no budget.
+fn spend_parts(state: &LoopState) -> Vec<String> {
+    let short = |n: u64| match n {
+        0..1_000 => n.to_string(),
+        1_000..1_000_000 => format!("{}k", n / 1_000),
+        _ => format!("{:.1}M", n as f64 / 1_000_000.0),
+    };
+    let mut parts = Vec::new();
+    let tokens = state.spend.tokens.total();
+    match state.budget.max_tokens {
+        Some(limit) => parts.push(format!("{}/{} tok", short(tokens), short(limit))),
+        None if tokens > 0 => parts.push(format!("{} tok", short(tokens))),
+        None => {}
+    }
+    if let Some(limit) = state.budget.max_cost_usd {
+        parts.push(format!(
+            "~{}/{}",
+            crate::ralph::budget::format_usd(state.spend.cost_usd),
+            crate::ralph::budget::format_usd(limit)
+        ));
+    }
+    if let Some(limit) = state.budget.max_secs {
+        // The line has no clock of its own to spare: the last update's.
+        let used = state.active_secs(state.updated_at);
+        let minutes = |secs: i64| crate::ralph::budget::human_duration(secs);
+        parts.push(format!("{}/{}", minutes(used), minutes(limit as i64)));
+    }
+    parts
 }
 
 /// `2 errors` from the last iteration's diagnostics record, else the
@@ -341,6 +385,22 @@ mod tests {
         assert_eq!(
             render(Some(&paused), None, Some("me"), false),
             "ralph ⏸ loop 3/10 paused"
+        );
+        let mut spending = loop_state("RUNNING", Some("me"), json!([]));
+        spending.spend.tokens.input = 41_230;
+        spending.budget.max_tokens = Some(200_000);
+        spending.budget.max_cost_usd = Some(5.0);
+        spending.spend.cost_usd = 0.84;
+        assert_eq!(
+            render(Some(&spending), None, Some("me"), false),
+            "ralph ▶ loop 3/10 · 41k/200k tok · ~$0.84/$5.00"
+        );
+        let mut limited = loop_state("PAUSED", Some("me"), json!([]));
+        limited.paused_by = Some("usage_limit".into());
+        limited.resets_at = Some("2026-11-21T18:57:00Z".parse().unwrap());
+        assert_eq!(
+            render(Some(&limited), None, Some("me"), false),
+            "ralph ⏸ loop 3/10 paused (usage limit, resets 18:57 UTC)"
         );
         let done = loop_state("COMPLETED", Some("me"), json!([]));
         assert_eq!(render(Some(&done), None, Some("me"), false), "");

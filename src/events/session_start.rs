@@ -11,7 +11,9 @@ use std::fmt::Write as _;
 use crate::hook::Hook;
 use crate::hook::ctx::Ctx;
 use crate::hook::protocol::{EventName, HookInput, HookOutput};
+use crate::ralph::budget;
 use crate::ralph::loop_state::{LOOP_FILE, LoopState, LoopStatus};
+use crate::ralph::loops;
 
 pub struct SessionStart;
 
@@ -44,8 +46,19 @@ Env: CLAUDE_PROJECT_DIR, RALPH_HOOKS_STATE_DIR, RALPH_HOOKS_DEBUG=1.
                 "removed {swept} stale temp file(s) of killed writers"
             ));
         }
-        // Warm the servers this project used before (issue 6); never waits on them.
+        // Warm the servers this project used before; never waits on them.
         crate::daemon::prestart(ctx);
+        // What happened while no hook could tell the user: a turn the block
+        // cap ended, a usage limit, the end of a woken loop.
+        let transcript = start
+            .common
+            .transcript_path
+            .as_deref()
+            .map(std::path::Path::new);
+        let told = loops::on_session_start(ctx, transcript).unwrap_or_else(|error| {
+            ctx.debug(format_args!("cannot read the loop's notices: {error:#}"));
+            Vec::new()
+        });
         let sections: Vec<String> = [
             section(ctx, "loop", || loop_context(ctx, source)),
             section(ctx, "task", || crate::tasks::session_context(ctx)),
@@ -56,8 +69,12 @@ Env: CLAUDE_PROJECT_DIR, RALPH_HOOKS_STATE_DIR, RALPH_HOOKS_DEBUG=1.
         .into_iter()
         .flatten()
         .collect();
+        let told = (!told.is_empty()).then(|| told.join("\n"));
         if sections.is_empty() {
-            return Ok(HookOutput::silent());
+            return Ok(match told {
+                Some(message) => HookOutput::silent().with_system_message(message),
+                None => HookOutput::silent(),
+            });
         }
         let mut text = String::new();
         if source == "compact" {
@@ -66,7 +83,11 @@ Env: CLAUDE_PROJECT_DIR, RALPH_HOOKS_STATE_DIR, RALPH_HOOKS_DEBUG=1.
             text.push_str("[ralph-hooks] State of the work in this project:\n\n");
         }
         text.push_str(&sections.join("\n\n"));
-        Ok(HookOutput::context(EventName::SessionStart, text))
+        let output = HookOutput::context(EventName::SessionStart, text);
+        Ok(match told {
+            Some(message) => output.with_system_message(message),
+            None => output,
+        })
     }
 }
 
@@ -115,6 +136,20 @@ pub fn loop_context(ctx: &Ctx, source: &str) -> anyhow::Result<Option<String>> {
         );
         return Ok(Some(text.trim_end().to_string()));
     }
+    if state.paused_by_usage_limit() {
+        let resets = state
+            .resets_at
+            .map(|at| format!(", which resets at {}", at.format("%Y-%m-%d %H:%M UTC")))
+            .unwrap_or_default();
+        let _ = writeln!(
+            text,
+            "A usage limit paused it at iteration {}/{} (\"{}\"{resets}): it does not block your stops. The user's next message resumes it.",
+            state.iteration,
+            state.max_iterations,
+            state.limit_message.as_deref().unwrap_or("usage limit")
+        );
+        return Ok(Some(text.trim_end().to_string()));
+    }
     if state.status == LoopStatus::Paused {
         let _ = writeln!(
             text,
@@ -131,6 +166,11 @@ pub fn loop_context(ctx: &Ctx, source: &str) -> anyhow::Result<Option<String>> {
     let _ = writeln!(text, "You cannot end your turn until all of these hold:");
     for line in state.condition_lines() {
         let _ = writeln!(text, "- {line}");
+    }
+    let budget_lines = budget::lines(&state.budget, &state.spend, state.active_secs(ctx.now()));
+    if !budget_lines.is_empty() {
+        let _ = writeln!(text, "Budget (the loop ends as FAILED when one runs out):");
+        let _ = write!(text, "{}", budget::prompt_lines(&budget_lines));
     }
     if let Some(last) = state.history.last() {
         let _ = writeln!(

@@ -1,63 +1,156 @@
 //! `ralph-stop-loop-controller`: the Ralph loop at every Stop, and, when no
 //! loop runs, task-step and todo continuation ([`crate::tasks::continuation`]).
 //!
-//! The hot path is "no loop": one `stat` of `loop.json` and we are done, so a
-//! session without a loop pays about the cost of starting a process.
+//! The binary has two registrations, told apart by an argument:
+//! - plain: an ordinary Stop hook (and SubagentStop). It blocks the stop of
+//!   a running loop with the follow-up prompt (JSON on exit 0), as Claude
+//!   Code's block cap allows: 8 blocks in a row.
+//! - `--rewake`, registered with `asyncRewake: true`, for Stop and
+//!   StopFailure. Claude Code runs it in the background and lets the turn
+//!   end; for a loop started with `--rewake` it evaluates the Stop and wakes
+//!   the session with the follow-up: exit 2, the follow-up on stderr, the
+//!   one place in this project where exit 2 is right
+//!   ([`crate::hook::Hook::ASYNC_REWAKE`]). No block piles up, so the cap is
+//!   never met. In plain `claude -p` the same exit 2 is an ordinary blocking
+//!   Stop, so the loop still works there. For StopFailure (an API error
+//!   ended the turn) it records the failure — a usage limit pauses the loop
+//!   — and, when `loop.auto_resume` is on and the reset time is known,
+//!   waits for the limit to reset and wakes the session to go on.
+//!
+//! Each registration leaves the other's loops alone. The hot path is "no
+//! loop": one `stat` of `loop.json` and we are done, so a session without a
+//! loop pays about the cost of starting a process.
 
+use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::Context as _;
+use chrono::{DateTime, Utc};
 use serde_json::json;
 
 use crate::engine::loop_check::{self, Scope};
 use crate::engine::settings::Settings;
-use crate::hook::Hook;
 use crate::hook::ctx::Ctx;
-use crate::hook::protocol::{EventName, HookInput, HookOutput, StopInput};
-use crate::hook::transcript;
-use crate::ralph::loop_ctl::{self, Evidence, Ownership, StopDecision};
+use crate::hook::protocol::{EventName, HookInput, HookOutput, StopFailureInput, StopInput};
+use crate::hook::transcript::{self, CapRow};
+use crate::hook::{Hook, REWAKE_ARG};
+use crate::ralph::budget::{BudgetConfig, PriceTable};
+use crate::ralph::loop_ctl::{self, Evidence, IterationSpend, Ownership, StopDecision};
 use crate::ralph::loop_state::{LOOP_FILE, LoopState};
-use crate::ralph::{checks, loops, promise, worktree};
+use crate::ralph::loops::{self, FailureEffect, LoopConfig, TurnFailure};
+use crate::ralph::notify::{self, Channel};
+use crate::ralph::{checks, limits, promise, worktree};
 use crate::tasks::continuation;
+
+/// The binary's `main`: `--rewake` selects the `asyncRewake` registration.
+pub fn main() -> ExitCode {
+    if std::env::args().skip(1).any(|arg| arg == REWAKE_ARG) {
+        crate::events::run::<StopRewake>()
+    } else {
+        crate::events::run::<StopLoopController>()
+    }
+}
 
 pub struct StopLoopController;
 
 impl Hook for StopLoopController {
     const NAME: &'static str = "ralph-stop-loop-controller";
-    const EVENTS: &'static [EventName] = &[EventName::Stop, EventName::SubagentStop];
+    const EVENTS: &'static [EventName] = &[
+        EventName::Stop,
+        EventName::SubagentStop,
+        EventName::StopFailure,
+    ];
     const HELP: &'static str = "\
-ralph-stop-loop-controller — Claude Code Stop (and SubagentStop) hook
+ralph-stop-loop-controller — Claude Code Stop (SubagentStop, StopFailure) hook
 
 Reads one Stop hook JSON object on stdin. While a Ralph loop is RUNNING for
 this session (`ralph-hooks loop start`), it evaluates the loop's completion
 conditions (promise, check commands, LSP errors) and blocks the stop with a
-follow-up prompt until they hold or the budget runs out. With no loop it
-continues open task steps and todo items. SubagentStop: loops do not act on
-subagents.
+follow-up prompt until they hold or a budget (iterations, tokens, time,
+estimated cost) runs out. With no loop it continues open task steps and todo
+items. SubagentStop: loops do not act on subagents. A loop started with
+`--rewake` is left to the `--rewake` registration.
 
 Output: nothing (allow), or {\"decision\":\"block\",\"reason\":…}; exit 1 with one
 stderr line on bad input or an internal fault (never blocks).
+With --rewake: the asyncRewake registration (Stop and StopFailure): see
+`ralph-stop-loop-controller --rewake --help`.
 Env: CLAUDE_PROJECT_DIR, RALPH_HOOKS_STATE_DIR, RALPH_HOOKS_DEBUG=1.
 ";
 
     fn handle(ctx: &Ctx, input: HookInput) -> anyhow::Result<HookOutput> {
         match input {
-            HookInput::Stop(stop) => on_stop(ctx, &stop),
+            HookInput::Stop(stop) => on_stop(ctx, &stop, Mode::Blocking),
             // A loop is about the main agent's turn; a subagent ending must
             // not run the checks or use an iteration.
             HookInput::SubagentStop(_) => Ok(HookOutput::silent()),
+            HookInput::StopFailure(failure) => {
+                record_stop_failure(ctx, &failure)?;
+                Ok(HookOutput::silent())
+            }
             _ => Ok(HookOutput::silent()),
         }
     }
 }
 
-fn on_stop(ctx: &Ctx, stop: &StopInput) -> anyhow::Result<HookOutput> {
+/// The `asyncRewake` registration: `ralph-stop-loop-controller --rewake`.
+pub struct StopRewake;
+
+impl Hook for StopRewake {
+    const NAME: &'static str = "ralph-stop-loop-controller";
+    const EVENTS: &'static [EventName] = &[EventName::Stop, EventName::StopFailure];
+    const ASYNC_REWAKE: bool = true;
+    const HELP: &'static str = "\
+ralph-stop-loop-controller --rewake — the asyncRewake Stop and StopFailure hook
+
+Registered with \"asyncRewake\": true. Claude Code runs it in the background
+and lets the turn end. Stop: for a Ralph loop started with `--rewake`, it
+evaluates the loop like the plain hook and, while a condition fails, wakes
+the session with the follow-up prompt: exit 2 with the prompt on stderr (the
+wake signal of an asyncRewake hook; in plain `claude -p` an ordinary blocking
+Stop). Other loops and sessions without a loop: nothing.
+StopFailure (an API error ended the turn): a usage limit pauses the running
+loop (`paused_by: usage_limit`, with the reset time when known), another
+error is recorded; no iteration is spent, the event is logged and the webhook
+notified. With `loop.auto_resume` in .claude/ralph-hooks.json it waits for
+the limit to reset and wakes the session (exit 2) to go on.
+
+Otherwise exit 0; exit 1 with one stderr line on bad input or an internal
+fault (never blocks).
+Env: CLAUDE_PROJECT_DIR, RALPH_HOOKS_STATE_DIR, RALPH_HOOKS_DEBUG=1.
+";
+
+    fn handle(ctx: &Ctx, input: HookInput) -> anyhow::Result<HookOutput> {
+        match input {
+            HookInput::Stop(stop) => on_stop(ctx, &stop, Mode::Rewake),
+            HookInput::StopFailure(_) => Ok(auto_resume(ctx).unwrap_or_else(HookOutput::silent)),
+            _ => Ok(HookOutput::silent()),
+        }
+    }
+}
+
+/// Which registration is answering.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    /// The ordinary Stop hook: blocks with JSON.
+    Blocking,
+    /// The `asyncRewake` hook: lets the turn end, wakes the session.
+    Rewake,
+}
+
+fn on_stop(ctx: &Ctx, stop: &StopInput, mode: Mode) -> anyhow::Result<HookOutput> {
+    // What a Stop without a loop of ours does: the plain hook drives task
+    // steps and todos; the rewake hook leaves that to it.
+    let no_loop = |ctx: &Ctx| match mode {
+        Mode::Blocking => continuation::on_stop(ctx, stop),
+        Mode::Rewake => Ok(HookOutput::silent()),
+    };
     // Fast path: no loop file at all.
     if !ctx.store().exists(LOOP_FILE) {
-        return continuation::on_stop(ctx, stop);
+        return no_loop(ctx);
     }
     let Some(state) = ctx.store().read_json::<LoopState>(LOOP_FILE)? else {
-        return continuation::on_stop(ctx, stop);
+        return no_loop(ctx);
     };
     // A PAUSED loop (the user said "stop") never blocks: the stop goes on
     // to continuation, which holds on its own until the user's next prompt.
@@ -67,7 +160,7 @@ fn on_stop(ctx: &Ctx, stop: &StopInput) -> anyhow::Result<HookOutput> {
             state.id,
             state.status.as_str()
         ));
-        return continuation::on_stop(ctx, stop);
+        return no_loop(ctx);
     }
     let ownership = loop_ctl::ownership(&state, ctx.session_id.as_deref());
     if ownership == Ownership::Other {
@@ -77,7 +170,18 @@ fn on_stop(ctx: &Ctx, stop: &StopInput) -> anyhow::Result<HookOutput> {
         ));
         // Another session's loop is none of this session's business; its own
         // task steps and todos still are.
-        return continuation::on_stop(ctx, stop);
+        return no_loop(ctx);
+    }
+    if state.rewake != (mode == Mode::Rewake) {
+        // Both registrations see every Stop; the loop's own mode says which
+        // one answers. The loop still owns this session's stops, so no
+        // continuation either.
+        ctx.debug(format_args!(
+            "loop {} is for the {} registration",
+            state.id,
+            if state.rewake { "--rewake" } else { "plain" }
+        ));
+        return Ok(HookOutput::silent());
     }
     let running = stop.running_background_tasks();
     if running > 0 {
@@ -86,11 +190,39 @@ fn on_stop(ctx: &Ctx, stop: &StopInput) -> anyhow::Result<HookOutput> {
         ));
         return Ok(HookOutput::silent());
     }
+    // A limit notice as the turn's last message (should a client send a
+    // Stop for it): the turn did no work, so it spends no iteration.
+    if let Some(text) = stop.last_assistant_message.as_deref()
+        && limits::is_limit_notice(text)
+    {
+        let failure = TurnFailure {
+            error: "rate_limit".into(),
+            message: text.trim().to_string(),
+            resets_at: reset_time(ctx, stop.common.transcript_path.as_deref(), text),
+        };
+        record_failure(ctx, &failure)?;
+        return Ok(HookOutput::silent());
+    }
+    let transcript_path = stop
+        .common
+        .transcript_path
+        .as_deref()
+        .map(std::path::Path::new);
+    // The turn before this one ended at Claude Code's block cap: its row
+    // is in the transcript (no hook input says so).
+    let cap_row = match transcript_path {
+        Some(path) if !stop.stop_hook_active && state.consecutive_blocks > 0 => {
+            transcript::cap_row_after(path, loops::cap_search_start(&state))
+        }
+        _ => None,
+    };
 
     // Evidence is gathered without the lock: checks may take minutes, and the
     // CLI must still be able to cancel meanwhile.
+    let spend = iteration_spend(ctx, &state, transcript_path);
     let snapshot = worktree::snapshot(&ctx.project_root, &ctx.state_root);
-    let (evidence, condition_ms) = gather_evidence(ctx, &state, stop, snapshot.as_ref())?;
+    let (mut evidence, condition_ms) = gather_evidence(ctx, &state, stop, snapshot.as_ref())?;
+    evidence.spend = spend;
     let outcome = stop_outcome(&state, &evidence, &condition_ms);
 
     let store = ctx.store();
@@ -98,11 +230,17 @@ fn on_stop(ctx: &Ctx, stop: &StopInput) -> anyhow::Result<HookOutput> {
     let Some(mut current) = locked.load_json::<LoopState>()? else {
         return Ok(HookOutput::silent());
     };
-    if current.id != state.id || !current.is_running() {
+    // For a rewake loop, another Stop that decided meanwhile (a woken turn's
+    // Stop overtaking a slow check in the background) has the newer
+    // evidence: its decision stands. Plain Stops each count, as before.
+    let overtaken = mode == Mode::Rewake
+        && (current.history.len() != state.history.len() || current.iteration != state.iteration);
+    if current.id != state.id || !current.is_running() || overtaken {
         ctx.debug(format_args!(
-            "loop changed while checking (now {} {}): no decision",
+            "loop changed while checking (now {} {}, iteration {}): no decision",
             current.id,
-            current.status.as_str()
+            current.status.as_str(),
+            current.iteration
         ));
         return Ok(HookOutput::silent());
     }
@@ -113,15 +251,30 @@ fn on_stop(ctx: &Ctx, stop: &StopInput) -> anyhow::Result<HookOutput> {
             current.id, ctx.session_id
         ));
     }
+    let capped = cap_row
+        .as_ref()
+        .map(|row: &CapRow| loops::record_cap(ctx, &mut current, row));
     let (mut next, decision) = loop_ctl::decide(&current, &evidence, ctx.now());
     if snapshot.is_some() {
         next.worktree = snapshot;
     }
+    let finished = !matches!(decision, StopDecision::Block { .. });
+    if mode == Mode::Rewake && finished {
+        // A woken session shows nothing a background hook prints: the user
+        // hears of the end at their next prompt (and by notification).
+        let message = match &decision {
+            StopDecision::Complete { system_message } | StopDecision::Fail { system_message } => {
+                system_message.clone()
+            }
+            StopDecision::Block { .. } => String::new(),
+        };
+        next.push_notice(format!("ralph-hooks: {message}"));
+    }
     locked.save_json(&next)?;
     drop(locked);
 
-    let iteration = next.iteration;
-    let output = match decision {
+    let channel = Channel::OutputAndWebhook;
+    let mut output = match decision {
         StopDecision::Block {
             reason,
             system_message,
@@ -131,11 +284,27 @@ fn on_stop(ctx: &Ctx, stop: &StopInput) -> anyhow::Result<HookOutput> {
                 &next,
                 "loop_iteration",
                 with(
-                    json!({"iteration": iteration, "failed": last_failed(&next)}),
+                    json!({"iteration": next.iteration, "failed": last_failed(&next)}),
                     &outcome,
                 ),
             );
-            HookOutput::block(reason).with_system_message(system_message)
+            let mut output = HookOutput::block(reason).with_system_message(system_message);
+            for kind in next.budget_warned.difference(&state.budget_warned) {
+                let _ = ctx.log_event(
+                    "loop_event",
+                    ("loopId", &next.id),
+                    json!({"event": "loop_budget_warning", "budget": kind, "iteration": next.iteration}),
+                );
+                let sequence = notify::notify(
+                    ctx,
+                    notify::Event::BudgetWarning,
+                    &next,
+                    &format!("80 % of the {kind} budget is used"),
+                    channel,
+                );
+                output = output.with_terminal_sequence(sequence);
+            }
+            output
         }
         StopDecision::Complete { system_message } => {
             loops::archive(ctx, &next)?;
@@ -144,11 +313,20 @@ fn on_stop(ctx: &Ctx, stop: &StopInput) -> anyhow::Result<HookOutput> {
                 &next,
                 "loop_completed",
                 with(
-                    json!({"iteration": iteration, "reason": next.completion_reason}),
+                    json!({"iteration": next.iteration, "reason": next.completion_reason}),
                     &outcome,
                 ),
             );
-            HookOutput::silent().with_system_message(system_message)
+            let sequence = notify::notify(
+                ctx,
+                notify::Event::Completed,
+                &next,
+                &system_message,
+                channel,
+            );
+            HookOutput::silent()
+                .with_system_message(system_message)
+                .with_terminal_sequence(sequence)
         }
         StopDecision::Fail { system_message } => {
             loops::archive(ctx, &next)?;
@@ -157,14 +335,235 @@ fn on_stop(ctx: &Ctx, stop: &StopInput) -> anyhow::Result<HookOutput> {
                 &next,
                 "loop_failed",
                 with(
-                    json!({"iteration": iteration, "reason": next.completion_reason, "failed": last_failed(&next)}),
+                    json!({"iteration": next.iteration, "reason": next.completion_reason,
+                           "detail": next.completion_detail, "failed": last_failed(&next)}),
                     &outcome,
                 ),
             );
-            HookOutput::silent().with_system_message(system_message)
+            let sequence =
+                notify::notify(ctx, notify::Event::Failed, &next, &system_message, channel);
+            HookOutput::silent()
+                .with_system_message(system_message)
+                .with_terminal_sequence(sequence)
         }
     };
+    if let Some(message) = capped {
+        let sequence = notify::notify(ctx, notify::Event::Capped, &next, &message, channel);
+        let after = output.system_message.take();
+        output = output
+            .with_system_message(message)
+            .with_terminal_sequence(sequence);
+        if let Some(after) = after {
+            output = output.append_system_message(&after);
+        }
+    }
     Ok(output)
+}
+
+/// The tokens and estimated cost of this iteration: the session's
+/// transcript entries since the previous count (or the loop's start).
+fn iteration_spend(
+    ctx: &Ctx,
+    state: &LoopState,
+    transcript_path: Option<&std::path::Path>,
+) -> IterationSpend {
+    let Some(path) = transcript_path else {
+        return IterationSpend::default();
+    };
+    let since = state.started_at;
+    match transcript::usage_since(
+        path,
+        state.usage_cursor.as_ref(),
+        since,
+        ctx.session_id.as_deref(),
+    ) {
+        Ok(read) => {
+            let config = ctx
+                .config()
+                .section::<BudgetConfig>("budget")
+                .unwrap_or_else(|error| {
+                    eprintln!(
+                        "ralph-stop-loop-controller: warning: using the built-in prices: {error:#}"
+                    );
+                    BudgetConfig::default()
+                });
+            let cost = PriceTable::new(&config).cost(&read.by_model);
+            let tokens = read.total();
+            ctx.debug(format_args!(
+                "iteration spent {} tokens (~${cost:.4}) by {} model(s)",
+                tokens.total(),
+                read.by_model.len()
+            ));
+            IterationSpend {
+                tokens: Some(tokens),
+                cost_usd: Some(cost),
+                cursor: Some(read.cursor),
+                truncated: read.truncated,
+            }
+        }
+        Err(error) => {
+            ctx.debug(format_args!(
+                "cannot count tokens in {}: {error}",
+                path.display()
+            ));
+            IterationSpend::default()
+        }
+    }
+}
+
+/// StopFailure: an API error ended the turn. Records it in the running
+/// loop (a usage limit pauses it) and notifies.
+fn record_stop_failure(ctx: &Ctx, input: &StopFailureInput) -> anyhow::Result<()> {
+    let text = input
+        .last_assistant_message
+        .clone()
+        .filter(|text| !text.trim().is_empty());
+    let row = input
+        .common
+        .transcript_path
+        .as_deref()
+        .and_then(|path| transcript::last_api_error(std::path::Path::new(path)));
+    let message = text
+        .or_else(|| row.as_ref().map(|row| row.text.clone()))
+        .unwrap_or_default();
+    let error = input
+        .error
+        .clone()
+        .or_else(|| row.as_ref().and_then(|row| row.error.clone()))
+        .unwrap_or_else(|| "unknown".into());
+    let resets_at = row
+        .as_ref()
+        .and_then(|row| row.resets_at)
+        .or_else(|| limits::resets_at_from_text(&message, ctx.now()));
+    let failure = TurnFailure {
+        error,
+        message,
+        resets_at,
+    };
+    record_failure(ctx, &failure)?;
+    Ok(())
+}
+
+/// The reset time of a limit notice: the transcript's row, else the text.
+fn reset_time(ctx: &Ctx, transcript_path: Option<&str>, text: &str) -> Option<DateTime<Utc>> {
+    transcript_path
+        .and_then(|path| transcript::last_api_error(std::path::Path::new(path)))
+        .and_then(|row| row.resets_at)
+        .or_else(|| limits::resets_at_from_text(text, ctx.now()))
+}
+
+/// Records a failed turn and notifies; the loop when a limit paused it.
+fn record_failure(ctx: &Ctx, failure: &TurnFailure) -> anyhow::Result<Option<LoopState>> {
+    let effect = loops::on_turn_failure(ctx, failure)?;
+    let (event, state) = match effect {
+        FailureEffect::None => {
+            ctx.debug(format_args!(
+                "API failure {:?} with no running loop of this session: nothing to record",
+                failure.error
+            ));
+            return Ok(None);
+        }
+        FailureEffect::Paused(state) => (notify::Event::UsageLimit, state),
+        FailureEffect::Recorded(state) => (notify::Event::ApiFailure, state),
+    };
+    notify::notify(ctx, event, &state, &failure.message, Channel::WebhookOnly);
+    Ok((event == notify::Event::UsageLimit).then_some(*state))
+}
+
+/// How long the auto-resume may wait: under the StopFailure registration's
+/// timeout (six hours), after which Claude Code kills the hook.
+const MAX_AUTO_RESUME_WAIT: Duration = Duration::from_secs(6 * 3600 - 5 * 60);
+
+/// How often a waiting auto-resume looks whether the user resumed or
+/// cancelled the loop meanwhile.
+const AUTO_RESUME_POLL: Duration = Duration::from_secs(15);
+
+/// How long the auto-resume hook waits for the ordinary StopFailure hook,
+/// which runs beside it, to record the pause.
+const PAUSE_RECORD_WAIT: Duration = Duration::from_secs(10);
+
+/// The loop the ordinary StopFailure hook paused for a usage limit, once
+/// it has: that hook runs at the same time as this one.
+fn paused_by_limit(ctx: &Ctx) -> Option<LoopState> {
+    let started = std::time::Instant::now();
+    loop {
+        let state = ctx.store().read_json::<LoopState>(LOOP_FILE).ok().flatten();
+        if let Some(state) = state
+            && state.paused_by_usage_limit()
+            && loop_ctl::ownership(&state, ctx.session_id.as_deref()) != Ownership::Other
+        {
+            return Some(state);
+        }
+        if started.elapsed() >= PAUSE_RECORD_WAIT {
+            return None;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// The `--rewake` StopFailure registration, with `loop.auto_resume`: waits
+/// until the limit resets (plus a margin), then resumes the loop and
+/// returns the wake-up (exit 2 from this asyncRewake hook wakes the
+/// session); `None` when it is off, no loop was paused by a limit, the
+/// reset time is unknown or too far, or the loop changed meanwhile.
+fn auto_resume(ctx: &Ctx) -> Option<HookOutput> {
+    let config = LoopConfig::load(ctx);
+    if !config.auto_resume {
+        return None;
+    }
+    let paused = &paused_by_limit(ctx)?;
+    let (Some(resets_at), Some(paused_at)) = (paused.resets_at, paused.paused_at) else {
+        ctx.debug(format_args!(
+            "auto-resume: the limit's reset time is unknown; the user's next prompt resumes the loop"
+        ));
+        return None;
+    };
+    let deadline = resets_at + chrono::Duration::seconds(config.auto_resume_margin_secs() as i64);
+    let wait = (deadline - Utc::now()).to_std().unwrap_or_default();
+    if wait > MAX_AUTO_RESUME_WAIT {
+        ctx.debug(format_args!(
+            "auto-resume: the limit resets in {} s, past what this hook may wait",
+            wait.as_secs()
+        ));
+        return None;
+    }
+    loop {
+        let left = (deadline - Utc::now()).to_std().unwrap_or_default();
+        if left.is_zero() {
+            break;
+        }
+        std::thread::sleep(left.min(AUTO_RESUME_POLL));
+        let still = ctx
+            .store()
+            .read_json::<LoopState>(LOOP_FILE)
+            .ok()
+            .flatten()
+            .is_some_and(|state| {
+                state.id == paused.id
+                    && state.paused_by_usage_limit()
+                    && state.paused_at == Some(paused_at)
+            });
+        if !still {
+            ctx.debug(format_args!(
+                "auto-resume: loop {} was resumed, cancelled or replaced meanwhile",
+                paused.id
+            ));
+            return None;
+        }
+    }
+    let resumed = loops::resume_after_limit(ctx, &paused.id, paused_at).ok()??;
+    let mut text = format!(
+        "[ralph-hooks] The usage limit has reset (it was: {}). The Ralph loop {} is RUNNING again at iteration {}/{}.\nGoal: {}\nKeep working on the goal until all of these hold:\n",
+        paused.limit_message.as_deref().unwrap_or("a usage limit"),
+        resumed.id,
+        resumed.iteration,
+        resumed.max_iterations,
+        resumed.goal
+    );
+    for line in resumed.condition_lines() {
+        text.push_str(&format!("- {line}\n"));
+    }
+    Some(HookOutput::block(text.trim_end().to_string()))
 }
 
 /// What one Stop found, for its event: when the iteration began (the
@@ -222,6 +621,13 @@ fn stop_outcome(
     fields.insert("maxIterations".into(), json!(state.max_iterations));
     fields.insert("checks".into(), json!(checks));
     fields.insert("problemsFixed".into(), json!(fixed));
+    if let Some(tokens) = evidence.spend.tokens {
+        fields.insert("tokens".into(), json!(tokens.total()));
+        fields.insert(
+            "costUsd".into(),
+            json!(evidence.spend.cost_usd.unwrap_or(0.0)),
+        );
+    }
     fields
 }
 
@@ -329,6 +735,7 @@ fn gather_evidence(
         files_changed,
         stop_hook_active: stop.stop_hook_active,
         block_cap: block_cap(),
+        spend: IterationSpend::default(),
     };
     Ok((evidence, condition_ms))
 }

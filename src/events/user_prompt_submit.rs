@@ -1,23 +1,32 @@
-//! `ralph-user-prompt-submit`: the user stays in charge (issue 12).
+//! `ralph-user-prompt-submit`: the user stays in charge.
 //!
 //! When the user's prompt is a stop phrase ([`crate::ralph::stop_phrases`]),
 //! the RUNNING loop of this session (or one no session has claimed yet)
 //! becomes PAUSED — it blocks no stop until `ralph-hooks loop resume` — and
 //! task-step and todo continuation hold for this session until the user's
 //! next prompt that is not a stop phrase. Claude is told, as context, that
-//! the user paused the work. Any prompt starts the loop's consecutive-block
-//! count again.
+//! the user paused the work. Any prompt of the user's starts the loop's
+//! consecutive-block count again, runs a loop a usage limit paused again,
+//! records a turn Claude Code's block cap ended, and shows what waited for
+//! the user (a limit, an API error, the end of a woken loop).
+//!
+//! Only the user's prompts count: `source` `user` or absent (2.1.330 sends
+//! none), and not a `<task-notification>` (the turn an `asyncRewake` hook
+//! woke). A prompt from `sdk`, `system`, `loop_wakeup`, `schedule_wakeup`
+//! or `poll_event` says nothing about what the user wants.
 //!
 //! This hook never blocks or rewrites the prompt. An ordinary prompt with no
 //! loop and no paused continuation costs the config read and two `stat`s
 //! and writes nothing.
 
 use std::fmt::Write as _;
+use std::path::Path;
 
 use crate::hook::Hook;
 use crate::hook::ctx::Ctx;
 use crate::hook::protocol::{EventName, HookInput, HookOutput};
-use crate::ralph::loops::{self, PromptEffect};
+use crate::ralph::loops::{self, PromptEffect, PromptOutcome};
+use crate::ralph::notify::{self, Channel};
 use crate::ralph::stop_phrases::{self, ControlConfig};
 use crate::tasks::{self, continuation};
 
@@ -29,13 +38,15 @@ impl Hook for UserPromptSubmit {
     const HELP: &'static str = "\
 ralph-user-prompt-submit — Claude Code UserPromptSubmit hook
 
-Reads one UserPromptSubmit hook JSON object on stdin. When the prompt is a
-stop phrase (\"stop\", \"pause\", \"that's enough\", \"/cancel-loop\", \"그만\", …;
+Reads one UserPromptSubmit hook JSON object on stdin. When the user's prompt
+is a stop phrase (\"stop\", \"pause\", \"that's enough\", \"/cancel-loop\", \"그만\", …;
 `control.stop_phrases` in .claude/ralph-hooks.json), the running Ralph loop of
 this session becomes PAUSED (`ralph-hooks loop resume` restarts it) and task
 and todo continuation hold until the next ordinary prompt; Claude is told so
-through additionalContext. Any prompt resets the loop's count of Stop blocks
-in a row. Never blocks or changes the prompt.
+through additionalContext. Any prompt of the user's resets the loop's count
+of Stop blocks in a row and resumes a loop a usage limit paused. Prompts that
+are not the user's (`source` other than `user`, a <task-notification>) change
+nothing. Never blocks or changes the prompt.
 
 Output: nothing, or {\"hookSpecificOutput\":{\"additionalContext\":…}}; exit 1
 with one stderr line on bad input or an internal fault (never blocks).
@@ -46,6 +57,13 @@ Env: CLAUDE_PROJECT_DIR, RALPH_HOOKS_STATE_DIR, RALPH_HOOKS_DEBUG=1.
         let HookInput::UserPromptSubmit(input) = input else {
             return Ok(HookOutput::silent());
         };
+        if !input.is_from_user() {
+            ctx.debug(format_args!(
+                "a prompt that is not the user's (source {:?}): it neither stops, resumes nor resets anything",
+                input.source
+            ));
+            return Ok(HookOutput::silent());
+        }
         let config = match ctx.config().section::<ControlConfig>("control") {
             Ok(config) => config,
             Err(error) => {
@@ -55,19 +73,18 @@ Env: CLAUDE_PROJECT_DIR, RALPH_HOOKS_STATE_DIR, RALPH_HOOKS_DEBUG=1.
                 ControlConfig::default()
             }
         };
+        let transcript = input.common.transcript_path.as_deref().map(Path::new);
         if stop_phrases::is_stop_request(&input.prompt, &config.stop_phrases) {
-            on_stop_request(ctx)
+            on_stop_request(ctx, transcript)
         } else {
-            on_ordinary_prompt(ctx)
+            on_ordinary_prompt(ctx, transcript)
         }
     }
 }
 
-fn on_ordinary_prompt(ctx: &Ctx) -> anyhow::Result<HookOutput> {
-    if matches!(
-        loops::on_user_prompt(ctx, false)?,
-        PromptEffect::CounterReset
-    ) {
+fn on_ordinary_prompt(ctx: &Ctx, transcript: Option<&Path>) -> anyhow::Result<HookOutput> {
+    let outcome = loops::on_user_prompt(ctx, false, transcript)?;
+    if matches!(outcome.effect, PromptEffect::CounterReset) {
         ctx.debug(format_args!(
             "the user spoke: the loop's consecutive-block count starts again"
         ));
@@ -77,19 +94,67 @@ fn on_ordinary_prompt(ctx: &Ctx) -> anyhow::Result<HookOutput> {
             "an ordinary prompt after a stop phrase: continuation may go on again"
         ));
     }
-    Ok(HookOutput::silent())
+    let mut output = HookOutput::silent();
+    if let PromptEffect::ResumedAfterLimit(state) = &outcome.effect {
+        output = HookOutput::context(
+            EventName::UserPromptSubmit,
+            format!(
+                "[ralph-hooks] The Ralph loop {} (goal: {}) is RUNNING again at iteration {}/{}: a usage limit had paused it, and the user's message resumes it. Keep working on its goal; the loop checks its conditions when you stop.",
+                state.id, state.goal, state.iteration, state.max_iterations
+            ),
+        )
+        .with_system_message(format!(
+            "ralph-hooks: loop {} resumed at iteration {}/{} (a usage limit had paused it).",
+            state.id, state.iteration, state.max_iterations
+        ));
+    }
+    Ok(tell_user(ctx, output, &outcome))
 }
 
-fn on_stop_request(ctx: &Ctx) -> anyhow::Result<HookOutput> {
-    let effect = loops::on_user_prompt(ctx, true)?;
+/// Adds what waited for the user (notices, a capped turn) to the output.
+fn tell_user(ctx: &Ctx, mut output: HookOutput, outcome: &PromptOutcome) -> HookOutput {
+    let mut lines: Vec<String> = outcome.notices.clone();
+    if let Some(capped) = &outcome.capped {
+        lines.push(capped.clone());
+        if let Some(state) = ctx
+            .store()
+            .read_json::<crate::ralph::loop_state::LoopState>(crate::ralph::loop_state::LOOP_FILE)
+            .ok()
+            .flatten()
+        {
+            // The user is at the keyboard: a desktop notification would
+            // only interrupt them; the webhook keeps the record.
+            notify::notify(
+                ctx,
+                notify::Event::Capped,
+                &state,
+                capped,
+                Channel::WebhookOnly,
+            );
+        }
+    }
+    if lines.is_empty() {
+        return output;
+    }
+    let after = output.system_message.take();
+    output = output.with_system_message(lines.join("\n"));
+    if let Some(after) = after {
+        output = output.append_system_message(&after);
+    }
+    output
+}
+
+fn on_stop_request(ctx: &Ctx, transcript: Option<&Path>) -> anyhow::Result<HookOutput> {
+    let outcome = loops::on_user_prompt(ctx, true, transcript)?;
     continuation::pause_for_user(ctx)?;
     let open_task = open_task_of_this_session(ctx);
     ctx.debug(format_args!(
-        "stop phrase: loop {effect:?}, open task {open_task:?}"
+        "stop phrase: loop {:?}, open task {open_task:?}",
+        outcome.effect
     ));
     let mut text = String::from("[ralph-hooks] The user asked to stop.");
     let mut user_message = None;
-    match &effect {
+    match &outcome.effect {
         PromptEffect::Paused(state) | PromptEffect::AlreadyPaused(state) => {
             let _ = write!(
                 text,
@@ -101,7 +166,7 @@ fn on_stop_request(ctx: &Ctx) -> anyhow::Result<HookOutput> {
                 state.id, state.iteration, state.max_iterations
             ));
         }
-        PromptEffect::None | PromptEffect::CounterReset => {}
+        PromptEffect::None | PromptEffect::CounterReset | PromptEffect::ResumedAfterLimit(_) => {}
     }
     if let Some(task) = &open_task {
         let _ = write!(
@@ -112,16 +177,17 @@ fn on_stop_request(ctx: &Ctx) -> anyhow::Result<HookOutput> {
     if user_message.is_none() && open_task.is_none() {
         // Nothing of ours was driving this session; the pause of todo
         // continuation is recorded, and there is nothing to tell Claude.
-        return Ok(HookOutput::silent());
+        return Ok(tell_user(ctx, HookOutput::silent(), &outcome));
     }
     text.push_str(
         " Stop the work now: do not start anything new, answer the user briefly and end your turn. Do not resume the loop or the steps yourself; the user will say when.",
     );
     let output = HookOutput::context(EventName::UserPromptSubmit, text);
-    Ok(match user_message {
+    let output = match user_message {
         Some(message) => output.with_system_message(message),
         None => output,
-    })
+    };
+    Ok(tell_user(ctx, output, &outcome))
 }
 
 /// The active task with open steps that continuation would drive in this

@@ -18,6 +18,10 @@ pub enum EventName {
     PostToolUse,
     Stop,
     SubagentStop,
+    /// An API error ended the turn instead of a Stop (a rate or usage
+    /// limit, an overloaded or failing server). Fire-and-forget: Claude
+    /// Code ignores the hook's output and exit code.
+    StopFailure,
 }
 
 impl EventName {
@@ -29,6 +33,7 @@ impl EventName {
             EventName::PostToolUse => "PostToolUse",
             EventName::Stop => "Stop",
             EventName::SubagentStop => "SubagentStop",
+            EventName::StopFailure => "StopFailure",
         }
     }
 
@@ -40,6 +45,7 @@ impl EventName {
             "PostToolUse" => EventName::PostToolUse,
             "Stop" => EventName::Stop,
             "SubagentStop" => EventName::SubagentStop,
+            "StopFailure" => EventName::StopFailure,
             _ => return None,
         })
     }
@@ -74,7 +80,7 @@ pub struct SessionStartInput {
     pub source: Option<String>,
 }
 
-/// UserPromptSubmit: what the user just sent, before Claude sees it.
+/// UserPromptSubmit: a prompt about to reach Claude — usually the user's.
 #[derive(Debug, Clone, Default, Deserialize)]
 pub struct UserPromptInput {
     #[serde(flatten)]
@@ -82,6 +88,33 @@ pub struct UserPromptInput {
     /// The prompt as typed (a slash command arrives as its `/name …` text).
     #[serde(default)]
     pub prompt: String,
+    /// Who wrote the prompt (2.1.3xx schema): `user` (the composer), `sdk`
+    /// (`-p`, the Agent SDK), `system` (task notifications, peer and
+    /// channel messages, auto-continuation), `loop_wakeup`,
+    /// `schedule_wakeup`, `poll_event`. Absent while the field rolls out:
+    /// 2.1.330 sends it on no prompt at all.
+    #[serde(default)]
+    pub source: Option<String>,
+}
+
+/// How a prompt that Claude Code made itself to wake the session after an
+/// `asyncRewake` hook begins. 2.1.330 sends no `source` with it, so the text
+/// is the only sign that no person wrote it.
+pub const TASK_NOTIFICATION_PREFIX: &str = "<task-notification>";
+
+impl UserPromptInput {
+    /// Whether a person wrote this prompt: `source` is `user` or absent,
+    /// and it is not a task notification (a woken turn). Only such a
+    /// prompt may say "stop", lift a pause or reset the loop's count of
+    /// blocks in a row.
+    pub fn is_from_user(&self) -> bool {
+        let by_user = matches!(self.source.as_deref(), None | Some("user"));
+        by_user
+            && !self
+                .prompt
+                .trim_start()
+                .starts_with(TASK_NOTIFICATION_PREFIX)
+    }
 }
 
 /// PreToolUse and PostToolUse share this shape; `tool_response` is only
@@ -129,6 +162,25 @@ pub struct StopInput {
     pub session_crons: Vec<Value>,
 }
 
+/// StopFailure: the turn ended on an API error, not a Stop.
+#[derive(Debug, Clone, Default, Deserialize)]
+pub struct StopFailureInput {
+    #[serde(flatten)]
+    pub common: Common,
+    /// `rate_limit`, `overloaded`, `server_error`, `authentication_failed`,
+    /// `billing_error`, … (the hook's matcher values); `unknown` when the
+    /// client could not tell.
+    #[serde(default)]
+    pub error: Option<String>,
+    /// In the schema, absent in every 2.1.330 run.
+    #[serde(default)]
+    pub error_details: Option<Value>,
+    /// The error as the user saw it: `You've hit your 5-hour limit · resets
+    /// 12:18pm (UTC)`, `API Error: 529 Overloaded. …`.
+    #[serde(default)]
+    pub last_assistant_message: Option<String>,
+}
+
 impl StopInput {
     /// Background tasks that are still running. An entry without a status is
     /// taken as running: Claude Code lists finished ones rarely, and holding a
@@ -166,6 +218,7 @@ pub enum HookInput {
     PostToolUse(ToolInput),
     Stop(StopInput),
     SubagentStop(StopInput),
+    StopFailure(StopFailureInput),
 }
 
 impl HookInput {
@@ -177,6 +230,7 @@ impl HookInput {
             HookInput::PostToolUse(_) => EventName::PostToolUse,
             HookInput::Stop(_) => EventName::Stop,
             HookInput::SubagentStop(_) => EventName::SubagentStop,
+            HookInput::StopFailure(_) => EventName::StopFailure,
         }
     }
 
@@ -186,6 +240,7 @@ impl HookInput {
             HookInput::UserPromptSubmit(input) => &input.common,
             HookInput::PreToolUse(input) | HookInput::PostToolUse(input) => &input.common,
             HookInput::Stop(input) | HookInput::SubagentStop(input) => &input.common,
+            HookInput::StopFailure(input) => &input.common,
         }
     }
 }
@@ -313,6 +368,9 @@ pub fn parse_input(bytes: &[u8], accepted: &[EventName]) -> Result<HookInput, In
         EventName::Stop => HookInput::Stop(serde_json::from_value(value).map_err(bad)?),
         EventName::SubagentStop => {
             HookInput::SubagentStop(serde_json::from_value(value).map_err(bad)?)
+        }
+        EventName::StopFailure => {
+            HookInput::StopFailure(serde_json::from_value(value).map_err(bad)?)
         }
     })
 }
@@ -453,6 +511,11 @@ pub struct HookOutput {
     /// Shown to the user, not to Claude.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub system_message: Option<String>,
+    /// Escape sequences Claude Code writes to the user's terminal (v2.1.141+):
+    /// only OSC 0/1/2/9/99/777 and BEL pass its allow-list; we send desktop
+    /// notifications (OSC 9, OSC 777) this way.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub terminal_sequence: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub hook_specific_output: Option<HookSpecificOutput>,
 }
@@ -507,6 +570,27 @@ impl HookOutput {
 
     pub fn with_system_message(mut self, message: impl Into<String>) -> HookOutput {
         self.system_message = Some(cap_chars(message.into()));
+        self
+    }
+
+    /// Adds `message` to the user's message, after what is there.
+    pub fn append_system_message(mut self, message: &str) -> HookOutput {
+        let joined = match self.system_message.take() {
+            Some(existing) if !existing.is_empty() => format!("{existing}\n{message}"),
+            _ => message.to_string(),
+        };
+        self.system_message = Some(cap_chars(joined));
+        self
+    }
+
+    /// Adds terminal escape sequences (a desktop notification) after any
+    /// already there.
+    pub fn with_terminal_sequence(mut self, sequence: Option<String>) -> HookOutput {
+        if let Some(sequence) = sequence.filter(|s| !s.is_empty()) {
+            let mut joined = self.terminal_sequence.take().unwrap_or_default();
+            joined.push_str(&sequence);
+            self.terminal_sequence = Some(joined);
+        }
         self
     }
 }

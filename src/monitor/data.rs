@@ -418,6 +418,10 @@ pub fn team_state(cache: &TaskCache, agents: &[Agent]) -> Value {
                 "goal": loop_state.get("goal"),
                 "iteration": loop_state.get("iteration"),
                 "maxIterations": loop_state.get("max_iterations"),
+                "spend": loop_state.get("spend"),
+                "budget": loop_state.get("budget"),
+                "reason": loop_state.get("completion_reason"),
+                "pausedBy": loop_state.get("paused_by"),
             })
         };
         out.push(json!({

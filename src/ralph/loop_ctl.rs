@@ -8,6 +8,8 @@ use std::fmt::Write as _;
 use chrono::{DateTime, Utc};
 use serde_json::Value;
 
+use crate::hook::transcript::{Tokens, UsageCursor};
+use crate::ralph::budget;
 use crate::ralph::checks::CheckRun;
 use crate::ralph::loop_state::{HistoryEntry, LoopState, LoopStatus, STAGNANT_AFTER};
 use crate::util::text::{fnv1a, indent};
@@ -65,6 +67,21 @@ pub struct Evidence {
     pub stop_hook_active: bool,
     /// The block cap in force (from the environment, else [`CLAUDE_BLOCK_CAP`]).
     pub block_cap: u32,
+    /// What the iteration spent, read from the transcript.
+    pub spend: IterationSpend,
+}
+
+/// Tokens and estimated cost of one iteration (the transcript's entries
+/// since the previous Stop).
+#[derive(Debug, Clone, Default)]
+pub struct IterationSpend {
+    /// `None` when the transcript could not be read.
+    pub tokens: Option<Tokens>,
+    pub cost_usd: Option<f64>,
+    /// Where the next count goes on.
+    pub cursor: Option<UsageCursor>,
+    /// The loop's start lay further back than the transcript was searched.
+    pub truncated: bool,
 }
 
 /// What the Stop hook answers.
@@ -91,6 +108,12 @@ pub fn decide(
     next.updated_at = now;
     let failed = failed_conditions(state, evidence);
     let fingerprint = fingerprint(&failed, evidence);
+    let progress = progress(state, evidence, &failed);
+    let iteration_start = [state.history.last().map(|h| h.at), state.resumed_at]
+        .into_iter()
+        .flatten()
+        .fold(state.started_at, DateTime::max);
+    add_spend(&mut next, &evidence.spend);
     let entry = |iteration: u32, decision: &str| HistoryEntry {
         iteration,
         at: now,
@@ -109,6 +132,11 @@ pub fn decide(
             .iter()
             .map(|c| (c.name.clone(), c.record.clone()))
             .collect::<BTreeMap<_, _>>(),
+        tokens: evidence.spend.tokens,
+        cost_usd: evidence.spend.cost_usd,
+        duration_secs: Some((now - iteration_start).num_seconds().max(0) as u64),
+        progress: Some(progress),
+        capped_at: None,
     };
 
     if failed.is_empty() {
@@ -134,6 +162,13 @@ pub fn decide(
                 next.project_progress(latest, now)
             );
         }
+        if !state.budget.is_empty() {
+            let _ = write!(
+                message,
+                " Spent: {}.",
+                budget::summary(&next.spend, next.active_secs(now))
+            );
+        }
         return (
             next,
             StopDecision::Complete {
@@ -150,7 +185,26 @@ pub fn decide(
         .take_while(|h| h.decision == "block" && h.fingerprint == fingerprint)
         .count();
     let summary = failing_summary(&failed, evidence);
+    let budget_lines = budget::lines(&state.budget, &next.spend, next.active_secs(now));
 
+    if let Some(line) = budget::exhausted(&budget_lines) {
+        next.history.push(entry(next.iteration, "fail_budget"));
+        finish(&mut next, LoopStatus::Failed, "budget", now);
+        next.completion_detail = Some(line.describe_exhausted());
+        let message = format!(
+            "Ralph loop {} FAILED: budget — {}. Spent: {} over {} iteration(s). Still to do:\n{summary}",
+            state.id,
+            line.describe_exhausted(),
+            budget::summary(&next.spend, next.active_secs(now)),
+            next.iteration,
+        );
+        return (
+            next,
+            StopDecision::Fail {
+                system_message: message,
+            },
+        );
+    }
     if next.iteration >= state.max_iterations {
         next.history
             .push(entry(next.iteration, "fail_max_iterations"));
@@ -180,6 +234,47 @@ pub fn decide(
             },
         );
     }
+    if let Some(stuck_after) = state.budget.stuck_after {
+        let this = entry(next.iteration, "block");
+        let run: Vec<&HistoryEntry> = std::iter::once(&this)
+            .chain(state.history.iter().rev())
+            .take_while(|h| h.decision == "block" && spent_without_progress(h))
+            .collect();
+        if run.len() as u32 >= stuck_after.max(1) {
+            let mut tokens = Tokens::default();
+            let mut cost = 0.0;
+            for h in &run {
+                tokens.add(&h.tokens.unwrap_or_default());
+                cost += h.cost_usd.unwrap_or(0.0);
+            }
+            let spent = if cost > 0.0 {
+                format!(
+                    "{} tokens (~{}, estimate)",
+                    budget::format_tokens(tokens.total()),
+                    budget::format_usd(cost)
+                )
+            } else {
+                format!("{} tokens", budget::format_tokens(tokens.total()))
+            };
+            let detail = format!(
+                "{} iterations in a row fixed no problem and turned no condition green, while spending {spent}",
+                run.len()
+            );
+            next.history.push(entry(next.iteration, "fail_no_progress"));
+            finish(&mut next, LoopStatus::Failed, "no_progress", now);
+            next.completion_detail = Some(detail.clone());
+            let message = format!(
+                "Ralph loop {} FAILED: no progress — {detail}. Still failing:\n{summary}",
+                state.id
+            );
+            return (
+                next,
+                StopDecision::Fail {
+                    system_message: message,
+                },
+            );
+        }
+    }
 
     next.consecutive_blocks = if evidence.stop_hook_active {
         state.consecutive_blocks + 1
@@ -188,14 +283,20 @@ pub fn decide(
     };
     next.history.push(entry(next.iteration, "block"));
     trim_old_tails(&mut next.history);
-    let reason = follow_up_prompt(state, &next, evidence, &failed, repeats);
+    let reason = follow_up_prompt(state, &next, evidence, &failed, repeats, &budget_lines);
     let mut system_message = format!(
         "Ralph loop iteration {}/{}: still failing — {}",
         next.iteration,
         state.max_iterations,
         failed.join(", ")
     );
-    if evidence.block_cap > 0 && next.consecutive_blocks >= evidence.block_cap {
+    for line in budget::newly_near(&budget_lines, &state.budget_warned) {
+        next.budget_warned.insert(line.kind.as_str().to_string());
+        let _ = write!(system_message, "\nBudget warning — {}.", line.describe());
+    }
+    // A loop that wakes the session (`--rewake`) lets every turn end, so
+    // Claude Code's count of blocks in a row never reaches its cap.
+    if !state.rewake && evidence.block_cap > 0 && next.consecutive_blocks >= evidence.block_cap {
         let _ = write!(
             system_message,
             "\nClaude Code ends a turn after {} Stop blocks in a row. If it stops now, the loop is still RUNNING: send any message (\"continue\") to resume it, or run `ralph-hooks loop cancel`.",
@@ -209,6 +310,47 @@ pub fn decide(
             system_message,
         },
     )
+}
+
+/// Adds one iteration's spend to the loop's.
+fn add_spend(next: &mut LoopState, spend: &IterationSpend) {
+    match spend.tokens {
+        Some(tokens) => next.spend.tokens.add(&tokens),
+        None => next.spend.incomplete = true,
+    }
+    next.spend.cost_usd += spend.cost_usd.unwrap_or(0.0);
+    next.spend.incomplete |= spend.truncated;
+    if let Some(cursor) = &spend.cursor {
+        next.usage_cursor = Some(cursor.clone());
+    }
+}
+
+/// Problems fixed (the conditions' `fixed_since_previous`) plus conditions
+/// failing at the previous Stop that hold now.
+fn progress(state: &LoopState, evidence: &Evidence, failed: &[String]) -> u64 {
+    let fixed: u64 = evidence
+        .conditions
+        .iter()
+        .filter_map(|c| c.record.get("fixed_since_previous").and_then(Value::as_u64))
+        .sum();
+    let turned_green = state
+        .history
+        .last()
+        .map(|previous| {
+            previous
+                .failed
+                .iter()
+                .filter(|name| !failed.contains(name))
+                .count() as u64
+        })
+        .unwrap_or(0);
+    fixed + turned_green
+}
+
+/// An iteration that fixed nothing and turned nothing green while spending
+/// tokens (one whose tokens could not be read counts as spending).
+fn spent_without_progress(entry: &HistoryEntry) -> bool {
+    entry.progress == Some(0) && entry.tokens.is_none_or(|tokens| tokens.total() > 0)
 }
 
 /// Marks the loop finished.
@@ -298,6 +440,7 @@ fn follow_up_prompt(
     evidence: &Evidence,
     failed: &[String],
     repeats: usize,
+    budget_lines: &[budget::Line],
 ) -> String {
     let mut prompt = String::new();
     let _ = writeln!(
@@ -394,6 +537,14 @@ fn follow_up_prompt(
         }
     }
 
+    if !budget_lines.is_empty() {
+        let _ = writeln!(
+            prompt,
+            "\nBudget (the loop ends as FAILED when one runs out):"
+        );
+        let _ = write!(prompt, "{}", budget::prompt_lines(budget_lines));
+    }
+
     let _ = writeln!(
         prompt,
         "\nHow to finish: keep working on the goal until all of these hold:"
@@ -450,6 +601,20 @@ mod tests {
             worktree: None,
             touched_files: Default::default(),
             history: vec![],
+            completion_detail: None,
+            rewake: false,
+            budget: Default::default(),
+            spend: Default::default(),
+            usage_cursor: None,
+            budget_warned: Default::default(),
+            paused_secs: 0,
+            resumed_at: None,
+            capped: 0,
+            capped_at: None,
+            resets_at: None,
+            limit_message: None,
+            api_failures: Vec::new(),
+            notices: Vec::new(),
         }
     }
 

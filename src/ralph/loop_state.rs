@@ -6,6 +6,8 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::hook::transcript::{Tokens, UsageCursor};
+use crate::ralph::budget::{Budget, Spend, human_duration};
 use crate::ralph::checks::CheckRun;
 use crate::state::Versioned;
 
@@ -82,8 +84,55 @@ pub struct LoopState {
     pub updated_at: DateTime<Utc>,
     #[serde(default)]
     pub ended_at: Option<DateTime<Utc>>,
-    /// Why it ended: `conditions_met`, `max_iterations`, `stagnant`, `cancelled`.
+    /// Why it ended: `conditions_met`, `max_iterations`, `stagnant`,
+    /// `budget`, `no_progress`, `cancelled`.
     pub completion_reason: Option<String>,
+    /// What the reason means here: which budget ran out and by how much,
+    /// the iterations without progress.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub completion_detail: Option<String>,
+    /// Registered for `--rewake`: the Stop hook lets each turn end and wakes
+    /// the session with the follow-up (an `asyncRewake` hook), so Claude
+    /// Code's block cap is never met.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub rewake: bool,
+    /// Tokens, time and estimated cost the loop may spend.
+    #[serde(default, skip_serializing_if = "Budget::is_empty")]
+    pub budget: Budget,
+    /// What it spent so far (see [`crate::ralph::budget`]).
+    #[serde(default, skip_serializing_if = "Spend::is_zero")]
+    pub spend: Spend,
+    /// Where the next Stop goes on counting the transcript's tokens.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage_cursor: Option<UsageCursor>,
+    /// Budgets the user was already warned about at 80 %.
+    #[serde(default, skip_serializing_if = "BTreeSet::is_empty")]
+    pub budget_warned: BTreeSet<String>,
+    /// Seconds the loop spent PAUSED, left out of its time budget.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub paused_secs: u64,
+    /// When it was last resumed (an iteration's time starts there).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resumed_at: Option<DateTime<Utc>>,
+    /// Turns Claude Code's block cap ended (seen in the transcript).
+    #[serde(default, skip_serializing_if = "is_zero_u32")]
+    pub capped: u32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub capped_at: Option<DateTime<Utc>>,
+    /// With `paused_by: "usage_limit"`: when the limit resets, if known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resets_at: Option<DateTime<Utc>>,
+    /// The limit or error text Claude Code showed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limit_message: Option<String>,
+    /// API failures that ended a turn (the newest [`KEEP_API_FAILURES`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub api_failures: Vec<ApiFailure>,
+    /// Things to tell the user at their next prompt or session start, once:
+    /// what happened while no hook output could reach them (a StopFailure,
+    /// a woken turn's end, a capped turn).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notices: Vec<String>,
     /// Our own count of Stop blocks in a row (Claude Code caps them at 8).
     #[serde(default)]
     pub consecutive_blocks: u32,
@@ -91,7 +140,9 @@ pub struct LoopState {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub paused_at: Option<DateTime<Utc>>,
     /// Who paused it when it was not the user's stop phrase: `guard` (the
-    /// agent pushed or published while the loop ran unattended).
+    /// agent pushed or published while the loop ran unattended) or
+    /// `usage_limit` (a turn ended on the account's rate or usage limit;
+    /// the user's next prompt resumes it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub paused_by: Option<String>,
     /// Work-tree snapshot taken at the last Stop, to tell what changed since.
@@ -105,6 +156,31 @@ pub struct LoopState {
 
 impl Versioned for LoopState {
     const VERSION: u64 = 1;
+}
+
+/// How many API failures a loop keeps.
+pub const KEEP_API_FAILURES: usize = 10;
+
+/// How many notices wait for the user at most (the newest are kept).
+pub const KEEP_NOTICES: usize = 10;
+
+/// An API error that ended a turn of the loop (StopFailure).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ApiFailure {
+    pub at: DateTime<Utc>,
+    /// `rate_limit`, `server_error`, `overloaded`, …
+    pub error: String,
+    pub message: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resets_at: Option<DateTime<Utc>>,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+fn is_zero_u32(n: &u32) -> bool {
+    *n == 0
 }
 
 /// Errors and warnings counted in a project check record (its `files`:
@@ -121,20 +197,42 @@ pub fn record_counts(record: &Value) -> (u64, u64) {
     (errors, warnings)
 }
 
-/// "1h 02m", "3m 05s", "12s".
-pub fn human_duration(seconds: i64) -> String {
-    let seconds = seconds.max(0);
-    match (seconds / 3600, (seconds % 3600) / 60, seconds % 60) {
-        (0, 0, s) => format!("{s}s"),
-        (0, m, s) => format!("{m}m {s:02}s"),
-        (h, m, _) => format!("{h}h {m:02}m"),
-    }
-}
-
 impl LoopState {
     /// Only a RUNNING loop blocks stops, diagnoses edits and guards commands.
     pub fn is_running(&self) -> bool {
         self.status == LoopStatus::Running
+    }
+
+    /// Paused because a turn hit the account's usage or rate limit.
+    pub fn paused_by_usage_limit(&self) -> bool {
+        self.status == LoopStatus::Paused && self.paused_by.as_deref() == Some("usage_limit")
+    }
+
+    /// Seconds the loop has been active: since its start (or until its
+    /// end), less the time it spent paused.
+    pub fn active_secs(&self, now: DateTime<Utc>) -> i64 {
+        let end = self.ended_at.unwrap_or(now);
+        let mut paused = self.paused_secs as i64;
+        if self.status == LoopStatus::Paused
+            && let Some(since) = self.paused_at
+        {
+            paused += (end - since).num_seconds().max(0);
+        }
+        ((end - self.started_at).num_seconds() - paused).max(0)
+    }
+
+    /// Queues a notice for the user's next prompt or session start.
+    pub fn push_notice(&mut self, text: String) {
+        self.notices.push(text);
+        let excess = self.notices.len().saturating_sub(KEEP_NOTICES);
+        self.notices.drain(..excess);
+    }
+
+    /// Records an API failure, keeping the newest few.
+    pub fn push_api_failure(&mut self, failure: ApiFailure) {
+        self.api_failures.push(failure);
+        let excess = self.api_failures.len().saturating_sub(KEEP_API_FAILURES);
+        self.api_failures.drain(..excess);
     }
 
     /// A goal-only loop's progress from its start check to `latest` (the
@@ -181,6 +279,21 @@ impl LoopState {
         }
         if self.no_warnings {
             command.push_str(" --no-warnings");
+        }
+        if let Some(tokens) = self.budget.max_tokens {
+            command.push_str(&format!(" --max-tokens {tokens}"));
+        }
+        if let Some(secs) = self.budget.max_secs {
+            command.push_str(&format!(" --max-time {secs}s"));
+        }
+        if let Some(cost) = self.budget.max_cost_usd {
+            command.push_str(&format!(" --max-cost {cost}"));
+        }
+        if self.budget.stuck_after.is_some() {
+            command.push_str(" --stop-when-stuck");
+        }
+        if self.rewake {
+            command.push_str(" --rewake");
         }
         command
     }
@@ -250,4 +363,21 @@ pub struct HistoryEntry {
     /// Per-condition records from other conditions (diagnostic counts per file).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub conditions: BTreeMap<String, Value>,
+    /// Tokens the iteration spent (this session's transcript entries since
+    /// the previous Stop); absent when the transcript could not be read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tokens: Option<Tokens>,
+    /// Its estimated cost in USD.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost_usd: Option<f64>,
+    /// Seconds since the previous Stop (or the start, or the resume).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub duration_secs: Option<u64>,
+    /// Problems fixed plus conditions turned green since the previous
+    /// iteration: `--stop-when-stuck` looks for a run of zeros.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub progress: Option<u64>,
+    /// Claude Code's block cap ended the turn after this block.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub capped_at: Option<DateTime<Utc>>,
 }

@@ -1,14 +1,55 @@
-//! Loop lifecycle on disk: start, pause, resume, cancel, archive. Used by
-//! the CLI, the Stop hook and the UserPromptSubmit hook; every change is a
-//! locked read-modify-write of `loop.json`.
+//! Loop lifecycle on disk: start, pause, resume, cancel, archive, and what
+//! happens to a loop between Stops — a capped turn, an API failure, a
+//! prompt. Used by the CLI, the Stop hook and the UserPromptSubmit and
+//! SessionStart hooks; every change is a locked read-modify-write of
+//! `loop.json`.
+
+use std::path::Path;
 
 use anyhow::{Context as _, bail};
+use chrono::{DateTime, Utc};
 use serde_json::{Value, json};
 
 use crate::hook::ctx::Ctx;
+use crate::hook::transcript::{self, CapRow};
+use crate::ralph::budget::{self, Budget};
 use crate::ralph::loop_ctl;
-use crate::ralph::loop_state::{ARCHIVE_DIR, LOOP_FILE, LoopState, LoopStatus};
+use crate::ralph::loop_state::{ARCHIVE_DIR, ApiFailure, LOOP_FILE, LoopState, LoopStatus};
+use crate::ralph::notify::{self, Channel};
 use crate::state::ids;
+
+/// The `loop` section of `.claude/ralph-hooks.json`.
+#[derive(Debug, Clone, Default, serde::Deserialize)]
+pub struct LoopConfig {
+    /// Every `loop start` uses `--rewake`.
+    #[serde(default)]
+    pub rewake: bool,
+    /// After a usage limit paused the loop, the StopFailure hook waits for
+    /// the reset and wakes the session (interactive and stream-json
+    /// sessions; plain `claude -p` has ended by then).
+    #[serde(default)]
+    pub auto_resume: bool,
+    /// Seconds past the reset time before waking (default 60).
+    #[serde(default)]
+    pub auto_resume_margin_secs: Option<u64>,
+    /// `--stop-when-stuck`'s number of iterations (default 3).
+    #[serde(default)]
+    pub stuck_after: Option<u32>,
+}
+
+impl LoopConfig {
+    /// The section; a broken one is reported and replaced by the defaults.
+    pub fn load(ctx: &Ctx) -> LoopConfig {
+        ctx.config().section("loop").unwrap_or_else(|error| {
+            eprintln!("ralph-hooks: warning: ignoring the `loop` config section: {error:#}");
+            LoopConfig::default()
+        })
+    }
+
+    pub fn auto_resume_margin_secs(&self) -> u64 {
+        self.auto_resume_margin_secs.unwrap_or(60)
+    }
+}
 
 /// What `ralph-hooks loop start` asks for.
 #[derive(Debug, Clone, Default)]
@@ -23,6 +64,10 @@ pub struct StartRequest {
     /// No errors in the project (or under `paths`): a goal-only loop.
     pub project: bool,
     pub paths: Vec<String>,
+    /// Tokens, time, estimated cost, `--stop-when-stuck`.
+    pub budget: Budget,
+    /// Wake the session after each turn instead of blocking its end.
+    pub rewake: bool,
 }
 
 /// Starts a loop, refusing while another one is running.
@@ -43,6 +88,17 @@ pub fn start(ctx: &Ctx, request: StartRequest) -> anyhow::Result<LoopState> {
     }
     if request.max_iterations == 0 {
         bail!("--max-iterations must be at least 1");
+    }
+    if request.budget.max_tokens == Some(0)
+        || request.budget.max_secs == Some(0)
+        || request
+            .budget
+            .max_cost_usd
+            .is_some_and(|cost| cost.is_nan() || cost <= 0.0)
+    {
+        bail!(
+            "a budget of zero would end the loop at its first stop: give --max-tokens, --max-time or --max-cost above zero"
+        );
     }
     if let Some(promise) = &request.promise
         && (promise.trim().is_empty()
@@ -102,6 +158,20 @@ pub fn start(ctx: &Ctx, request: StartRequest) -> anyhow::Result<LoopState> {
         worktree: crate::ralph::worktree::snapshot(&ctx.project_root, &ctx.state_root),
         touched_files: Default::default(),
         history: Vec::new(),
+        completion_detail: None,
+        rewake: request.rewake,
+        budget: request.budget,
+        spend: Default::default(),
+        usage_cursor: None,
+        budget_warned: Default::default(),
+        paused_secs: 0,
+        resumed_at: None,
+        capped: 0,
+        capped_at: None,
+        resets_at: None,
+        limit_message: None,
+        api_failures: Vec::new(),
+        notices: Vec::new(),
     };
     locked.save_json(&state)?;
     drop(locked);
@@ -110,6 +180,12 @@ pub fn start(ctx: &Ctx, request: StartRequest) -> anyhow::Result<LoopState> {
     if state.project {
         data["project"] = json!(true);
         data["paths"] = json!(state.paths);
+    }
+    if !state.budget.is_empty() {
+        data["budget"] = json!(state.budget);
+    }
+    if state.rewake {
+        data["rewake"] = json!(true);
     }
     let _ = ctx.log_event("loop_event", ("loopId", &state.id), data);
     Ok(state)
@@ -169,58 +245,384 @@ pub enum PromptEffect {
     AlreadyPaused(Box<LoopState>),
     /// An ordinary prompt: the consecutive-block count starts again.
     CounterReset,
+    /// The loop was paused by a usage limit; the user's prompt runs it again.
+    ResumedAfterLimit(Box<LoopState>),
 }
 
-/// A user prompt reached the loop. `stop` says whether it was a stop phrase:
-/// then a RUNNING loop of this session (or not yet claimed) becomes PAUSED.
-/// Any prompt starts the loop's consecutive-block count again, because the
-/// user has spoken and Claude Code's own count of Stop blocks starts over.
-pub fn on_user_prompt(ctx: &Ctx, stop: bool) -> anyhow::Result<PromptEffect> {
+/// A user prompt's effect on the loop, and what the user must be told.
+#[derive(Debug, Clone)]
+pub struct PromptOutcome {
+    pub effect: PromptEffect,
+    /// Claude Code's block cap ended the previous turn (seen now).
+    pub capped: Option<String>,
+    /// Notices that waited for the user.
+    pub notices: Vec<String>,
+}
+
+/// A user prompt reached the loop (the caller made sure a person wrote it:
+/// a woken turn's task notification or a system prompt never gets here).
+/// `stop` says whether it was a stop phrase: then a RUNNING loop of this
+/// session (or not yet claimed) becomes PAUSED. Any prompt starts the
+/// loop's consecutive-block count again, because the user has spoken and
+/// Claude Code's own count of Stop blocks starts over; before that, a turn
+/// the block cap ended (its row in `transcript`) is recorded. A loop the
+/// usage limit paused runs again. Notices waiting for the user are taken.
+pub fn on_user_prompt(
+    ctx: &Ctx,
+    stop: bool,
+    transcript: Option<&Path>,
+) -> anyhow::Result<PromptOutcome> {
+    let mut outcome = PromptOutcome {
+        effect: PromptEffect::None,
+        capped: None,
+        notices: Vec::new(),
+    };
     let store = ctx.store();
     if !store.exists(LOOP_FILE) {
-        return Ok(PromptEffect::None);
+        return Ok(outcome);
     }
     // Read before locking: an ordinary prompt with nothing to reset must not
     // write, and most prompts are ordinary.
     let Some(seen) = store.read_json::<LoopState>(LOOP_FILE)? else {
-        return Ok(PromptEffect::None);
+        return Ok(outcome);
     };
     let mine = loop_ctl::ownership(&seen, ctx.session_id.as_deref()) != loop_ctl::Ownership::Other;
-    if !seen.is_active() || !mine {
-        return Ok(PromptEffect::None);
+    if !mine {
+        return Ok(outcome);
     }
-    if !stop && seen.consecutive_blocks == 0 {
-        return Ok(PromptEffect::None);
+    let acts =
+        seen.is_active() && (stop || seen.consecutive_blocks > 0 || seen.paused_by_usage_limit());
+    if !acts && seen.notices.is_empty() {
+        return Ok(outcome);
     }
+    // The transcript is read before the lock: it may be large.
+    let cap_row = match transcript {
+        Some(path) if seen.is_running() && seen.consecutive_blocks > 0 => {
+            transcript::cap_row_after(path, cap_search_start(&seen))
+        }
+        _ => None,
+    };
     let locked = store.lock(LOOP_FILE)?;
     let Some(mut state) = locked.load_json::<LoopState>()? else {
-        return Ok(PromptEffect::None);
+        return Ok(outcome);
     };
-    if state.id != seen.id || !state.is_active() {
-        return Ok(PromptEffect::None);
+    if state.id != seen.id {
+        return Ok(outcome);
     }
     let now = ctx.now();
-    state.consecutive_blocks = 0;
-    let effect = if stop && state.is_running() {
-        state.status = LoopStatus::Paused;
-        state.paused_at = Some(now);
-        PromptEffect::Paused(Box::new(state.clone()))
-    } else if stop {
-        PromptEffect::AlreadyPaused(Box::new(state.clone()))
-    } else {
-        PromptEffect::CounterReset
-    };
+    outcome.notices = std::mem::take(&mut state.notices);
+    if state.is_active() {
+        if let Some(row) = &cap_row
+            && state.is_running()
+        {
+            outcome.capped = Some(record_cap(ctx, &mut state, row));
+        }
+        state.consecutive_blocks = 0;
+        outcome.effect = if stop && state.is_running() {
+            state.status = LoopStatus::Paused;
+            state.paused_at = Some(now);
+            PromptEffect::Paused(Box::new(state.clone()))
+        } else if stop {
+            // The user's own stop outranks a usage-limit pause: only they
+            // lift it now.
+            state.paused_by = None;
+            PromptEffect::AlreadyPaused(Box::new(state.clone()))
+        } else if state.paused_by_usage_limit() {
+            resume_in_place(&mut state, now);
+            PromptEffect::ResumedAfterLimit(Box::new(state.clone()))
+        } else {
+            PromptEffect::CounterReset
+        };
+    }
     state.updated_at = now;
     locked.save_json(&state)?;
     drop(locked);
-    if let PromptEffect::Paused(state) = &effect {
-        let _ = ctx.log_event(
-            "loop_event",
-            ("loopId", &state.id),
-            json!({"event": "loop_paused", "iteration": state.iteration, "by": "user_prompt"}),
+    match &outcome.effect {
+        PromptEffect::Paused(state) => {
+            let _ = ctx.log_event(
+                "loop_event",
+                ("loopId", &state.id),
+                json!({"event": "loop_paused", "iteration": state.iteration, "by": "user_prompt"}),
+            );
+        }
+        PromptEffect::ResumedAfterLimit(state) => {
+            let _ = ctx.log_event(
+                "loop_event",
+                ("loopId", &state.id),
+                json!({"event": "loop_resumed", "iteration": state.iteration, "by": "user_prompt", "after": "usage_limit"}),
+            );
+        }
+        _ => {}
+    }
+    Ok(outcome)
+}
+
+/// Where to look for a new cap row: after the last one recorded, and after
+/// the loop started.
+pub fn cap_search_start(state: &LoopState) -> DateTime<Utc> {
+    state
+        .capped_at
+        .map_or(state.started_at, |at| at.max(state.started_at))
+}
+
+/// Records a turn Claude Code's block cap ended: the `capped` count and
+/// time, the overridden block's history entry, a `loop_capped` event.
+/// Returns what to tell the user.
+pub fn record_cap(ctx: &Ctx, state: &mut LoopState, row: &CapRow) -> String {
+    state.capped += 1;
+    state.capped_at = Some(row.at);
+    if let Some(entry) = state
+        .history
+        .iter_mut()
+        .rev()
+        .find(|entry| entry.at <= row.at && entry.decision == "block")
+    {
+        entry.capped_at = Some(row.at);
+    }
+    let _ = ctx.log_event(
+        "loop_event",
+        ("loopId", &state.id),
+        json!({"event": "loop_capped", "iteration": state.iteration, "capped": state.capped,
+               "at": row.at.to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
+               "consecutiveBlocks": state.consecutive_blocks}),
+    );
+    // The client's own words, up to its dash: "A hook blocked the turn
+    // from ending 9 consecutive times".
+    let said = row
+        .text
+        .split(['—', '.'])
+        .next()
+        .unwrap_or(&row.text)
+        .trim();
+    format!(
+        "ralph-hooks: the last turn ended because Claude Code's block cap stopped it (\"{said}\"), not because the loop finished. Loop {} is still RUNNING at iteration {}/{} and carries on with the next turn.",
+        state.id, state.iteration, state.max_iterations
+    )
+}
+
+/// A session started (a resume, a compaction, a new start): a turn the
+/// block cap ended is recorded, and the notices waiting for the user are
+/// taken. Returns what to tell the user, nothing when there is nothing.
+pub fn on_session_start(ctx: &Ctx, transcript: Option<&Path>) -> anyhow::Result<Vec<String>> {
+    let store = ctx.store();
+    if !store.exists(LOOP_FILE) {
+        return Ok(Vec::new());
+    }
+    let Some(seen) = store.read_json::<LoopState>(LOOP_FILE)? else {
+        return Ok(Vec::new());
+    };
+    if loop_ctl::ownership(&seen, ctx.session_id.as_deref()) == loop_ctl::Ownership::Other {
+        return Ok(Vec::new());
+    }
+    let cap_row = match transcript {
+        Some(path) if seen.is_running() && seen.consecutive_blocks > 0 => {
+            transcript::cap_row_after(path, cap_search_start(&seen))
+        }
+        _ => None,
+    };
+    if cap_row.is_none() && seen.notices.is_empty() {
+        return Ok(Vec::new());
+    }
+    let locked = store.lock(LOOP_FILE)?;
+    let Some(mut state) = locked.load_json::<LoopState>()? else {
+        return Ok(Vec::new());
+    };
+    if state.id != seen.id {
+        return Ok(Vec::new());
+    }
+    let mut told = std::mem::take(&mut state.notices);
+    let mut capped = None;
+    if let Some(row) = &cap_row
+        && state.is_running()
+    {
+        let message = record_cap(ctx, &mut state, row);
+        told.push(message.clone());
+        capped = Some(message);
+        // The turn ended: Claude Code's count of blocks starts over.
+        state.consecutive_blocks = 0;
+    }
+    state.updated_at = ctx.now();
+    locked.save_json(&state)?;
+    drop(locked);
+    if let Some(message) = capped {
+        // The session is starting: the user is there, so the webhook keeps
+        // the record and no desktop notification interrupts them.
+        notify::notify(
+            ctx,
+            notify::Event::Capped,
+            &state,
+            &message,
+            Channel::WebhookOnly,
         );
     }
+    Ok(told)
+}
+
+/// An API error ended a turn (StopFailure, or a Stop whose last message is
+/// a limit notice).
+#[derive(Debug, Clone, Default)]
+pub struct TurnFailure {
+    /// `rate_limit`, `server_error`, `overloaded`, …
+    pub error: String,
+    pub message: String,
+    pub resets_at: Option<DateTime<Utc>>,
+}
+
+impl TurnFailure {
+    /// A rate or usage limit: the loop pauses until the user's next prompt.
+    pub fn is_limit(&self) -> bool {
+        self.error == "rate_limit"
+    }
+}
+
+/// What a failed turn did to the loop.
+#[derive(Debug, Clone)]
+pub enum FailureEffect {
+    /// No loop of this session is running: nothing recorded.
+    None,
+    /// A limit: the loop is PAUSED (`paused_by: "usage_limit"`).
+    Paused(Box<LoopState>),
+    /// Another failure: recorded; the loop stays as it was.
+    Recorded(Box<LoopState>),
+}
+
+/// Records a failed turn in the running loop of this session: no iteration
+/// is spent either way. A limit pauses the loop (`usage_limit`, with the
+/// reset time when known) until the user's next prompt or `loop resume`;
+/// another failure is kept in `api_failures`. The user is told at the next
+/// prompt or session start (a notice): nothing a failed turn's hook prints
+/// reaches them.
+pub fn on_turn_failure(ctx: &Ctx, failure: &TurnFailure) -> anyhow::Result<FailureEffect> {
+    let store = ctx.store();
+    if !store.exists(LOOP_FILE) {
+        return Ok(FailureEffect::None);
+    }
+    let locked = store.lock(LOOP_FILE)?;
+    let Some(mut state) = locked.load_json::<LoopState>()? else {
+        return Ok(FailureEffect::None);
+    };
+    if !state.is_running()
+        || loop_ctl::ownership(&state, ctx.session_id.as_deref()) == loop_ctl::Ownership::Other
+    {
+        return Ok(FailureEffect::None);
+    }
+    let now = ctx.now();
+    if state.session_id.is_none() {
+        state.session_id = ctx.session_id.clone();
+    }
+    state.push_api_failure(ApiFailure {
+        at: now,
+        error: failure.error.clone(),
+        message: failure.message.clone(),
+        resets_at: failure.resets_at,
+    });
+    state.updated_at = now;
+    let resets = failure
+        .resets_at
+        .map(|at| format!(" It resets at {}.", at.format("%Y-%m-%d %H:%M UTC")))
+        .unwrap_or_default();
+    let effect = if failure.is_limit() {
+        state.status = LoopStatus::Paused;
+        state.paused_at = Some(now);
+        state.paused_by = Some("usage_limit".into());
+        state.resets_at = failure.resets_at;
+        state.limit_message = Some(failure.message.clone());
+        state.push_notice(format!(
+            "ralph-hooks: loop {} was paused at {} by a usage limit (\"{}\"), with no iteration spent (still {}/{}).{resets} Your next message resumes it (or `ralph-hooks loop resume`).",
+            state.id,
+            now.format("%H:%M UTC"),
+            failure.message,
+            state.iteration,
+            state.max_iterations
+        ));
+        FailureEffect::Paused(Box::new(state.clone()))
+    } else {
+        state.push_notice(format!(
+            "ralph-hooks: a turn of loop {} ended at {} on an API error ({}: \"{}\"), with no iteration spent. The loop is still RUNNING: send a message (\"continue\") to go on.",
+            state.id,
+            now.format("%H:%M UTC"),
+            failure.error,
+            failure.message
+        ));
+        FailureEffect::Recorded(Box::new(state.clone()))
+    };
+    locked.save_json(&state)?;
+    drop(locked);
+    let mut data =
+        json!({"iteration": state.iteration, "error": failure.error, "message": failure.message});
+    if let Some(at) = failure.resets_at {
+        data["resetsAt"] = json!(at.to_rfc3339_opts(chrono::SecondsFormat::Secs, true));
+    }
+    if failure.is_limit() {
+        data["event"] = json!("loop_paused");
+        data["by"] = json!("usage_limit");
+    } else {
+        data["event"] = json!("loop_api_failure");
+    }
+    let _ = ctx.log_event("loop_event", ("loopId", &state.id), data);
     Ok(effect)
+}
+
+/// Queues a notice for the user's next prompt or session start.
+pub fn add_notice(ctx: &Ctx, id: &str, text: String) -> anyhow::Result<()> {
+    let locked = ctx.store().lock(LOOP_FILE)?;
+    let Some(mut state) = locked.load_json::<LoopState>()? else {
+        return Ok(());
+    };
+    if state.id != id {
+        return Ok(());
+    }
+    state.push_notice(text);
+    locked.save_json(&state)
+}
+
+/// Resumes a loop the usage limit paused, when it still is: the same pause
+/// (`paused_at`) of the same loop. Used by the auto-resume after the limit
+/// resets; `None` when the user resumed, cancelled or replaced it meanwhile.
+pub fn resume_after_limit(
+    ctx: &Ctx,
+    id: &str,
+    paused_at: DateTime<Utc>,
+) -> anyhow::Result<Option<LoopState>> {
+    let locked = ctx.store().lock(LOOP_FILE)?;
+    let Some(mut state) = locked.load_json::<LoopState>()? else {
+        return Ok(None);
+    };
+    if state.id != id || !state.paused_by_usage_limit() || state.paused_at != Some(paused_at) {
+        return Ok(None);
+    }
+    let now = chrono::Utc::now();
+    resume_in_place(&mut state, now);
+    locked.save_json(&state)?;
+    drop(locked);
+    let _ = ctx.log_event(
+        "loop_event",
+        ("loopId", &state.id),
+        json!({"event": "loop_resumed", "iteration": state.iteration, "by": "auto_resume", "after": "usage_limit"}),
+    );
+    Ok(Some(state))
+}
+
+/// RUNNING again: the pause's time is left out of the time budget, and the
+/// next iteration's time starts now.
+fn resume_in_place(state: &mut LoopState, now: DateTime<Utc>) {
+    if let Some(since) = state.paused_at {
+        state.paused_secs += (now - since).num_seconds().max(0) as u64;
+    }
+    state.status = LoopStatus::Running;
+    state.paused_at = None;
+    state.paused_by = None;
+    state.resets_at = None;
+    state.limit_message = None;
+    state.consecutive_blocks = 0;
+    state.resumed_at = Some(now);
+    state.updated_at = now;
+}
+
+/// The spend line for a loop, for messages: `41,230 tokens, ~$0.84
+/// (estimate), 12m 05s`.
+pub fn spend_summary(state: &LoopState, now: DateTime<Utc>) -> String {
+    budget::summary(&state.spend, state.active_secs(now))
 }
 
 /// Pauses the RUNNING loop because the guard saw the agent publish (a push,
@@ -275,11 +677,7 @@ pub fn resume(ctx: &Ctx) -> anyhow::Result<Resumed> {
         LoopStatus::Running => return Ok(Resumed::AlreadyRunning(Box::new(state))),
         _ => return Ok(Resumed::NotPaused(Some(Box::new(state)))),
     }
-    state.status = LoopStatus::Running;
-    state.paused_at = None;
-    state.paused_by = None;
-    state.consecutive_blocks = 0;
-    state.updated_at = ctx.now();
+    resume_in_place(&mut state, ctx.now());
     locked.save_json(&state)?;
     drop(locked);
     let _ = ctx.log_event(

@@ -121,7 +121,7 @@ pub fn view(ctx: &Ctx) -> View {
 
 fn ago(at: DateTime<Utc>, now: DateTime<Utc>) -> String {
     let seconds = (now - at).num_seconds().max(0);
-    format!("{} ago", crate::ralph::loop_state::human_duration(seconds))
+    format!("{} ago", crate::ralph::budget::human_duration(seconds))
 }
 
 fn signal_line(signal: &Signal) -> String {

@@ -102,6 +102,43 @@ impl Drop for GroupChild {
     }
 }
 
+/// The `ralph-hooks` CLI: `$RALPH_HOOKS_CLI`, else next to this
+/// executable (where `cargo install` and a build directory put it), else on
+/// PATH. Hooks start it in the background for work they must not wait for.
+pub fn cli_binary() -> Option<std::path::PathBuf> {
+    if let Some(path) = std::env::var_os("RALPH_HOOKS_CLI").filter(|p| !p.is_empty()) {
+        return Some(std::path::PathBuf::from(path));
+    }
+    if let Ok(current) = std::env::current_exe()
+        && let Some(dir) = current.parent()
+    {
+        let sibling = dir.join("ralph-hooks");
+        if sibling.is_file() {
+            return Some(sibling);
+        }
+    }
+    which::which("ralph-hooks").ok()
+}
+
+/// Starts `command` detached: its own session (out of the hook's process
+/// group, which Claude Code may kill, and away from any terminal), stdio on
+/// `/dev/null`, never waited for. Returns its pid.
+pub fn spawn_detached(command: &mut Command) -> std::io::Result<u32> {
+    command
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    // SAFETY: setsid(2) is async-signal-safe and touches no memory of the
+    // parent; it runs in the child between fork and exec.
+    unsafe {
+        command.pre_exec(|| {
+            libc::setsid();
+            Ok(())
+        });
+    }
+    Ok(command.spawn()?.id())
+}
+
 /// Sends SIGKILL to every process in the group led by `pid`.
 pub fn kill_group(pid: u32) {
     let Ok(pgid) = libc::pid_t::try_from(pid) else {

@@ -15,6 +15,11 @@ The script is JSON: {"turns": [TURN, ...]}, where a TURN holds
   "content": [blocks]               raw content blocks instead of the above;
   "stop_reason": "..."              default: tool_use if a tool is called,
                                     else end_turn;
+  "error": {"status": 429, ...}     an API error instead of a message (see
+                                    `error_reply`): a rate limit, an
+                                    overload, a server error;
+  "usage": {"input_tokens": N, ...} the usage the reply reports (default:
+                                    input from the request's size, 8 output);
   "expect": {...}                   checks on the request this turn answers
                                     (see `check_expectations`).
 Any string in a turn may hold {{NAME}} placeholders, filled in from the
@@ -200,7 +205,7 @@ def usage(input_tokens, output_tokens):
     }
 
 
-def whole_message(message_id, model, blocks, stop_reason, input_tokens):
+def whole_message(message_id, model, blocks, stop_reason, counts):
     return {
         "id": message_id,
         "type": "message",
@@ -209,15 +214,38 @@ def whole_message(message_id, model, blocks, stop_reason, input_tokens):
         "content": blocks,
         "stop_reason": stop_reason,
         "stop_sequence": None,
-        "usage": usage(input_tokens, 8),
+        "usage": dict(counts),
     }
+
+
+def error_reply(error):
+    """(status, headers, body) for a turn's "error": {"status": 429,
+    "type": "rate_limit_error", "message": "...", "headers": {...}}. Only
+    `status` is needed; the type and message default to what the API sends
+    for that status. `headers` are sent as given (for example
+    `anthropic-ratelimit-unified-status: rejected` with a reset time;
+    `"reset_in": N` turns a header value "RESET" into the time N seconds
+    from the reply)."""
+    status = int(error.get("status", 500))
+    default_type = {429: "rate_limit_error", 529: "overloaded_error", 401: "authentication_error"}.get(status, "api_error")
+    body = {
+        "type": "error",
+        "error": {"type": error.get("type", default_type), "message": error.get("message", "mock %d" % status)},
+    }
+    headers = {name: str(value) for name, value in (error.get("headers") or {}).items()}
+    if "reset_in" in error:
+        # A header given as "RESET" becomes the epoch second `reset_in`
+        # seconds from the reply (a limit that resets soon).
+        reset = str(int(time.time()) + int(error["reset_in"]))
+        headers = {name: reset if value == "RESET" else value for name, value in headers.items()}
+    return status, headers, json.dumps(body).encode("utf-8")
 
 
 def chunks(text, size):
     return [text[at:at + size] for at in range(0, len(text), size)] or [""]
 
 
-def event_stream(message_id, model, blocks, stop_reason, input_tokens):
+def event_stream(message_id, model, blocks, stop_reason, counts):
     """The same message as server-sent events, each block's content split
     over several deltas so that Claude Code's reassembly is exercised."""
     events = []
@@ -226,8 +254,7 @@ def event_stream(message_id, model, blocks, stop_reason, input_tokens):
         data["type"] = name
         events.append("event: %s\ndata: %s\n\n" % (name, json.dumps(data)))
 
-    start = whole_message(message_id, model, [], None, input_tokens)
-    start["usage"] = usage(input_tokens, 1)
+    start = whole_message(message_id, model, [], None, dict(counts, output_tokens=1))
     emit("message_start", {"message": start})
     for index, block in enumerate(blocks):
         if block["type"] == "text":
@@ -242,7 +269,7 @@ def event_stream(message_id, model, blocks, stop_reason, input_tokens):
         else:
             raise ValueError("the mock cannot stream a %r block" % block["type"])
         emit("content_block_stop", {"index": index})
-    emit("message_delta", {"delta": {"stop_reason": stop_reason, "stop_sequence": None}, "usage": {"output_tokens": 8}})
+    emit("message_delta", {"delta": {"stop_reason": stop_reason, "stop_sequence": None}, "usage": {"output_tokens": counts["output_tokens"]}})
     emit("message_stop", {})
     return "".join(events).encode("utf-8")
 
@@ -287,10 +314,10 @@ class MockApi:
         route = path.split("?", 1)[0]
         if route.endswith("/v1/messages/count_tokens"):
             self.log(dict(record, kind="count_tokens"))
-            return 200, "application/json", b'{"input_tokens": 100}'
+            return 200, "application/json", b'{"input_tokens": 100}', {}
         if not route.endswith("/v1/messages") or not isinstance(body, dict):
             self.log(dict(record, kind="other"))
-            return 200, "application/json", b"{}"
+            return 200, "application/json", b"{}", {}
         kind = call_kind(body)
         if kind == "main":
             index, turn = self.script.take()
@@ -304,16 +331,21 @@ class MockApi:
                     turn = self.capture(turn, body, record)
         else:
             turn = {"text": SIDE_CALL_TEXT}
+        if turn.get("error"):
+            status, headers, payload = error_reply(turn["error"])
+            record.update(kind=kind, reply={"error": turn["error"]})
+            self.log(record)
+            return status, "application/json", payload, headers
         blocks, stop_reason = reply_blocks(turn, self.script)
         record.update(kind=kind, reply={"content": blocks, "stop_reason": stop_reason})
         self.log(record)
         model = body.get("model") or "claude-e2e-mock"
-        input_tokens = max(1, len(json.dumps(body)) // 4)
+        counts = dict(usage(max(1, len(json.dumps(body)) // 4), 8), **(turn.get("usage") or {}))
         message_id = self.script.fresh_message_id()
         if body.get("stream"):
-            return 200, "text/event-stream", event_stream(message_id, model, blocks, stop_reason, input_tokens)
-        reply = whole_message(message_id, model, blocks, stop_reason, input_tokens)
-        return 200, "application/json", json.dumps(reply).encode("utf-8")
+            return 200, "text/event-stream", event_stream(message_id, model, blocks, stop_reason, counts), {}
+        reply = whole_message(message_id, model, blocks, stop_reason, counts)
+        return 200, "application/json", json.dumps(reply).encode("utf-8"), {}
 
     def capture(self, turn, body, record):
         """A turn's "capture": {"NAME": regex with one group} takes text from
@@ -346,9 +378,11 @@ class MockApi:
                 # The request log is ours; the default access log on stderr is noise.
                 pass
 
-            def send(self, status, content_type, payload):
+            def send(self, status, content_type, payload, headers=None):
                 self.send_response(status)
                 self.send_header("Content-Type", content_type)
+                for name, value in (headers or {}).items():
+                    self.send_header(name, value)
                 self.send_header("Content-Length", str(len(payload)))
                 self.send_header("request-id", "req_e2e_%d" % mock.sequence)
                 self.end_headers()

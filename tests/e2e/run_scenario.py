@@ -157,6 +157,11 @@ def read_json_lines(path):
 #   ... [DEBUG] Hooks: PreToolUse:Bash [/path/to/hook] finished with status 0 (15ms)
 # followed, for a failure, by an [ERROR] line with the hook's stderr.
 HOOK_RUN_LINE = re.compile(r"Hooks: (\S+) \[(.*)\] finished with status (-?\d+) \((\d+)ms\)")
+# An asyncRewake hook is first logged as moved to the background (its exit
+# status comes later, only as an [ERROR] line when it is 2, the wake signal).
+HOOK_BACKGROUND_LINE = re.compile(r"Hooks: (\S+) \[(.*)\] moved to the background \((\d+)ms\)")
+# Fire-and-forget hooks (StopFailure's) are logged without a time.
+HOOK_DONE_LINE = re.compile(r"\[DEBUG\] (\S+) \[(.*)\] completed with status (-?\d+)\s*$")
 HOOK_ERROR_LINE = re.compile(r"\[ERROR\] (\".*\")\s*$")
 
 
@@ -171,6 +176,16 @@ def hook_runs(debug_log_path):
             if found:
                 label, command, status, ms = found.groups()
                 runs.append({"label": label, "command": command, "status": int(status), "ms": int(ms), "error": None})
+                continue
+            found = HOOK_BACKGROUND_LINE.search(line)
+            if found:
+                label, command, ms = found.groups()
+                runs.append({"label": label, "command": command, "status": 0, "ms": int(ms), "error": None, "background": True})
+                continue
+            found = HOOK_DONE_LINE.search(line)
+            if found:
+                label, command, status = found.groups()
+                runs.append({"label": label, "command": command, "status": int(status), "ms": 0, "error": None})
                 continue
             error = HOOK_ERROR_LINE.search(line)
             if error and runs and runs[-1]["status"] != 0 and runs[-1]["error"] is None:
@@ -210,17 +225,32 @@ def run_logged(command, log_path, **options):
         return subprocess.run(command, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, **options).returncode
 
 
-def run_claude(command, project, environment, stdout_path, stderr_path, timeout):
+def run_claude(command, project, environment, stdout_path, stderr_path, timeout, messages=None, settle=3.0):
     """Runs claude in its own process group; on timeout the whole group is
     killed, so no hook or tool it started outlives the run. Returns
-    (exit status, seconds); the status is 124 on timeout."""
+    (exit status, seconds); the status is 124 on timeout.
+
+    With `messages` (stream-json input), claude's stdin stays open: the
+    first message is written at once, each next one when a `result` event
+    answered the previous and the stream has been quiet for `settle`
+    seconds, and stdin is closed once the last one was answered and the
+    stream stayed quiet that long (an asyncRewake hook may wake the session
+    meanwhile: its turns end in a `result` too)."""
     started = time.monotonic()
     with open(stdout_path, "w", encoding="utf-8") as stdout, open(stderr_path, "w", encoding="utf-8") as stderr:
         child = subprocess.Popen(
-            command, cwd=project, env=environment, stdin=subprocess.DEVNULL, stdout=stdout, stderr=stderr, start_new_session=True
+            command,
+            cwd=project,
+            env=environment,
+            stdin=subprocess.PIPE if messages else subprocess.DEVNULL,
+            stdout=stdout,
+            stderr=stderr,
+            start_new_session=True,
         )
         try:
-            status = child.wait(timeout=timeout)
+            if messages:
+                feed_messages(child, stdout_path, messages, settle, started + timeout)
+            status = child.wait(timeout=max(0.1, started + timeout - time.monotonic()))
         except subprocess.TimeoutExpired:
             status = 124
         finally:
@@ -232,6 +262,41 @@ def run_claude(command, project, environment, stdout_path, stderr_path, timeout)
                 pass
             child.wait()
     return status, time.monotonic() - started
+
+
+def user_message(text):
+    return json.dumps({"type": "user", "message": {"role": "user", "content": [{"type": "text", "text": text}]}}) + "\n"
+
+
+def feed_messages(child, stdout_path, messages, settle, deadline):
+    """Writes the user messages to claude's stdin one answer at a time, then
+    closes it when the session has been quiet for `settle` seconds."""
+    child.stdin.write(user_message(messages[0]).encode("utf-8"))
+    child.stdin.flush()
+    sent = 1
+    size, quiet_since = -1, time.monotonic()
+    while time.monotonic() < deadline and child.poll() is None:
+        time.sleep(0.2)
+        current = os.path.getsize(stdout_path)
+        if current != size:
+            size, quiet_since = current, time.monotonic()
+            continue
+        if time.monotonic() - quiet_since < settle:
+            continue
+        results = sum(1 for event in read_json_lines(stdout_path) if event.get("type") == "result")
+        if results < sent:
+            continue
+        if sent < len(messages):
+            child.stdin.write(user_message(messages[sent]).encode("utf-8"))
+            child.stdin.flush()
+            sent += 1
+            quiet_since = time.monotonic()
+            continue
+        break
+    try:
+        child.stdin.close()
+    except OSError:
+        pass
 
 
 def one_line(text, limit=220):
@@ -373,7 +438,15 @@ def main():
     )
     claude_environment.update(mock_api.fill_placeholders(options.get("env", {}), substitutions))
     debug_log_path = os.path.join(out, "claude-debug.txt")
-    command = [claude, "-p", prompt, "--output-format", "stream-json", "--verbose", "--permission-mode", "bypassPermissions"]
+    messages = [mock_api.fill_placeholders(text, substitutions) for text in options.get("messages", [])]
+    if messages or options.get("stream_input"):
+        # stream-json input: the prompt and the next messages come on stdin,
+        # which stays open while the session may still be woken.
+        command = [claude, "-p", "--input-format", "stream-json"]
+        messages = [prompt] + messages
+    else:
+        command = [claude, "-p", prompt]
+    command += ["--output-format", "stream-json", "--verbose", "--permission-mode", "bypassPermissions"]
     # Claude Code's debug log is the one place that records every hook run
     # with its exit status; stream-json reports only SessionStart hooks.
     command += ["--debug-file", debug_log_path]
@@ -381,7 +454,8 @@ def main():
     timeout = args.timeout or float(options.get("timeout", DEFAULT_TIMEOUT))
     try:
         status, claude_seconds = run_claude(
-            command, project, claude_environment, os.path.join(out, "stream.jsonl"), os.path.join(out, "claude-stderr.txt"), timeout
+            command, project, claude_environment, os.path.join(out, "stream.jsonl"), os.path.join(out, "claude-stderr.txt"), timeout,
+            messages=messages if command[2:3] == ["--input-format"] else None, settle=float(options.get("settle", 3.0)),
         )
     finally:
         mock.stop()
@@ -405,6 +479,9 @@ def main():
         # Our hooks fail open with exit 1 on an internal fault: the run goes
         # on, so only this catches it.
         for run in hooks:
+            # Exit 2 is the wake signal of our asyncRewake registration.
+            if run["status"] == 2 and run["command"].endswith("ralph-stop-loop-controller --rewake"):
+                continue
             if run["status"] != 0:
                 problems.append("hook %s [%s] exited %d: %s" % (run["label"], run["command"], run["status"], one_line(run["error"] or "", 600)))
 
