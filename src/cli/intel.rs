@@ -139,7 +139,7 @@ fn rename_inner(
         .collect();
     let mut problems = Vec::new();
     if apply {
-        writer::apply_all(&plan.changes, &session.ctx.state_root)?;
+        writer::apply_all(&plan.changes, bounds(session.ctx))?;
         problems = recheck(session, file, &plan.changes);
     }
     if json {
@@ -215,6 +215,14 @@ fn recheck(session: &mut Session<'_>, first: &Path, changes: &[FileChange]) -> V
         }
     }
     problems
+}
+
+/// Where the code writers may write: the project, never the hook state.
+fn bounds(ctx: &Ctx) -> writer::Bounds<'_> {
+    writer::Bounds {
+        project: &ctx.project_root,
+        state: &ctx.state_root,
+    }
 }
 
 fn lang_arg(args: &mut Args) -> anyhow::Result<Option<Lang>> {
@@ -294,7 +302,7 @@ fn rewrite_cmd(ctx: &Ctx, args: &mut Args) -> anyhow::Result<ExitCode> {
     let total: usize = rewritten.iter().map(|r| r.replacements).sum();
     if apply && !rewritten.is_empty() {
         let changes: Vec<FileChange> = rewritten.iter().map(|r| r.change.clone()).collect();
-        writer::apply_all(&changes, &ctx.state_root)?;
+        writer::apply_all(&changes, bounds(ctx))?;
     }
     if json {
         let files: Vec<_> = rewritten
@@ -390,7 +398,7 @@ fn fix_cmd(ctx: &Ctx, args: &mut Args) -> anyhow::Result<ExitCode> {
         .filter_map(|r| r.change.clone())
         .collect();
     let written = if !dry_run && !changes.is_empty() {
-        let result = writer::apply_all(&changes, &ctx.state_root);
+        let result = writer::apply_all(&changes, bounds(ctx));
         if let Err(error) = result {
             say_notes(session.close());
             return Err(error);

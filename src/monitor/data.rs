@@ -177,7 +177,21 @@ impl TaskCache {
                         "{}: not a task file (no Status in its Metadata)",
                         path.display()
                     )),
-                    Ok(None) => continue,
+                    Ok(None) if path.symlink_metadata().is_err() => continue,
+                    // Not a task right now, left in place (this store never
+                    // moves anything). While it is still changing it is an
+                    // editor's save half-way: the last good read stands, and
+                    // the next change of the file is read again.
+                    Ok(None) if crate::state::being_written(&path) => {
+                        if cache.get(id).is_some_and(|c| c.entry.is_ok()) {
+                            seen.push(id.to_string());
+                        }
+                        continue;
+                    }
+                    Ok(None) => Err(store
+                        .take_warnings()
+                        .pop()
+                        .unwrap_or_else(|| format!("{}: not readable as a task", path.display()))),
                     Err(error) => Err(format!("{error:#}")),
                 };
                 cache.insert(id.to_string(), Cached { stamp, entry });
