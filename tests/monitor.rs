@@ -968,24 +968,20 @@ fn a_garbage_task_file_is_reported_and_the_rest_served() {
     );
     let (_, team) = monitor.get("/api/team-state");
     assert_eq!(team[0]["problems"].as_array().unwrap().len(), 2);
-    // The project's rule for corrupt state: moved aside, bytes kept, and
-    // reported for as long as it lies there.
-    assert!(!tasks.join("task_binary.md").exists());
+    // The monitor only watches: a damaged file is reported and left where
+    // it is (it may be an editor's save half-way); a reader that may write
+    // moves it aside once it stays damaged.
+    assert!(tasks.join("task_binary.md").exists());
     let aside: Vec<PathBuf> = std::fs::read_dir(&tasks)
         .unwrap()
         .map(|e| e.unwrap().path())
-        .filter(|p| p.to_string_lossy().contains("task_binary.md.corrupt-"))
+        .filter(|p| p.to_string_lossy().contains(".corrupt-"))
         .collect();
-    assert_eq!(aside.len(), 1, "{aside:?}");
-    assert_eq!(
-        std::fs::read(&aside[0]).unwrap(),
-        [0xff, 0xfe, 0x00, 0x41, 0x80]
-    );
+    assert!(aside.is_empty(), "{aside:?}");
     let (_, again) = monitor.get("/api/agents");
     assert_eq!(again[0]["problems"].as_array().unwrap().len(), 2, "{again}");
     assert!(
-        again[0]["problems"].to_string().contains("not UTF-8")
-            || again[0]["problems"].to_string().contains("corrupt"),
+        again[0]["problems"].to_string().contains("not UTF-8"),
         "{again}"
     );
     // The live stream keeps working.

@@ -48,6 +48,12 @@ pub fn run(ctx: &Ctx, args: &mut Args) -> anyhow::Result<ExitCode> {
     if paths.iter().any(|p| p.as_os_str().is_empty()) {
         bail!("an empty path was given");
     }
+    // A named path outside the project is the user's mistake, said plainly
+    // (exit 2, unchecked), never walked.
+    if let Err(error) = crate::engine::files::refuse_outside(ctx, &paths) {
+        eprintln!("ralph-hooks: {error:#}");
+        return Ok(ExitCode::from(2));
+    }
     let options = Options {
         paths,
         min_severity,

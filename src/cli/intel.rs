@@ -20,6 +20,7 @@ use crate::intel::refs::plural;
 use crate::intel::session::Session;
 use crate::intel::writer::{self, FileChange};
 use crate::intel::{diff, fix, refs, rename, structural};
+use crate::util::text::escape_controls;
 
 /// How long one command may wait for its servers, start-up included
 /// (pyright indexing a cold project takes seconds).
@@ -217,6 +218,14 @@ fn recheck(session: &mut Session<'_>, first: &Path, changes: &[FileChange]) -> V
     problems
 }
 
+/// ", N skipped (see above)" when files could not be searched.
+fn skipped_note(skipped: usize) -> String {
+    match skipped {
+        0 => String::new(),
+        n => format!(", {n} skipped (see above)"),
+    }
+}
+
 /// Where the code writers may write: the project, never the hook state.
 fn bounds(ctx: &Ctx) -> writer::Bounds<'_> {
     writer::Bounds {
@@ -242,7 +251,7 @@ fn search_cmd(ctx: &Ctx, args: &mut Args) -> anyhow::Result<ExitCode> {
     let scope = structural::scope(ctx, &paths, lang)?;
     let (hits, skipped) = structural::search(ctx, &scope, &pattern)?;
     for why in &skipped {
-        eprintln!("ralph-hooks: skipped {why}");
+        eprintln!("ralph-hooks: skipped {}", escape_controls(why));
     }
     if json {
         // Serialized straight into one buffer: thousands of matches would
@@ -267,18 +276,21 @@ fn search_cmd(ctx: &Ctx, args: &mut Args) -> anyhow::Result<ExitCode> {
         let _ = writeln!(
             text,
             "{}:{}:{}: {first_line}{more}",
-            hit.path, hit.line, hit.column
+            escape_controls(&hit.path),
+            hit.line,
+            hit.column
         );
     }
     print!("{text}");
     let files: std::collections::BTreeSet<&str> = hits.iter().map(|h| h.path.as_str()).collect();
     println!(
-        "{} {} in {} {} ({} searched)",
+        "{} {} in {} {} ({} searched{})",
         hits.len(),
         plural(hits.len(), "match", "matches"),
         files.len(),
         plural(files.len(), "file", "files"),
-        scope.files.len()
+        scope.files.len() - skipped.len(),
+        skipped_note(skipped.len())
     );
     Ok(ExitCode::SUCCESS)
 }
@@ -297,7 +309,7 @@ fn rewrite_cmd(ctx: &Ctx, args: &mut Args) -> anyhow::Result<ExitCode> {
     let scope = structural::scope(ctx, &paths, lang)?;
     let (rewritten, skipped) = structural::rewrite(ctx, &scope, &pattern, &replacement)?;
     for why in &skipped {
-        eprintln!("ralph-hooks: skipped {why}");
+        eprintln!("ralph-hooks: skipped {}", escape_controls(why));
     }
     let total: usize = rewritten.iter().map(|r| r.replacements).sum();
     if apply && !rewritten.is_empty() {
@@ -322,10 +334,11 @@ fn rewrite_cmd(ctx: &Ctx, args: &mut Args) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     if rewritten.is_empty() {
+        let searched = scope.files.len() - skipped.len();
         println!(
-            "no match for {pattern:?} in {} {}; nothing to rewrite",
-            scope.files.len(),
-            plural(scope.files.len(), "file", "files")
+            "no match for {pattern:?} in {searched} {}{}; nothing to rewrite",
+            plural(searched, "file", "files"),
+            skipped_note(skipped.len())
         );
         return Ok(ExitCode::SUCCESS);
     }
@@ -347,11 +360,12 @@ fn rewrite_cmd(ctx: &Ctx, args: &mut Args) -> anyhow::Result<ExitCode> {
         }
     }
     println!(
-        "{} {total} {} in {} {}{}",
+        "{} {total} {} in {} {}{}{}",
         if apply { "applied" } else { "would apply" },
         plural(total, "replacement", "replacements"),
         rewritten.len(),
         plural(rewritten.len(), "file", "files"),
+        skipped_note(skipped.len()),
         if apply {
             ""
         } else {

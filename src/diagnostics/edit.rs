@@ -53,7 +53,9 @@ pub fn after_edit(ctx: &Ctx, tool: &ToolInput) -> anyhow::Result<HookOutput> {
         ctx.debug(format_args!("diagnostics are turned off in the config"));
         return Ok(HookOutput::silent());
     }
-    let display = resolve::display_path(ctx, &path);
+    // Shown to Claude: a newline in a file name must not start a line.
+    let display =
+        crate::util::text::escape_controls(&resolve::display_path(ctx, &path)).into_owned();
     let target = match resolve::resolve(ctx, &settings, &path) {
         Resolved::Unsupported => {
             ctx.debug(format_args!(
