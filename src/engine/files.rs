@@ -158,9 +158,14 @@ fn unreadable(error: &ignore::Error) -> Option<NotChecked> {
     if name.is_some_and(|name| IGNORE_FILES.contains(&name.as_str())) {
         return None;
     }
-    let reason = match io.raw_os_error() {
-        Some(libc::ENAMETOOLONG) => "its path is longer than the system allows".to_string(),
-        _ => format!("cannot be read: {io}"),
+    // The walker wraps the system's error, so its number may be hidden;
+    // the kind survives.
+    let too_long = io.raw_os_error() == Some(libc::ENAMETOOLONG)
+        || io.kind() == std::io::ErrorKind::InvalidFilename;
+    let reason = if too_long {
+        "its path is longer than the system allows".to_string()
+    } else {
+        format!("cannot be read: {io}")
     };
     Some(NotChecked { path, reason })
 }
