@@ -2207,6 +2207,23 @@ fn files_over_the_limit_are_never_clean_nor_silently_skipped() {
     );
     assert!(String::from_utf8_lossy(&stop.stdout).contains("\"block\""), "{}", text_of(&stop));
     assert_eq!(loop_state_of(project)["status"], "RUNNING");
+    // An edit of it: told "not checked", and among the loop's touched files.
+    let edit = run_bounded(
+        util::command("ralph-post-tool-lsp-diagnostic", project),
+        &hook_input(
+            project,
+            "PostToolUse",
+            json!({"tool_name": "Write", "tool_input": {"file_path": project.join("big.fake"), "content": "x"}}),
+        ),
+        "post edit of a big file",
+    );
+    assert!(
+        String::from_utf8_lossy(&edit.stdout).contains("larger than 16 MiB, not checked"),
+        "{}",
+        text_of(&edit)
+    );
+    let touched = loop_state_of(project)["touched_files"].to_string();
+    assert!(touched.contains("big.fake"), "{touched}");
 
     // Search and rewrite: a 3 MiB source (under the limit) is searched; a
     // 17 MiB one (over it) is said to be skipped, never "0 matches".
