@@ -187,9 +187,9 @@ impl Store {
             Look::Absent => Ok(None),
             Look::Valid(value) => Ok(Some(value)),
             Look::Newer(version) => Err(newer::<T>(&path, version)),
-            Look::Invalid(reason) => self.recover(relative, &reason, &|locked| {
-                locked.load_json::<T>()
-            }),
+            Look::Invalid(reason) => {
+                self.recover(relative, &reason, &|locked| locked.load_json::<T>())
+            }
         }
     }
 

@@ -1570,7 +1570,10 @@ fn anything_at_a_lock_path_is_moved_aside_and_never_waited_on() {
             );
             assert_eq!(stop.status.code(), Some(0), "{what}: {}", text_of(&stop));
             let said = String::from_utf8_lossy(&stop.stdout);
-            assert!(said.contains("\"block\""), "{what}: the loop no longer blocks: {said}");
+            assert!(
+                said.contains("\"block\""),
+                "{what}: the loop no longer blocks: {said}"
+            );
 
             // Put it back each time: every writer must get through.
             for (label, args) in [
@@ -1582,7 +1585,12 @@ fn anything_at_a_lock_path_is_moved_aside_and_never_waited_on() {
             ] {
                 put_at(&lock_path, fault);
                 let output = cli_run(project, &args, &format!("{label} with {what}"));
-                assert_eq!(output.status.code(), Some(0), "{label} with {what}: {}", text_of(&output));
+                assert_eq!(
+                    output.status.code(),
+                    Some(0),
+                    "{label} with {what}: {}",
+                    text_of(&output)
+                );
                 runs += 1;
             }
             let state = loop_state_of(project);
@@ -1601,7 +1609,12 @@ fn anything_at_a_lock_path_is_moved_aside_and_never_waited_on() {
                 &hook_input(project, "UserPromptSubmit", json!({"prompt": "stop"})),
                 &format!("prompt stop with {what}"),
             );
-            assert_eq!(prompt.status.code(), Some(0), "{what}: {}", text_of(&prompt));
+            assert_eq!(
+                prompt.status.code(),
+                Some(0),
+                "{what}: {}",
+                text_of(&prompt)
+            );
             if lock == "loop.json.lock" {
                 assert_eq!(loop_state_of(project)["status"], "PAUSED", "{what}");
             }
@@ -1615,10 +1628,17 @@ fn anything_at_a_lock_path_is_moved_aside_and_never_waited_on() {
                 ),
                 &format!("post edit with {what}"),
             );
-            assert_contract(&format!("post edit with {what}"), "ralph-post-tool-lsp-diagnostic", &edit);
+            assert_contract(
+                &format!("post edit with {what}"),
+                "ralph-post-tool-lsp-diagnostic",
+                &edit,
+            );
             runs += 4;
             // Whoever met it moved it aside and made a lock file.
-            assert!(!corrupt_copies(&lock_path).is_empty(), "{what}: never moved aside");
+            assert!(
+                !corrupt_copies(&lock_path).is_empty(),
+                "{what}: never moved aside"
+            );
         }
     }
     eprintln!("lock faults: {runs} runs");
@@ -1669,7 +1689,12 @@ fn a_socket_in_place_of_a_state_file_is_moved_aside() {
                 other => panic!("{what}: exit {other:?}: {text}"),
             }
             let status = cli_run(project, &["status"], &what);
-            assert_eq!(status.status.code(), Some(0), "{what}: then status: {}", text_of(&status));
+            assert_eq!(
+                status.status.code(),
+                Some(0),
+                "{what}: then status: {}",
+                text_of(&status)
+            );
         }
     }
 }
@@ -1773,7 +1798,11 @@ fn a_task_file_saved_in_place_is_never_moved_aside() {
     // The monitor has seen every save; nothing was moved aside.
     std::thread::sleep(Duration::from_millis(300));
     monitor.stop();
-    assert!(corrupt_copies(&task).is_empty(), "{:?}", corrupt_copies(&task));
+    assert!(
+        corrupt_copies(&task).is_empty(),
+        "{:?}",
+        corrupt_copies(&task)
+    );
     assert_eq!(std::fs::read_to_string(&task).unwrap(), TASK_MD);
 
     // A file that stays damaged is still moved aside, by a reader that
@@ -1792,7 +1821,11 @@ fn a_task_file_saved_in_place_is_never_moved_aside() {
 fn js_project(label: &str, files: usize) -> TempDir {
     let dir = TempDir::new(label);
     for n in 0..files {
-        std::fs::write(dir.path().join(format!("f{n:03}.js")), format!("console.log({n});\n")).unwrap();
+        std::fs::write(
+            dir.path().join(format!("f{n:03}.js")),
+            format!("console.log({n});\n"),
+        )
+        .unwrap();
     }
     dir
 }
@@ -1815,14 +1848,20 @@ fn rewrite_never_overwrites_an_edit_made_while_it_writes() {
         // Wait for the first file to be written.
         let first = project.join("f000.js");
         let until = Instant::now() + BOUND;
-        while std::fs::read_to_string(&first).unwrap().starts_with("console") {
+        while std::fs::read_to_string(&first)
+            .unwrap()
+            .starts_with("console")
+        {
             assert!(Instant::now() < until, "the first file was never written");
             std::thread::sleep(Duration::from_millis(10));
         }
         let last = project.join("f003.js");
         match change {
             "edit" => {
-                let mut file = std::fs::OpenOptions::new().append(true).open(&last).unwrap();
+                let mut file = std::fs::OpenOptions::new()
+                    .append(true)
+                    .open(&last)
+                    .unwrap();
                 file.write_all(b"// a line the user added\n").unwrap();
             }
             "delete" => std::fs::remove_file(&last).unwrap(),
@@ -1836,7 +1875,10 @@ fn rewrite_never_overwrites_an_edit_made_while_it_writes() {
         let output = child.wait_with_output().unwrap();
         let text = text_of(&output);
         assert_ne!(output.status.code(), Some(0), "{change}: {text}");
-        assert!(text.contains("f003.js"), "{change}: the file is not named: {text}");
+        assert!(
+            text.contains("f003.js"),
+            "{change}: the file is not named: {text}"
+        );
         for n in 0..3 {
             assert_eq!(
                 std::fs::read_to_string(project.join(format!("f{n:03}.js"))).unwrap(),
@@ -1865,14 +1907,35 @@ fn resume_retry_reads_boundedly_and_the_unsaved_folder_is_private() {
     let fifo = project.join("fifo.json");
     mkfifo(&fifo);
     for path in ["/dev/zero", fifo.to_str().unwrap(), "/dev/urandom"] {
-        let output = cli_run(project, &["resume", "retry", path], &format!("resume retry {path}"));
-        assert_eq!(output.status.code(), Some(1), "{path}: {}", text_of(&output));
-        assert!(text_of(&output).contains("not a backup"), "{path}: {}", text_of(&output));
+        let output = cli_run(
+            project,
+            &["resume", "retry", path],
+            &format!("resume retry {path}"),
+        );
+        assert_eq!(
+            output.status.code(),
+            Some(1),
+            "{path}: {}",
+            text_of(&output)
+        );
+        assert!(
+            text_of(&output).contains("not a backup"),
+            "{path}: {}",
+            text_of(&output)
+        );
     }
     let big = project.join("big.json");
     std::fs::write(&big, vec![b' '; 5 * 1024 * 1024]).unwrap();
-    let output = cli_run(project, &["resume", "retry", big.to_str().unwrap()], "a big backup");
-    assert!(text_of(&output).contains("larger than"), "{}", text_of(&output));
+    let output = cli_run(
+        project,
+        &["resume", "retry", big.to_str().unwrap()],
+        "a big backup",
+    );
+    assert!(
+        text_of(&output).contains("larger than"),
+        "{}",
+        text_of(&output)
+    );
 
     // A failed save's backup: never through a link someone planted in the
     // shared temp folder, never into another's folder, never readable by
@@ -1885,24 +1948,37 @@ fn resume_retry_reads_boundedly_and_the_unsaved_folder_is_private() {
         std::fs::create_dir_all(&tmp).unwrap();
         std::fs::create_dir_all(&elsewhere).unwrap();
         if planted == "link" {
-            for name in ["ralph-hooks-unsaved".to_string(), format!("ralph-hooks-unsaved-{uid}")] {
+            for name in [
+                "ralph-hooks-unsaved".to_string(),
+                format!("ralph-hooks-unsaved-{uid}"),
+            ] {
                 std::os::unix::fs::symlink(&elsewhere, tmp.join(name)).unwrap();
             }
         }
         // The save fails: a folder stands where its file goes.
-        let blocker = project.join(
-            ".claude/orchestrator/command-state/2-run-SPEC-AUTH-001-20251113T080000Z.json",
-        );
+        let blocker = project
+            .join(".claude/orchestrator/command-state/2-run-SPEC-AUTH-001-20251113T080000Z.json");
         std::fs::create_dir_all(blocker.join("occupied")).unwrap();
         let mut command = util::command("ralph-hooks", project);
         command
             .env("TMPDIR", &tmp)
             .env("RALPH_HOOKS_NOW", "2025-11-13T08:00:00Z")
-            .args(["resume", "save", "alfred:2-run", "SPEC-AUTH-001", "--phase", "verification"]);
+            .args([
+                "resume",
+                "save",
+                "alfred:2-run",
+                "SPEC-AUTH-001",
+                "--phase",
+                "verification",
+            ]);
         let output = run_bounded(command, b"", "a failed save");
         assert_eq!(output.status.code(), Some(1), "{}", text_of(&output));
         let planted_into: Vec<_> = std::fs::read_dir(&elsewhere).unwrap().collect();
-        assert!(planted_into.is_empty(), "{planted}: followed the link: {}", text_of(&output));
+        assert!(
+            planted_into.is_empty(),
+            "{planted}: followed the link: {}",
+            text_of(&output)
+        );
         if planted == "none" {
             let folder = tmp.join(format!("ralph-hooks-unsaved-{uid}"));
             let mode = std::fs::metadata(&folder).unwrap().permissions();
@@ -1934,18 +2010,35 @@ fn check_stays_in_the_project_and_counts_what_it_could_not_check() {
     let (dir, project) = project_and_sibling("check-outside");
     std::os::unix::fs::symlink(dir.path().join("sibling"), project.join("link")).unwrap();
     let outside = dir.path().join("sibling").display().to_string();
-    for named in ["..", "../sibling", "link", "link/bad.fake", outside.as_str(), "/"] {
+    for named in [
+        "..",
+        "../sibling",
+        "link",
+        "link/bad.fake",
+        outside.as_str(),
+        "/",
+    ] {
         let output = cli_run(&project, &["check", named], &format!("check {named}"));
         let text = text_of(&output);
         assert_eq!(output.status.code(), Some(2), "check {named}: {text}");
-        assert!(text.contains("outside the project"), "check {named}: {text}");
+        assert!(
+            text.contains("outside the project"),
+            "check {named}: {text}"
+        );
         assert!(!text.contains("no problems"), "check {named}: {text}");
-        assert!(!text.contains("ERROR") && !text.contains("outside\n"), "check {named}: {text}");
+        assert!(
+            !text.contains("ERROR") && !text.contains("outside\n"),
+            "check {named}: {text}"
+        );
     }
     // The whole project: the link is not followed.
     let output = cli_run(&project, &["check"], "check the project");
     assert_eq!(output.status.code(), Some(0), "{}", text_of(&output));
-    assert!(!text_of(&output).contains("bad.fake"), "{}", text_of(&output));
+    assert!(
+        !text_of(&output).contains("bad.fake"),
+        "{}",
+        text_of(&output)
+    );
 
     // What is not a regular file under a source name is counted.
     mkfifo(&project.join("f.fake"));
@@ -1955,7 +2048,10 @@ fn check_stays_in_the_project_and_counts_what_it_could_not_check() {
     // Exit 2: unchecked files, never "no problems" with exit 0.
     assert_eq!(output.status.code(), Some(2), "{text}");
     assert!(text.contains("f.fake") && text.contains("a FIFO"), "{text}");
-    assert!(text.contains("s.fake") && text.contains("a socket"), "{text}");
+    assert!(
+        text.contains("s.fake") && text.contains("a socket"),
+        "{text}"
+    );
     let json = cli_run(&project, &["check", "--json"], "check --json");
     let report: Value = serde_json::from_slice(&json.stdout).unwrap();
     assert_eq!(report["summary"]["inconclusive"], 2, "{report}");
@@ -1973,7 +2069,11 @@ fn a_file_deeper_than_path_max_is_not_called_clean() {
         // SAFETY: mkdirat/openat with a valid descriptor and NUL-terminated name.
         unsafe {
             assert_eq!(libc::mkdirat(dir.as_raw_fd(), name.as_ptr(), 0o755), 0);
-            let fd = libc::openat(dir.as_raw_fd(), name.as_ptr(), libc::O_DIRECTORY | libc::O_RDONLY);
+            let fd = libc::openat(
+                dir.as_raw_fd(),
+                name.as_ptr(),
+                libc::O_DIRECTORY | libc::O_RDONLY,
+            );
             assert!(fd >= 0);
             dir = std::fs::File::from_raw_fd(fd);
         }
@@ -2025,10 +2125,9 @@ fn a_file_name_cannot_forge_a_line_of_output() {
     assert_eq!(edit.status.code(), Some(0), "{}", text_of(&edit));
     let said: Value = serde_json::from_slice(&edit.stdout).unwrap_or(Value::Null);
     let context = said.to_string();
-    let context: String = serde_json::from_value(
-        said["hookSpecificOutput"]["additionalContext"].clone(),
-    )
-    .unwrap_or_else(|_| panic!("no context: {context}"));
+    let context: String =
+        serde_json::from_value(said["hookSpecificOutput"]["additionalContext"].clone())
+            .unwrap_or_else(|_| panic!("no context: {context}"));
     assert!(
         context.lines().all(|line| !line.starts_with("app.fake")),
         "a forged line in the hook's context: {context}"
@@ -2069,22 +2168,54 @@ fn rewrite_keeps_links_owner_and_group() {
 
     let output = cli_run(
         &project,
-        &["rewrite", "console.log($A)", "logger.info($A)", "--apply", "inside.js"],
+        &[
+            "rewrite",
+            "console.log($A)",
+            "logger.info($A)",
+            "--apply",
+            "inside.js",
+        ],
         "rewrite through a link inside",
     );
     assert_eq!(output.status.code(), Some(0), "{}", text_of(&output));
-    assert!(std::fs::symlink_metadata(project.join("inside.js")).unwrap().file_type().is_symlink());
-    assert_eq!(std::fs::read_to_string(project.join("lib/real.js")).unwrap(), "logger.info(1);\n");
+    assert!(
+        std::fs::symlink_metadata(project.join("inside.js"))
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+    assert_eq!(
+        std::fs::read_to_string(project.join("lib/real.js")).unwrap(),
+        "logger.info(1);\n"
+    );
 
     let output = cli_run(
         &project,
-        &["rewrite", "console.log($A)", "logger.info($A)", "--apply", "out.js"],
+        &[
+            "rewrite",
+            "console.log($A)",
+            "logger.info($A)",
+            "--apply",
+            "out.js",
+        ],
         "rewrite through a link out",
     );
     assert_ne!(output.status.code(), Some(0), "{}", text_of(&output));
-    assert!(text_of(&output).contains("outside the project"), "{}", text_of(&output));
-    assert!(std::fs::symlink_metadata(project.join("out.js")).unwrap().file_type().is_symlink());
-    assert_eq!(std::fs::read_to_string(dir.path().join("outside.js")).unwrap(), "console.log(2);\n");
+    assert!(
+        text_of(&output).contains("outside the project"),
+        "{}",
+        text_of(&output)
+    );
+    assert!(
+        std::fs::symlink_metadata(project.join("out.js"))
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("outside.js")).unwrap(),
+        "console.log(2);\n"
+    );
 
     // Owner and group: only root can hand a file to another user, so the
     // test needs root to set the scene.
@@ -2095,7 +2226,13 @@ fn rewrite_keeps_links_owner_and_group() {
         std::os::unix::fs::chown(&file, Some(65534), Some(65534)).unwrap();
         let output = cli_run(
             &project,
-            &["rewrite", "console.log($A)", "logger.info($A)", "--apply", "owned.js"],
+            &[
+                "rewrite",
+                "console.log($A)",
+                "logger.info($A)",
+                "--apply",
+                "owned.js",
+            ],
             "rewrite another user's file",
         );
         assert_eq!(output.status.code(), Some(0), "{}", text_of(&output));
@@ -2109,7 +2246,13 @@ fn rewrite_keeps_links_owner_and_group() {
 // See: issue 23, item 11: ".", "-" and "(" counted as clause breaks.
 #[test]
 fn a_stop_inside_a_file_name_compound_or_call_does_not_pause() {
-    for prompt in ["stop.sh fails", "stop-loss orders fail", "stop()", "stop(1)", "cancel.py raises"] {
+    for prompt in [
+        "stop.sh fails",
+        "stop-loss orders fail",
+        "stop()",
+        "stop(1)",
+        "cancel.py raises",
+    ] {
         let dir = TempDir::new("stop-words");
         let project = dir.path();
         base_project(project);
@@ -2124,17 +2267,30 @@ fn a_stop_inside_a_file_name_compound_or_call_does_not_pause() {
             &hook_input(project, "UserPromptSubmit", json!({"prompt": prompt})),
             prompt,
         );
-        assert_eq!(output.status.code(), Some(0), "{prompt}: {}", text_of(&output));
+        assert_eq!(
+            output.status.code(),
+            Some(0),
+            "{prompt}: {}",
+            text_of(&output)
+        );
         assert_eq!(loop_state_of(project)["status"], "RUNNING", "{prompt}");
     }
     // A real stop with a full stop still pauses.
     let dir = TempDir::new("stop-words-real");
     let project = dir.path();
     base_project(project);
-    cli_run(project, &["loop", "start", "g", "--promise", "D", "--no-diagnostics"], "loop start");
+    cli_run(
+        project,
+        &["loop", "start", "g", "--promise", "D", "--no-diagnostics"],
+        "loop start",
+    );
     run_bounded(
         util::command("ralph-user-prompt-submit", project),
-        &hook_input(project, "UserPromptSubmit", json!({"prompt": "stop. I'll look myself"})),
+        &hook_input(
+            project,
+            "UserPromptSubmit",
+            json!({"prompt": "stop. I'll look myself"}),
+        ),
         "stop.",
     );
     assert_eq!(loop_state_of(project)["status"], "PAUSED");
@@ -2174,7 +2330,13 @@ fn simultaneous_pipeline_starts_get_distinct_ids() {
     assert_eq!(distinct.len(), 6, "{ids:?}");
     let states = std::fs::read_dir(project.join(".claude/orchestrator/command-state"))
         .unwrap()
-        .filter(|e| e.as_ref().unwrap().file_name().to_string_lossy().ends_with(".json"))
+        .filter(|e| {
+            e.as_ref()
+                .unwrap()
+                .file_name()
+                .to_string_lossy()
+                .ends_with(".json")
+        })
         .count();
     assert_eq!(states, 6);
 }
@@ -2205,7 +2367,11 @@ fn files_over_the_limit_are_never_clean_nor_silently_skipped() {
         ),
         "stop over a big file",
     );
-    assert!(String::from_utf8_lossy(&stop.stdout).contains("\"block\""), "{}", text_of(&stop));
+    assert!(
+        String::from_utf8_lossy(&stop.stdout).contains("\"block\""),
+        "{}",
+        text_of(&stop)
+    );
     assert_eq!(loop_state_of(project)["status"], "RUNNING");
     // An edit of it: told "not checked", and among the loop's touched files.
     let edit = run_bounded(
@@ -2233,10 +2399,26 @@ fn files_over_the_limit_are_never_clean_nor_silently_skipped() {
     let mut huge = js.clone();
     huge.push_str(&format!("// {}\n", "x".repeat(14 * 1024 * 1024)));
     std::fs::write(project.join("huge.js"), &huge).unwrap();
-    let search = cli_run(project, &["search", "console.log($A)", "bundle.js"], "search");
-    assert!(text_of(&search).contains("2 matches in 1 file"), "{}", text_of(&search));
-    let rewrite = cli_run(project, &["rewrite", "console.log($A)", "x($A)", "bundle.js"], "rewrite");
-    assert!(text_of(&rewrite).contains("would apply 2 replacements"), "{}", text_of(&rewrite));
+    let search = cli_run(
+        project,
+        &["search", "console.log($A)", "bundle.js"],
+        "search",
+    );
+    assert!(
+        text_of(&search).contains("2 matches in 1 file"),
+        "{}",
+        text_of(&search)
+    );
+    let rewrite = cli_run(
+        project,
+        &["rewrite", "console.log($A)", "x($A)", "bundle.js"],
+        "rewrite",
+    );
+    assert!(
+        text_of(&rewrite).contains("would apply 2 replacements"),
+        "{}",
+        text_of(&rewrite)
+    );
     for args in [
         vec!["search", "console.log($A)", "huge.js"],
         vec!["rewrite", "console.log($A)", "x($A)", "huge.js"],
@@ -2244,7 +2426,9 @@ fn files_over_the_limit_are_never_clean_nor_silently_skipped() {
         let output = cli_run(project, &args, args[0]);
         let text = text_of(&output);
         assert!(
-            text.contains("skipped") && text.contains("huge.js") && text.contains("larger than 16 MiB"),
+            text.contains("skipped")
+                && text.contains("huge.js")
+                && text.contains("larger than 16 MiB"),
             "{}: {text}",
             args[0]
         );

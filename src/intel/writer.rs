@@ -153,7 +153,10 @@ fn plan<'c>(change: &'c FileChange, project: &Path, state: &Path) -> anyhow::Res
     let is_link = fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink());
     let target = fs::canonicalize(path).with_context(|| {
         if is_link {
-            format!("{} is a symlink to a file that does not exist; nothing written", path.display())
+            format!(
+                "{} is a symlink to a file that does not exist; nothing written",
+                path.display()
+            )
         } else {
             format!("cannot find {}; nothing written", path.display())
         }
@@ -331,7 +334,10 @@ fn roll_back(written: &[(&Planned<'_>, Identity)], error: anyhow::Error) -> anyh
             },
         );
         if let Err(restore_error) = restored {
-            not_restored.push(format!("{} ({restore_error:#})", plan.change.path.display()));
+            not_restored.push(format!(
+                "{} ({restore_error:#})",
+                plan.change.path.display()
+            ));
         }
     }
     if not_restored.is_empty() {
@@ -445,13 +451,19 @@ mod tests {
             .unwrap_err();
             let message = format!("{error:#}");
             assert!(message.contains("c.js"), "{message}");
-            assert!(message.contains("2 file(s) already written were restored"), "{message}");
+            assert!(
+                message.contains("2 file(s) already written were restored"),
+                "{message}"
+            );
             assert_eq!(fs::read_to_string(dir.join("a.js")).unwrap(), "a1");
             assert_eq!(fs::read_to_string(dir.join("b.js")).unwrap(), "b1");
             if deleted {
                 assert!(!dir.join("c.js").exists(), "a deleted file stays deleted");
             } else {
-                assert_eq!(fs::read_to_string(dir.join("c.js")).unwrap(), "c1 and an edit");
+                assert_eq!(
+                    fs::read_to_string(dir.join("c.js")).unwrap(),
+                    "c1 and an edit"
+                );
             }
         }
     }
@@ -475,9 +487,20 @@ mod tests {
             after: "y = 1\n".into(),
         };
         apply_all(&[through], bounds).unwrap();
-        assert!(fs::symlink_metadata(project.join("link.py")).unwrap().file_type().is_symlink());
-        assert_eq!(fs::read_to_string(project.join("real.py")).unwrap(), "y = 1\n");
-        let mode = fs::metadata(project.join("real.py")).unwrap().permissions().mode();
+        assert!(
+            fs::symlink_metadata(project.join("link.py"))
+                .unwrap()
+                .file_type()
+                .is_symlink()
+        );
+        assert_eq!(
+            fs::read_to_string(project.join("real.py")).unwrap(),
+            "y = 1\n"
+        );
+        let mode = fs::metadata(project.join("real.py"))
+            .unwrap()
+            .permissions()
+            .mode();
         assert_eq!(mode & 0o777, 0o640, "the mode is kept");
 
         fs::write(dir.join("outside.py"), "x = 1\n").unwrap();
@@ -488,8 +511,19 @@ mod tests {
             after: "y = 1\n".into(),
         };
         let error = apply_all(&[out], bounds).unwrap_err();
-        assert!(format!("{error:#}").contains("outside the project"), "{error:#}");
-        assert_eq!(fs::read_to_string(dir.join("outside.py")).unwrap(), "x = 1\n");
-        assert!(fs::symlink_metadata(project.join("out.py")).unwrap().file_type().is_symlink());
+        assert!(
+            format!("{error:#}").contains("outside the project"),
+            "{error:#}"
+        );
+        assert_eq!(
+            fs::read_to_string(dir.join("outside.py")).unwrap(),
+            "x = 1\n"
+        );
+        assert!(
+            fs::symlink_metadata(project.join("out.py"))
+                .unwrap()
+                .file_type()
+                .is_symlink()
+        );
     }
 }

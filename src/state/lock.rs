@@ -98,10 +98,8 @@ fn open_lock_file(path: &Path) -> anyhow::Result<(File, Option<String>)> {
                 Some(libc::EISDIR) => "a directory",
                 Some(libc::ENXIO) | Some(libc::ENODEV) | Some(libc::EOPNOTSUPP) => {
                     match fs::symlink_metadata(path) {
-                        Ok(metadata) => {
-                            crate::util::fsread::not_regular_kind(metadata.file_type())
-                                .unwrap_or("not a regular file")
-                        }
+                        Ok(metadata) => crate::util::fsread::not_regular_kind(metadata.file_type())
+                            .unwrap_or("not a regular file"),
                         Err(_) => "not a regular file",
                     }
                 }
@@ -278,13 +276,23 @@ mod tests {
         fs::create_dir_all(&dir).unwrap();
         let outside = dir.join("outside");
         fs::write(&outside, "keep").unwrap();
-        let makers: Vec<(&str, Box<dyn Fn(&Path)>)> = vec![
+        type Maker = Box<dyn Fn(&Path)>;
+        let makers: Vec<(&str, Maker)> = vec![
             ("a FIFO", Box::new(mkfifo)),
-            ("a directory", Box::new(|p: &Path| fs::create_dir_all(p.join("x")).unwrap())),
-            ("a socket", Box::new(|p: &Path| {
-                std::mem::forget(std::os::unix::net::UnixListener::bind(p).unwrap())
-            })),
-            ("a symlink", Box::new(|p: &Path| std::os::unix::fs::symlink(&outside, p).unwrap())),
+            (
+                "a directory",
+                Box::new(|p: &Path| fs::create_dir_all(p.join("x")).unwrap()),
+            ),
+            (
+                "a socket",
+                Box::new(|p: &Path| {
+                    std::mem::forget(std::os::unix::net::UnixListener::bind(p).unwrap())
+                }),
+            ),
+            (
+                "a symlink",
+                Box::new(|p: &Path| std::os::unix::fs::symlink(&outside, p).unwrap()),
+            ),
         ];
         for (kind, make) in makers {
             let path = dir.join(format!("{}.lock", kind.replace(' ', "-")));
@@ -292,7 +300,11 @@ mod tests {
             let started = Instant::now();
             let lock = FileLock::acquire(&path).unwrap();
             assert!(started.elapsed() < Duration::from_secs(2), "{kind}");
-            assert!(lock.repaired().is_some_and(|m| m.contains(kind)), "{kind}: {:?}", lock.repaired());
+            assert!(
+                lock.repaired().is_some_and(|m| m.contains(kind)),
+                "{kind}: {:?}",
+                lock.repaired()
+            );
             assert!(fs::symlink_metadata(&path).unwrap().is_file(), "{kind}");
             drop(lock);
             let again = FileLock::acquire(&path).unwrap();
@@ -314,7 +326,10 @@ mod tests {
             .expect("a held lock is not taken");
         assert!(started.elapsed() >= Duration::from_millis(300));
         assert!(started.elapsed() < Duration::from_secs(3));
-        assert!(format!("{error:#}").contains("another process has held it"), "{error:#}");
+        assert!(
+            format!("{error:#}").contains("another process has held it"),
+            "{error:#}"
+        );
         drop(other);
         drop(FileLock::acquire_within(&path, Duration::from_millis(300)).unwrap());
         let _ = fs::remove_file(path);

@@ -52,8 +52,7 @@ mod tests {
 
     #[test]
     fn made_private_and_links_or_files_refused() {
-        let base =
-            std::env::temp_dir().join(format!("ralph-private-dir-{}", std::process::id()));
+        let base = std::env::temp_dir().join(format!("ralph-private-dir-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&base);
         std::fs::create_dir_all(&base).unwrap();
         let dir = base.join("mine");

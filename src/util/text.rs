@@ -67,12 +67,18 @@ mod tests {
 
     #[test]
     fn control_characters_are_escaped_and_the_rest_kept() {
-        assert!(matches!(escape_controls("app/models.py"), std::borrow::Cow::Borrowed(_)));
+        assert!(matches!(
+            escape_controls("app/models.py"),
+            std::borrow::Cow::Borrowed(_)
+        ));
         assert_eq!(escape_controls("größe 名前.py"), "größe 名前.py");
         assert_eq!(
             escape_controls("x.py\napp.py:1:1 error"),
             "x.py\\napp.py:1:1 error"
         );
-        assert_eq!(escape_controls("a\r\t\u{1b}[31m\u{7f}\u{85}\u{2028}"), "a\\r\\t\\u{1b}[31m\\u{7f}\\u{85}\\u{2028}");
+        assert_eq!(
+            escape_controls("a\r\t\u{1b}[31m\u{7f}\u{85}\u{2028}"),
+            "a\\r\\t\\u{1b}[31m\\u{7f}\\u{85}\\u{2028}"
+        );
     }
 }
