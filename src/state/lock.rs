@@ -276,7 +276,7 @@ mod tests {
         fs::create_dir_all(&dir).unwrap();
         let outside = dir.join("outside");
         fs::write(&outside, "keep").unwrap();
-        type Maker = Box<dyn Fn(&Path)>;
+        type Maker<'a> = Box<dyn Fn(&Path) + 'a>;
         let makers: Vec<(&str, Maker)> = vec![
             ("a FIFO", Box::new(mkfifo)),
             (
