@@ -10,6 +10,8 @@
 //!   to its server as one batch ([`crate::lsp::batch`]), all servers and
 //!   ast-grep at once; [`run::Servers`] is whoever runs the servers (the
 //!   daemon's warm workers, or [`run::LocalServers`] in this process).
+//! - [`cli_batch`]: a checker's own command line for a whole batch, where
+//!   its server cannot be asked well (pyrefly).
 //! - [`report`]: the result, its text and JSON forms and the exit code.
 //! - [`loop_check`]: a loop's condition from a report (pure).
 //! - [`model`], [`listing`], [`settings`]: what a diagnostic is, how lists
@@ -20,6 +22,7 @@
 //! the hooks and the CLI), the per-edit [`crate::diagnostics`], `intel` and
 //! the front ends.
 
+pub mod cli_batch;
 pub mod files;
 pub mod listing;
 pub mod loop_check;

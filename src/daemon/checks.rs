@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 
 use super::wire::{self, CheckReply};
 use super::worker::{self, BatchJob, BatchReply, Host, Job, ServerInfo};
+use crate::engine::cli_batch::CliCache;
 use crate::engine::files::NoSuchPath;
 use crate::engine::run::{self, JobAnswer, Options, Progress, ScanCache, ServerJob, Servers};
 use crate::hook::ctx::Ctx;
@@ -87,11 +88,26 @@ impl Servers for WorkerServers {
         deadline: Instant,
         progress: &mut dyn FnMut(Progress),
     ) -> Vec<JobAnswer> {
+        // Jobs of a checker's own command line run here, beside the
+        // workers' batches, and are kept in the daemon's cache.
+        let cli_answers: Vec<Option<std::thread::JoinHandle<JobAnswer>>> = jobs
+            .iter()
+            .map(|job| {
+                let cli = job.cli?;
+                let job = job.clone();
+                let cache = cli_cache();
+                std::thread::Builder::new()
+                    .name("check-cli".into())
+                    .spawn(move || cache.run(cli, &job, deadline))
+                    .ok()
+            })
+            .collect();
         let sent: Vec<(
             usize,
             Result<(Receiver<BatchReply>, Arc<Mutex<ServerInfo>>), String>,
         )> = jobs
             .iter()
+            .filter(|job| job.cli.is_none())
             .map(|job| {
                 let (reply, answer) = mpsc::sync_channel(1);
                 let key = (job.launch.name.clone(), job.launch.root.clone());
@@ -113,7 +129,7 @@ impl Servers for WorkerServers {
             })
             .collect();
         let total: usize = jobs.iter().map(|job| job.files.len()).sum();
-        let mut answers: Vec<Option<JobAnswer>> = jobs.iter().map(|_| None).collect();
+        let mut answers: Vec<Option<JobAnswer>> = sent.iter().map(|_| None).collect();
         loop {
             let mut done = 0;
             for (index, (n_files, routed)) in sent.iter().enumerate() {
@@ -161,8 +177,28 @@ impl Servers for WorkerServers {
             }
             std::thread::sleep(Duration::from_millis(10));
         }
-        answers.into_iter().flatten().collect()
+        let mut from_workers = answers.into_iter().flatten();
+        cli_answers
+            .into_iter()
+            .zip(&jobs)
+            .map(|(cli, job)| match cli {
+                Some(handle) => handle.join().unwrap_or_else(|_| JobAnswer {
+                    answers: vec![FileAnswer::Pending; job.files.len()],
+                    failure: None,
+                }),
+                None => from_workers.next().unwrap_or_else(|| JobAnswer {
+                    answers: vec![FileAnswer::Pending; job.files.len()],
+                    failure: None,
+                }),
+            })
+            .collect()
     }
+}
+
+/// The daemon's command-line check results, kept between checks.
+fn cli_cache() -> Arc<CliCache> {
+    static CACHE: OnceLock<Arc<CliCache>> = OnceLock::new();
+    Arc::clone(CACHE.get_or_init(Arc::default))
 }
 
 /// A worker that did not answer in time (still starting its server):

@@ -24,6 +24,7 @@ use super::settings::Settings;
 use crate::astgrep::{FileScan, Finding, Lang, LoadOptions, RuleSet};
 use crate::hook::ctx::Ctx;
 use crate::lsp::batch::{BatchFile, FileAnswer};
+use crate::lsp::servers::BatchCli;
 use crate::lsp::{Client, Launch, LspError, ServerDiagnostic};
 use crate::util::fsread::{self, Links, limits};
 use crate::util::text::fnv1a;
@@ -57,6 +58,9 @@ pub struct ServerJob {
     /// before it counts as hung: its start-up time, else the diagnostics
     /// `timeout_ms`.
     pub silence: Duration,
+    /// The checker's own command line checks this job instead of its
+    /// server ([`super::cli_batch`]).
+    pub cli: Option<BatchCli>,
     pub files: Vec<BatchFile>,
 }
 
@@ -313,6 +317,7 @@ pub fn check_files(
                                 .server
                                 .startup_timeout
                                 .unwrap_or_else(|| settings.file_timeout(target.server)),
+                            cli: target.server.batch_cli,
                             files: Vec::new(),
                         });
                         job_meta.push((
@@ -555,13 +560,19 @@ impl Servers for LocalServers {
     }
 }
 
-/// One server's job in this process: start it, batch, shut it down.
+/// One server's job in this process: start it, batch, shut it down (or run
+/// the checker's own command line).
 fn run_job_here(
     job: ServerJob,
     deadline: Instant,
     grace: Duration,
     done: &AtomicUsize,
 ) -> JobAnswer {
+    if let Some(cli) = job.cli {
+        let answer = super::cli_batch::run(cli, &job, deadline);
+        done.store(job.files.len(), Ordering::Relaxed);
+        return answer;
+    }
     let pending = || vec![FileAnswer::Pending; job.files.len()];
     let mut client = match Client::start(&job.launch, deadline) {
         Ok(client) => client,

@@ -120,6 +120,20 @@ pub struct ServerDef {
     /// A linter that works beside the language's checker (ruff): `fix`
     /// asks it too, although the checker is the one chosen for the file.
     pub linter: bool,
+    /// The checker's own command line, which a project check runs instead
+    /// of asking the server about every file (see [`BatchCli`]).
+    pub batch_cli: Option<BatchCli>,
+}
+
+/// A checker whose own command line checks a project better than its
+/// server can be asked to: pyrefly's server has no reliable end-of-check
+/// signal when it checks the workspace itself, and opening every file costs
+/// it four times the memory and time of `pyrefly check`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BatchCli {
+    /// `pyrefly check --output-format json --min-severity warn FILE…`.
+    Pyrefly,
 }
 
 /// Files of which one must exist in the workspace for a server to see the
@@ -170,6 +184,7 @@ impl ServerDef {
             origin: Origin::BuiltIn,
             ours: true,
             linter: false,
+            batch_cli: None,
         }
     }
 
@@ -395,17 +410,22 @@ pub fn builtin_servers() -> Vec<ServerDef> {
         )
         .quiet_ms(0)
         .pulled(PullCapability::Declared),
-        // pyrefly pushes one complete, versioned publish per open file.
-        ServerDef::builtin(
-            "pyrefly",
-            "Python",
-            "pyrefly",
-            &["lsp"],
-            &python,
-            &python_roots,
-            "pip install pyrefly",
-        )
-        .quiet_ms(0),
+        // pyrefly pushes one complete, versioned publish per open file; a
+        // project check runs its own command line (see `BatchCli`).
+        {
+            let mut pyrefly = ServerDef::builtin(
+                "pyrefly",
+                "Python",
+                "pyrefly",
+                &["lsp"],
+                &python,
+                &python_roots,
+                "pip install pyrefly",
+            )
+            .quiet_ms(0);
+            pyrefly.batch_cli = Some(BatchCli::Pyrefly);
+            pyrefly
+        },
         ServerDef::builtin(
             "ruff",
             "Python",
@@ -930,14 +950,14 @@ mod tests {
     use serde_json::json;
 
     #[test]
-    fn python_prefers_pyright_then_basedpyright_then_ruff() {
+    fn python_prefers_pyright_then_basedpyright_ty_pyrefly_ruff() {
         let registry = Registry::builtin();
         let names: Vec<&str> = registry
             .candidates(".py")
             .iter()
             .map(|s| s.name.as_str())
             .collect();
-        assert_eq!(names, ["pyright", "basedpyright", "ruff"]);
+        assert_eq!(names, ["pyright", "basedpyright", "ty", "pyrefly", "ruff"]);
         assert!(registry.candidates(".md").is_empty());
     }
 
@@ -946,7 +966,7 @@ mod tests {
         let mut registry = Registry::builtin();
         registry.merge(
             &json!({
-                "ty": {"command": "ty", "args": ["server"], "extensionToLanguage": {".py": "python"}},
+                "mypy-lsp": {"command": "mypy-lsp", "extensionToLanguage": {".py": "python"}},
                 "ruff": {"settings": {"lineLength": 100}},
                 "pyright": {"disabled": true},
                 "broken": {"args": []}
@@ -959,14 +979,82 @@ mod tests {
             .iter()
             .map(|s| s.name.as_str())
             .collect();
-        assert_eq!(names, ["ty", "basedpyright", "ruff"]);
+        assert_eq!(names, ["mypy-lsp", "basedpyright", "ty", "pyrefly", "ruff"]);
         let ruff = registry.servers.iter().find(|s| s.name == "ruff").unwrap();
         assert_eq!(ruff.settings, Some(json!({"lineLength": 100})));
         assert_eq!(ruff.command, "ruff");
         assert_eq!(registry.warnings.len(), 1, "{:?}", registry.warnings);
-        let ty = &registry.servers[0];
-        assert_eq!(ty.mode, DiagnosticMode::Auto);
-        assert_eq!(ty.language, "python");
+        let added = &registry.servers[0];
+        assert_eq!(added.mode, DiagnosticMode::Auto);
+        assert_eq!(added.language, "python");
+        assert!(!added.ours);
+    }
+
+    fn temp_project(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("ralph-servers-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(dir.join("pkg")).unwrap();
+        dir.canonicalize().unwrap()
+    }
+
+    #[test]
+    fn the_project_chooses_its_python_checker() {
+        let dir = temp_project("python");
+        let file = dir.join("pkg/a.py");
+        let choice = |dir: &Path| project_choice(&file, dir, ".py").map(|c| (c.server, c.why));
+        assert_eq!(choice(&dir), None);
+        std::fs::write(
+            dir.join("pyproject.toml"),
+            "[project]\nname = \"x\"\n\n[tool.ruff]\nline-length = 100\n\n[tool.pyrefly.errors]\nx = true\n",
+        )
+        .unwrap();
+        assert_eq!(
+            choice(&dir),
+            Some(("pyrefly", "pyproject.toml has [tool.pyrefly]".into()))
+        );
+        // The nearest configuration wins.
+        std::fs::write(dir.join("pkg/ty.toml"), "").unwrap();
+        assert_eq!(
+            choice(&dir),
+            Some(("ty", "pkg/ty.toml configures ty".into()))
+        );
+        std::fs::remove_file(dir.join("pkg/ty.toml")).unwrap();
+        std::fs::write(dir.join("pyrightconfig.json"), "{}").unwrap();
+        assert_eq!(
+            choice(&dir),
+            Some(("pyright", "pyrightconfig.json configures pyright".into()))
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn the_projects_typescript_version_chooses_its_server() {
+        let dir = temp_project("typescript");
+        let file = dir.join("pkg/a.ts");
+        let package = dir.join("node_modules/typescript");
+        std::fs::create_dir_all(&package).unwrap();
+        let write_version = |version: &str| {
+            std::fs::write(
+                package.join("package.json"),
+                format!("{{\"name\": \"typescript\", \"version\": \"{version}\"}}"),
+            )
+            .unwrap();
+        };
+        write_version("7.0.2");
+        let choice = project_choice(&file, &dir, ".ts").unwrap();
+        assert_eq!(choice.server, "tsgo");
+        assert!(choice.why.contains("7.0.2"), "{}", choice.why);
+        write_version("5.9.3");
+        let choice = project_choice(&file, &dir, ".ts").unwrap();
+        assert_eq!(choice.server, "typescript-language-server");
+        // A `tsc` resolves to its package's version.
+        std::fs::create_dir_all(package.join("bin")).unwrap();
+        std::fs::write(package.join("bin/tsc"), "").unwrap();
+        assert_eq!(
+            typescript_at(&package.join("bin/tsc")).map(|v| v.major),
+            Some(5)
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

@@ -1,0 +1,358 @@
+//! A project check through the checker's own command line, for checkers
+//! whose server cannot be asked about a whole project well (see
+//! [`BatchCli`]): the command runs over the job's files in the workspace
+//! root (so the project's configuration applies), and its JSON becomes the
+//! same per-file answers a server gives.
+//!
+//! In the daemon the result is kept with the size and modification time of
+//! every file and configuration file it covered, so a check of an unchanged
+//! project is answered from it; a run that outlives its caller finishes in
+//! the background and is kept for the next check.
+
+use std::collections::HashMap;
+use std::io::Read as _;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use super::run::{JobAnswer, ServerJob};
+use crate::lsp::batch::FileAnswer;
+use crate::lsp::servers::BatchCli;
+use crate::lsp::{LspError, ServerDiagnostic, uri};
+use crate::util::fsread::{self, Links, limits};
+use crate::util::process::GroupChild;
+use crate::util::text::fnv1a;
+
+/// The files next to the checked ones whose change changes every answer.
+const CONFIG_FILES: &[&str] = &["pyrefly.toml", "pyproject.toml"];
+
+/// A run in the daemon may go on after its caller stopped waiting, for the
+/// next check, but not longer than this.
+const BACKGROUND_LIMIT: Duration = Duration::from_secs(10 * 60);
+
+/// Runs `cli` for `job` and waits for it until `deadline`, when it is
+/// stopped (this process is about to end).
+pub fn run(cli: BatchCli, job: &ServerJob, deadline: Instant) -> JobAnswer {
+    Started::start(cli, job, deadline).wait(deadline, job.files.len())
+}
+
+/// CLI results kept by the daemon, per job (program, root, files).
+#[derive(Default)]
+pub struct CliCache {
+    entries: Mutex<HashMap<u64, Arc<Started>>>,
+}
+
+impl CliCache {
+    /// The job's answer: kept when nothing it covered changed since, else
+    /// from a fresh run (or one still running for this very state).
+    pub fn run(&self, cli: BatchCli, job: &ServerJob, deadline: Instant) -> JobAnswer {
+        let key = job_key(job);
+        let stamps = stamps(job);
+        let started = {
+            let Ok(mut entries) = self.entries.lock() else {
+                return run(cli, job, deadline);
+            };
+            match entries.get(&key) {
+                Some(entry) if entry.stamps == stamps && !entry.failed() => Arc::clone(entry),
+                _ => {
+                    let fresh = Started::start(cli, job, Instant::now() + BACKGROUND_LIMIT);
+                    entries.insert(key, Arc::clone(&fresh));
+                    fresh
+                }
+            }
+        };
+        started.wait(deadline, job.files.len())
+    }
+}
+
+/// A run of the command line, possibly still going.
+struct Started {
+    /// What the run covered, as it was when it started.
+    stamps: u64,
+    files: Vec<PathBuf>,
+    outcome: Mutex<Option<Result<HashMap<PathBuf, Vec<ServerDiagnostic>>, String>>>,
+    done: Condvar,
+}
+
+impl Started {
+    /// Starts the command on its own thread, stopped at `until`.
+    fn start(cli: BatchCli, job: &ServerJob, until: Instant) -> Arc<Started> {
+        let started = Arc::new(Started {
+            stamps: stamps(job),
+            files: job.files.iter().map(|f| uri::comparable(&f.path)).collect(),
+            outcome: Mutex::new(None),
+            done: Condvar::new(),
+        });
+        let running = Arc::clone(&started);
+        let program = job.launch.program.clone();
+        let root = job.launch.root.clone();
+        let files: Vec<PathBuf> = job.files.iter().map(|f| f.path.clone()).collect();
+        let spawned = std::thread::Builder::new()
+            .name("batch-cli".into())
+            .spawn(move || running.finish(execute(cli, &program, &root, &files, until)));
+        if let Err(error) = spawned {
+            started.finish(Err(format!("cannot start a thread: {error}")));
+        }
+        started
+    }
+
+    fn failed(&self) -> bool {
+        self.outcome
+            .lock()
+            .is_ok_and(|outcome| matches!(*outcome, Some(Err(_))))
+    }
+
+    /// The answers, waiting until `deadline` for a run still going.
+    fn wait(&self, deadline: Instant, n_files: usize) -> JobAnswer {
+        let pending = || vec![FileAnswer::Pending; n_files];
+        let Ok(mut outcome) = self.outcome.lock() else {
+            return JobAnswer {
+                answers: pending(),
+                failure: None,
+            };
+        };
+        while outcome.is_none() {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return JobAnswer {
+                    answers: pending(),
+                    failure: None,
+                };
+            }
+            outcome = match self.done.wait_timeout(outcome, left) {
+                Ok((outcome, _)) => outcome,
+                Err(_) => {
+                    return JobAnswer {
+                        answers: pending(),
+                        failure: None,
+                    };
+                }
+            };
+        }
+        match outcome.as_ref().expect("checked above") {
+            Ok(by_file) => JobAnswer {
+                answers: self
+                    .files
+                    .iter()
+                    .map(|file| {
+                        FileAnswer::Diagnostics(by_file.get(file).cloned().unwrap_or_default())
+                    })
+                    .collect(),
+                failure: None,
+            },
+            Err(why) => JobAnswer {
+                answers: pending(),
+                failure: Some(LspError::Exited {
+                    during: "the project check".into(),
+                    detail: format!(" ({why})"),
+                }),
+            },
+        }
+    }
+
+    fn finish(&self, result: Result<HashMap<PathBuf, Vec<ServerDiagnostic>>, String>) {
+        if let Ok(mut outcome) = self.outcome.lock() {
+            *outcome = Some(result);
+        }
+        self.done.notify_all();
+    }
+}
+
+/// The command, its output read fully, parsed into answers per file.
+fn execute(
+    cli: BatchCli,
+    program: &Path,
+    root: &Path,
+    files: &[PathBuf],
+    until: Instant,
+) -> Result<HashMap<PathBuf, Vec<ServerDiagnostic>>, String> {
+    let mut command = Command::new(program);
+    match cli {
+        BatchCli::Pyrefly => {
+            command.args(["check", "--output-format", "json", "--min-severity", "warn"]);
+        }
+    }
+    command
+        .args(files)
+        .current_dir(root)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = GroupChild::spawn(&mut command)
+        .map_err(|error| format!("cannot start {}: {error}", program.display()))?;
+    let mut stdout = child.child_mut().stdout.take().ok_or("no stdout pipe")?;
+    let mut stderr = child.child_mut().stderr.take().ok_or("no stderr pipe")?;
+    let errors = std::thread::spawn(move || {
+        let mut text = String::new();
+        let _ = stderr.read_to_string(&mut text);
+        text
+    });
+    let reader = std::thread::spawn(move || {
+        let mut output = Vec::new();
+        let _ = stdout.read_to_end(&mut output);
+        output
+    });
+    match child.wait_timeout(until.saturating_duration_since(Instant::now())) {
+        Ok(Some(_)) => {}
+        _ => {
+            child.kill();
+            return Err("stopped: it ran out of time".into());
+        }
+    }
+    let output = reader.join().unwrap_or_default();
+    let stderr = errors.join().unwrap_or_default();
+    match cli {
+        BatchCli::Pyrefly => parse_pyrefly(&output, root).map_err(|why| {
+            let last = stderr
+                .lines()
+                .rev()
+                .find(|l| !l.trim().is_empty())
+                .unwrap_or("");
+            format!("{} check: {why}; stderr: {last}", program.display())
+        }),
+    }
+}
+
+/// `pyrefly check --output-format json`: `{"errors": [{"path", "line",
+/// "column", "stop_line", "stop_column", "name", "description",
+/// "severity"}]}`, lines and columns 1-based, paths relative to the root.
+fn parse_pyrefly(
+    output: &[u8],
+    root: &Path,
+) -> Result<HashMap<PathBuf, Vec<ServerDiagnostic>>, String> {
+    let value: Value =
+        serde_json::from_slice(output).map_err(|error| format!("not JSON ({error})"))?;
+    let errors = value
+        .get("errors")
+        .and_then(Value::as_array)
+        .ok_or("no \"errors\" list")?;
+    let mut by_file: HashMap<PathBuf, Vec<ServerDiagnostic>> = HashMap::new();
+    let mut texts: HashMap<PathBuf, Vec<String>> = HashMap::new();
+    for error in errors {
+        let Some(path) = error.get("path").and_then(Value::as_str) else {
+            continue;
+        };
+        let path = uri::comparable(&root.join(path));
+        let number = |key: &str| error.get(key).and_then(Value::as_u64).unwrap_or(1).max(1) as u32;
+        let lines = texts.entry(path.clone()).or_insert_with(|| {
+            fsread::read_text(&path, limits::SOURCE, Links::Follow)
+                .ok()
+                .flatten()
+                .unwrap_or_default()
+                .lines()
+                .map(str::to_string)
+                .collect()
+        });
+        let position = |line: u32, column: u32| {
+            let text = lines
+                .get(line as usize - 1)
+                .map(String::as_str)
+                .unwrap_or("");
+            json!({"line": line - 1, "character": utf16_offset(text, column - 1)})
+        };
+        let severity = match error.get("severity").and_then(Value::as_str) {
+            Some("warn") | Some("warning") => 2,
+            Some("info") => 3,
+            _ => 1,
+        };
+        let diagnostic = json!({
+            "range": {
+                "start": position(number("line"), number("column")),
+                "end": position(number("stop_line"), number("stop_column")),
+            },
+            "severity": severity,
+            "code": error.get("name").cloned().unwrap_or(Value::Null),
+            "source": "Pyrefly",
+            "message": error.get("description").and_then(Value::as_str).unwrap_or_default(),
+        });
+        if let Ok(diagnostic) = serde_json::from_value(diagnostic) {
+            by_file.entry(path).or_default().push(diagnostic);
+        }
+    }
+    Ok(by_file)
+}
+
+/// The UTF-16 offset of the `chars`-th character of `line` (LSP positions
+/// count UTF-16 units; the command line counts characters).
+fn utf16_offset(line: &str, chars: u32) -> u32 {
+    line.chars()
+        .take(chars as usize)
+        .map(|c| c.len_utf16() as u32)
+        .sum::<u32>()
+        + chars.saturating_sub(line.chars().count() as u32)
+}
+
+fn job_key(job: &ServerJob) -> u64 {
+    let mut text = format!(
+        "{}\n{}\n",
+        job.launch.program.display(),
+        job.launch.root.display()
+    );
+    for file in &job.files {
+        text.push_str(&file.path.to_string_lossy());
+        text.push('\n');
+    }
+    fnv1a(text.as_bytes())
+}
+
+/// Size and modification time of every file the job covers and of the
+/// configuration files in its root.
+fn stamps(job: &ServerJob) -> u64 {
+    let mut text = String::new();
+    let configs = CONFIG_FILES.iter().map(|name| job.launch.root.join(name));
+    for path in job.files.iter().map(|f| f.path.clone()).chain(configs) {
+        match std::fs::metadata(&path) {
+            Ok(metadata) => text.push_str(&format!(
+                "{}:{}:{}:{}\n",
+                metadata.ino(),
+                metadata.len(),
+                metadata.mtime(),
+                metadata.mtime_nsec()
+            )),
+            Err(_) => text.push_str("missing\n"),
+        }
+    }
+    fnv1a(text.as_bytes())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pyrefly_json_becomes_server_diagnostics() {
+        let root = std::env::temp_dir().join(format!("ralph-pyrefly-parse-{}", std::process::id()));
+        std::fs::create_dir_all(&root).unwrap();
+        std::fs::write(root.join("a.py"), "é = 1\nx: int = 'a'\n").unwrap();
+        let output = br#"{"errors": [
+            {"path": "a.py", "line": 2, "column": 10, "stop_line": 2, "stop_column": 13,
+             "name": "bad-assignment", "description": "no", "severity": "error"},
+            {"path": "a.py", "line": 1, "column": 1, "stop_line": 1, "stop_column": 2,
+             "name": "unused", "description": "maybe", "severity": "warn"}
+        ]}"#;
+        let parsed = parse_pyrefly(output, &root).unwrap();
+        let diagnostics = &parsed[&uri::comparable(&root.join("a.py"))];
+        assert_eq!(diagnostics.len(), 2);
+        assert_eq!(diagnostics[0].range.start.line, 1);
+        assert_eq!(diagnostics[0].range.start.character, 9);
+        assert_eq!(diagnostics[0].severity, Some(1));
+        assert_eq!(
+            diagnostics[0].code_text().as_deref(),
+            Some("bad-assignment")
+        );
+        assert_eq!(diagnostics[1].severity, Some(2));
+        assert!(parse_pyrefly(b"not json", &root).is_err());
+        std::fs::remove_dir_all(&root).unwrap();
+    }
+
+    #[test]
+    fn utf16_offsets_count_surrogate_pairs() {
+        assert_eq!(utf16_offset("abc", 2), 2);
+        assert_eq!(utf16_offset("😀b", 1), 2);
+        assert_eq!(utf16_offset("ab", 5), 5);
+    }
+}
