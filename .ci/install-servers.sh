@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # Installs the language servers (and ast-grep) that the real-server tests of
-# the diagnostics hook drive: pyright, ruff, typescript-language-server with
-# TypeScript 5 (TypeScript 7 ships no tsserver), clangd, rust-analyzer, gopls
-# and ast-grep. Idempotent and quick when everything is already there; runs as
-# root on a possibly fresh Debian machine (CI=true) or as a developer.
+# the diagnostics hook drive: pyright, ruff, ty, pyrefly,
+# typescript-language-server with TypeScript 5 (TypeScript 7 ships no
+# tsserver), TypeScript 7 in a cached test project (its own `tsc --lsp`),
+# clangd, rust-analyzer, gopls and ast-grep; and the real code the parity
+# tests check (the rxjs 7.8.1 npm package's sources). Idempotent and quick
+# when everything is already there; runs as root on a possibly fresh Debian
+# machine (CI=true) or as a developer.
 #
 # Tools land in `$HOME/.local/bin` (pip --user), npm's global bin and
 # `$HOME/.cargo/bin`; `.ci/run` puts those on PATH after running this.
@@ -109,6 +112,20 @@ else
   try pip_install ruff
 fi
 
+# ty and pyrefly: Python's fast checkers, each with its language server.
+if have ty; then
+  log "ty: present ($(ty --version))"
+else
+  log "installing ty"
+  try pip_install ty
+fi
+if have pyrefly; then
+  log "pyrefly: present ($(pyrefly --version))"
+else
+  log "installing pyrefly"
+  try pip_install pyrefly
+fi
+
 # `sg` is also shadow-utils' "execute as group"; only `ast-grep` is trusted.
 if have ast-grep && ast-grep --version 2>/dev/null | grep -qi ast-grep; then
   log "ast-grep: present ($(ast-grep --version))"
@@ -145,6 +162,35 @@ if have gopls && have go; then
 else
   log "installing golang-go and gopls"
   try apt_install golang-go gopls
+fi
+
+# --- TypeScript 7 and the TypeScript corpus, cached for the tests ---
+# TypeScript 7 is installed the way a project installs it (a package in the
+# project's node_modules), here into a cache folder the tests link into their
+# throwaway projects; the rxjs sources are real code for the parity tests
+# (tests never touch the network).
+cache="${RALPH_HOOKS_TEST_CACHE:-$HOME/.cache/ralph-hooks}"
+ts7="$cache/typescript7"
+if [ -x "$ts7/node_modules/.bin/tsc" ] && "$ts7/node_modules/.bin/tsc" --version 2>/dev/null | grep -q "Version 7"; then
+  log "typescript@7 (test project): present ($("$ts7/node_modules/.bin/tsc" --version))"
+else
+  log "installing typescript@7 into $ts7"
+  mkdir -p "$ts7"
+  try npm install --prefix "$ts7" --no-audit --no-fund --loglevel=error typescript@7
+fi
+rxjs="$cache/corpus/rxjs-7.8.1"
+if [ -f "$rxjs/src/index.ts" ]; then
+  log "rxjs 7.8.1 sources: present"
+else
+  log "fetching the rxjs 7.8.1 package (sources for the TypeScript parity tests)"
+  mkdir -p "$cache/corpus"
+  tmp="$(mktemp -d)"
+  if (cd "$tmp" && npm pack --silent rxjs@7.8.1 >/dev/null 2>&1) && tar xzf "$tmp"/rxjs-7.8.1.tgz -C "$tmp"; then
+    rm -rf "$rxjs" && mv "$tmp/package" "$rxjs"
+  else
+    log "FAILED: npm pack rxjs@7.8.1"
+  fi
+  rm -rf "$tmp"
 fi
 
 log "done"

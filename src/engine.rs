@@ -8,8 +8,9 @@
 //!   [`crate::lsp::servers::Registry::select`]) and one file's diagnostics.
 //! - [`run`]: the check itself — files grouped by server, each group sent
 //!   to its server as one batch ([`crate::lsp::batch`]), all servers and
-//!   ast-grep at once; [`run::Servers`] is whoever runs the servers (the
-//!   daemon's warm workers, or [`run::LocalServers`] in this process).
+//!   ast-grep at once; [`jobs`]: what is asked of a server and answered.
+//! - [`servers`]: whoever runs the servers — the daemon's warm workers, or
+//!   [`servers::LocalServers`] in this process.
 //! - [`cli_batch`]: a checker's own command line for a whole batch, where
 //!   its server cannot be asked well (pyrefly).
 //! - [`report`]: the result, its text and JSON forms and the exit code.
@@ -24,10 +25,12 @@
 
 pub mod cli_batch;
 pub mod files;
+pub mod jobs;
 pub mod listing;
 pub mod loop_check;
 pub mod model;
 pub mod report;
 pub mod resolve;
 pub mod run;
+pub mod servers;
 pub mod settings;

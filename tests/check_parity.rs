@@ -186,3 +186,315 @@ fn check_errors_equal_tsc_noemit() {
     );
     assert_eq!(check_errors(root, "typescript"), expected);
 }
+
+// Real code nobody here wrote: a few packages of the running Python's
+// standard library, and the sources of the rxjs npm package (fetched by
+// `.ci/install-servers.sh` into the test cache; tests never go online).
+
+/// Packages of the standard library copied into the parity projects: about
+/// forty files with hundreds of real errors for every checker.
+const STDLIB_PACKAGES: &[&str] = &["json", "http", "email", "logging"];
+
+/// The standard library of the `python3` on PATH.
+fn stdlib() -> Option<std::path::PathBuf> {
+    let output = Command::new("python3")
+        .args([
+            "-c",
+            "import json, os; print(os.path.dirname(os.path.dirname(json.__file__)))",
+        ])
+        .output()
+        .ok()?;
+    let path = std::path::PathBuf::from(String::from_utf8_lossy(&output.stdout).trim());
+    path.join("json/__init__.py").is_file().then_some(path)
+}
+
+/// A project holding [`STDLIB_PACKAGES`] and `config` (the file that makes
+/// a checker the project's choice).
+fn stdlib_project(label: &str, config: (&str, &str)) -> Option<TempDir> {
+    let Some(source) = stdlib() else {
+        if util::servers_required() {
+            panic!("no python3 standard library found");
+        }
+        eprintln!("skipping: no python3 standard library found");
+        return None;
+    };
+    let dir = TempDir::new(label);
+    for package in STDLIB_PACKAGES {
+        copy_python(&source.join(package), &dir.path().join(package));
+    }
+    write(dir.path(), config.0, config.1);
+    Some(dir)
+}
+
+fn copy_python(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_name().unwrap();
+        if path.is_dir() {
+            if name != "__pycache__" && name != "tests" {
+                copy_python(&path, &to.join(name));
+            }
+        } else if path.extension().is_some_and(|e| e == "py") {
+            std::fs::copy(&path, to.join(name)).unwrap();
+        }
+    }
+}
+
+/// `(file, line, code)` of every error `path:line:col: error[code]` line.
+fn concise_errors(text: &str) -> ErrorSet {
+    let mut errors = ErrorSet::new();
+    for line in text.lines() {
+        let Some((location, rest)) = line.split_once(": error[") else {
+            continue;
+        };
+        let mut parts = location.rsplitn(3, ':');
+        let (Some(_column), Some(line_number), Some(path)) =
+            (parts.next(), parts.next(), parts.next())
+        else {
+            continue;
+        };
+        let code = rest.split(']').next().unwrap_or_default().to_string();
+        errors.insert((path.to_string(), line_number.parse().unwrap(), code));
+    }
+    errors
+}
+
+#[test]
+fn check_errors_equal_ty_check_on_the_standard_library() {
+    let Some(ty) = util::require_tool("ty", "the ty parity test") else {
+        return;
+    };
+    let Some(dir) = stdlib_project("parity-ty", ("ty.toml", "")) else {
+        return;
+    };
+    let output = Command::new(ty)
+        .args(["check", "--output-format", "concise"])
+        .current_dir(dir.path())
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let expected = concise_errors(&String::from_utf8_lossy(&output.stdout));
+    assert!(expected.len() > 50, "real errors expected: {expected:?}");
+    assert_eq!(check_errors(dir.path(), "ty"), expected);
+}
+
+#[test]
+fn check_errors_equal_pyrefly_check_on_the_standard_library() {
+    let Some(pyrefly) = util::require_tool("pyrefly", "the pyrefly parity test") else {
+        return;
+    };
+    let Some(dir) = stdlib_project("parity-pyrefly", ("pyrefly.toml", "")) else {
+        return;
+    };
+    let output = Command::new(pyrefly)
+        .args(["check", "--output-format", "json"])
+        .current_dir(dir.path())
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let cli: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let mut expected = ErrorSet::new();
+    for error in cli["errors"].as_array().unwrap() {
+        if error["severity"] == "error" {
+            expected.insert((
+                error["path"].as_str().unwrap().to_string(),
+                error["line"].as_u64().unwrap(),
+                error["name"].as_str().unwrap().to_string(),
+            ));
+        }
+    }
+    assert!(expected.len() > 50, "real errors expected: {expected:?}");
+    assert_eq!(check_errors(dir.path(), "Pyrefly"), expected);
+}
+
+#[test]
+fn check_errors_equal_pyright_on_the_standard_library() {
+    let Some(pyright) = util::require_tool("pyright", "the pyright parity test") else {
+        return;
+    };
+    util::require_tool("pyright-langserver", "the pyright parity test");
+    let Some(dir) = stdlib_project("parity-pyright", ("pyrightconfig.json", "{}")) else {
+        return;
+    };
+    let root = dir.path();
+    let output = Command::new(pyright)
+        .arg("--outputjson")
+        .current_dir(root)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let cli: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let mut expected = ErrorSet::new();
+    for diag in cli["generalDiagnostics"].as_array().unwrap() {
+        if diag["severity"] != "error" {
+            continue;
+        }
+        let file = Path::new(diag["file"].as_str().unwrap());
+        let relative = file
+            .strip_prefix(root)
+            .or_else(|_| file.strip_prefix(root.canonicalize().unwrap()))
+            .unwrap();
+        expected.insert((
+            relative.to_string_lossy().into_owned(),
+            diag["range"]["start"]["line"].as_u64().unwrap() + 1,
+            diag["rule"].as_str().unwrap_or_default().to_string(),
+        ));
+    }
+    assert!(expected.len() > 50, "real errors expected: {expected:?}");
+    assert_eq!(check_errors(root, "Pyright"), expected);
+}
+
+/// The test cache `.ci/install-servers.sh` fills.
+fn test_cache() -> std::path::PathBuf {
+    std::env::var_os("RALPH_HOOKS_TEST_CACHE")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| {
+            std::path::PathBuf::from(std::env::var("HOME").unwrap()).join(".cache/ralph-hooks")
+        })
+}
+
+/// The rxjs 7.8.1 sources with a tsconfig both TypeScript 5 and 7 accept,
+/// and `typescript` (a package folder) as the project's own TypeScript.
+fn rxjs_project(label: &str, typescript: &Path) -> Option<TempDir> {
+    let sources = test_cache().join("corpus/rxjs-7.8.1/src");
+    if !sources.join("index.ts").is_file() {
+        if util::servers_required() {
+            panic!(
+                "no rxjs sources in {} (run .ci/install-servers.sh)",
+                sources.display()
+            );
+        }
+        eprintln!("skipping: no rxjs sources (run .ci/install-servers.sh)");
+        return None;
+    }
+    let dir = TempDir::new(label);
+    util::copy_tree(&sources, &dir.path().join("src"));
+    // rxjs's own tsconfig, with what TypeScript 7 removed replaced.
+    write(
+        dir.path(),
+        "tsconfig.json",
+        r#"{"compilerOptions": {"strict": true, "noImplicitReturns": true, "moduleResolution": "bundler",
+            "module": "esnext", "target": "esnext", "lib": ["esnext", "dom"], "noEmit": true,
+            "stripInternal": true, "preserveConstEnums": true,
+            "paths": {"rxjs": ["./src/index"], "rxjs/operators": ["./src/operators/index"],
+                      "rxjs/testing": ["./src/testing/index"], "rxjs/ajax": ["./src/ajax/index"],
+                      "rxjs/webSocket": ["./src/webSocket/index"], "rxjs/fetch": ["./src/fetch/index"],
+                      "rxjs/internal/*": ["./src/internal/*"]}},
+            "include": ["src/**/*.ts"]}"#,
+    );
+    std::fs::create_dir_all(dir.path().join("node_modules")).unwrap();
+    std::os::unix::fs::symlink(typescript, dir.path().join("node_modules/typescript")).unwrap();
+    // rxjs itself is nearly clean: a few errors of our own, across files
+    // that import each other, so both sides have something to find.
+    for (file, line) in [
+        (
+            "src/internal/Observable.ts",
+            "export const brokenCount: number = 'three';\n",
+        ),
+        (
+            "src/internal/Subject.ts",
+            "export const brokenName: string = brokenCount;\n",
+        ),
+        (
+            "src/internal/util/pipe.ts",
+            "export function broken(): number { return notDefined; }\n",
+        ),
+    ] {
+        let path = dir.path().join(file);
+        let mut text = std::fs::read_to_string(&path).unwrap();
+        if file.ends_with("Subject.ts") {
+            text.insert_str(0, "import { brokenCount } from './Observable';\n");
+        }
+        text.push_str(line);
+        std::fs::write(&path, text).unwrap();
+    }
+    Some(dir)
+}
+
+/// `tsc --noEmit -p .` of the project's own TypeScript: its errors as
+/// `(file, line, code)`.
+fn tsc_errors(root: &Path) -> ErrorSet {
+    let output = Command::new("node")
+        .args([
+            "node_modules/typescript/bin/tsc",
+            "--noEmit",
+            "-p",
+            ".",
+            "--pretty",
+            "false",
+        ])
+        .current_dir(root)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&output.stdout);
+    let mut expected = ErrorSet::new();
+    for line in text.lines() {
+        let Some((location, rest)) = line.split_once("): error TS") else {
+            continue;
+        };
+        let Some((path, position)) = location.split_once('(') else {
+            continue;
+        };
+        let line_number: u64 = position.split(',').next().unwrap().parse().unwrap();
+        let code = rest.split(':').next().unwrap().to_string();
+        expected.insert((path.to_string(), line_number, code));
+    }
+    expected
+}
+
+#[test]
+fn check_errors_equal_typescript_7_tsc_on_rxjs() {
+    let typescript = test_cache().join("typescript7/node_modules/typescript");
+    if !typescript.join("package.json").is_file() {
+        if util::servers_required() {
+            panic!(
+                "no TypeScript 7 in {} (run .ci/install-servers.sh)",
+                typescript.display()
+            );
+        }
+        eprintln!("skipping: no TypeScript 7 (run .ci/install-servers.sh)");
+        return;
+    }
+    let Some(dir) = rxjs_project("parity-ts7", &typescript) else {
+        return;
+    };
+    let expected = tsc_errors(dir.path());
+    assert!(expected.len() >= 3, "{expected:?}");
+    let ours = check_errors(dir.path(), "ts");
+    assert_eq!(ours, expected);
+    // The report says which server and why.
+    let output = util::command("ralph-hooks", dir.path())
+        .args(["check", "--json", "--no-ast-grep", "src/index.ts"])
+        .output()
+        .unwrap();
+    let report: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(report["files"][0]["server"], "tsgo", "{report}");
+    assert!(
+        report["files"][0]["server_reason"]
+            .as_str()
+            .unwrap()
+            .contains("the project's TypeScript is 7."),
+        "{report}"
+    );
+}
+
+#[test]
+fn check_errors_equal_typescript_5_tsc_on_rxjs() {
+    if util::require_tool("typescript-language-server", "the TypeScript 5 parity test").is_none() {
+        return;
+    }
+    let Some(typescript) = typescript_with_tsserver() else {
+        if util::servers_required() {
+            panic!("no global typescript with lib/tsserver.js (npm install -g typescript@5)");
+        }
+        return;
+    };
+    let Some(dir) = rxjs_project("parity-ts5", &typescript) else {
+        return;
+    };
+    let expected = tsc_errors(dir.path());
+    assert!(expected.len() >= 3, "{expected:?}");
+    assert_eq!(check_errors(dir.path(), "typescript"), expected);
+}

@@ -471,7 +471,14 @@ fn a_hung_server_answers_inconclusive_within_the_deadline() {
     let deadline = 1_500;
     // Warm first (a server that never answered its first check is warming
     // up, not hung: see the warm-up tests), then hung.
-    let project = Project::new("hang-after-first", &[], deadline, json!({}));
+    // A server silent for half a second with a check waiting is hung here
+    // (the default is 30 s, for whole-project re-analyses).
+    let project = Project::new(
+        "hang-after-first",
+        &[],
+        deadline,
+        json!({"hung_after_ms": 500}),
+    );
     let first = project.check("a.fake", "ERROR: seen\n");
     assert!(first.context().contains("seen"), "{}", first.context());
     let check = project.check("a.fake", "ERROR: never seen\n");
@@ -544,7 +551,13 @@ fn a_server_slow_to_start_is_warming_up_not_broken() {
             check.elapsed
         );
     }
-    std::thread::sleep(Duration::from_millis(1_500));
+    // The check the hooks stopped waiting for goes on in the daemon until
+    // the server is up; the next edit then finds it warm.
+    assert!(eventually(Duration::from_secs(15), || {
+        project
+            .status()
+            .is_some_and(|status| status["servers"][0]["warming"] == false)
+    }));
     let check = project.check("a.fake", "ERROR: answered\n");
     assert!(
         check
@@ -612,10 +625,10 @@ fn the_text_before_the_edit_is_checked_after_the_start_up() {
 #[test]
 fn a_server_that_never_warms_up_is_stopped_after_its_startup_timeout_but_not_restart_limited() {
     // `hang` answers initialize, then nothing: it never gets through its
-    // first check. The hook waits its start-up time (1.5 s, above the file
-    // time) and says inconclusive; the server is stopped, but a slow start
-    // does not count toward the restart bound (1): the next edit starts it
-    // again.
+    // first check. The hook waits its warm-up wait and says the file is not
+    // checked yet; the daemon gives the server its start-up time (1.5 s) and
+    // stops it then, but a slow start does not count toward the restart
+    // bound (1): the next edit starts it again.
     let project = Project::new("hang", &[], 800, json!({}));
     reconfigure(
         &project,
@@ -626,7 +639,11 @@ fn a_server_that_never_warms_up_is_stopped_after_its_startup_timeout_but_not_res
     for round in 1..=2 {
         let check = project.check("a.fake", "ERROR: never seen\n");
         let text = check.context();
-        assert!(text.contains("inconclusive"), "{text}");
+        assert!(
+            text.contains("warming up") || text.contains("inconclusive"),
+            "{text}"
+        );
+        assert!(text.contains("do not take this as clean"), "{text}");
         assert!(!text.contains("crashes or hangs"), "{text}");
         assert!(
             check.elapsed <= Duration::from_millis(1_700) + SLACK,
@@ -1225,5 +1242,94 @@ fn a_project_check_that_ran_out_of_time_goes_on_in_the_daemon_for_the_next_stop(
     let sent = std::fs::read_to_string(project.path().join("sent.log")).unwrap();
     assert_eq!(sent.lines().count(), 6, "each file sent once:\n{sent}");
     assert_eq!(project.spawns().len(), 1, "one server start");
+    project.finish();
+}
+
+#[test]
+fn a_server_that_never_answers_initialize_holds_no_edit_past_its_deadline_and_is_told_once() {
+    // It would answer initialize after a minute: past the 5 s any server
+    // gets, whatever the file's own time (7 s here, so the two deadlines do
+    // not race). The first edit is told after those 5 s that the server did
+    // not start; the daemon leaves it alone for a while, so later edits are
+    // neither held nor told again, and it is not restarted at every edit.
+    let project = Project::new("slow-start", &["--delay-ms", "60000"], 7_000, json!({}));
+    let first = project.check("a.fake", "ERROR: never seen\n");
+    first.assert_ok();
+    assert!(
+        first.elapsed < Duration::from_millis(6_500),
+        "took {:?}",
+        first.elapsed
+    );
+    let text = first.context();
+    assert!(text.contains("did not start"), "{text}");
+    assert!(
+        text.contains("no answer to initialize within 5 s"),
+        "{text}"
+    );
+    assert!(
+        text.contains("Do not take unchecked files as clean"),
+        "{text}"
+    );
+    assert!(
+        project.log().contains("could not start fake"),
+        "{}",
+        project.log()
+    );
+    for again in ["ERROR: still not seen\n", "ERROR: and again\n"] {
+        let later = project.check("a.fake", again);
+        later.assert_ok();
+        assert!(
+            later.elapsed < Duration::from_secs(2),
+            "took {:?}",
+            later.elapsed
+        );
+        assert!(
+            String::from_utf8_lossy(&later.output.stdout)
+                .trim()
+                .is_empty(),
+            "said once per session: {}",
+            String::from_utf8_lossy(&later.output.stdout)
+        );
+    }
+    assert_eq!(project.spawns().len(), 1, "not restarted at every edit");
+    project.finish();
+}
+
+#[test]
+fn a_warming_server_is_not_waited_for_again() {
+    // Start-up takes 4 s, an edit's deadline is 1 s: the first edit waits
+    // its second and is told "warming up"; the next one is told at once.
+    let project = Project::new("slow-start", &["--delay-ms", "4000"], 1_000, json!({}));
+    let first = project.check("a.fake", "ERROR: later\n");
+    assert!(
+        first.context().contains("warming up"),
+        "{}",
+        first.context()
+    );
+    assert!(
+        first.elapsed >= Duration::from_millis(900),
+        "{:?}",
+        first.elapsed
+    );
+    let second = project.check("a.fake", "ERROR: later\n");
+    assert!(
+        second.context().contains("warming up"),
+        "{}",
+        second.context()
+    );
+    assert!(
+        second.elapsed < Duration::from_millis(600),
+        "not waited for again: {:?}",
+        second.elapsed
+    );
+    std::thread::sleep(Duration::from_millis(3_500));
+    let warm = project.check("a.fake", "ERROR: answered\n");
+    assert!(
+        warm.context()
+            .contains("a.fake:1:1 error [fake E1] answered"),
+        "{}",
+        warm.context()
+    );
+    assert_eq!(project.spawns().len(), 1);
     project.finish();
 }

@@ -18,6 +18,10 @@ use crate::hook::ctx::Ctx;
 use crate::lsp::LspError;
 use crate::lsp::batch::FileAnswer;
 
+/// A batch handed to its server's worker: where the answers come, and the
+/// worker's live info (for progress); or why it could not be handed over.
+type Routed = Result<(Receiver<BatchReply>, Arc<Mutex<ServerInfo>>), String>;
+
 /// How much later than the caller's deadline a worker's answer is still
 /// waited for (it answers by the deadline itself; this covers the hand-over).
 const REPLY_SLACK: Duration = Duration::from_millis(200);
@@ -102,10 +106,7 @@ impl Servers for WorkerServers {
                     .ok()
             })
             .collect();
-        let sent: Vec<(
-            usize,
-            Result<(Receiver<BatchReply>, Arc<Mutex<ServerInfo>>), String>,
-        )> = jobs
+        let sent: Vec<(usize, Routed)> = jobs
             .iter()
             .filter(|job| job.cli.is_none())
             .map(|job| {

@@ -26,6 +26,10 @@ pub struct DaemonConfig {
     /// A server that crashed or hung this many times within a minute is not
     /// started again until the minute is over; checks say why meanwhile.
     pub max_restarts_per_minute: u32,
+    /// A server that sent nothing at all for this long while a check waited
+    /// on it is hung and stopped; one that talks is only slow, and kept (a
+    /// whole-project re-analysis may outlast a hook's deadline).
+    pub hung_after_ms: u64,
     /// Ceiling for the RSS of the daemon and all its servers; above it the
     /// least recently used server is shut down. 0: no ceiling.
     pub memory_limit_mb: u64,
@@ -51,6 +55,7 @@ impl Default for DaemonConfig {
             exit_idle_ms: 10 * 60 * 1000,
             file_idle_ms: 2 * 60 * 1000,
             max_restarts_per_minute: 3,
+            hung_after_ms: 30 * 1000,
             memory_limit_mb: 1024,
             prestart: true,
             prestart_detect: true,
@@ -73,6 +78,10 @@ impl DaemonConfig {
             Ok(config) => from_config(&config),
             Err(_) => DaemonConfig::default(),
         }
+    }
+
+    pub fn hung_after(&self) -> Duration {
+        Duration::from_millis(self.hung_after_ms)
     }
 
     pub fn server_idle(&self) -> Duration {

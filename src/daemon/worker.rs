@@ -53,9 +53,6 @@ pub const DEFAULT_STARTUP: Duration = Duration::from_secs(30);
 const MINUTE: Duration = Duration::from_secs(60);
 /// How long a project check goes on after its last caller stopped waiting.
 pub const BATCH_LIMIT: Duration = Duration::from_secs(10 * 60);
-/// A server that sent nothing for this long while a check waited is hung
-/// (and stopped); one that talks is slow, and kept.
-const HUNG_AFTER: Duration = Duration::from_secs(60);
 /// One step of a running batch: short, so other jobs wait at most this long.
 const BATCH_STEP: Duration = Duration::from_millis(50);
 /// How long a server that failed to start is left alone (checks are told
@@ -229,6 +226,7 @@ pub fn spawn(host: Arc<dyn Host>, key: Key, id: u64) -> std::io::Result<WorkerHa
         failures: VecDeque::new(),
         ever_started: false,
         warming_until: None,
+        asked_unanswered_since: None,
         last_used: Instant::now(),
         waiters: Vec::new(),
         batch_alone_since: None,
@@ -258,6 +256,9 @@ struct Worker {
     ever_started: bool,
     /// Set while the server is warming: the end of its start-up time.
     warming_until: Option<Instant>,
+    /// When the first request still unanswered since the server last said
+    /// anything was sent: silence counts from there, not from idle time.
+    asked_unanswered_since: Option<Instant>,
     last_used: Instant,
     /// Callers waiting for files of the running batch.
     waiters: Vec<Waiter>,
@@ -657,9 +658,10 @@ impl Worker {
             Ok(warm) => warm,
             Err(error) => return (Err(error), false),
         };
+        let asked = Instant::now();
         let mut result = self.run_call(job);
         if let Err(LspError::Timeout { .. }) = &result
-            && self.keep_slow_server()
+            && self.keep_slow_server(asked)
         {
             return (result, warm);
         }
@@ -756,7 +758,7 @@ impl Worker {
                 self.drop_client(Duration::ZERO);
                 return (result, warm, warmup);
             }
-            if matches!(error, LspError::Timeout { .. }) && self.keep_slow_server() {
+            if matches!(error, LspError::Timeout { .. }) && self.keep_slow_server(began) {
                 return (result, warm, warmup);
             }
             let crashed = matches!(error, LspError::Exited { .. });
@@ -783,12 +785,20 @@ impl Worker {
     /// After a check ran out of time: a server that still talks is only
     /// slow for its caller's deadline (a hook has 5 s; a whole-project
     /// re-analysis may take longer) and is kept, its late answer taken in
-    /// later; one silent for [`HUNG_AFTER`] is hung. `true` when kept.
-    fn keep_slow_server(&mut self) -> bool {
+    /// later; one that has said nothing for the configured `hung_after_ms`
+    /// since it was first asked (over one check or several) is hung.
+    /// `true` when kept.
+    fn keep_slow_server(&mut self, asked: Instant) -> bool {
         let Some(client) = &mut self.client else {
             return false;
         };
-        if client.last_heard().elapsed() >= HUNG_AFTER {
+        let heard = client.last_heard();
+        let waiting_since = match self.asked_unanswered_since {
+            Some(since) if since > heard => since,
+            _ => asked.max(heard),
+        };
+        self.asked_unanswered_since = Some(waiting_since);
+        if waiting_since.elapsed() >= self.host.config().hung_after() {
             return false;
         }
         client.keep_after_timeout();

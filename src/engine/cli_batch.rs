@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use super::run::{JobAnswer, ServerJob};
+use super::jobs::{JobAnswer, ServerJob};
 use crate::lsp::batch::FileAnswer;
 use crate::lsp::servers::BatchCli;
 use crate::lsp::{LspError, ServerDiagnostic, uri};
@@ -69,12 +69,15 @@ impl CliCache {
     }
 }
 
+/// What one run of the command line found, per file; or why it failed.
+type RunOutcome = Result<HashMap<PathBuf, Vec<ServerDiagnostic>>, String>;
+
 /// A run of the command line, possibly still going.
 struct Started {
     /// What the run covered, as it was when it started.
     stamps: u64,
     files: Vec<PathBuf>,
-    outcome: Mutex<Option<Result<HashMap<PathBuf, Vec<ServerDiagnostic>>, String>>>,
+    outcome: Mutex<Option<RunOutcome>>,
     done: Condvar,
 }
 

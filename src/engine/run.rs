@@ -12,26 +12,32 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
+
+pub use super::jobs::{JobAnswer, Progress, ServerJob};
+pub use super::servers::{LocalServers, ScanCache, Servers};
 
 use super::files::{self, NoSuchPath};
 use super::model::{Diag, Severity, diag_from_finding, utf16_to_char_column};
 use super::report::{FileReport, Item, Report, Status};
 use super::resolve::{self, Resolved};
 use super::settings::Settings;
-use crate::astgrep::{FileScan, Finding, Lang, LoadOptions, RuleSet};
+use crate::astgrep::{Finding, Lang, LoadOptions, RuleSet};
 use crate::hook::ctx::Ctx;
 use crate::lsp::batch::{BatchFile, FileAnswer};
-use crate::lsp::servers::BatchCli;
-use crate::lsp::{Client, Launch, LspError, ServerDiagnostic};
+use crate::lsp::{LspError, ServerDiagnostic};
 use crate::util::fsread::{self, Links, limits};
-use crate::util::text::fnv1a;
 
 /// A check with no budget still ends: a server that takes longer than this
 /// for a whole project is reported, file by file, as not done.
 const NO_BUDGET_LIMIT: Duration = Duration::from_secs(30 * 60);
+
+/// A server with a start-up time gets at least this long of saying nothing
+/// before a batch takes it for hung: loading a whole project on a loaded
+/// machine (pyright on 2 busy cores) can be silent for longer than the
+/// start-up time of a single file, and a check's budget bounds the wait
+/// anyway.
+const BATCH_SILENCE: Duration = Duration::from_secs(120);
 
 /// What to check.
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -46,128 +52,6 @@ pub struct Options {
     /// Total time for the language servers; files left when it runs out
     /// are inconclusive.
     pub budget: Option<Duration>,
-}
-
-/// One server's share of a check.
-#[derive(Debug, Clone)]
-pub struct ServerJob {
-    pub launch: Launch,
-    /// The server's start-up time (`startupTimeout`), if configured.
-    pub startup: Option<Duration>,
-    /// How long the server may say nothing at all while files wait for it
-    /// before it counts as hung: its start-up time, else the diagnostics
-    /// `timeout_ms`.
-    pub silence: Duration,
-    /// The checker's own command line checks this job instead of its
-    /// server ([`super::cli_batch`]).
-    pub cli: Option<BatchCli>,
-    pub files: Vec<BatchFile>,
-}
-
-/// A server's answers, one per file of its job, in the job's order.
-#[derive(Debug)]
-pub struct JobAnswer {
-    pub answers: Vec<FileAnswer>,
-    /// Why the server could not answer (it did not start, it crashed, it is
-    /// still warming up); files without an answer carry this reason.
-    pub failure: Option<LspError>,
-}
-
-/// How far a check has come, for people watching it.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Progress {
-    pub done: usize,
-    pub total: usize,
-}
-
-/// Whoever runs the language servers for a check.
-pub trait Servers {
-    /// Checks every job on its server, all at once, until `deadline`;
-    /// `progress` is called now and then from the calling thread.
-    fn check(
-        &mut self,
-        jobs: Vec<ServerJob>,
-        deadline: Instant,
-        progress: &mut dyn FnMut(Progress),
-    ) -> Vec<JobAnswer>;
-
-    /// Findings kept from earlier checks, when this runner lives long
-    /// enough for that (the daemon).
-    fn scan_cache(&self) -> Option<Arc<ScanCache>> {
-        None
-    }
-}
-
-/// ast-grep findings per file, kept with the text and rules they came
-/// from, so a check of an unchanged file does not parse it again.
-#[derive(Debug, Default)]
-pub struct ScanCache {
-    files: Mutex<HashMap<PathBuf, (u64, u64, Vec<Finding>)>>,
-}
-
-/// Files kept in a [`ScanCache`] at most (a larger project still works; the
-/// cache then forgets everything and starts over).
-const SCAN_CACHE_FILES: usize = 50_000;
-
-impl ScanCache {
-    /// The rules' findings for `files`, in order: kept ones where the text
-    /// and rules are unchanged, the others scanned (in parallel).
-    pub fn scan(&self, rules: &RuleSet, files: &[PathBuf]) -> Vec<FileScan> {
-        let fingerprint = rules.fingerprint();
-        let hashes: Vec<Option<u64>> = files
-            .iter()
-            .map(|path| {
-                fsread::read_bytes(path, crate::astgrep::scan::MAX_FILE_BYTES, Links::Follow)
-                    .ok()
-                    .flatten()
-                    .map(|bytes| fnv1a(&bytes))
-            })
-            .collect();
-        let mut results: Vec<Option<FileScan>> = vec![None; files.len()];
-        if let Ok(kept) = self.files.lock() {
-            for (index, (path, hash)) in files.iter().zip(&hashes).enumerate() {
-                if let (Some(hash), Some((rules_seen, hash_seen, findings))) =
-                    (hash, kept.get(path))
-                    && *rules_seen == fingerprint
-                    && hash_seen == hash
-                {
-                    results[index] = Some(FileScan {
-                        path: path.clone(),
-                        findings: findings.clone(),
-                        skipped: None,
-                    });
-                }
-            }
-        }
-        let missing: Vec<PathBuf> = files
-            .iter()
-            .zip(&results)
-            .filter(|(_, result)| result.is_none())
-            .map(|(path, _)| path.clone())
-            .collect();
-        let mut scanned = rules.scan_files(&missing).into_iter();
-        if let Ok(mut kept) = self.files.lock() {
-            if kept.len() + missing.len() > SCAN_CACHE_FILES {
-                kept.clear();
-            }
-            for (index, hash) in hashes.iter().enumerate() {
-                if results[index].is_some() {
-                    continue;
-                }
-                let Some(scan) = scanned.next() else {
-                    break;
-                };
-                if let (Some(hash), None) = (hash, &scan.skipped) {
-                    kept.insert(
-                        scan.path.clone(),
-                        (fingerprint, *hash, scan.findings.clone()),
-                    );
-                }
-                results[index] = Some(scan);
-            }
-        }
-        results.into_iter().flatten().collect()
-    }
 }
 
 /// The `check` section of `.claude/ralph-hooks.json`.
@@ -313,10 +197,10 @@ pub fn check_files(
                         jobs.push(ServerJob {
                             launch: target.launch.clone(),
                             startup: target.server.startup_timeout,
-                            silence: target
-                                .server
-                                .startup_timeout
-                                .unwrap_or_else(|| settings.file_timeout(target.server)),
+                            silence: target.server.startup_timeout.map_or_else(
+                                || settings.file_timeout(target.server),
+                                |startup| startup.max(BATCH_SILENCE),
+                            ),
                             cli: target.server.batch_cli,
                             files: Vec::new(),
                         });
@@ -502,106 +386,4 @@ fn item_from_finding(finding: &Finding) -> Item {
         note: finding.note.clone(),
         fix: finding.fix.as_ref().map(|fix| fix.replacement.clone()),
     }
-}
-
-/// Servers started in this process for one check, one thread per server,
-/// and shut down at the end: what runs when the daemon is off.
-#[derive(Debug, Default)]
-pub struct LocalServers {
-    /// Time each server gets to exit after `shutdown`.
-    pub grace: Duration,
-}
-
-impl Servers for LocalServers {
-    fn check(
-        &mut self,
-        jobs: Vec<ServerJob>,
-        deadline: Instant,
-        progress: &mut dyn FnMut(Progress),
-    ) -> Vec<JobAnswer> {
-        let total: usize = jobs.iter().map(|job| job.files.len()).sum();
-        let counters: Vec<Arc<AtomicUsize>> =
-            jobs.iter().map(|_| Arc::new(AtomicUsize::new(0))).collect();
-        let done = || counters.iter().map(|c| c.load(Ordering::Relaxed)).sum();
-        let grace = self.grace;
-        std::thread::scope(|scope| {
-            let handles: Vec<_> = jobs
-                .into_iter()
-                .zip(&counters)
-                .map(|(job, counter)| {
-                    let counter = Arc::clone(counter);
-                    scope.spawn(move || run_job_here(job, deadline, grace, &counter))
-                })
-                .collect();
-            while handles.iter().any(|handle| !handle.is_finished()) {
-                progress(Progress {
-                    done: done(),
-                    total,
-                });
-                std::thread::sleep(Duration::from_millis(50));
-            }
-            progress(Progress {
-                done: done(),
-                total,
-            });
-            handles
-                .into_iter()
-                .map(|handle| {
-                    handle.join().unwrap_or_else(|_| JobAnswer {
-                        answers: Vec::new(),
-                        failure: Some(LspError::Exited {
-                            during: "a project check".into(),
-                            detail: " (the check's thread panicked)".into(),
-                        }),
-                    })
-                })
-                .collect()
-        })
-    }
-}
-
-/// One server's job in this process: start it, batch, shut it down (or run
-/// the checker's own command line).
-fn run_job_here(
-    job: ServerJob,
-    deadline: Instant,
-    grace: Duration,
-    done: &AtomicUsize,
-) -> JobAnswer {
-    if let Some(cli) = job.cli {
-        let answer = super::cli_batch::run(cli, &job, deadline);
-        done.store(job.files.len(), Ordering::Relaxed);
-        return answer;
-    }
-    let pending = || vec![FileAnswer::Pending; job.files.len()];
-    let mut client = match Client::start(&job.launch, deadline) {
-        Ok(client) => client,
-        Err(error) => {
-            return JobAnswer {
-                answers: pending(),
-                failure: Some(error),
-            };
-        }
-    };
-    client.batch_add(&job.files);
-    let mut failure = None;
-    loop {
-        let until = (Instant::now() + Duration::from_millis(100)).min(deadline);
-        if let Err(error) = client.batch_step(until, job.silence) {
-            failure = Some(error);
-            break;
-        }
-        done.store(client.batch_progress().done, Ordering::Relaxed);
-        if client.batch_done() || Instant::now() >= deadline {
-            break;
-        }
-    }
-    let answers = job
-        .files
-        .iter()
-        .map(|file| client.batch_answer(&file.path))
-        .collect();
-    client.batch_end();
-    client.shutdown(grace);
-    JobAnswer { answers, failure }
 }

@@ -362,8 +362,8 @@ impl Client {
             registered_pull_identifier: None,
         };
         let id = client.request("initialize", client.initialize_params());
-        let initialize_deadline = deadline.min(Instant::now() + INITIALIZE_TIMEOUT);
         let asked = Instant::now();
+        let initialize_deadline = deadline.min(asked + INITIALIZE_TIMEOUT);
         let failed = |reason: String| LspError::StartFailed {
             server: launch.name.clone(),
             reason,

@@ -677,7 +677,7 @@ impl Registry {
         let mut note = String::new();
         if let Some(wanted) = project_choice(file, project_root, &extension) {
             match candidates.iter().find(|s| s.name == wanted.server) {
-                Some(server) => match found(server) {
+                Some(server) => match wanted.program.clone().or_else(|| found(server)) {
                     Some(program) => return chosen(server, program, wanted.why),
                     None => {
                         note = format!(
@@ -701,7 +701,7 @@ impl Registry {
             let Some(program) = found(server) else {
                 continue;
             };
-            if server.name == "tsgo" && !typescript_at(&program).is_some_and(|v| v.major >= 7) {
+            if server.name == "tsgo" && typescript_at(&program).is_none_or(|v| v.major < 7) {
                 // A `tsc` of TypeScript 6 or older has no `--lsp`.
                 continue;
             }
@@ -734,6 +734,9 @@ fn language_id_of(server: &ServerDef, extension: &str) -> String {
 struct ProjectChoice {
     server: &'static str,
     why: String,
+    /// The binary the choice comes with (the project's own TypeScript 7
+    /// `tsc`: a `tsc` found on PATH may be another version).
+    program: Option<PathBuf>,
 }
 
 /// The project's own choice of server for `file` (see [`Registry::select`]):
@@ -766,6 +769,7 @@ fn project_choice(file: &Path, project_root: &Path, extension: &str) -> Option<P
                     return Some(ProjectChoice {
                         server,
                         why: format!("{} configures {server}", shown(name)),
+                        program: None,
                     });
                 }
             }
@@ -773,6 +777,7 @@ fn project_choice(file: &Path, project_root: &Path, extension: &str) -> Option<P
                 return Some(ProjectChoice {
                     server,
                     why: format!("{} has [tool.{server}]", shown("pyproject.toml")),
+                    program: None,
                 });
             }
         }
@@ -787,6 +792,8 @@ fn project_choice(file: &Path, project_root: &Path, extension: &str) -> Option<P
                             "the project's TypeScript is {} ({place}): its own server, tsc --lsp",
                             version.text
                         ),
+                        program: Some(current.join("node_modules/typescript/bin/tsc"))
+                            .filter(|tsc| tsc.is_file()),
                     }
                 } else {
                     ProjectChoice {
@@ -795,6 +802,7 @@ fn project_choice(file: &Path, project_root: &Path, extension: &str) -> Option<P
                             "the project's TypeScript is {} ({place}), served by typescript-language-server",
                             version.text
                         ),
+                        program: None,
                     }
                 });
             }
@@ -1054,6 +1062,12 @@ mod tests {
             typescript_at(&package.join("bin/tsc")).map(|v| v.major),
             Some(5)
         );
+        // TypeScript 7's server is the project's own `tsc`, whatever `tsc`
+        // PATH holds (a global TypeScript 5 has no `--lsp`), even with no
+        // `node_modules/.bin` link.
+        write_version("7.0.2");
+        let choice = project_choice(&file, &dir, ".ts").unwrap();
+        assert_eq!(choice.program, Some(package.join("bin/tsc")));
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
