@@ -148,6 +148,8 @@ impl TaskCache {
             last,
         } = all.entry(agent.id.clone()).or_default();
         let mut seen = Vec::new();
+        // Some file was invalid but still changing (see `state::QUIET`).
+        let mut settling = false;
         for name in &names {
             let Some(id) = name.strip_suffix(".md") else {
                 continue;
@@ -186,6 +188,7 @@ impl TaskCache {
                         if cache.get(id).is_some_and(|c| c.entry.is_ok()) {
                             seen.push(id.to_string());
                         }
+                        settling = true;
                         continue;
                     }
                     Ok(None) => Err(store
@@ -238,7 +241,9 @@ impl TaskCache {
             problems,
             all_json: Arc::default(),
         };
-        *last = Some(LastList {
+        // A file not settled yet is looked at again by the next read, not
+        // served from this list until something else changes.
+        *last = (!settling).then(|| LastList {
             generation,
             dir_mtime,
             scanned_at,
