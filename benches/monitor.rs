@@ -6,6 +6,8 @@
 //!   `task_step_update` on a WebSocket (p50/p99), beside the CLI command's
 //!   own run time (the part of that delay that is not the monitor's);
 //! - the server's RSS, idle after start-up and after the load;
+//! - its CPU while idle (nothing changing) over 1,000 task files and over
+//!   one task of 5,000 steps, beside an idle `sleep` (what costs nothing);
 //! - the size of each binary (the hooks must not grow: compare with a
 //!   build of `main`, see the README).
 //!
@@ -133,6 +135,49 @@ fn rss_kib(pid: u32) -> u64 {
         .unwrap_or(0)
 }
 
+/// CPU time (user + system) of `pid` so far, in seconds.
+fn cpu_secs(pid: u32) -> f64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    let Some(close) = stat.rfind(')') else {
+        return 0.0;
+    };
+    let fields: Vec<&str> = stat[close + 2..].split(' ').collect();
+    let ticks: u64 = fields.get(11).and_then(|f| f.parse().ok()).unwrap_or(0)
+        + fields.get(12).and_then(|f| f.parse().ok()).unwrap_or(0);
+    // SAFETY: sysconf(3) has no preconditions.
+    let per_second = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as f64;
+    ticks as f64 / per_second
+}
+
+/// The share of a core `pid` uses over 10 s in which nothing changes.
+fn idle_cpu(pid: u32) -> f64 {
+    let window = Duration::from_secs(10);
+    let before = cpu_secs(pid);
+    std::thread::sleep(window);
+    (cpu_secs(pid) - before) / window.as_secs_f64() * 100.0
+}
+
+/// A monitor over one task of 5,000 steps (the case that burned a core
+/// when its own reads woke the watcher), idle.
+fn idle_cpu_one_big_task() -> f64 {
+    let project = temp_project().with_extension("steps");
+    let tasks = project.join(".claude/orchestrator/tasks");
+    std::fs::create_dir_all(&tasks).unwrap();
+    let mut text = "# Task: task_bench_steps\n\n## Metadata\n- **Status:** in_progress\n- **Priority:** medium\n- **Created:** 2026-02-13T12:00:00.000Z\n\n## Description\nMany steps\n\n## Steps\n".to_string();
+    for n in 1..=5000 {
+        text.push_str(&format!("- [ ] (s{n}) step number {n}\n"));
+    }
+    text.push_str("\n## Progress\n- Task started\n");
+    std::fs::write(tasks.join("task_bench_steps.md"), text).unwrap();
+    let monitor = start_monitor(&project);
+    // Start-up and the first scan are not idle.
+    std::thread::sleep(Duration::from_secs(2));
+    let cpu = idle_cpu(monitor.child.id());
+    drop(monitor);
+    let _ = std::fs::remove_dir_all(&project);
+    cpu
+}
+
 fn main() {
     let runs: usize = std::env::var("BENCH_RUNS")
         .ok()
@@ -194,8 +239,14 @@ fn main() {
     std::thread::sleep(Duration::from_millis(500));
     let idle_after = rss_kib(monitor.child.id());
     drop(socket);
+    let idle_tasks = idle_cpu(monitor.child.id());
     drop(monitor);
     let _ = std::fs::remove_dir_all(&project);
+    let idle_steps = idle_cpu_one_big_task();
+    let mut sleeper = Command::new("sleep").arg("30").spawn().unwrap();
+    let idle_sleep = idle_cpu(sleeper.id());
+    let _ = sleeper.kill();
+    let _ = sleeper.wait();
 
     let mut out = std::io::stdout().lock();
     let _ = writeln!(
@@ -249,6 +300,14 @@ fn main() {
         "RSS idle: after start / after the load",
         format!("{:.1} MB", idle_start as f64 / 1024.0),
         format!("{:.1} MB", idle_after as f64 / 1024.0)
+    );
+    let _ = writeln!(
+        out,
+        "{:<44} {:>10} {:>10}   baseline: idle `sleep` {:.2} %",
+        "CPU idle, % of a core (1,000 tasks / 5,000 steps)",
+        format!("{idle_tasks:.2} %"),
+        format!("{idle_steps:.2} %"),
+        idle_sleep
     );
     let _ = writeln!(
         out,

@@ -9,7 +9,8 @@
 //!   [`target`]: the symbol a command is about, document symbols,
 //!   definitions.
 //! - [`edits`]: text edits and workspace edits applied to file texts.
-//! - [`refs`], [`rename`] (with its conflict check), [`fix`] (ast-grep rule
+//! - [`refs`], [`rename`] (with its conflict check and [`names`], whether
+//!   the new name is an identifier and no keyword), [`fix`] (ast-grep rule
 //!   fixes, `source.fixAll`, quick fixes, never a broken file).
 //! - [`structural`]: `search` and `rewrite`, ast-grep patterns over the
 //!   project's files in parallel on [`crate::astgrep`]'s engine.
@@ -24,6 +25,7 @@
 pub mod diff;
 pub mod edits;
 pub mod fix;
+pub mod names;
 pub mod position;
 pub mod refs;
 pub mod rename;

@@ -78,13 +78,16 @@ pub struct Agent {
 
 impl Agent {
     /// A context for reading and writing this project's state; no session,
-    /// so a change from the browser does not take a task over.
+    /// so a change from the browser does not take a task over. Its store
+    /// leaves damaged files where they are: the monitor only watches, and a
+    /// file that looks damaged to it may be one an editor is saving.
     pub fn ctx(&self) -> Ctx {
         let mut ctx = match Ctx::for_cli(Some(&self.project_root)) {
             Ok(ctx) => ctx,
             Err(_) => unreachable!("for_cli with a project never fails"),
         };
         ctx.session_id = None;
+        ctx.store().leave_damage_in_place();
         ctx
     }
 }

@@ -6,6 +6,11 @@
 //!   only the [`Locked`] guard can save, so the types enforce the order.
 //! - Every JSON file carries a `version`; one we cannot parse is moved aside
 //!   to `<name>.corrupt-<UTC timestamp>`, reported, and treated as absent.
+//! - A regular file that is invalid but changed less than [`QUIET`] ago is
+//!   "not yet", never damaged: an editor saving in place truncates and then
+//!   writes. Readers look again until it is valid or has been quiet that
+//!   long; only then is it moved aside. A store that leaves damage in place
+//!   (the monitor's read-only scan) reports it and never moves anything.
 //! - Nothing is created on disk until something is written, so a hook that
 //!   finds no state leaves none behind.
 //!
@@ -22,8 +27,9 @@ pub mod ids;
 pub mod journal;
 mod lock;
 
-use std::cell::{OnceCell, RefCell};
+use std::cell::{Cell, OnceCell, RefCell};
 use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant, SystemTime};
 
 use anyhow::{Context as _, bail};
 use serde::Serialize;
@@ -31,6 +37,15 @@ use serde::de::DeserializeOwned;
 
 pub use fsio::write_atomic;
 pub use lock::FileLock;
+
+/// How long an invalid regular file must stay unchanged before it counts as
+/// damaged. Editors that save in place leave a file empty or half-written
+/// for 10–50 ms; a second is far beyond that and still short for a reader
+/// to wait once.
+pub const QUIET: Duration = Duration::from_secs(1);
+
+/// How often a file that is being written is looked at again.
+const SETTLE_POLL: Duration = Duration::from_millis(20);
 
 /// A JSON document we own. `VERSION` is written into the file and checked on
 /// every load, so a newer ralph-hooks' file is refused, not misread.
@@ -45,6 +60,43 @@ pub struct Store {
     warnings: RefCell<Vec<String>>,
     /// The guard's watch folder for this root ([`journal`]), found once.
     watch: OnceCell<Option<PathBuf>>,
+    /// Damaged files are reported and left where they are (the monitor).
+    leave_damage: Cell<bool>,
+}
+
+/// One look at a state file, after waiting for a write in progress.
+enum Look<T> {
+    Absent,
+    Valid(T),
+    Newer(u64),
+    Invalid(String),
+}
+
+/// What happened to a damaged file.
+enum Aside {
+    Moved,
+    /// Changed within [`QUIET`]: somebody is writing it.
+    NotYet,
+    /// This store leaves damage in place.
+    LeftInPlace,
+}
+
+/// Whether `path` is a regular file changed less than [`QUIET`] ago (or
+/// stamped in the future): invalid content there may be a write in progress.
+pub fn being_written(path: &Path) -> bool {
+    let Ok(metadata) = path.symlink_metadata() else {
+        return false;
+    };
+    if !metadata.is_file() {
+        return false;
+    }
+    let Ok(modified) = metadata.modified() else {
+        return false;
+    };
+    match SystemTime::now().duration_since(modified) {
+        Ok(age) => age < QUIET,
+        Err(_) => true,
+    }
 }
 
 impl Store {
@@ -53,6 +105,40 @@ impl Store {
             root,
             warnings: RefCell::new(Vec::new()),
             watch: OnceCell::new(),
+            leave_damage: Cell::new(false),
+        }
+    }
+
+    /// From now on, damaged files are reported and left in place, and
+    /// reads never wait for a write in progress: a read-only scan (the
+    /// monitor) must never move a file a person or a hook is writing.
+    pub fn leave_damage_in_place(&self) {
+        self.leave_damage.set(true);
+    }
+
+    /// Reads `path` through `check`. Invalid content of a regular file
+    /// that is still changing is read again until it is valid or has been
+    /// quiet for [`QUIET`] (at most that long in all).
+    fn look<T>(
+        &self,
+        path: &Path,
+        check: &dyn Fn(&str) -> Result<T, Decode>,
+    ) -> anyhow::Result<Look<T>> {
+        let started = Instant::now();
+        loop {
+            let reason = match fsio::read_state(path)? {
+                Ok(None) => return Ok(Look::Absent),
+                Ok(Some(text)) => match check(&text) {
+                    Ok(value) => return Ok(Look::Valid(value)),
+                    Err(Decode::Newer(version)) => return Ok(Look::Newer(version)),
+                    Err(Decode::Corrupt(reason)) => reason,
+                },
+                Err(reason) => reason,
+            };
+            if self.leave_damage.get() || started.elapsed() >= QUIET || !being_written(path) {
+                return Ok(Look::Invalid(reason));
+            }
+            std::thread::sleep(SETTLE_POLL);
         }
     }
 
@@ -123,38 +209,64 @@ impl Store {
     /// moved aside and `None`.
     pub fn read_json<T: Versioned>(&self, relative: &str) -> anyhow::Result<Option<T>> {
         let path = self.path(relative);
-        let text = match fsio::read_state(&path)? {
-            Ok(Some(text)) => text,
-            Ok(None) => return Ok(None),
-            Err(reason) => return self.recover::<T>(relative, &reason),
-        };
-        match decode::<T>(&text) {
-            Ok(value) => Ok(Some(value)),
-            Err(Decode::Newer(version)) => Err(newer::<T>(&path, version)),
-            Err(Decode::Corrupt(reason)) => self.recover::<T>(relative, &reason),
+        match self.look(&path, &decode::<T>)? {
+            Look::Absent => Ok(None),
+            Look::Valid(value) => Ok(Some(value)),
+            Look::Newer(version) => Err(newer::<T>(&path, version)),
+            Look::Invalid(reason) => {
+                self.recover(relative, &reason, &|locked| locked.load_json::<T>())
+            }
         }
     }
 
-    /// A corrupt read without the lock: re-checked under the lock (another
+    /// A damaged read without the lock: re-checked under the lock (another
     /// process may have fixed or already moved the file), or, when this
-    /// thread already holds that lock, moved aside under the held one.
-    fn recover<T: Versioned>(&self, relative: &str, reason: &str) -> anyhow::Result<Option<T>> {
-        if lock::held_here(&self.lock_path(relative)) {
-            self.move_aside_held(&self.path(relative), reason)?;
+    /// thread already holds that lock, moved aside under the held one. A
+    /// file still being written, or a store that leaves damage in place,
+    /// reads as absent this time.
+    fn recover<T>(
+        &self,
+        relative: &str,
+        reason: &str,
+        again: &dyn Fn(&Locked<'_>) -> anyhow::Result<Option<T>>,
+    ) -> anyhow::Result<Option<T>> {
+        let path = self.path(relative);
+        if self.leave_damage.get() || being_written(&path) {
+            self.move_aside_held(&path, reason)?;
             return Ok(None);
         }
-        self.lock(relative)?.load_json::<T>()
+        if lock::held_here(&self.lock_path(relative)) {
+            self.move_aside_held(&path, reason)?;
+            return Ok(None);
+        }
+        again(&self.lock(relative)?)
     }
 
     /// Reads a text file without locking; missing means `None`, and a file
     /// that is not UTF-8 text (or not a regular file) is moved aside and `None`.
     pub fn read_text(&self, relative: &str) -> anyhow::Result<Option<String>> {
-        match fsio::read_state(&self.path(relative))? {
-            Ok(text) => Ok(text),
-            Err(reason) => {
-                self.move_aside(relative, &reason)?;
-                Ok(None)
-            }
+        self.read_text_where(relative, |_| None)
+    }
+
+    /// [`Store::read_text`] for text with a shape of its own: `damaged`
+    /// says why a text is not what the file must hold (a task file without
+    /// a `Status`), and such a file is treated like unreadable text.
+    pub fn read_text_where(
+        &self,
+        relative: &str,
+        damaged: impl Fn(&str) -> Option<String>,
+    ) -> anyhow::Result<Option<String>> {
+        let check = |text: &str| match damaged(text) {
+            Some(reason) => Err(Decode::Corrupt(reason)),
+            None => Ok(text.to_string()),
+        };
+        match self.look(&self.path(relative), &check)? {
+            Look::Absent => Ok(None),
+            Look::Valid(text) => Ok(Some(text)),
+            Look::Newer(_) => unreachable!("text is never of a newer version"),
+            Look::Invalid(reason) => self.recover(relative, &reason, &|locked| {
+                locked.load_text_where(&damaged)
+            }),
         }
     }
 
@@ -164,9 +276,13 @@ impl Store {
         if lock::held_here(&self.lock_path(relative)) {
             return self.move_aside_held(&self.path(relative), reason).map(drop);
         }
+        if self.leave_damage.get() {
+            return self.move_aside_held(&self.path(relative), reason).map(drop);
+        }
         let locked = self.lock(relative)?;
         if locked.path.symlink_metadata().is_ok() {
-            locked.move_aside(reason)?;
+            // Not moved while being written: the caller reads it as absent.
+            self.move_aside_held(&locked.path, reason)?;
         }
         Ok(())
     }
@@ -188,6 +304,9 @@ impl Store {
         let lock_path = self.lock_path(relative);
         self.confined(&lock_path)?;
         let lock = FileLock::acquire(&lock_path)?;
+        if let Some(repaired) = lock.repaired() {
+            self.warnings.borrow_mut().push(repaired.to_string());
+        }
         Ok(Locked {
             store: self,
             path: self.path(relative),
@@ -280,23 +399,30 @@ impl Locked<'_> {
         &self.path
     }
 
-    /// Loads the document; a corrupt one is moved aside and reported.
+    /// Loads the document; a corrupt one is moved aside and reported. One
+    /// that is still being written (see [`QUIET`]) is an error, not absent:
+    /// the caller is about to write, and must not replace what another
+    /// program is saving.
     pub fn load_json<T: Versioned>(&self) -> anyhow::Result<Option<T>> {
-        let text = match fsio::read_state(&self.path)? {
-            Ok(Some(text)) => text,
-            Ok(None) => return Ok(None),
-            Err(reason) => {
-                self.move_aside(&reason)?;
-                return Ok(None);
-            }
-        };
-        match decode::<T>(&text) {
-            Ok(value) => Ok(Some(value)),
-            Err(Decode::Newer(version)) => Err(newer::<T>(&self.path, version)),
-            Err(Decode::Corrupt(reason)) => {
-                self.move_aside(&reason)?;
-                Ok(None)
-            }
+        match self.store.look(&self.path, &decode::<T>)? {
+            Look::Absent => Ok(None),
+            Look::Valid(value) => Ok(Some(value)),
+            Look::Newer(version) => Err(newer::<T>(&self.path, version)),
+            Look::Invalid(reason) => self.damaged(&reason),
+        }
+    }
+
+    /// A damaged file under the lock: moved aside (`None`), or an error
+    /// when it cannot be (being written, or this store leaves damage).
+    fn damaged<T>(&self, reason: &str) -> anyhow::Result<Option<T>> {
+        match self.store.move_aside_held(&self.path, reason)? {
+            Aside::Moved => Ok(None),
+            Aside::NotYet => bail!(
+                "{} is being written by another program ({reason}, changed less than {} s ago); try again in a moment",
+                self.path.display(),
+                QUIET.as_secs()
+            ),
+            Aside::LeftInPlace => bail!("{} is damaged ({reason})", self.path.display()),
         }
     }
 
@@ -317,12 +443,24 @@ impl Locked<'_> {
 
     /// The text of the file; one that is not UTF-8 text is moved aside.
     pub fn load_text(&self) -> anyhow::Result<Option<String>> {
-        match fsio::read_state(&self.path)? {
-            Ok(text) => Ok(text),
-            Err(reason) => {
-                self.move_aside(&reason)?;
-                Ok(None)
-            }
+        self.load_text_where(|_| None)
+    }
+
+    /// [`Locked::load_text`] with the file's own shape checked (see
+    /// [`Store::read_text_where`]).
+    pub fn load_text_where(
+        &self,
+        damaged: impl Fn(&str) -> Option<String>,
+    ) -> anyhow::Result<Option<String>> {
+        let check = |text: &str| match damaged(text) {
+            Some(reason) => Err(Decode::Corrupt(reason)),
+            None => Ok(text.to_string()),
+        };
+        match self.store.look(&self.path, &check)? {
+            Look::Absent => Ok(None),
+            Look::Valid(text) => Ok(Some(text)),
+            Look::Newer(_) => unreachable!("text is never of a newer version"),
+            Look::Invalid(reason) => self.damaged(&reason),
         }
     }
 
@@ -350,16 +488,34 @@ impl Locked<'_> {
         }
     }
 
-    /// Renames the file to `<name>.corrupt-<UTC timestamp>` and reports it.
-    pub fn move_aside(&self, reason: &str) -> anyhow::Result<PathBuf> {
-        self.store.move_aside_held(&self.path, reason)
+    /// Renames the file to `<name>.corrupt-<UTC timestamp>` and reports it
+    /// (see [`Locked::load_text_where`] for what is not moved).
+    pub fn move_aside(&self, reason: &str) -> anyhow::Result<()> {
+        self.damaged::<()>(reason).map(drop)
     }
 }
 
 impl Store {
     /// The move itself; the caller holds the file's lock. Works for any
     /// kind of entry (a FIFO, a directory, a link: the link itself moves).
-    fn move_aside_held(&self, path: &Path, reason: &str) -> anyhow::Result<PathBuf> {
+    /// A regular file changed within [`QUIET`] is not moved: somebody is
+    /// writing it. A store that leaves damage in place only reports.
+    fn move_aside_held(&self, path: &Path, reason: &str) -> anyhow::Result<Aside> {
+        if self.leave_damage.get() {
+            let message = format!("{} is damaged ({reason}); left in place", path.display());
+            if !self.warnings.borrow().contains(&message) {
+                self.warnings.borrow_mut().push(message);
+            }
+            return Ok(Aside::LeftInPlace);
+        }
+        if being_written(path) {
+            eprintln!(
+                "ralph-hooks: note: {} is not valid yet ({reason}) but changed less than {} s ago: another program is writing it; read as absent this time",
+                path.display(),
+                QUIET.as_secs()
+            );
+            return Ok(Aside::NotYet);
+        }
         let stamp = chrono::Utc::now().format("%Y%m%dT%H%M%S%.3fZ");
         let file_name = path
             .file_name()
@@ -379,7 +535,7 @@ impl Store {
             path.display(),
             aside.display()
         ));
-        Ok(aside)
+        Ok(Aside::Moved)
     }
 }
 

@@ -74,28 +74,24 @@ pub fn task_file(id: &str) -> anyhow::Result<String> {
 
 /// Reads one task; `None` when its file does not exist, or was corrupt
 /// (empty, not a task, not UTF-8) and has been moved aside with a warning.
+/// A file an editor is saving in place (empty or half-written for a
+/// moment) is read again until it settles, never moved aside meanwhile.
 pub fn load(store: &Store, id: &str) -> anyhow::Result<Option<TaskDoc>> {
     let relative = task_file(id)?;
-    let Some(text) = store.read_text(&relative)? else {
+    let Some(text) = store.read_text_where(&relative, mangled)? else {
         return Ok(None);
     };
-    match mangled(&text) {
-        Some(reason) => {
-            store.move_aside(&relative, reason)?;
-            Ok(None)
-        }
-        None => Ok(Some(parse_as(&text, id))),
-    }
+    Ok(Some(parse_as(&text, id)))
 }
 
 /// Why a task file's text is not a task, if it is not: every task we write
 /// has a `Status`, so a file without one is damaged, not "no active task".
-fn mangled(text: &str) -> Option<&'static str> {
+fn mangled(text: &str) -> Option<String> {
     if text.trim().is_empty() {
-        return Some("it is empty");
+        return Some("it is empty".into());
     }
     if TaskDoc::parse(text, "task").field("Status").is_none() {
-        return Some("it has no Status field, so it is not a task file");
+        return Some("it has no Status field, so it is not a task file".into());
     }
     None
 }
@@ -244,16 +240,12 @@ pub fn update<R>(
     let relative = task_file(id)?;
     let store = ctx.store();
     let locked = store.lock(&relative)?;
-    let text = locked
-        .load_text()?
-        .with_context(|| format!("task file {} is gone", locked.path().display()))?;
-    if let Some(reason) = mangled(&text) {
-        locked.move_aside(reason)?;
-        bail!(
-            "task file {} was damaged ({reason}) and has been moved aside",
+    let text = locked.load_text_where(mangled)?.with_context(|| {
+        format!(
+            "task file {} is gone (or was damaged and moved aside)",
             locked.path().display()
-        );
-    }
+        )
+    })?;
     let before = parse_as(&text, id);
     let mut doc = before.clone();
     let result = change(&mut doc)?;

@@ -974,32 +974,39 @@ fn a_garbage_task_file_is_reported_and_the_rest_served() {
         4,
         "the good tasks are still served"
     );
-    let (_, agents) = monitor.get("/api/agents");
-    let problems = agents[0]["problems"].to_string();
+    // A file changed less than a second ago may be an editor's save
+    // half-way: it is "not yet" until it has stayed the same that long.
+    let until = std::time::Instant::now() + Duration::from_secs(5);
+    let problems = loop {
+        let (_, agents) = monitor.get("/api/agents");
+        let problems = agents[0]["problems"].to_string();
+        if problems.contains("task_binary.md") && problems.contains("task_junk.md")
+            || std::time::Instant::now() > until
+        {
+            break problems;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    };
     assert!(
         problems.contains("task_binary.md") && problems.contains("task_junk.md"),
         "{problems}"
     );
     let (_, team) = monitor.get("/api/team-state");
     assert_eq!(team[0]["problems"].as_array().unwrap().len(), 2);
-    // The project's rule for corrupt state: moved aside, bytes kept, and
-    // reported for as long as it lies there.
-    assert!(!tasks.join("task_binary.md").exists());
+    // The monitor only watches: a damaged file is reported and left where
+    // it is (it may be an editor's save half-way); a reader that may write
+    // moves it aside once it stays damaged.
+    assert!(tasks.join("task_binary.md").exists());
     let aside: Vec<PathBuf> = std::fs::read_dir(&tasks)
         .unwrap()
         .map(|e| e.unwrap().path())
-        .filter(|p| p.to_string_lossy().contains("task_binary.md.corrupt-"))
+        .filter(|p| p.to_string_lossy().contains(".corrupt-"))
         .collect();
-    assert_eq!(aside.len(), 1, "{aside:?}");
-    assert_eq!(
-        std::fs::read(&aside[0]).unwrap(),
-        [0xff, 0xfe, 0x00, 0x41, 0x80]
-    );
+    assert!(aside.is_empty(), "{aside:?}");
     let (_, again) = monitor.get("/api/agents");
     assert_eq!(again[0]["problems"].as_array().unwrap().len(), 2, "{again}");
     assert!(
-        again[0]["problems"].to_string().contains("not UTF-8")
-            || again[0]["problems"].to_string().contains("corrupt"),
+        again[0]["problems"].to_string().contains("not valid UTF-8"),
         "{again}"
     );
     // The live stream keeps working.

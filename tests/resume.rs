@@ -329,7 +329,7 @@ fn a_failed_save_keeps_the_previous_state_and_says_so() {
         .path()
         .join(".claude/orchestrator/command-state/2-run-SPEC-AUTH-001-20251113T080000Z.json");
     std::fs::create_dir_all(blocker.join("occupied")).unwrap();
-    // The backup of what it tried to save goes to $TMPDIR/ralph-hooks-unsaved.
+    // The backup of what it tried to save goes to $TMPDIR/ralph-hooks-unsaved-<uid>.
     let tmp = temp.path().join("tmp");
     std::fs::create_dir_all(&tmp).unwrap();
     let save_again = |extra: &[&str]| {
@@ -349,7 +349,11 @@ fn a_failed_save_keeps_the_previous_state_and_says_so() {
         "verification",
     ]);
     assert_eq!(output.status.code(), Some(1));
-    let backup = tmp.join("ralph-hooks-unsaved/2-run-SPEC-AUTH-001-20251113T080000Z.json");
+    // SAFETY: getuid(2) cannot fail and has no preconditions.
+    let uid = unsafe { libc::getuid() };
+    let backup = tmp.join(format!(
+        "ralph-hooks-unsaved-{uid}/2-run-SPEC-AUTH-001-20251113T080000Z.json"
+    ));
     assert_eq!(
         stderr(&output).split(": cannot rename ").next().unwrap(),
         format!(

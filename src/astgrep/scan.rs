@@ -14,8 +14,9 @@ use super::lang::Lang;
 use super::rules::RuleSet;
 use crate::util::fsread::{self, Links};
 
-/// Files larger than this are skipped: generated bundles, not source.
-pub const MAX_FILE_BYTES: u64 = 2 * 1024 * 1024;
+/// Files larger than this are skipped, with their reason: the one limit
+/// for source files, the same as the language servers'.
+pub const MAX_FILE_BYTES: u64 = crate::util::fsread::limits::SOURCE;
 
 /// How serious a finding is (the rule's `severity`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]

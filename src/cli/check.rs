@@ -73,6 +73,12 @@ pub fn run(ctx: &Ctx, args: &CheckArgs, paint: Paint) -> anyhow::Result<ExitCode
     if args.paths.iter().any(|p| p.as_os_str().is_empty()) {
         bail!("an empty path was given");
     }
+    // A named path outside the project is the user's mistake, said plainly
+    // (exit 2, unchecked), never walked.
+    if let Err(error) = crate::engine::files::refuse_outside(ctx, &args.paths) {
+        eprintln!("ralph-hooks: {error:#}");
+        return Ok(ExitCode::from(2));
+    }
     let options = Options {
         paths: args.paths.clone(),
         min_severity,

@@ -22,6 +22,7 @@ use crate::intel::refs::plural;
 use crate::intel::session::Session;
 use crate::intel::writer::{self, FileChange};
 use crate::intel::{diff, fix, refs, rename, structural};
+use crate::util::text::escape_controls;
 
 /// How long one command may wait for its servers, start-up included
 /// (pyright indexing a cold project takes seconds).
@@ -242,7 +243,7 @@ fn rename_inner(
     let mut problems = Vec::new();
     if apply {
         progress.stage("writing");
-        writer::apply_all(&plan.changes, &session.ctx.state_root)?;
+        writer::apply_all(&plan.changes, bounds(session.ctx))?;
         progress.stage("re-checking");
         problems = recheck(session, file, &plan.changes, progress);
     }
@@ -330,6 +331,22 @@ fn recheck(
     problems
 }
 
+/// ", N skipped (see above)" when files could not be searched.
+fn skipped_note(skipped: usize) -> String {
+    match skipped {
+        0 => String::new(),
+        n => format!(", {n} skipped (see above)"),
+    }
+}
+
+/// Where the code writers may write: the project, never the hook state.
+fn bounds(ctx: &Ctx) -> writer::Bounds<'_> {
+    writer::Bounds {
+        project: &ctx.project_root,
+        state: &ctx.state_root,
+    }
+}
+
 fn lang_arg(lang: Option<&str>) -> anyhow::Result<Option<Lang>> {
     lang.map(|name| name.parse::<Lang>().map_err(anyhow::Error::msg))
         .transpose()
@@ -347,7 +364,7 @@ pub fn search(ctx: &Ctx, args: &SearchArgs) -> anyhow::Result<ExitCode> {
     progress.finish();
     let (hits, skipped) = found?;
     for why in &skipped {
-        eprintln!("ralph-hooks: skipped {why}");
+        eprintln!("ralph-hooks: skipped {}", escape_controls(why));
     }
     if json {
         // Serialized straight into one buffer: thousands of matches would
@@ -372,18 +389,21 @@ pub fn search(ctx: &Ctx, args: &SearchArgs) -> anyhow::Result<ExitCode> {
         let _ = writeln!(
             text,
             "{}:{}:{}: {first_line}{more}",
-            hit.path, hit.line, hit.column
+            escape_controls(&hit.path),
+            hit.line,
+            hit.column
         );
     }
     print!("{text}");
     let files: std::collections::BTreeSet<&str> = hits.iter().map(|h| h.path.as_str()).collect();
     println!(
-        "{} {} in {} {} ({} searched)",
+        "{} {} in {} {} ({} searched{})",
         hits.len(),
         plural(hits.len(), "match", "matches"),
         files.len(),
         plural(files.len(), "file", "files"),
-        scope.files.len()
+        scope.files.len() - skipped.len(),
+        skipped_note(skipped.len())
     );
     Ok(ExitCode::SUCCESS)
 }
@@ -400,12 +420,12 @@ pub fn rewrite(ctx: &Ctx, args: &RewriteArgs, paint: Paint) -> anyhow::Result<Ex
     progress.finish();
     let (rewritten, skipped) = found?;
     for why in &skipped {
-        eprintln!("ralph-hooks: skipped {why}");
+        eprintln!("ralph-hooks: skipped {}", escape_controls(why));
     }
     let total: usize = rewritten.iter().map(|r| r.replacements).sum();
     if apply && !rewritten.is_empty() {
         let changes: Vec<FileChange> = rewritten.iter().map(|r| r.change.clone()).collect();
-        writer::apply_all(&changes, &ctx.state_root)?;
+        writer::apply_all(&changes, bounds(ctx))?;
     }
     if json {
         let files: Vec<_> = rewritten
@@ -425,10 +445,11 @@ pub fn rewrite(ctx: &Ctx, args: &RewriteArgs, paint: Paint) -> anyhow::Result<Ex
         return Ok(ExitCode::SUCCESS);
     }
     if rewritten.is_empty() {
+        let searched = scope.files.len() - skipped.len();
         println!(
-            "no match for {pattern:?} in {} {}; nothing to rewrite",
-            scope.files.len(),
-            plural(scope.files.len(), "file", "files")
+            "no match for {pattern:?} in {searched} {}{}; nothing to rewrite",
+            plural(searched, "file", "files"),
+            skipped_note(skipped.len())
         );
         return Ok(ExitCode::SUCCESS);
     }
@@ -454,11 +475,12 @@ pub fn rewrite(ctx: &Ctx, args: &RewriteArgs, paint: Paint) -> anyhow::Result<Ex
         }
     }
     println!(
-        "{} {total} {} in {} {}{}",
+        "{} {total} {} in {} {}{}{}",
         if apply { "applied" } else { "would apply" },
         plural(total, "replacement", "replacements"),
         rewritten.len(),
         plural(rewritten.len(), "file", "files"),
+        skipped_note(skipped.len()),
         if apply {
             ""
         } else {
@@ -508,7 +530,7 @@ pub fn fix(ctx: &Ctx, args: &FixArgs, paint: Paint) -> anyhow::Result<ExitCode> 
         .filter_map(|r| r.change.clone())
         .collect();
     let written = if !dry_run && !changes.is_empty() {
-        let result = writer::apply_all(&changes, &ctx.state_root);
+        let result = writer::apply_all(&changes, bounds(ctx));
         if let Err(error) = result {
             say_notes(session.close());
             return Err(error);

@@ -152,7 +152,9 @@ fn report_changed(ctx: &Ctx, settings: &Settings, paths: &[PathBuf]) -> anyhow::
     let mut left_out = Vec::new();
     let mut running_loop = None;
     for path in paths {
-        let display = resolve::display_path(ctx, path);
+        // Shown to Claude: a newline in a file name must not start a line.
+        let display =
+            crate::util::text::escape_controls(&resolve::display_path(ctx, path)).into_owned();
         let Resolved::Target(target) = resolve::resolve(ctx, settings, path) else {
             continue;
         };

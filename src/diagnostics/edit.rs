@@ -53,7 +53,9 @@ pub fn after_edit(ctx: &Ctx, tool: &ToolInput) -> anyhow::Result<HookOutput> {
         ctx.debug(format_args!("diagnostics are turned off in the config"));
         return Ok(HookOutput::silent());
     }
-    let display = resolve::display_path(ctx, &path);
+    // Shown to Claude: a newline in a file name must not start a line.
+    let display =
+        crate::util::text::escape_controls(&resolve::display_path(ctx, &path)).into_owned();
     let target = match resolve::resolve(ctx, &settings, &path) {
         Resolved::Unsupported => {
             ctx.debug(format_args!(
@@ -79,6 +81,17 @@ pub fn after_edit(ctx: &Ctx, tool: &ToolInput) -> anyhow::Result<HookOutput> {
         Ok(None) => {
             ctx.debug(format_args!("{display}: gone: nothing to check"));
             return Ok(HookOutput::silent());
+        }
+        // Too large to check is not clean: the loop keeps it among its
+        // touched files (its Stop check says inconclusive) and Claude is told.
+        Err(fsread::ReadError::TooLarge { .. }) => {
+            record_touched(ctx, &path);
+            let why = format!(
+                "larger than {} MiB, not checked",
+                limits::SOURCE / (1024 * 1024)
+            );
+            let text = report::inconclusive(&display, &target.server.name, &why);
+            return Ok(HookOutput::context(EventName::PostToolUse, text));
         }
         Err(error) => {
             ctx.debug(format_args!("{error}: nothing to check"));

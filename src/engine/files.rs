@@ -4,6 +4,13 @@
 //! virtual environments and the hooks' state root are never checked, even
 //! when named. A file is checked when a configured server or an ast-grep
 //! rule handles it.
+//!
+//! Only the project is checked: a named path outside it (`..`, a sibling, a
+//! symlink out) is refused by the front ends ([`refuse_outside`]) and never
+//! walked, and links inside are not followed. What cannot be checked — a
+//! FIFO, socket or device under a source file's name, a folder that cannot
+//! be read (permissions, a path longer than the system allows) — is
+//! listed with its reason ([`NotChecked`]), never silently left out.
 
 use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
@@ -28,6 +35,24 @@ pub const NEVER: &[&str] = &[
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NoSuchPath(pub String);
 
+/// Something the check was asked to look at but could not.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NotChecked {
+    pub path: PathBuf,
+    /// Why, in words ("a FIFO, not a regular file").
+    pub reason: String,
+}
+
+/// The files to check, and what could not be looked at.
+#[derive(Debug, Clone, Default)]
+pub struct Collected {
+    pub files: Vec<PathBuf>,
+    pub not_checked: Vec<NotChecked>,
+}
+
+/// Ignore files: an error reading one is not a file left unchecked.
+const IGNORE_FILES: &[&str] = &[".gitignore", ".ignore", ".rgignore", "exclude"];
+
 /// The files to check: every file under the paths (or the project) that a
 /// configured server or a rule handles, sorted.
 pub fn collect_files(
@@ -36,7 +61,18 @@ pub fn collect_files(
     rules: Option<&RuleSet>,
     paths: &[PathBuf],
 ) -> Result<Vec<PathBuf>, NoSuchPath> {
+    collect(ctx, settings, rules, paths).map(|collected| collected.files)
+}
+
+/// [`collect_files`], with what could not be checked.
+pub fn collect(
+    ctx: &Ctx,
+    settings: &Settings,
+    rules: Option<&RuleSet>,
+    paths: &[PathBuf],
+) -> Result<Collected, NoSuchPath> {
     let cwd = std::env::current_dir().unwrap_or_else(|_| ctx.project_root.clone());
+    let mut collected = Collected::default();
     let mut roots = Vec::new();
     for path in paths {
         let absolute = if path.is_absolute() {
@@ -44,12 +80,21 @@ pub fn collect_files(
         } else {
             cwd.join(path)
         };
-        if !absolute.exists() {
+        if absolute.symlink_metadata().is_err() {
             return Err(NoSuchPath(path.display().to_string()));
+        }
+        // The front ends refuse these with a message; here they are never
+        // walked, whoever asks.
+        if let Some(why) = outside_project(ctx, &absolute) {
+            collected.not_checked.push(NotChecked {
+                path: absolute,
+                reason: why,
+            });
+            continue;
         }
         roots.push(absolute);
     }
-    if roots.is_empty() {
+    if roots.is_empty() && paths.is_empty() {
         roots.push(ctx.project_root.clone());
     }
     let mut handles = Handles::default();
@@ -70,15 +115,101 @@ pub fn collect_files(
                     && (NEVER.contains(&name.as_ref()) || entry.path() == state_root))
             })
             .build();
-        for entry in walker.flatten() {
-            if entry.file_type().is_some_and(|t| t.is_file())
+        for entry in walker {
+            let entry = match entry {
+                Ok(entry) => entry,
+                Err(error) => {
+                    if let Some(unreadable) = unreadable(&error) {
+                        collected.not_checked.push(unreadable);
+                    }
+                    continue;
+                }
+            };
+            let Some(file_type) = entry.file_type() else {
+                continue;
+            };
+            if file_type.is_file() {
+                if handles.handled(ctx, settings, rules, entry.path()) {
+                    files.insert(entry.into_path());
+                }
+            } else if let Some(kind) = crate::util::fsread::not_regular_kind(file_type)
+                && !file_type.is_dir()
                 && handles.handled(ctx, settings, rules, entry.path())
             {
-                files.insert(entry.into_path());
+                // A FIFO or socket under a source file's name: a checker
+                // would refuse it (never wait on it); say so.
+                collected.not_checked.push(NotChecked {
+                    path: entry.into_path(),
+                    reason: format!("{kind}, not a regular file"),
+                });
             }
         }
     }
-    Ok(files.into_iter().collect())
+    collected.files = files.into_iter().collect();
+    Ok(collected)
+}
+
+/// A walk error that means files went unchecked (a folder that cannot be
+/// read), as a [`NotChecked`]; `None` for an ignore file's own trouble.
+fn unreadable(error: &ignore::Error) -> Option<NotChecked> {
+    let io = error.io_error()?;
+    let path = walk_error_path(error)?;
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned());
+    if name.is_some_and(|name| IGNORE_FILES.contains(&name.as_str())) {
+        return None;
+    }
+    // The walker wraps the system's error, so its number may be hidden;
+    // the kind survives.
+    let too_long = io.raw_os_error() == Some(libc::ENAMETOOLONG)
+        || io.kind() == std::io::ErrorKind::InvalidFilename;
+    let reason = if too_long {
+        "its path is longer than the system allows".to_string()
+    } else {
+        format!("cannot be read: {io}")
+    };
+    Some(NotChecked { path, reason })
+}
+
+fn walk_error_path(error: &ignore::Error) -> Option<PathBuf> {
+    match error {
+        ignore::Error::WithPath { path, .. } => Some(path.clone()),
+        ignore::Error::WithDepth { err, .. } | ignore::Error::WithLineNumber { err, .. } => {
+            walk_error_path(err)
+        }
+        _ => None,
+    }
+}
+
+/// Why `path` (absolute, existing) is not the project's to check, if it
+/// is not: it resolves (through `..` and symlinks) outside the project.
+pub fn outside_project(ctx: &Ctx, path: &Path) -> Option<String> {
+    let root = ctx
+        .project_root
+        .canonicalize()
+        .unwrap_or_else(|_| ctx.project_root.clone());
+    let real = path.canonicalize().ok()?;
+    if real.starts_with(&root) {
+        return None;
+    }
+    Some(format!(
+        "outside the project {} (it is {}); not checked",
+        root.display(),
+        real.display()
+    ))
+}
+
+/// Refuses named paths outside the project, with one line naming the first.
+pub fn refuse_outside(ctx: &Ctx, paths: &[PathBuf]) -> anyhow::Result<()> {
+    let cwd = std::env::current_dir().unwrap_or_else(|_| ctx.project_root.clone());
+    for path in paths {
+        if let Some(why) = outside_project(ctx, &cwd.join(path)) {
+            anyhow::bail!(
+                "{}: {why}",
+                crate::util::text::escape_controls(&path.to_string_lossy())
+            );
+        }
+    }
+    Ok(())
 }
 
 /// Whether some server claims a file, remembered per extension and folder:

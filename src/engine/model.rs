@@ -164,6 +164,8 @@ impl Diag {
             (None, Some(code)) => format!(" [{code}]"),
             (None, None) => String::new(),
         };
+        // A file name may hold a newline: it must not start a line of its own.
+        let display_path = crate::util::text::escape_controls(display_path);
         format!(
             "{display_path}:{}:{} {}{tag} {}",
             self.line,

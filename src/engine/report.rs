@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use super::model::{Diag, Severity, one_line};
+use crate::util::text::escape_controls;
 
 /// One problem with its end and, when a rule or server offers one, a fix.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -182,12 +183,11 @@ impl Report {
         }
         for file in &self.files {
             if let Status::Inconclusive(why) = &file.status {
-                let _ = writeln!(
-                    text,
-                    "{}: inconclusive ({}): {why}",
-                    file.path,
-                    file.server.as_deref().unwrap_or("?")
-                );
+                let path = escape_controls(&file.path);
+                let _ = match &file.server {
+                    Some(server) => writeln!(text, "{path}: inconclusive ({server}): {why}"),
+                    None => writeln!(text, "{path}: not checked: {why}"),
+                };
             }
         }
         for (language, hint) in &self.no_server {

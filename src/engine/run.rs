@@ -102,17 +102,29 @@ pub fn check_project(
     let started = Instant::now();
     let settings = Settings::load(ctx);
     let rules = (options.ast_grep && settings.config.ast_grep).then(|| rule_set(ctx));
-    let files = files::collect_files(ctx, &settings, rules.as_ref(), &options.paths)?;
+    let collected = files::collect(ctx, &settings, rules.as_ref(), &options.paths)?;
     let walk_ms = started.elapsed().as_millis() as u64;
     let mut report = check_files(
         ctx,
         &settings,
         rules.as_ref(),
-        &files,
+        &collected.files,
         options,
         servers,
         progress,
     );
+    // What could not be looked at counts as unchecked, never as clean.
+    for skipped in collected.not_checked {
+        report.files.push(FileReport {
+            path: files::relative(ctx, &skipped.path),
+            absolute: skipped.path,
+            language: String::new(),
+            server: None,
+            server_reason: None,
+            status: Status::Inconclusive(skipped.reason),
+            items: Vec::new(),
+        });
+    }
     report.timings.walk_ms = walk_ms;
     report.timings.total_ms = started.elapsed().as_millis() as u64;
     ctx.debug(format_args!("check: timings {:?}", report.timings));

@@ -33,9 +33,7 @@ pub fn plan(
     spec: &str,
     new_name: &str,
 ) -> anyhow::Result<Plan> {
-    if new_name.is_empty() || new_name.chars().any(char::is_whitespace) {
-        bail!("{new_name:?} is not a name");
-    }
+    super::names::check(file, new_name).map_err(anyhow::Error::msg)?;
     with_server(
         session,
         file,

@@ -189,12 +189,16 @@ fn par_map<T: Send>(
     (out, skipped)
 }
 
-/// A source file's text; `None` for one too large to be source.
+/// A source file's text; one too large is an error with its reason, so
+/// the caller says it was skipped (never "0 matches" over it).
 pub fn read_source(path: &Path) -> Result<Option<String>, String> {
     match fsread::read_text(path, astgrep::scan::MAX_FILE_BYTES, Links::Follow) {
         Ok(Some(text)) => Ok(Some(text)),
         Ok(None) => Err("it no longer exists".into()),
-        Err(fsread::ReadError::TooLarge { .. }) => Ok(None),
+        Err(fsread::ReadError::TooLarge { .. }) => Err(format!(
+            "larger than {} MiB, not searched",
+            astgrep::scan::MAX_FILE_BYTES / (1024 * 1024)
+        )),
         Err(error) => Err(error.reason()),
     }
 }

@@ -148,6 +148,8 @@ impl TaskCache {
             last,
         } = all.entry(agent.id.clone()).or_default();
         let mut seen = Vec::new();
+        // Some file was invalid but still changing (see `state::QUIET`).
+        let mut settling = false;
         for name in &names {
             let Some(id) = name.strip_suffix(".md") else {
                 continue;
@@ -177,7 +179,22 @@ impl TaskCache {
                         "{}: not a task file (no Status in its Metadata)",
                         path.display()
                     )),
-                    Ok(None) => continue,
+                    Ok(None) if path.symlink_metadata().is_err() => continue,
+                    // Not a task right now, left in place (this store never
+                    // moves anything). While it is still changing it is an
+                    // editor's save half-way: the last good read stands, and
+                    // the next change of the file is read again.
+                    Ok(None) if crate::state::being_written(&path) => {
+                        if cache.get(id).is_some_and(|c| c.entry.is_ok()) {
+                            seen.push(id.to_string());
+                        }
+                        settling = true;
+                        continue;
+                    }
+                    Ok(None) => Err(store
+                        .take_warnings()
+                        .pop()
+                        .unwrap_or_else(|| format!("{}: not readable as a task", path.display()))),
                     Err(error) => Err(format!("{error:#}")),
                 };
                 cache.insert(id.to_string(), Cached { stamp, entry });
@@ -224,7 +241,9 @@ impl TaskCache {
             problems,
             all_json: Arc::default(),
         };
-        *last = Some(LastList {
+        // A file not settled yet is looked at again by the next read, not
+        // served from this list until something else changes.
+        *last = (!settling).then(|| LastList {
             generation,
             dir_mtime,
             scanned_at,

@@ -26,6 +26,7 @@ use tokio::sync::broadcast::error::RecvError;
 
 use super::Agent;
 use super::AppState;
+use super::data::Entry;
 use crate::state::events_log::EVENTS_FILE;
 use crate::tasks::{StepStatus, StepsProgress, TaskDoc};
 use crate::util::fsread;
@@ -93,21 +94,28 @@ pub fn diff(
         data["stepsProgress"] = json!(after.steps_progress);
         json!({"type": "task_step_update", "agentId": agent, "taskId": task, "timestamp": timestamp, "data": data})
     };
+    // Sets and maps, not nested scans: a task may have 100,000 steps.
     let ids_before: Vec<&str> = before.steps.iter().map(|(id, _)| id.as_str()).collect();
     let ids_after: Vec<&str> = after.steps.iter().map(|(id, _)| id.as_str()).collect();
+    let status_before: HashMap<&str, StepStatus> = before
+        .steps
+        .iter()
+        .map(|(id, status)| (id.as_str(), *status))
+        .collect();
+    let set_after: std::collections::HashSet<&str> = ids_after.iter().copied().collect();
     let added: Vec<&str> = ids_after
         .iter()
         .copied()
-        .filter(|id| !ids_before.contains(id))
+        .filter(|id| !status_before.contains_key(id))
         .collect();
-    let removed = ids_before.iter().any(|id| !ids_after.contains(id));
+    let removed = ids_before.iter().any(|id| !set_after.contains(id));
     if removed || (ids_before.is_empty() && !ids_after.is_empty()) {
         out.push(step_update("steps_set", None));
     } else {
         let kept: Vec<&str> = ids_after
             .iter()
             .copied()
-            .filter(|id| ids_before.contains(id))
+            .filter(|id| status_before.contains_key(id))
             .collect();
         if kept != ids_before {
             out.push(step_update("steps_reordered", None));
@@ -116,11 +124,7 @@ pub fn diff(
             out.push(step_update("step_added", Some(id)));
         }
         for (id, status) in &after.steps {
-            let old = before
-                .steps
-                .iter()
-                .find(|(old_id, _)| old_id == id)
-                .map(|(_, s)| *s);
+            let old = status_before.get(id.as_str()).copied();
             if old.is_none_or(|old| old == *status) {
                 continue;
             }
@@ -149,10 +153,12 @@ pub fn diff(
     out
 }
 
-/// The watcher's memory of one agent.
+/// The watcher's memory of one agent: each task's parsed entry (shared
+/// with the cache, so an unchanged file is recognised by pointer) and its
+/// summary.
 #[derive(Default)]
 struct Seen {
-    tasks: HashMap<String, Summary>,
+    tasks: HashMap<String, (Arc<Entry>, Summary)>,
     /// How far `events.jsonl` was read.
     events_offset: u64,
 }
@@ -190,7 +196,13 @@ fn watch_loop(state: &AppState, stop: &AtomicBool) {
     if !force_poll {
         let sender = tx.clone();
         let generation = state.cache.generation.clone();
-        match notify::recommended_watcher(move |_event: notify::Result<notify::Event>| {
+        match notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
+            // Reads are not changes: inotify reports every open and close,
+            // and the scan that follows a change opens the files it reads,
+            // which would wake the watcher again, forever.
+            if event.as_ref().is_ok_and(|event| !is_change(&event.kind)) {
+                return;
+            }
             // At once, not after the debounce: a read that follows the
             // change must not be served the list from before it.
             generation.fetch_add(1, std::sync::atomic::Ordering::AcqRel);
@@ -264,21 +276,46 @@ fn watch_loop(state: &AppState, stop: &AtomicBool) {
     drop(tx);
 }
 
+/// Whether an event can mean that a file's content or a folder changed:
+/// everything but opening, reading and closing a file unwritten.
+pub fn is_change(kind: &notify::EventKind) -> bool {
+    use notify::event::{AccessKind, AccessMode};
+    match kind {
+        notify::EventKind::Access(AccessKind::Close(AccessMode::Write)) => true,
+        notify::EventKind::Access(_) => false,
+        _ => true,
+    }
+}
+
 fn scan(state: &AppState, agent: &Agent, seen: &mut Seen, send: bool) {
     let list = state.cache.tasks(agent);
     let stamp = now_stamp();
-    let mut now: HashMap<String, Summary> = HashMap::new();
-    for doc in list.docs() {
-        now.insert(doc.id.clone(), Summary::of(doc));
-    }
+    let mut now: HashMap<String, (Arc<Entry>, Summary)> = HashMap::new();
     let mut messages = Vec::new();
-    for (id, after) in &now {
-        messages.extend(diff(&agent.id, id, seen.tasks.get(id), Some(after), &stamp));
+    for entry in &list.entries {
+        let id = &entry.doc.id;
+        let before = match seen.tasks.remove(id) {
+            // The cache hands out the same entry while the file is
+            // unchanged: nothing to compare (the safety rescan costs a
+            // `stat` per file).
+            Some((old, summary)) if Arc::ptr_eq(&old, entry) => {
+                now.insert(id.clone(), (old, summary));
+                continue;
+            }
+            before => before,
+        };
+        let after = Summary::of(&entry.doc);
+        messages.extend(diff(
+            &agent.id,
+            id,
+            before.as_ref().map(|(_, summary)| summary),
+            Some(&after),
+            &stamp,
+        ));
+        now.insert(id.clone(), (entry.clone(), after));
     }
-    for (id, before) in &seen.tasks {
-        if !now.contains_key(id) {
-            messages.extend(diff(&agent.id, id, Some(before), None, &stamp));
-        }
+    for (id, (_, before)) in &seen.tasks {
+        messages.extend(diff(&agent.id, id, Some(before), None, &stamp));
     }
     seen.tasks = now;
     messages.extend(new_log_events(agent, seen));

@@ -94,6 +94,9 @@ fn prompt_template(phase: &str) -> anyhow::Result<&'static str> {
     })
 }
 
+/// The lock under which a new pipeline's SPEC-ID is chosen and saved.
+const ID_LOCK: &str = "command-state/pipeline-ids";
+
 /// `SPEC-<up to three words of the request>-NNN`, the first number free
 /// among `taken`; a request without ASCII words is `SPEC-REQUEST-NNN`.
 pub fn spec_id(request: &str, taken: &[String]) -> String {
@@ -183,6 +186,9 @@ pub fn start(
     if request.trim().is_empty() {
         bail!("the request is empty: say what to build, e.g. /ralph \"add a greet function\"");
     }
+    // The number is chosen and the state saved under one lock: two starts
+    // at once must not both find -001 free.
+    let ids_lock = ctx.store().lock(ID_LOCK)?;
     let taken: Vec<String> = pipelines(ctx)?
         .into_iter()
         .map(|(_, state)| state.spec_id)
@@ -232,6 +238,7 @@ pub fn start(
         context,
     };
     save(ctx, &mut state)?;
+    drop(ids_lock);
     let _ = writeln!(
         text,
         "Started the ralph pipeline {spec} for: {request}\nPhases: plan → run → sync. Each runs in a sub-agent and saves its result; the next prompt is rendered from those results."

@@ -150,7 +150,13 @@ pub fn load_all(ctx: &Ctx) -> anyhow::Result<Vec<(String, Entry)>> {
 /// Loads one file: a resume state when it names a `command`, else a phase
 /// result. Missing is `None`; corrupt is moved aside (reported) and `None`.
 pub fn load_entry(ctx: &Ctx, relative: &str) -> anyhow::Result<Option<Entry>> {
-    let Some(text) = ctx.store().read_text(relative)? else {
+    // The store reads it again while another program is writing it, and
+    // moves it aside (re-checked under its lock) once it stays corrupt.
+    let corrupt = |text: &str| match decode_entry(text) {
+        Err(Problem::Corrupt(reason)) => Some(reason),
+        _ => None,
+    };
+    let Some(text) = ctx.store().read_text_where(relative, corrupt)? else {
         return Ok(None);
     };
     match decode_entry(&text) {
@@ -159,25 +165,7 @@ pub fn load_entry(ctx: &Ctx, relative: &str) -> anyhow::Result<Option<Entry>> {
             "{} has version {version}, newer than this ralph-hooks understands: upgrade ralph-hooks",
             ctx.store().path(relative).display()
         ),
-        Err(Problem::Corrupt(_)) => {
-            // Re-read under the lock: another process may have replaced or
-            // moved it meanwhile.
-            let locked = ctx.store().lock(relative)?;
-            let Some(text) = locked.load_text()? else {
-                return Ok(None);
-            };
-            match decode_entry(&text) {
-                Ok(entry) => Ok(Some(entry)),
-                Err(Problem::Newer(version)) => bail!(
-                    "{} has version {version}, newer than this ralph-hooks understands: upgrade ralph-hooks",
-                    locked.path().display()
-                ),
-                Err(Problem::Corrupt(reason)) => {
-                    locked.move_aside(&reason)?;
-                    Ok(None)
-                }
-            }
-        }
+        Err(Problem::Corrupt(_)) => Ok(None),
     }
 }
 
@@ -241,9 +229,13 @@ fn encode<T: Serialize + Versioned>(value: &T) -> anyhow::Result<String> {
 }
 
 /// Where a save that failed keeps what it tried to save (seed 000 UB-5.1):
-/// outside the state root, which may be what failed.
+/// outside the state root, which may be what failed. In the shared temp
+/// folder, so it is named for this user and must be theirs and private
+/// (see [`crate::util::private_dir`]).
 pub fn backup_dir() -> std::path::PathBuf {
-    std::env::temp_dir().join("ralph-hooks-unsaved")
+    // SAFETY: getuid(2) cannot fail and has no preconditions.
+    let uid = unsafe { libc::getuid() };
+    std::env::temp_dir().join(format!("ralph-hooks-unsaved-{uid}"))
 }
 
 /// Keeps `text` in [`backup_dir`] and says where and how to retry; when even
@@ -251,10 +243,7 @@ pub fn backup_dir() -> std::path::PathBuf {
 fn keep_unsaved(relative: &str, text: &str) -> String {
     let name = relative.rsplit('/').next().unwrap_or(relative);
     let backup = backup_dir().join(name);
-    let written = std::fs::create_dir_all(backup_dir())
-        .map_err(anyhow::Error::from)
-        .and_then(|()| crate::state::write_atomic(&backup, text.as_bytes()));
-    match written {
+    match write_private(&backup, text) {
         Ok(()) => format!(
             "what it tried to save is kept in {0}; once the state folder is writable, retry with `ralph-hooks resume retry {0}`",
             backup.display()
@@ -264,6 +253,39 @@ fn keep_unsaved(relative: &str, text: &str) -> String {
             text.split_whitespace().collect::<Vec<_>>().join(" ")
         ),
     }
+}
+
+/// Writes `text` to `path` in a private folder, mode 0600, replacing it
+/// atomically (a new temp file, never an existing one, then a rename).
+fn write_private(path: &std::path::Path, text: &str) -> anyhow::Result<()> {
+    use std::io::Write as _;
+    use std::os::unix::fs::OpenOptionsExt;
+    let dir = path.parent().context("a backup path has no folder")?;
+    crate::util::private_dir::ensure(dir)?;
+    let temp = dir.join(format!(
+        ".{}.tmp-{}",
+        path.file_name().unwrap_or_default().to_string_lossy(),
+        std::process::id()
+    ));
+    let _ = std::fs::remove_file(&temp);
+    let written = (|| {
+        let mut file = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+            .open(&temp)
+            .with_context(|| format!("cannot create {}", temp.display()))?;
+        file.write_all(text.as_bytes())
+            .and_then(|()| file.sync_all())
+            .with_context(|| format!("cannot write {}", temp.display()))?;
+        std::fs::rename(&temp, path)
+            .with_context(|| format!("cannot rename {} to {}", temp.display(), path.display()))
+    })();
+    if written.is_err() {
+        let _ = std::fs::remove_file(&temp);
+    }
+    written
 }
 
 /// Saves a resume state as a new file and then removes the older ones of
@@ -335,8 +357,16 @@ pub fn save_phase_with(ctx: &Ctx, phase: &PhaseResult, write: Writer) -> anyhow:
 /// `resume retry <backup>`: saves a document a failed save kept, with its
 /// own timestamp, and removes the backup once it is saved.
 pub fn retry(ctx: &Ctx, backup: &std::path::Path) -> anyhow::Result<String> {
-    let text = std::fs::read_to_string(backup)
-        .with_context(|| format!("cannot read the backup {}", backup.display()))?;
+    // Any path can be named here (`/dev/zero`, a FIFO): the bounded reader.
+    let text = match crate::util::fsread::read_text(
+        backup,
+        crate::util::fsread::limits::STATE,
+        crate::util::fsread::Links::Follow,
+    ) {
+        Ok(Some(text)) => text,
+        Ok(None) => bail!("there is no backup {}", backup.display()),
+        Err(error) => bail!("not a backup: {error}"),
+    };
     let entry = match decode_entry(&text) {
         Ok(entry) => entry,
         Err(Problem::Newer(version)) => bail!(

@@ -164,6 +164,29 @@ fn is_break(c: char) -> bool {
     )
 }
 
+/// Whether `rest` (what follows a phrase, `spaced` when blanks came first)
+/// starts with a clause break rather than the rest of a word. A full stop,
+/// comma, colon, hyphen or tilde breaks the clause only when a blank, the
+/// end or another break follows it ("stop. I'll look" but not "stop.sh
+/// fails", "stop-loss orders"); an opening parenthesis only after a blank
+/// ("stop (I need to look)" but not the call "stop()").
+fn starts_with_break(rest: &str, spaced: bool) -> bool {
+    let mut chars = rest.chars();
+    let Some(first) = chars.next() else {
+        return true;
+    };
+    if !is_break(first) {
+        return false;
+    }
+    match first {
+        '.' | ',' | ':' | '-' | '~' => chars
+            .next()
+            .is_none_or(|next| next.is_whitespace() || is_break(next)),
+        '(' => spaced,
+        _ => true,
+    }
+}
+
 fn matches_phrase(text: &str, phrase: &str) -> bool {
     let Some(rest) = text.strip_prefix(phrase) else {
         return false;
@@ -189,9 +212,10 @@ fn matches_phrase(text: &str, phrase: &str) -> bool {
 
 /// What follows the phrase: nothing, fillers, or fillers then a clause break.
 fn ends_the_request(rest: &str) -> bool {
+    let mut spaced = rest.starts_with(' ');
     let mut rest = rest.trim_start_matches(' ');
     loop {
-        if rest.is_empty() || rest.starts_with(is_break) {
+        if starts_with_break(rest, spaced) {
             return true;
         }
         let Some(after) = TRAILING_FILLERS.iter().find_map(|filler| {
@@ -200,6 +224,7 @@ fn ends_the_request(rest: &str) -> bool {
         }) else {
             return false;
         };
+        spaced = after.starts_with(' ');
         rest = after.trim_start_matches(' ');
     }
 }
@@ -237,6 +262,14 @@ mod tests {
             "that’s enough",
             "/cancel-loop",
             "stop\nI'll take it from here",
+            "stop. I'll take it from here",
+            "stop...",
+            "stop - wrong file",
+            "stop -- wrong file",
+            "stop (I need to look)",
+            "stop: wrong file",
+            "stop, please",
+            "cancel.",
             "멈춰",
             "멈춰!",
             "중단",
@@ -261,6 +294,17 @@ mod tests {
             "enough tests? add two more",
             "Why did the loop halt yesterday?",
             "그만두고 다른 방법을 써 봐",
+            "stop.sh fails",
+            "stop.sh fails when run twice",
+            "stop-loss orders fail",
+            "Stop-loss orders fail on weekends",
+            "stop()",
+            "stop(1)",
+            "stop() is never called",
+            "cancel.py raises",
+            "pause-button styling is off",
+            "halt:8080 refuses connections",
+            "stop,go,stop is the sequence",
             "중단점을 설정해",
             "",
             "   ",

@@ -133,7 +133,23 @@ pub fn open_regular(path: &Path, links: Links) -> Result<Option<(File, u64)>, Re
                 path: path.to_path_buf(),
             });
         }
+        // Some kinds fail in `open` itself, before the descriptor could be
+        // checked: a Unix socket (ENXIO), a device without a driver (ENXIO,
+        // ENODEV). Look at what is there, so they are refused as what they
+        // are rather than passed off as an IO failure.
         Err(error) => {
+            let seen = match links {
+                Links::Follow => std::fs::metadata(path),
+                Links::Refuse => std::fs::symlink_metadata(path),
+            };
+            if let Ok(metadata) = seen
+                && let Some(kind) = not_regular_kind(metadata.file_type())
+            {
+                return Err(ReadError::NotRegular {
+                    path: path.to_path_buf(),
+                    kind,
+                });
+            }
             return Err(ReadError::Io {
                 path: path.to_path_buf(),
                 error,
@@ -144,27 +160,33 @@ pub fn open_regular(path: &Path, links: Links) -> Result<Option<(File, u64)>, Re
         path: path.to_path_buf(),
         error,
     })?;
-    let file_type = metadata.file_type();
-    if !file_type.is_file() {
-        let kind = if file_type.is_dir() {
-            "a directory"
-        } else if file_type.is_fifo() {
-            "a FIFO"
-        } else if file_type.is_char_device() {
-            "a character device"
-        } else if file_type.is_block_device() {
-            "a block device"
-        } else if file_type.is_socket() {
-            "a socket"
-        } else {
-            "a special file"
-        };
+    if let Some(kind) = not_regular_kind(metadata.file_type()) {
         return Err(ReadError::NotRegular {
             path: path.to_path_buf(),
             kind,
         });
     }
     Ok(Some((file, metadata.len())))
+}
+
+/// What a file that is not a regular file is, in words; `None` for a
+/// regular file (and for a symlink, which is reported as a link).
+pub fn not_regular_kind(file_type: std::fs::FileType) -> Option<&'static str> {
+    if file_type.is_file() || file_type.is_symlink() {
+        None
+    } else if file_type.is_dir() {
+        Some("a directory")
+    } else if file_type.is_fifo() {
+        Some("a FIFO")
+    } else if file_type.is_char_device() {
+        Some("a character device")
+    } else if file_type.is_block_device() {
+        Some("a block device")
+    } else if file_type.is_socket() {
+        Some("a socket")
+    } else {
+        Some("a special file")
+    }
 }
 
 /// Reads a whole regular file of at most `limit` bytes.
@@ -256,6 +278,11 @@ mod tests {
             other => format!("{other:?}"),
         };
         assert_eq!(kind(&fifo, Links::Follow), "a FIFO");
+        // A socket fails in open(2) itself (ENXIO): still named as a socket.
+        let socket = dir.join("socket");
+        let _listener = std::os::unix::net::UnixListener::bind(&socket).unwrap();
+        assert_eq!(kind(&socket, Links::Follow), "a socket");
+        assert_eq!(kind(&socket, Links::Refuse), "a socket");
         assert_eq!(kind(&zero, Links::Follow), "a character device");
         assert_eq!(kind(&zero, Links::Refuse), "link");
         assert_eq!(kind(&dir, Links::Follow), "a directory");

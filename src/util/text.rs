@@ -38,3 +38,47 @@ pub fn indent(text: &str, prefix: &str) -> String {
         .collect::<Vec<_>>()
         .join("\n")
 }
+
+/// `text` with control characters written as escapes (`\n`, `\r`, `\t`,
+/// `\u{1b}`), and the Unicode line and paragraph separators too: a file
+/// name that reaches text output (which Claude reads) must stay on its
+/// line and must not forge another (a name holding `\napp.py:1:1 error …`).
+pub fn escape_controls(text: &str) -> std::borrow::Cow<'_, str> {
+    let unsafe_char = |c: char| c.is_control() || c == '\u{2028}' || c == '\u{2029}';
+    if !text.chars().any(unsafe_char) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        match c {
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if unsafe_char(c) => out.push_str(&format!("\\u{{{:x}}}", u32::from(c))),
+            c => out.push(c),
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn control_characters_are_escaped_and_the_rest_kept() {
+        assert!(matches!(
+            escape_controls("app/models.py"),
+            std::borrow::Cow::Borrowed(_)
+        ));
+        assert_eq!(escape_controls("größe 名前.py"), "größe 名前.py");
+        assert_eq!(
+            escape_controls("x.py\napp.py:1:1 error"),
+            "x.py\\napp.py:1:1 error"
+        );
+        assert_eq!(
+            escape_controls("a\r\t\u{1b}[31m\u{7f}\u{85}\u{2028}"),
+            "a\\r\\t\\u{1b}[31m\\u{7f}\\u{85}\\u{2028}"
+        );
+    }
+}
