@@ -125,6 +125,12 @@ impl Progress {
             reveal.thread().unpark();
             let _ = reveal.join();
         }
+        if shown.bar.length().is_some() && !shown.bar.is_hidden() {
+            // A count is drawn at most a few times a second: work that
+            // finished between two draws shows its last count once (a
+            // forced draw) before the line is cleared.
+            shown.bar.finish();
+        }
         shown.bar.finish_and_clear();
     }
 
