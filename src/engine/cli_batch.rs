@@ -28,7 +28,7 @@ use crate::util::process::GroupChild;
 use crate::util::text::fnv1a;
 
 /// The files next to the checked ones whose change changes every answer.
-const CONFIG_FILES: &[&str] = &["pyrefly.toml", "pyproject.toml"];
+const CONFIG_FILES: &[&str] = &["pyrefly.toml", "ty.toml", "pyproject.toml"];
 
 /// A run in the daemon may go on after its caller stopped waiting, for the
 /// next check, but not longer than this.
@@ -178,6 +178,9 @@ fn execute(
         BatchCli::Pyrefly => {
             command.args(["check", "--output-format", "json", "--min-severity", "warn"]);
         }
+        BatchCli::Ty => {
+            command.args(["check", "--output-format", "gitlab", "--no-progress"]);
+        }
     }
     command
         .args(files)
@@ -208,15 +211,90 @@ fn execute(
     }
     let output = reader.join().unwrap_or_default();
     let stderr = errors.join().unwrap_or_default();
-    match cli {
-        BatchCli::Pyrefly => parse_pyrefly(&output, root).map_err(|why| {
-            let last = stderr
+    let parsed = match cli {
+        BatchCli::Pyrefly => parse_pyrefly(&output, root),
+        BatchCli::Ty => parse_ty(&output, root),
+    };
+    parsed.map_err(|why| {
+        let last = stderr
+            .lines()
+            .rev()
+            .find(|l| !l.trim().is_empty())
+            .unwrap_or("");
+        format!("{} check: {why}; stderr: {last}", program.display())
+    })
+}
+
+/// `ty check --output-format gitlab`: a list of GitLab Code Quality
+/// entries, `{"check_name", "description": "<check>: <message>",
+/// "severity": "major"|"minor"|…, "location": {"path", "positions":
+/// {"begin": {"line", "column"}, "end": …}}}`, 1-based, paths relative to
+/// the root.
+fn parse_ty(output: &[u8], root: &Path) -> Result<HashMap<PathBuf, Vec<ServerDiagnostic>>, String> {
+    let value: Value =
+        serde_json::from_slice(output).map_err(|error| format!("not JSON ({error})"))?;
+    let entries = value.as_array().ok_or("not a list of findings")?;
+    let mut by_file: HashMap<PathBuf, Vec<ServerDiagnostic>> = HashMap::new();
+    let mut texts = SourceLines::default();
+    for entry in entries {
+        let location = &entry["location"];
+        let Some(path) = location["path"].as_str() else {
+            continue;
+        };
+        let path = uri::comparable(&root.join(path));
+        let point = |end: &str, key: &str| {
+            location["positions"][end][key].as_u64().unwrap_or(1).max(1) as u32
+        };
+        let check = entry["check_name"].as_str().unwrap_or_default();
+        let description = entry["description"].as_str().unwrap_or_default();
+        let message = description
+            .strip_prefix(check)
+            .and_then(|rest| rest.strip_prefix(": "))
+            .unwrap_or(description);
+        // GitLab's scale: ty writes errors as "major", warnings as "minor".
+        let severity = match entry["severity"].as_str() {
+            Some("minor") => 2,
+            Some("info") => 3,
+            _ => 1,
+        };
+        let diagnostic = json!({
+            "range": {
+                "start": texts.position(&path, point("begin", "line"), point("begin", "column")),
+                "end": texts.position(&path, point("end", "line"), point("end", "column")),
+            },
+            "severity": severity,
+            "code": check,
+            "source": "ty",
+            "message": message,
+        });
+        if let Ok(diagnostic) = serde_json::from_value(diagnostic) {
+            by_file.entry(path).or_default().push(diagnostic);
+        }
+    }
+    Ok(by_file)
+}
+
+/// The lines of the files a command line reported on, read once each, to
+/// turn its 1-based character columns into LSP positions.
+#[derive(Default)]
+struct SourceLines(HashMap<PathBuf, Vec<String>>);
+
+impl SourceLines {
+    fn position(&mut self, path: &Path, line: u32, column: u32) -> Value {
+        let lines = self.0.entry(path.to_path_buf()).or_insert_with(|| {
+            fsread::read_text(path, limits::SOURCE, Links::Follow)
+                .ok()
+                .flatten()
+                .unwrap_or_default()
                 .lines()
-                .rev()
-                .find(|l| !l.trim().is_empty())
-                .unwrap_or("");
-            format!("{} check: {why}; stderr: {last}", program.display())
-        }),
+                .map(str::to_string)
+                .collect()
+        });
+        let text = lines
+            .get(line as usize - 1)
+            .map(String::as_str)
+            .unwrap_or("");
+        json!({"line": line - 1, "character": utf16_offset(text, column - 1)})
     }
 }
 
@@ -349,6 +427,36 @@ mod tests {
         );
         assert_eq!(diagnostics[1].severity, Some(2));
         assert!(parse_pyrefly(b"not json", &root).is_err());
+        std::fs::remove_dir_all(&root).unwrap();
+    }
+
+    #[test]
+    fn ty_gitlab_json_becomes_server_diagnostics() {
+        let root = std::env::temp_dir().join(format!("ralph-ty-parse-{}", std::process::id()));
+        std::fs::create_dir_all(&root).unwrap();
+        std::fs::write(root.join("a.py"), "x: int = \"a\"\n").unwrap();
+        let output = br#"[{"check_name": "invalid-assignment",
+            "description": "invalid-assignment: Object of type `Literal[\"a\"]` is not assignable to `int`",
+            "severity": "major", "fingerprint": "1",
+            "location": {"path": "a.py", "positions": {"begin": {"line": 1, "column": 10}, "end": {"line": 1, "column": 13}}}},
+            {"check_name": "unused-ignore-comment", "description": "unused-ignore-comment: Unused", "severity": "minor",
+            "location": {"path": "a.py", "positions": {"begin": {"line": 1, "column": 1}, "end": {"line": 1, "column": 2}}}}]"#;
+        let parsed = parse_ty(output, &root).unwrap();
+        let diagnostics = &parsed[&uri::comparable(&root.join("a.py"))];
+        assert_eq!(diagnostics.len(), 2);
+        let first = serde_json::to_value(&diagnostics[0]).unwrap();
+        assert_eq!(first["range"]["start"], json!({"line": 0, "character": 9}));
+        assert_eq!(first["severity"], 1);
+        assert_eq!(first["code"], "invalid-assignment");
+        assert_eq!(
+            first["message"],
+            "Object of type `Literal[\"a\"]` is not assignable to `int`"
+        );
+        assert_eq!(
+            serde_json::to_value(&diagnostics[1]).unwrap()["severity"],
+            2
+        );
+        assert!(parse_ty(b"{}", &root).is_err());
         std::fs::remove_dir_all(&root).unwrap();
     }
 
