@@ -85,6 +85,7 @@ Env: CLAUDE_PROJECT_DIR, RALPH_HOOKS_STATE_DIR, RALPH_HOOKS_DEBUG=1.
             // not run the checks or use an iteration.
             HookInput::SubagentStop(_) => Ok(HookOutput::silent()),
             HookInput::StopFailure(failure) => {
+                crate::util::process::finish_despite_termination();
                 record_stop_failure(ctx, &failure)?;
                 Ok(HookOutput::silent())
             }
@@ -219,6 +220,20 @@ fn on_stop(ctx: &Ctx, stop: &StopInput, mode: Mode) -> anyhow::Result<HookOutput
 
     // Evidence is gathered without the lock: checks may take minutes, and the
     // CLI must still be able to cancel meanwhile.
+    if let (Some(path), Some(last)) = (transcript_path, stop.last_assistant_message.as_deref())
+        && !state.budget.is_empty()
+    {
+        // Claude Code may run the hook before the turn's last message (and
+        // its usage) is in the transcript: wait a moment for it, so each
+        // iteration is charged what it spent and the 80 % warning comes at
+        // the Stop that crossed it. Late lines are counted next time anyway.
+        let counted_to = state
+            .usage_cursor
+            .as_ref()
+            .filter(|cursor| std::path::Path::new(&cursor.path) == path)
+            .map_or(0, |cursor| cursor.offset);
+        transcript::wait_for_last_text(path, counted_to, last, TRANSCRIPT_CATCH_UP);
+    }
     let spend = iteration_spend(ctx, &state, transcript_path);
     let snapshot = worktree::snapshot(&ctx.project_root, &ctx.state_root);
     let (mut evidence, condition_ms) = gather_evidence(ctx, &state, stop, snapshot.as_ref())?;
@@ -359,6 +374,10 @@ fn on_stop(ctx: &Ctx, stop: &StopInput, mode: Mode) -> anyhow::Result<HookOutput
     }
     Ok(output)
 }
+
+/// How long a Stop of a loop with a budget waits for the transcript to
+/// hold the turn's last message.
+const TRANSCRIPT_CATCH_UP: std::time::Duration = std::time::Duration::from_millis(500);
 
 /// The tokens and estimated cost of this iteration: the session's
 /// transcript entries since the previous count (or the loop's start).

@@ -50,6 +50,49 @@ pub fn tail_lines(path: &Path, max_bytes: u64) -> std::io::Result<Vec<String>> {
     Ok(lines)
 }
 
+/// Waits, at most `limit`, until the transcript holds, after byte `after`
+/// (where the previous count stopped), an assistant message whose text is
+/// `expected` (the Stop input's `last_assistant_message`: the transcript is
+/// written asynchronously and may lag the hook, and the same words may end
+/// several turns). `true` when it is there.
+pub fn wait_for_last_text(
+    path: &Path,
+    after: u64,
+    expected: &str,
+    limit: std::time::Duration,
+) -> bool {
+    let deadline = std::time::Instant::now() + limit;
+    let expected = expected.trim();
+    loop {
+        if text_after(path, after).is_some_and(|text| text.trim() == expected) {
+            return true;
+        }
+        if std::time::Instant::now() >= deadline {
+            return false;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(15));
+    }
+}
+
+/// The last assistant text in the whole lines after byte `after` (at most
+/// [`MAX_SCAN_BYTES`] of them).
+fn text_after(path: &Path, after: u64) -> Option<String> {
+    let (mut file, len) = fsread::open_regular(path, Links::Follow).ok()??;
+    let start = after.max(len.saturating_sub(MAX_SCAN_BYTES));
+    if start >= len {
+        return None;
+    }
+    file.seek(SeekFrom::Start(start)).ok()?;
+    let mut bytes = Vec::new();
+    file.take(len - start).read_to_end(&mut bytes).ok()?;
+    let text = String::from_utf8_lossy(&bytes);
+    text.lines()
+        .rev()
+        .filter(|line| line.contains("\"assistant\""))
+        .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+        .find_map(|record| assistant_text(&record))
+}
+
 /// The text of the last assistant text block in the transcript, if any.
 /// Each content block is its own line, so the last assistant line is often a
 /// bare `tool_use`; we keep walking back to the last one with text.
@@ -479,6 +522,44 @@ mod tests {
             last_assistant_text(&path).as_deref(),
             Some("<promise>X</promise>")
         );
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
+    fn waits_for_the_last_message_after_the_counted_offset() {
+        let dir =
+            std::env::temp_dir().join(format!("ralph-transcript-wait-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("t.jsonl");
+        let turn = |text: &str| {
+            format!(
+                r#"{{"type":"assistant","message":{{"role":"assistant","content":[{{"type":"text","text":"{text}"}}]}}}}"#
+            ) + "\n"
+        };
+        // The previous turn ended with the same words: counted already.
+        std::fs::write(&path, turn("done")).unwrap();
+        let counted = std::fs::metadata(&path).unwrap().len();
+        let short = std::time::Duration::from_millis(60);
+        assert!(!wait_for_last_text(&path, counted, "done", short));
+        // The hook runs while the writer is late: it waits, then sees it.
+        let writer = {
+            let path = path.clone();
+            let line = turn("done");
+            std::thread::spawn(move || {
+                std::thread::sleep(std::time::Duration::from_millis(100));
+                let mut file = std::fs::OpenOptions::new().append(true).open(path).unwrap();
+                std::io::Write::write_all(&mut file, line.as_bytes()).unwrap();
+            })
+        };
+        assert!(wait_for_last_text(
+            &path,
+            counted,
+            " done ",
+            std::time::Duration::from_secs(5)
+        ));
+        writer.join().unwrap();
+        // Another turn's text is not this one's.
+        assert!(!wait_for_last_text(&path, counted, "other", short));
         std::fs::remove_dir_all(dir).unwrap();
     }
 }

@@ -195,6 +195,20 @@ fn unregister(pid: u32) {
     }
 }
 
+/// For a hook whose output nobody reads and whose whole job is a short
+/// state write (StopFailure: `claude -p` exits right after a failed turn
+/// and ends the hooks still running): SIGTERM, SIGINT and SIGHUP no longer
+/// end this process, so the write is never cut in half. Its work is bounded
+/// (a lock is waited for at most 10 s); children it starts are detached.
+pub fn finish_despite_termination() {
+    for signal in FATAL_SIGNALS {
+        // SAFETY: signal(2) with SIG_IGN, no handler runs.
+        unsafe {
+            libc::signal(signal, libc::SIG_IGN);
+        }
+    }
+}
+
 /// Makes SIGTERM, SIGINT and SIGHUP kill every process group we started
 /// before they end this process (with the signal's usual status). Call it
 /// first thing in a binary that starts children; a signal its caller set
