@@ -21,15 +21,29 @@ fn write(root: &Path, relative: &str, text: &str) {
     std::fs::write(path, text).unwrap();
 }
 
-/// `ralph-hooks check --json --no-ast-grep` errors from `source`. Servers
-/// start cold here, on a busy machine: the time per file is generous.
+/// `ralph-hooks check --json --no-ast-grep` errors from `source`, in its
+/// own process. Servers start cold here, on a busy machine: the time per
+/// file is generous.
 fn check_errors(root: &Path, source: &str) -> ErrorSet {
+    check_errors_with(root, source, false)
+}
+
+/// The same through the project's daemon (started when none runs).
+fn daemon_check_errors(root: &Path, source: &str) -> ErrorSet {
+    check_errors_with(root, source, true)
+}
+
+fn check_errors_with(root: &Path, source: &str, daemon: bool) -> ErrorSet {
     write(
         root,
         ".claude/ralph-hooks.json",
         r#"{"diagnostics": {"timeout_ms": 60000}}"#,
     );
-    let output = util::command("ralph-hooks", root)
+    let mut command = util::command("ralph-hooks", root);
+    if daemon {
+        command.env_remove("RALPH_HOOKS_DAEMON");
+    }
+    let output = command
         .args(["check", "--json", "--no-ast-grep"])
         .stdin(Stdio::null())
         .output()
@@ -277,6 +291,116 @@ fn check_errors_equal_ty_check_on_the_standard_library() {
     let expected = concise_errors(&String::from_utf8_lossy(&output.stdout));
     assert!(expected.len() > 50, "real errors expected: {expected:?}");
     assert_eq!(check_errors(dir.path(), "ty"), expected);
+}
+
+/// `ty check`'s errors in `root`.
+fn ty_check_errors(ty: &Path, root: &Path) -> ErrorSet {
+    let output = Command::new(ty)
+        .args(["check", "--output-format", "concise"])
+        .current_dir(root)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    concise_errors(&String::from_utf8_lossy(&output.stdout))
+}
+
+/// ty's first project check runs `ty check`; then its server checks the
+/// whole project in the daemon, and the checks after changes ask it. Its
+/// answers must stay those of `ty check` through edits, a new file, a
+/// deleted module that others import and its return (the server resolves
+/// imports from the disk: it is told of files created and deleted), and a
+/// changed configuration (the command line again).
+#[test]
+fn after_changes_the_daemons_ty_server_answers_as_ty_check_does() {
+    let Some(ty) = util::require_tool("ty", "the ty parity test") else {
+        return;
+    };
+    let Some(dir) = stdlib_project("parity-ty-warm", ("ty.toml", "")) else {
+        return;
+    };
+    let root = dir.path();
+    let daemon_cli = |args: &[&str]| {
+        let mut command = util::command("ralph-hooks", root);
+        command.env_remove("RALPH_HOOKS_DAEMON");
+        command.args(args).stdin(Stdio::null()).output().unwrap()
+    };
+    let log = || {
+        std::fs::read_to_string(root.join(".claude/orchestrator/daemon/daemon.log"))
+            .unwrap_or_default()
+    };
+    let asked_the_server = || log().matches("asking its server").count();
+    let same = |ours: ErrorSet, expected: &ErrorSet, when: &str| {
+        let only_ours: Vec<_> = ours.difference(expected).collect();
+        let only_ty: Vec<_> = expected.difference(&ours).collect();
+        assert!(
+            only_ours.is_empty() && only_ty.is_empty(),
+            "{when}: only ours {only_ours:?}, only ty check's {only_ty:?}"
+        );
+    };
+
+    let expected = ty_check_errors(&ty, root);
+    assert!(expected.len() > 50, "real errors expected: {expected:?}");
+    same(daemon_check_errors(root, "ty"), &expected, "cold, ty check");
+    assert_eq!(asked_the_server(), 0, "{}", log());
+    let knows_project = || {
+        let output = daemon_cli(&["daemon", "status", "--json"]);
+        let status: Value = serde_json::from_slice(&output.stdout).unwrap_or_default();
+        status["status"]["servers"]
+            .as_array()
+            .is_some_and(|servers| servers.iter().any(|s| s["knows_project"] == true))
+    };
+    let started = std::time::Instant::now();
+    while !knows_project() {
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(180),
+            "ty's server never finished its check of the whole project:\n{}",
+            log()
+        );
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+
+    // An edit, a new file importing a module, that module deleted.
+    let tool = root.join("json/tool.py");
+    let mut text = std::fs::read_to_string(&tool).unwrap();
+    text.push_str("\nbroken: int = \"text\"\n");
+    std::fs::write(&tool, text).unwrap();
+    write(
+        root,
+        "newmod.py",
+        "from json import scanner\nfrom json.decoder import JSONDecodeError\nwrong: str = 1\n",
+    );
+    let scanner = std::fs::read(root.join("json/scanner.py")).unwrap();
+    std::fs::remove_file(root.join("json/scanner.py")).unwrap();
+    let expected = ty_check_errors(&ty, root);
+    assert!(expected.iter().any(|(path, _, _)| path == "newmod.py"));
+    same(daemon_check_errors(root, "ty"), &expected, "after changes");
+    assert_eq!(asked_the_server(), 1, "{}", log());
+
+    // The module comes back; the new file goes.
+    std::fs::write(root.join("json/scanner.py"), scanner).unwrap();
+    std::fs::remove_file(root.join("newmod.py")).unwrap();
+    let expected = ty_check_errors(&ty, root);
+    same(
+        daemon_check_errors(root, "ty"),
+        &expected,
+        "module restored",
+    );
+    assert_eq!(asked_the_server(), 2, "{}", log());
+
+    // Another configuration: the command line checks again.
+    write(
+        root,
+        "ty.toml",
+        "[rules]\nunresolved-attribute = \"ignore\"\n",
+    );
+    let expected = ty_check_errors(&ty, root);
+    same(
+        daemon_check_errors(root, "ty"),
+        &expected,
+        "configuration changed",
+    );
+    assert_eq!(asked_the_server(), 2, "{}", log());
+    let _ = daemon_cli(&["daemon", "stop"]);
 }
 
 #[test]

@@ -201,6 +201,9 @@ pub fn render_status(status: &StatusReply) -> String {
         if let Some(reason) = &server.reason {
             text.push_str(&format!("    chosen because {reason}\n"));
         }
+        if server.knows_project {
+            text.push_str("    knows the whole project: project checks after changes ask it\n");
+        }
         if let Some((done, total)) = server.project_check {
             text.push_str(&format!(
                 "    project check: {done} of {total} file(s) answered\n"

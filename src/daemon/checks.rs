@@ -4,19 +4,21 @@
 //! when the caller's time is up goes on in its worker, so the next check
 //! of the project (the next Stop of a loop) finds the work done.
 
+use std::collections::HashSet;
 use std::path::Path;
 use std::sync::mpsc::{self, Receiver};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use super::wire::{self, CheckReply};
-use super::worker::{self, BatchJob, BatchReply, Host, Job, ServerInfo};
-use crate::engine::cli_batch::CliCache;
+use super::worker::{self, BatchJob, BatchReply, Host, Job, Key, ProjectPass, ServerInfo};
+use crate::engine::cli_batch::{self, CliCache};
 use crate::engine::files::NoSuchPath;
 use crate::engine::run::{self, JobAnswer, Options, Progress, ScanCache, ServerJob, Servers};
 use crate::hook::ctx::Ctx;
 use crate::lsp::LspError;
 use crate::lsp::batch::FileAnswer;
+use crate::lsp::servers::BatchCli;
 
 /// A batch handed to its server's worker: where the answers come, and the
 /// worker's live info (for progress); or why it could not be handed over.
@@ -93,34 +95,57 @@ impl Servers for WorkerServers {
         progress: &mut dyn FnMut(Progress),
     ) -> Vec<JobAnswer> {
         // Jobs of a checker's own command line run here, beside the
-        // workers' batches, and are kept in the daemon's cache.
-        let cli_answers: Vec<Option<std::thread::JoinHandle<JobAnswer>>> = jobs
+        // workers' batches, and are kept in the daemon's cache; but once the
+        // checker's server has checked the whole project, a check after
+        // changes asks the server, which re-checks only what they touch.
+        let cache = cli_cache();
+        let by_cli: Vec<bool> = jobs
             .iter()
             .map(|job| {
-                let cli = job.cli?;
+                job.cli.is_some_and(|cli| {
+                    let to_server = cli.rechecks_on_server()
+                        && !cache.is_current(job)
+                        && self.server_knows_project(job);
+                    if to_server {
+                        self.host.log(&format!(
+                            "{}: the project changed since its command line ran; asking its server about its {} file(s), as it has checked the whole project",
+                            job.launch.name,
+                            job.files.len()
+                        ));
+                    }
+                    !to_server
+                })
+            })
+            .collect();
+        let cli_answers: Vec<Option<std::thread::JoinHandle<JobAnswer>>> = jobs
+            .iter()
+            .zip(&by_cli)
+            .map(|(job, by_cli)| {
+                let cli = job.cli.filter(|_| *by_cli)?;
                 let job = job.clone();
-                let cache = cli_cache();
+                let cache = Arc::clone(&cache);
+                let host = Arc::clone(&self.host);
                 std::thread::Builder::new()
                     .name("check-cli".into())
-                    .spawn(move || cache.run(cli, &job, deadline))
+                    .spawn(move || {
+                        let answer = cache.run(cli, &job, deadline);
+                        if cli.rechecks_on_server() {
+                            start_project_pass(host, cache, cli, job);
+                        }
+                        answer
+                    })
                     .ok()
             })
             .collect();
         let sent: Vec<(usize, Routed)> = jobs
             .iter()
-            .filter(|job| job.cli.is_none())
-            .map(|job| {
+            .zip(&by_cli)
+            .filter(|(_, by_cli)| !**by_cli)
+            .map(|(job, _)| {
                 let (reply, answer) = mpsc::sync_channel(1);
                 let key = (job.launch.name.clone(), job.launch.root.clone());
                 let batch = Job::Batch {
-                    job: Box::new(BatchJob {
-                        fingerprint: wire::fingerprint(&job.launch),
-                        launch: job.launch.clone(),
-                        files: job.files.clone(),
-                        deadline,
-                        startup: job.startup.unwrap_or(worker::DEFAULT_STARTUP),
-                        silence: job.silence,
-                    }),
+                    job: Box::new(batch_job(job, deadline)),
                     reply,
                 };
                 let routed = Arc::clone(&self.host)
@@ -179,7 +204,7 @@ impl Servers for WorkerServers {
             std::thread::sleep(Duration::from_millis(10));
         }
         let mut from_workers = answers.into_iter().flatten();
-        cli_answers
+        let answers: Vec<JobAnswer> = cli_answers
             .into_iter()
             .zip(&jobs)
             .map(|(cli, job)| match cli {
@@ -192,7 +217,160 @@ impl Servers for WorkerServers {
                     failure: None,
                 }),
             })
-            .collect()
+            .collect();
+        for ((job, by_cli), answer) in jobs.iter().zip(&by_cli).zip(&answers) {
+            if job.cli.is_some() && !by_cli && answer.failure.is_some() {
+                // The server failed where the command line would not have:
+                // the next check runs the command line (and a new pass).
+                self.forget_project_pass(job);
+            }
+        }
+        answers
+    }
+}
+
+impl WorkerServers {
+    /// The job's server has checked the whole project, under the same
+    /// configuration, in the process that runs now, and no file it was
+    /// given has been deleted since.
+    fn server_knows_project(&self, job: &ServerJob) -> bool {
+        let key = (job.launch.name.clone(), job.launch.root.clone());
+        let configs = cli_batch::config_stamps(job);
+        let registry = self.host.lock_registry();
+        registry.workers.get(&key).is_some_and(|handle| {
+            handle
+                .info
+                .lock()
+                .is_ok_and(|info| info.knows_project(Some(configs)))
+        })
+    }
+
+    fn forget_project_pass(&self, job: &ServerJob) {
+        let key = (job.launch.name.clone(), job.launch.root.clone());
+        let registry = self.host.lock_registry();
+        if let Some(handle) = registry.workers.get(&key)
+            && let Ok(mut info) = handle.info.lock()
+        {
+            info.project_pass = ProjectPass::NotRun;
+        }
+    }
+}
+
+/// The batch a worker runs for `job`.
+fn batch_job(job: &ServerJob, deadline: Instant) -> BatchJob {
+    BatchJob {
+        fingerprint: wire::fingerprint(&job.launch),
+        launch: job.launch.clone(),
+        files: job.files.clone(),
+        deadline,
+        startup: job.startup.unwrap_or(worker::DEFAULT_STARTUP),
+        silence: job.silence,
+    }
+}
+
+/// How long the server's background check of the whole project may take.
+const PROJECT_PASS_LIMIT: Duration = Duration::from_secs(10 * 60);
+
+/// After the checker's command line has checked the project, has its
+/// server check the whole project too, in the background (after the
+/// command line's run, never beside it: both want every core), so that
+/// later checks after changes can ask the server. At most one pass per
+/// server at a time; none when the server already knows the project.
+fn start_project_pass(host: Arc<dyn Host>, cache: Arc<CliCache>, cli: BatchCli, job: ServerJob) {
+    static RUNNING: OnceLock<Mutex<HashSet<Key>>> = OnceLock::new();
+    let running = RUNNING.get_or_init(Mutex::default);
+    let key = (job.launch.name.clone(), job.launch.root.clone());
+    let configs = cli_batch::config_stamps(&job);
+    {
+        let registry = host.lock_registry();
+        let known = registry.workers.get(&key).is_some_and(|handle| {
+            handle
+                .info
+                .lock()
+                .is_ok_and(|info| info.knows_project(Some(configs)))
+        });
+        if known {
+            return;
+        }
+    }
+    let first = running
+        .lock()
+        .is_ok_and(|mut running| running.insert(key.clone()));
+    if !first {
+        return;
+    }
+    let spawned = std::thread::Builder::new()
+        .name("project-pass".into())
+        .spawn({
+            let key = key.clone();
+            move || {
+                if cache.is_current(&job) {
+                    // Wait for the command line's run, if it is still going.
+                    cache.run(cli, &job, Instant::now() + PROJECT_PASS_LIMIT);
+                }
+                run_project_pass(&host, &key, &job, configs);
+                if let Ok(mut running) = running.lock() {
+                    running.remove(&key);
+                }
+            }
+        });
+    if spawned.is_err()
+        && let Ok(mut running) = running.lock()
+    {
+        running.remove(&key);
+    }
+}
+
+/// The server's check of every file of `job`; marks the server as knowing
+/// the project when every file was answered.
+fn run_project_pass(host: &Arc<dyn Host>, key: &Key, job: &ServerJob, configs: u64) {
+    let started = Instant::now();
+    let (reply, answer) = mpsc::sync_channel(1);
+    let batch = Job::Batch {
+        job: Box::new(batch_job(job, started + PROJECT_PASS_LIMIT)),
+        reply,
+    };
+    let info = match Arc::clone(host).route(key, batch) {
+        Ok(info) => info,
+        Err(why) => {
+            host.log(&format!("{}: no check of the whole project: {why}", key.0));
+            return;
+        }
+    };
+    let outcome = answer.recv_timeout(PROJECT_PASS_LIMIT + REPLY_SLACK);
+    let complete = outcome.as_ref().is_ok_and(|reply| {
+        reply.failure.is_none()
+            && reply
+                .answers
+                .iter()
+                .all(|answer| !matches!(answer, FileAnswer::Pending))
+    });
+    let pid = info.lock().ok().and_then(|info| info.pid);
+    match (complete, pid) {
+        (true, Some(pid)) => {
+            if let Ok(mut info) = info.lock() {
+                info.project_pass = ProjectPass::Done { pid, configs };
+            }
+            host.log(&format!(
+                "{}: checked the whole project ({} files) in {:.1} s; project checks after changes ask it",
+                key.0,
+                job.files.len(),
+                started.elapsed().as_secs_f64()
+            ));
+        }
+        _ => {
+            let why = match outcome {
+                Ok(reply) => reply
+                    .failure
+                    .map(|failure| LspError::from(failure).to_string())
+                    .unwrap_or_else(|| "not every file was answered".into()),
+                Err(_) => "no answer".into(),
+            };
+            host.log(&format!(
+                "{}: its check of the whole project did not finish ({why}); the command line goes on checking the project",
+                key.0
+            ));
+        }
     }
 }
 

@@ -284,6 +284,7 @@ impl Shared {
                             .then_some((info.batch_done, info.batch_total)),
                         command: info.command.clone(),
                         reason: info.reason.clone(),
+                        knows_project: info.knows_project(None),
                     })
                 })
                 .collect();

@@ -308,6 +308,10 @@ pub struct ServerStatus {
     /// How the server is started (`tsc --lsp --stdio`).
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub command: String,
+    /// It has checked the whole project in the background: a project check
+    /// after changes asks it instead of the checker's command line.
+    #[serde(default)]
+    pub knows_project: bool,
     /// Why it runs for its files (the registry's choice).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,

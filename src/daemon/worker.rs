@@ -26,7 +26,7 @@
 //! [`BATCH_LIMIT`], so the next check finds the work done rather than
 //! starting cold on the same files.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender, SyncSender};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -184,6 +184,38 @@ pub struct ServerInfo {
     pub command: String,
     /// Why it runs (the registry's choice), when the caller said.
     pub reason: Option<String>,
+    /// The whole project's check this server does in the background once
+    /// the checker's command line has checked the project (see
+    /// `daemon::checks`): when done, re-checks after changes come here.
+    pub project_pass: ProjectPass,
+}
+
+/// Where a server stands with the whole project's check that makes it the
+/// one to ask after changes (a command-line checker's server: ty).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum ProjectPass {
+    #[default]
+    NotRun,
+    Running,
+    /// Done by server process `pid`, with the project's configuration
+    /// files as `configs` stamps them.
+    Done {
+        pid: u32,
+        configs: u64,
+    },
+}
+
+impl ServerInfo {
+    /// This very server process has checked the whole project under the
+    /// configuration stamped `configs`.
+    pub fn knows_project(&self, configs: Option<u64>) -> bool {
+        match self.project_pass {
+            ProjectPass::Done { pid, configs: seen } => {
+                self.pid == Some(pid) && configs.is_none_or(|now| now == seen)
+            }
+            _ => false,
+        }
+    }
 }
 
 pub struct WorkerHandle {
@@ -213,6 +245,7 @@ pub fn spawn(host: Arc<dyn Host>, key: Key, id: u64) -> std::io::Result<WorkerHa
         batch_total: 0,
         command: String::new(),
         reason: None,
+        project_pass: ProjectPass::NotRun,
     }));
     let worker = Worker {
         id,
@@ -223,6 +256,7 @@ pub fn spawn(host: Arc<dyn Host>, key: Key, id: u64) -> std::io::Result<WorkerHa
         client: None,
         fingerprint: String::new(),
         files: HashMap::new(),
+        on_disk: HashSet::new(),
         failures: VecDeque::new(),
         ever_started: false,
         warming_until: None,
@@ -251,6 +285,9 @@ struct Worker {
     /// a project check opened it (such files stay open as long as the
     /// server, so the next check of the project is answered warm).
     files: HashMap<PathBuf, (Instant, bool)>,
+    /// Every file a project check gave this server (compared form): one
+    /// deleted since, or new among them, is news to the server.
+    on_disk: HashSet<PathBuf>,
     /// When the server crashed or hung, within the last minute.
     failures: VecDeque<Instant>,
     ever_started: bool,
@@ -451,6 +488,35 @@ impl Worker {
         }
         self.batch_silence = job.silence;
         let client = self.client.as_mut().expect("ready above");
+        // A file deleted since it was opened would stay in the server as
+        // its open text says (and other files would still import it): close
+        // it, so the server reads the disk and finds it gone.
+        let vanished: Vec<PathBuf> = self
+            .on_disk
+            .iter()
+            .filter(|key| !key.exists())
+            .cloned()
+            .collect();
+        for key in &vanished {
+            client.close_document(key);
+            self.files.remove(key);
+            self.on_disk.remove(key);
+        }
+        // Files this server has not seen before are new to it, and may be
+        // new on the disk: say so, with the deletions, so that imports are
+        // resolved again (not on the first batch: everything is new then).
+        let first_batch = self.on_disk.is_empty();
+        let created: Vec<PathBuf> = job
+            .files
+            .iter()
+            .map(|file| uri::comparable(&file.path))
+            .filter(|key| self.on_disk.insert(key.clone()))
+            .collect();
+        if first_batch {
+            client.files_created_or_deleted(&[], &vanished);
+        } else {
+            client.files_created_or_deleted(&created, &vanished);
+        }
         client.batch_add(&job.files);
         self.batch_alone_since = None;
         self.waiters.push(Waiter {
@@ -1024,6 +1090,7 @@ impl Worker {
             client.shutdown(grace);
         }
         self.files.clear();
+        self.on_disk.clear();
         self.warming_until = None;
         self.update_info(|info| {
             {

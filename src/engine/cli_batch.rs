@@ -67,6 +67,17 @@ impl CliCache {
         };
         started.wait(deadline, job.files.len())
     }
+
+    /// Whether a run for the job's files as they are now is kept (or still
+    /// going), so [`CliCache::run`] would not start another.
+    pub fn is_current(&self, job: &ServerJob) -> bool {
+        let stamps = stamps(job);
+        self.entries.lock().is_ok_and(|entries| {
+            entries
+                .get(&job_key(job))
+                .is_some_and(|entry| entry.stamps == stamps && !entry.failed())
+        })
+    }
 }
 
 /// What one run of the command line found, per file; or why it failed.
@@ -383,9 +394,19 @@ fn job_key(job: &ServerJob) -> u64 {
 /// Size and modification time of every file the job covers and of the
 /// configuration files in its root.
 fn stamps(job: &ServerJob) -> u64 {
-    let mut text = String::new();
     let configs = CONFIG_FILES.iter().map(|name| job.launch.root.join(name));
-    for path in job.files.iter().map(|f| f.path.clone()).chain(configs) {
+    stamp_paths(job.files.iter().map(|f| f.path.clone()).chain(configs))
+}
+
+/// Size and modification time of the configuration files in the job's
+/// root: a server that checked the project under other ones is out of date.
+pub fn config_stamps(job: &ServerJob) -> u64 {
+    stamp_paths(CONFIG_FILES.iter().map(|name| job.launch.root.join(name)))
+}
+
+fn stamp_paths(paths: impl Iterator<Item = PathBuf>) -> u64 {
+    let mut text = String::new();
+    for path in paths {
         match std::fs::metadata(&path) {
             Ok(metadata) => text.push_str(&format!(
                 "{}:{}:{}:{}\n",

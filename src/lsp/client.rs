@@ -611,6 +611,29 @@ impl Client {
         true
     }
 
+    /// Tells the server that files were created or deleted on the disk
+    /// (`workspace/didChangeWatchedFiles`): a server that resolves imports
+    /// from the disk (ty) keeps its view of the tree until told, and an
+    /// open of a new file does not change which modules exist.
+    pub fn files_created_or_deleted(&mut self, created: &[PathBuf], deleted: &[PathBuf]) {
+        const CREATED: u8 = 1;
+        const DELETED: u8 = 3;
+        let changes: Vec<Value> = created
+            .iter()
+            .map(|path| (path, CREATED))
+            .chain(deleted.iter().map(|path| (path, DELETED)))
+            .map(|(path, kind)| json!({"uri": uri::from_path(path), "type": kind}))
+            .collect();
+        if changes.is_empty() {
+            return;
+        }
+        self.changes += 1;
+        self.notify(
+            "workspace/didChangeWatchedFiles",
+            json!({ "changes": changes }),
+        );
+    }
+
     /// Closes a clean document so that its new text goes out as a fresh
     /// open, which such a server always answers with a publish. It answers
     /// the close itself with an empty publish at once; that one is taken

@@ -140,6 +140,17 @@ pub enum BatchCli {
     Ty,
 }
 
+impl BatchCli {
+    /// Whether, once the server has checked the whole project, a re-check
+    /// after changes is better asked of the server: ty's server re-checks
+    /// incrementally (a fraction of `ty check`'s full run) and pulls give
+    /// a definite answer per file; pyrefly's workspace pushes have no end
+    /// signal, so its command line runs again.
+    pub fn rechecks_on_server(self) -> bool {
+        matches!(self, BatchCli::Ty)
+    }
+}
+
 /// Files of which one must exist in the workspace for a server to see the
 /// whole project, and how to make one.
 #[derive(Debug, Clone, PartialEq, Eq)]
