@@ -294,10 +294,16 @@ impl PythonCli {
                 for line in text.lines() {
                     if let Some((location, _)) = line.split_once(": error[") {
                         let mut parts = location.rsplitn(3, ':');
-                        if let (Some(_), Some(number), Some(path)) =
-                            (parts.next(), parts.next(), parts.next())
-                        {
-                            lines.insert((path.to_string(), number.parse().unwrap_or(0)));
+                        match (parts.next(), parts.next(), parts.next()) {
+                            (Some(_), Some(number), Some(path)) => {
+                                lines.insert((path.to_string(), number.parse().unwrap_or(0)));
+                            }
+                            // A file-level error (one ty cannot read): no
+                            // position here; its machine-readable output,
+                            // and so ours, puts it on line 1.
+                            _ => {
+                                lines.insert((location.to_string(), 1));
+                            }
                         }
                     }
                 }

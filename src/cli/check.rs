@@ -107,7 +107,7 @@ pub fn run(ctx: &Ctx, args: &CheckArgs, paint: Paint) -> anyhow::Result<ExitCode
         }
     };
     if args.json {
-        println!("{}", serde_json::to_string(&report.to_json())?);
+        println!("{}", report.to_json_string()?);
     } else {
         print!("{}", paint.problems(&report.render_text()));
     }

@@ -762,13 +762,22 @@ fn serve(shared: &Arc<Shared>, stream: UnixStream) {
                         let _ = conn.send(&line, Instant::now() + WRITE_TIMEOUT);
                     }
                 };
-                wire::ok_reply(&super::checks::check(
+                // A report of tens of thousands of diagnostics goes out
+                // as encoded, not through a JSON tree.
+                let reply = wire::ok_reply_bytes(&super::checks::check(
                     Arc::clone(shared) as Arc<dyn Host>,
                     &project,
                     &options,
                     debug,
                     &mut report_progress,
-                ))
+                ));
+                if conn
+                    .send_line(reply, Instant::now() + WRITE_TIMEOUT)
+                    .is_err()
+                {
+                    return;
+                }
+                continue;
             }
             Request::Prestart { servers } => {
                 prestart_servers(shared, servers);

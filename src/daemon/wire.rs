@@ -494,8 +494,13 @@ impl Conn {
 
     /// Writes one value as a line, within `deadline`.
     pub fn send<T: Serialize>(&mut self, value: &T, deadline: Instant) -> Result<(), ConnError> {
-        let mut line = serde_json::to_vec(value)
+        let line = serde_json::to_vec(value)
             .map_err(|error| ConnError::Other(format!("cannot encode a request: {error}")))?;
+        self.send_line(line, deadline)
+    }
+
+    /// Writes one encoded JSON value as a line, within `deadline`.
+    pub fn send_line(&mut self, mut line: Vec<u8>, deadline: Instant) -> Result<(), ConnError> {
         line.push(b'\n');
         let timeout = remaining(deadline)?;
         self.writer
@@ -513,6 +518,16 @@ impl Conn {
 
     /// Reads one line as JSON, within `deadline`; `Ok(None)` at a clean end.
     pub fn receive_value(&mut self, deadline: Instant) -> Result<Option<Value>, ConnError> {
+        let Some(line) = self.receive_line(deadline)? else {
+            return Ok(None);
+        };
+        serde_json::from_slice(&line)
+            .map(Some)
+            .map_err(|error| ConnError::Other(format!("not a JSON line: {error}")))
+    }
+
+    /// Reads one line, within `deadline`; `Ok(None)` at a clean end.
+    fn receive_line(&mut self, deadline: Instant) -> Result<Option<Vec<u8>>, ConnError> {
         let mut line = Vec::new();
         loop {
             let timeout = remaining(deadline)?;
@@ -556,9 +571,7 @@ impl Conn {
                 }
             }
         }
-        serde_json::from_slice(&line)
-            .map(Some)
-            .map_err(|error| ConnError::Other(format!("not a JSON line: {error}")))
+        Ok(Some(line))
     }
 
     /// Reads a reply: `ok: false` becomes an error carrying its `error`.
@@ -566,10 +579,10 @@ impl Conn {
         &mut self,
         deadline: Instant,
     ) -> Result<T, ConnError> {
-        let value = self
-            .receive_value(deadline)?
+        let line = self
+            .receive_line(deadline)?
             .ok_or_else(|| ConnError::Closed("the daemon closed the connection".into()))?;
-        reply_from(value)
+        reply_from_line(&line)
     }
 
     /// Sends a request and reads its reply, handing the progress lines that
@@ -582,15 +595,16 @@ impl Conn {
     ) -> Result<T, ConnError> {
         self.send(request, deadline)?;
         loop {
-            let value = self
-                .receive_value(deadline)?
+            let line = self
+                .receive_line(deadline)?
                 .ok_or_else(|| ConnError::Closed("the daemon closed the connection".into()))?;
-            if let Some(step) = value.get("progress") {
-                let count = |key: &str| step.get(key).and_then(Value::as_u64).unwrap_or(0) as usize;
-                progress(count("done"), count("total"));
+            let head: ReplyHead = serde_json::from_slice(&line)
+                .map_err(|error| ConnError::Other(format!("not a JSON line: {error}")))?;
+            if let Some(step) = head.progress {
+                progress(step.done, step.total);
                 continue;
             }
-            return reply_from(value);
+            return reply_from_head(head, &line);
         }
     }
 
@@ -616,20 +630,62 @@ impl Conn {
     }
 }
 
-/// A reply object: `{"ok": true, ..fields of value}`.
-/// A reply line's content, or the daemon's refusal.
-fn reply_from<T: DeserializeOwned>(value: Value) -> Result<T, ConnError> {
-    if value.get("ok").and_then(Value::as_bool) != Some(true) {
-        let why = value
-            .get("error")
-            .and_then(Value::as_str)
-            .unwrap_or("no reason given");
+/// What a line is, read without building the rest of it: a progress
+/// step, or a reply that is `ok` or says why not.
+#[derive(Deserialize)]
+struct ReplyHead {
+    #[serde(default)]
+    ok: Option<bool>,
+    #[serde(default)]
+    error: Option<String>,
+    #[serde(default)]
+    progress: Option<ProgressStep>,
+}
+
+#[derive(Deserialize)]
+struct ProgressStep {
+    #[serde(default)]
+    done: usize,
+    #[serde(default)]
+    total: usize,
+}
+
+fn reply_from_line<T: DeserializeOwned>(line: &[u8]) -> Result<T, ConnError> {
+    let head: ReplyHead = serde_json::from_slice(line)
+        .map_err(|error| ConnError::Other(format!("not a JSON line: {error}")))?;
+    reply_from_head(head, line)
+}
+
+/// The reply's content, decoded straight from the line (a project check's
+/// report holds tens of thousands of diagnostics: no JSON tree first), or
+/// the daemon's refusal.
+fn reply_from_head<T: DeserializeOwned>(head: ReplyHead, line: &[u8]) -> Result<T, ConnError> {
+    if head.ok != Some(true) {
+        let why = head.error.as_deref().unwrap_or("no reason given");
         return Err(ConnError::Other(format!("the daemon refused: {why}")));
     }
-    serde_json::from_value(value)
+    serde_json::from_slice(line)
         .map_err(|error| ConnError::Other(format!("an unexpected reply: {error}")))
 }
 
+/// `value` encoded with `"ok": true` among its fields, without building a
+/// JSON tree (see [`ok_reply`]).
+pub fn ok_reply_bytes<T: Serialize>(value: &T) -> Vec<u8> {
+    match serde_json::to_vec(value) {
+        Ok(mut bytes) if bytes.starts_with(b"{") => {
+            let fields = if bytes.len() > 2 {
+                "\"ok\":true,"
+            } else {
+                "\"ok\":true"
+            };
+            bytes.splice(1..1, fields.bytes());
+            bytes
+        }
+        _ => serde_json::to_vec(&ok_reply(value)).unwrap_or_else(|_| b"{\"ok\":true}".to_vec()),
+    }
+}
+
+/// A reply object: `{"ok": true, ..fields of value}`.
 pub fn ok_reply<T: Serialize>(value: &T) -> Value {
     let mut reply = serde_json::to_value(value).unwrap_or(Value::Null);
     match reply.as_object_mut() {

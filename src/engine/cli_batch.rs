@@ -68,6 +68,14 @@ impl CliCache {
         started.wait(deadline, job.files.len())
     }
 
+    /// How long the job's last finished run of the command line took.
+    pub fn run_time(&self, job: &ServerJob) -> Option<Duration> {
+        let entries = self.entries.lock().ok()?;
+        let entry = entries.get(&job_key(job))?;
+        let took = entry.took.lock().ok()?;
+        *took
+    }
+
     /// Whether a run for the job's files as they are now is kept (or still
     /// going), so [`CliCache::run`] would not start another.
     pub fn is_current(&self, job: &ServerJob) -> bool {
@@ -90,6 +98,9 @@ struct Started {
     files: Vec<PathBuf>,
     outcome: Mutex<Option<RunOutcome>>,
     done: Condvar,
+    started_at: Instant,
+    /// How long the run took, once it has succeeded.
+    took: Mutex<Option<Duration>>,
 }
 
 impl Started {
@@ -100,6 +111,8 @@ impl Started {
             files: job.files.iter().map(|f| uri::comparable(&f.path)).collect(),
             outcome: Mutex::new(None),
             done: Condvar::new(),
+            started_at: Instant::now(),
+            took: Mutex::new(None),
         });
         let running = Arc::clone(&started);
         let program = job.launch.program.clone();
@@ -169,6 +182,11 @@ impl Started {
     }
 
     fn finish(&self, result: Result<HashMap<PathBuf, Vec<ServerDiagnostic>>, String>) {
+        if result.is_ok()
+            && let Ok(mut took) = self.took.lock()
+        {
+            *took = Some(self.started_at.elapsed());
+        }
         if let Ok(mut outcome) = self.outcome.lock() {
             *outcome = Some(result);
         }

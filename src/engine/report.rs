@@ -206,8 +206,14 @@ impl Report {
         text
     }
 
-    /// The `--json` report.
-    pub fn to_json(&self) -> Value {
+    /// The `--json` report, as the text `check --json` prints.
+    pub fn to_json_string(&self) -> serde_json::Result<String> {
+        serde_json::to_string(&self.json_view())
+    }
+
+    /// The `--json` report as borrowed views, not a JSON tree: a report can
+    /// hold tens of thousands of diagnostics.
+    fn json_view(&self) -> JsonReport<'_> {
         let mut by_source: BTreeMap<String, usize> = BTreeMap::new();
         for item in self.files.iter().flat_map(|f| &f.items) {
             *by_source
@@ -220,51 +226,39 @@ impl Report {
                 .filter(|f| f.status.word() == word)
                 .count()
         };
-        let files: Vec<Value> = self
+        let files: Vec<JsonFile<'_>> = self
             .files
             .iter()
-            .map(|file| {
-                let diagnostics: Vec<Value> = file
+            .map(|file| JsonFile {
+                path: &file.path,
+                language: &file.language,
+                server: file.server.as_deref(),
+                status: file.status.word(),
+                diagnostics: file
                     .items
                     .iter()
-                    .map(|item| {
-                        let mut value = json!({
-                            "line": item.diag.line,
-                            "column": item.diag.column,
-                            "end_line": item.end_line,
-                            "end_column": item.end_column,
-                            "severity": item.diag.severity.word(),
-                            "source": item.diag.source,
-                            "code": item.diag.code,
-                            "message": item.diag.message,
-                        });
-                        if let Some(fix) = &item.fix {
-                            value["fix"] = json!(fix);
-                        }
-                        if let Some(note) = &item.note {
-                            value["note"] = json!(note);
-                        }
-                        value
+                    .map(|item| JsonDiagnostic {
+                        line: item.diag.line,
+                        column: item.diag.column,
+                        end_line: item.end_line,
+                        end_column: item.end_column,
+                        severity: item.diag.severity.word(),
+                        source: item.diag.source.as_deref(),
+                        code: item.diag.code.as_deref(),
+                        message: &item.diag.message,
+                        fix: item.fix.as_deref(),
+                        note: item.note.as_deref(),
                     })
-                    .collect();
-                let mut value = json!({
-                    "path": file.path,
-                    "language": file.language,
-                    "server": file.server,
-                    "status": file.status.word(),
-                    "diagnostics": diagnostics,
-                });
-                if let Some(reason) = &file.server_reason {
-                    value["server_reason"] = json!(reason);
-                }
-                if let Status::Inconclusive(why) = &file.status {
-                    value["reason"] = json!(why);
-                }
-                value
+                    .collect(),
+                server_reason: file.server_reason.as_deref(),
+                reason: match &file.status {
+                    Status::Inconclusive(why) => Some(why),
+                    _ => None,
+                },
             })
             .collect();
-        json!({
-            "summary": {
+        JsonReport {
+            summary: json!({
                 "files": self.files.len(),
                 "clean": count_status("clean"),
                 "with_issues": self.files.iter().filter(|f| !f.items.is_empty()).count(),
@@ -275,11 +269,48 @@ impl Report {
                 "info": self.count(Severity::Info),
                 "hints": self.count(Severity::Hint),
                 "by_source": by_source,
-            },
-            "files": files,
-            "rule_problems": self.rule_problems,
-        })
+            }),
+            files,
+            rule_problems: &self.rule_problems,
+        }
     }
+}
+
+/// `check --json`: its fields in this order.
+#[derive(Serialize)]
+struct JsonReport<'a> {
+    summary: Value,
+    files: Vec<JsonFile<'a>>,
+    rule_problems: &'a [String],
+}
+
+#[derive(Serialize)]
+struct JsonFile<'a> {
+    path: &'a str,
+    language: &'a str,
+    server: Option<&'a str>,
+    status: &'static str,
+    diagnostics: Vec<JsonDiagnostic<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    server_reason: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reason: Option<&'a String>,
+}
+
+#[derive(Serialize)]
+struct JsonDiagnostic<'a> {
+    line: u32,
+    column: u32,
+    end_line: u32,
+    end_column: u32,
+    severity: &'static str,
+    source: Option<&'a str>,
+    code: Option<&'a str>,
+    message: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    fix: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    note: Option<&'a str>,
 }
 
 fn plural(n: usize, word: &str) -> String {

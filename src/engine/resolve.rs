@@ -2,6 +2,8 @@
 //! that server, converted, filtered by severity and sorted. Shared by the
 //! project check, the post-edit report and `refs`/`rename`/`fix`.
 
+use std::collections::HashMap;
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -17,6 +19,7 @@ use crate::lsp::{Launch, LspError, Pool};
 pub const MAX_FILE_BYTES: u64 = crate::util::fsread::limits::SOURCE;
 
 /// What to do with one file.
+#[derive(Clone)]
 pub enum Resolved<'s> {
     /// No server claims this kind of file: say nothing.
     Unsupported,
@@ -31,6 +34,7 @@ pub enum Resolved<'s> {
 }
 
 /// A file's server, ready to start.
+#[derive(Clone)]
 pub struct Target<'s> {
     pub server: &'s ServerDef,
     pub launch: Launch,
@@ -43,6 +47,38 @@ pub fn resolve<'s>(ctx: &Ctx, settings: &'s Settings, path: &Path) -> Resolved<'
     if let Err(why) = settings.allows(path) {
         return Resolved::Skipped(why);
     }
+    select_server(ctx, settings, path)
+}
+
+/// Resolves the files of a project check, choosing the server once per
+/// folder and extension: the choice (the project's configuration files,
+/// the program's place, the workspace root) depends on nothing else, and
+/// making it per file cost ~70 µs each (0.12 s of a warm check of 1,800
+/// files).
+#[derive(Default)]
+pub struct Resolver<'s> {
+    chosen: HashMap<(PathBuf, OsString), Resolved<'s>>,
+}
+
+impl<'s> Resolver<'s> {
+    pub fn resolve(&mut self, ctx: &Ctx, settings: &'s Settings, path: &Path) -> Resolved<'s> {
+        if let Err(why) = settings.allows(path) {
+            return Resolved::Skipped(why);
+        }
+        let key = (
+            path.parent().unwrap_or(Path::new("")).to_path_buf(),
+            path.extension().unwrap_or_default().to_os_string(),
+        );
+        if let Some(resolved) = self.chosen.get(&key) {
+            return resolved.clone();
+        }
+        let resolved = select_server(ctx, settings, path);
+        self.chosen.insert(key, resolved.clone());
+        resolved
+    }
+}
+
+fn select_server<'s>(ctx: &Ctx, settings: &'s Settings, path: &Path) -> Resolved<'s> {
     match settings.registry.select(path, &ctx.project_root) {
         crate::lsp::servers::Selection::Unsupported => Resolved::Unsupported,
         crate::lsp::servers::Selection::NotInstalled {

@@ -171,9 +171,10 @@ pub fn check_files(
     let mut job_meta: Vec<(String, String, Option<String>)> = Vec::new();
     let mut job_index: HashMap<(String, PathBuf), usize> = HashMap::new();
     let mut plans = Vec::with_capacity(files.len());
+    let mut resolver = resolve::Resolver::default();
     for path in files {
         let ast_language = Lang::from_path(path).map(|l| l.name().to_string());
-        let plan = match resolve::resolve(ctx, settings, path) {
+        let plan = match resolver.resolve(ctx, settings, path) {
             Resolved::Unsupported | Resolved::Skipped(_) => Plan::RulesOnly {
                 language: ast_language.unwrap_or_default(),
             },
