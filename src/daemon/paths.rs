@@ -8,7 +8,6 @@
 //! state root.
 
 use std::os::unix::ffi::OsStrExt;
-use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context as _, bail};
@@ -87,27 +86,7 @@ pub fn prepare_socket_dir(paths: &Paths) -> anyhow::Result<()> {
     };
     std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
     if paths.socket_in_runtime_dir() {
-        check_private_dir(dir)?;
-    }
-    Ok(())
-}
-
-/// Checks (and tightens) a directory we put a socket in: ours, mode 0700.
-pub fn check_private_dir(dir: &Path) -> anyhow::Result<()> {
-    let metadata =
-        std::fs::metadata(dir).with_context(|| format!("cannot read {}", dir.display()))?;
-    // SAFETY: getuid(2) cannot fail and has no preconditions.
-    let uid = unsafe { libc::getuid() };
-    if metadata.uid() != uid {
-        bail!(
-            "{} belongs to another user (uid {}); not using it for the daemon socket",
-            dir.display(),
-            metadata.uid()
-        );
-    }
-    if metadata.permissions().mode() & 0o077 != 0 {
-        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
-            .with_context(|| format!("cannot make {} private", dir.display()))?;
+        crate::util::private_dir::check(dir)?;
     }
     Ok(())
 }

@@ -35,7 +35,7 @@ pub mod refs;
 pub mod snapshot;
 
 use std::collections::BTreeSet;
-use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context as _, bail};
@@ -50,6 +50,7 @@ use crate::ralph::loop_state::{LOOP_FILE, LoopState, LoopStatus};
 use crate::state::FileLock;
 use crate::state::journal::{self, BASE_FILE, Record};
 use crate::tasks::{self, TaskDoc};
+use crate::util::private_dir;
 use crate::util::text::fnv1a;
 use snapshot::{Blobs, Class, FileState, Manifest};
 
@@ -96,32 +97,10 @@ fn prepare_watch(watch: &Path) -> anyhow::Result<()> {
     let parent = watch.parent().context("the watch folder has no parent")?;
     std::fs::create_dir_all(parent)
         .with_context(|| format!("cannot create {}", parent.display()))?;
-    check_private_dir(parent)?;
+    private_dir::check(parent)?;
     std::fs::create_dir_all(watch.join("windows"))
         .with_context(|| format!("cannot create {}", watch.display()))?;
-    check_private_dir(watch)
-}
-
-fn check_private_dir(dir: &Path) -> anyhow::Result<()> {
-    let metadata =
-        std::fs::symlink_metadata(dir).with_context(|| format!("cannot read {}", dir.display()))?;
-    if !metadata.is_dir() {
-        bail!("{} is not a folder", dir.display());
-    }
-    // SAFETY: getuid(2) cannot fail and has no preconditions.
-    let uid = unsafe { libc::getuid() };
-    if metadata.uid() != uid {
-        bail!(
-            "{} belongs to another user (uid {}); not keeping snapshots there",
-            dir.display(),
-            metadata.uid()
-        );
-    }
-    if metadata.permissions().mode() & 0o077 != 0 {
-        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
-            .with_context(|| format!("cannot make {} private", dir.display()))?;
-    }
-    Ok(())
+    private_dir::check(watch)
 }
 
 fn window_path(watch: &Path, tool: &ToolInput) -> PathBuf {

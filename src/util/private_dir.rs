@@ -18,7 +18,12 @@ pub fn ensure(dir: &Path) -> anyhow::Result<()> {
             return Err(error).with_context(|| format!("cannot create {}", dir.display()));
         }
     }
-    // `symlink_metadata`: a link there is refused, never followed.
+    check(dir)
+}
+
+/// Checks the folder at `dir` (tightened to 0700 if looser): ours, a real
+/// folder, not a link (refused, never followed).
+pub fn check(dir: &Path) -> anyhow::Result<()> {
     let metadata = std::fs::symlink_metadata(dir)
         .with_context(|| format!("cannot inspect {}", dir.display()))?;
     if metadata.file_type().is_symlink() {
