@@ -35,7 +35,7 @@ use anyhow::{Context as _, bail};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
-pub use fsio::write_atomic;
+pub use fsio::{create_temp, temp_beside, write_atomic, write_atomic_mode};
 pub use lock::FileLock;
 
 /// How long an invalid regular file must stay unchanged before it counts as

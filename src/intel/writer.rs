@@ -22,14 +22,15 @@
 //! `RALPH_HOOKS_PAUSE_BETWEEN_WRITES=<path>` it does the same after the
 //! first file is written, so a test can change a file behind its back.
 
-use std::fs::{self, File, OpenOptions};
+use std::fs::{self, File};
 use std::io::{Read as _, Write as _};
-use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, bail};
 
+use crate::state::{create_temp, temp_beside};
 use crate::util::fsread::{self, Links, limits};
 
 /// The environment variable that makes one write fail, for tests.
@@ -261,23 +262,9 @@ fn replace(
     still_ours: impl Fn(&Path) -> anyhow::Result<()>,
 ) -> anyhow::Result<Identity> {
     let dir = target.parent().context("a file to write has no folder")?;
-    let name = target
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.subsec_nanos())
-        .unwrap_or(0);
-    let temp = dir.join(format!(".{name}.tmp-{}-{nanos}", std::process::id()));
+    let temp = temp_beside(target)?;
     let result = (|| {
-        let mut file = OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o600)
-            .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
-            .open(&temp)
-            .with_context(|| format!("cannot create {}", temp.display()))?;
+        let mut file = create_temp(&temp, 0o600)?;
         file.write_all(bytes)
             .with_context(|| format!("cannot write {}", temp.display()))?;
         keep_owner(&file, owner, target)?;

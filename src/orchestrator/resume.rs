@@ -258,34 +258,9 @@ fn keep_unsaved(relative: &str, text: &str) -> String {
 /// Writes `text` to `path` in a private folder, mode 0600, replacing it
 /// atomically (a new temp file, never an existing one, then a rename).
 fn write_private(path: &std::path::Path, text: &str) -> anyhow::Result<()> {
-    use std::io::Write as _;
-    use std::os::unix::fs::OpenOptionsExt;
     let dir = path.parent().context("a backup path has no folder")?;
     crate::util::private_dir::ensure(dir)?;
-    let temp = dir.join(format!(
-        ".{}.tmp-{}",
-        path.file_name().unwrap_or_default().to_string_lossy(),
-        std::process::id()
-    ));
-    let _ = std::fs::remove_file(&temp);
-    let written = (|| {
-        let mut file = std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o600)
-            .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
-            .open(&temp)
-            .with_context(|| format!("cannot create {}", temp.display()))?;
-        file.write_all(text.as_bytes())
-            .and_then(|()| file.sync_all())
-            .with_context(|| format!("cannot write {}", temp.display()))?;
-        std::fs::rename(&temp, path)
-            .with_context(|| format!("cannot rename {} to {}", temp.display(), path.display()))
-    })();
-    if written.is_err() {
-        let _ = std::fs::remove_file(&temp);
-    }
-    written
+    crate::state::write_atomic_mode(path, text.as_bytes(), 0o600)
 }
 
 /// Saves a resume state as a new file and then removes the older ones of

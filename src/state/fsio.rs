@@ -94,22 +94,19 @@ fn canonical_prefix(path: &Path) -> PathBuf {
 /// the old file or the new one: write a temp file beside it (rename works
 /// only within one filesystem), fsync it, rename it over, fsync the directory.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
+    write_atomic_mode(path, bytes, 0o666)
+}
+
+/// [`write_atomic`] with the new file's mode (`0o600` for private files;
+/// the umask applies).
+pub fn write_atomic_mode(path: &Path, bytes: &[u8], mode: u32) -> anyhow::Result<()> {
     let dir = path
         .parent()
         .context("state path has no parent directory")?;
     fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
-    let file_name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.subsec_nanos())
-        .unwrap_or(0);
-    let temp = dir.join(format!(".{file_name}.tmp-{}-{nanos}", std::process::id()));
+    let temp = temp_beside(path)?;
     let result = (|| {
-        let mut file =
-            File::create(&temp).with_context(|| format!("cannot create {}", temp.display()))?;
+        let mut file = create_temp(&temp, mode)?;
         file.write_all(bytes)
             .with_context(|| format!("cannot write {}", temp.display()))?;
         file.sync_all()
@@ -127,6 +124,33 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
         let _ = dir_handle.sync_all();
     }
     Ok(())
+}
+
+/// A name for a temp file beside `target`, unique to this writer:
+/// `.<name>.tmp-<pid>-<nanos>` (see [`temp_writer_pid`]).
+pub fn temp_beside(target: &Path) -> anyhow::Result<PathBuf> {
+    let dir = target.parent().context("a file to write has no folder")?;
+    let name = target
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.subsec_nanos())
+        .unwrap_or(0);
+    Ok(dir.join(format!(".{name}.tmp-{}-{nanos}", std::process::id())))
+}
+
+/// Creates `temp` for writing: a new file (never an existing one, never
+/// through a link) with `mode`.
+pub fn create_temp(temp: &Path, mode: u32) -> anyhow::Result<File> {
+    OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(mode)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        .open(temp)
+        .with_context(|| format!("cannot create {}", temp.display()))
 }
 
 /// The pid of the writer that owns a temp file name made by [`write_atomic`]
