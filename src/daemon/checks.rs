@@ -144,7 +144,7 @@ impl Servers for WorkerServers {
             .filter(|(_, by_cli)| !**by_cli)
             .map(|(job, _)| {
                 let (reply, answer) = mpsc::sync_channel(1);
-                let key = (job.launch.name.clone(), job.launch.root.clone());
+                let key = server_key(job);
                 let batch = Job::Batch {
                     job: Box::new(batch_job(job, deadline)),
                     reply,
@@ -236,19 +236,8 @@ impl Servers for WorkerServers {
 }
 
 impl WorkerServers {
-    /// The job's server has checked the whole project, under the same
-    /// configuration, in the process that runs now, and no file it was
-    /// given has been deleted since.
     fn server_knows_project(&self, job: &ServerJob) -> bool {
-        let key = (job.launch.name.clone(), job.launch.root.clone());
-        let configs = cli_batch::config_stamps(job);
-        let registry = self.host.lock_registry();
-        registry.workers.get(&key).is_some_and(|handle| {
-            handle
-                .info
-                .lock()
-                .is_ok_and(|info| info.knows_project(Some(configs)))
-        })
+        knows_project(self.host.as_ref(), job)
     }
 
     /// A re-check that went to the server: one it failed (where the
@@ -287,7 +276,7 @@ impl WorkerServers {
     }
 
     fn forget_project_pass(&self, job: &ServerJob) {
-        let key = (job.launch.name.clone(), job.launch.root.clone());
+        let key = server_key(job);
         let registry = self.host.lock_registry();
         if let Some(handle) = registry.workers.get(&key)
             && let Ok(mut info) = handle.info.lock()
@@ -325,13 +314,34 @@ struct Record {
     passes: u32,
 }
 
+/// The job's server, as the daemon's registry names its worker.
+fn server_key(job: &ServerJob) -> Key {
+    (job.launch.name.clone(), job.launch.root.clone())
+}
+
+/// The job's server has checked the whole project, under the same
+/// configuration, in the process that runs now.
+fn knows_project(host: &dyn Host, job: &ServerJob) -> bool {
+    let configs = cli_batch::config_stamps(job);
+    let registry = host.lock_registry();
+    registry
+        .workers
+        .get(&server_key(job))
+        .is_some_and(|handle| {
+            handle
+                .info
+                .lock()
+                .is_ok_and(|info| info.knows_project(Some(configs)))
+        })
+}
+
 fn records() -> &'static Mutex<HashMap<Key, Record>> {
     static RECORDS: OnceLock<Mutex<HashMap<Key, Record>>> = OnceLock::new();
     RECORDS.get_or_init(Mutex::default)
 }
 
 fn record(job: &ServerJob) -> Record {
-    let key = (job.launch.name.clone(), job.launch.root.clone());
+    let key = server_key(job);
     records()
         .lock()
         .ok()
@@ -340,7 +350,7 @@ fn record(job: &ServerJob) -> Record {
 }
 
 fn update_record(job: &ServerJob, change: impl FnOnce(&mut Record)) {
-    let key = (job.launch.name.clone(), job.launch.root.clone());
+    let key = server_key(job);
     if let Ok(mut records) = records().lock() {
         change(records.entry(key).or_default());
     }
@@ -365,22 +375,13 @@ fn server_slower(cache: &CliCache, job: &ServerJob) -> bool {
 fn start_project_pass(host: Arc<dyn Host>, cache: Arc<CliCache>, cli: BatchCli, job: ServerJob) {
     static RUNNING: OnceLock<Mutex<HashSet<Key>>> = OnceLock::new();
     let running = RUNNING.get_or_init(Mutex::default);
-    let key = (job.launch.name.clone(), job.launch.root.clone());
+    let key = server_key(&job);
     let configs = cli_batch::config_stamps(&job);
     if server_slower(&cache, &job) || record(&job).passes >= MAX_PROJECT_PASSES {
         return;
     }
-    {
-        let registry = host.lock_registry();
-        let known = registry.workers.get(&key).is_some_and(|handle| {
-            handle
-                .info
-                .lock()
-                .is_ok_and(|info| info.knows_project(Some(configs)))
-        });
-        if known {
-            return;
-        }
+    if knows_project(host.as_ref(), &job) {
+        return;
     }
     let first = running
         .lock()
