@@ -21,6 +21,34 @@ fn write(root: &Path, relative: &str, text: &str) {
     std::fs::write(path, text).unwrap();
 }
 
+/// `pyright --outputjson`'s errors in `root`.
+fn pyright_errors(pyright: &Path, root: &Path) -> ErrorSet {
+    let output = Command::new(pyright)
+        .arg("--outputjson")
+        .current_dir(root)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let cli: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let mut expected = ErrorSet::new();
+    for diag in cli["generalDiagnostics"].as_array().unwrap() {
+        if diag["severity"] != "error" {
+            continue;
+        }
+        let file = Path::new(diag["file"].as_str().unwrap());
+        let relative = file
+            .strip_prefix(root)
+            .or_else(|_| file.strip_prefix(root.canonicalize().unwrap()))
+            .unwrap();
+        expected.insert((
+            relative.to_string_lossy().into_owned(),
+            diag["range"]["start"]["line"].as_u64().unwrap() + 1,
+            diag["rule"].as_str().unwrap_or_default().to_string(),
+        ));
+    }
+    expected
+}
+
 /// `ralph-hooks check --json --no-ast-grep` errors from `source`, in its
 /// own process. Servers start cold here, on a busy machine: the time per
 /// file is generous.
@@ -100,29 +128,7 @@ fn check_errors_equal_pyright_outputjson() {
     for (path, text) in PYTHON_FILES {
         write(root, path, text);
     }
-    let output = Command::new(pyright)
-        .arg("--outputjson")
-        .current_dir(root)
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
-    let cli: Value = serde_json::from_slice(&output.stdout).unwrap();
-    let mut expected = ErrorSet::new();
-    for diag in cli["generalDiagnostics"].as_array().unwrap() {
-        if diag["severity"] != "error" {
-            continue;
-        }
-        let file = Path::new(diag["file"].as_str().unwrap());
-        let relative = file
-            .strip_prefix(root)
-            .or_else(|_| file.strip_prefix(root.canonicalize().unwrap()))
-            .unwrap();
-        expected.insert((
-            relative.to_string_lossy().into_owned(),
-            diag["range"]["start"]["line"].as_u64().unwrap() + 1,
-            diag["rule"].as_str().unwrap_or_default().to_string(),
-        ));
-    }
+    let expected = pyright_errors(&pyright, root);
     assert!(
         expected.len() >= 6,
         "the fixture should have errors: {expected:?}"
@@ -442,29 +448,7 @@ fn check_errors_equal_pyright_on_the_standard_library() {
         return;
     };
     let root = dir.path();
-    let output = Command::new(pyright)
-        .arg("--outputjson")
-        .current_dir(root)
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
-    let cli: Value = serde_json::from_slice(&output.stdout).unwrap();
-    let mut expected = ErrorSet::new();
-    for diag in cli["generalDiagnostics"].as_array().unwrap() {
-        if diag["severity"] != "error" {
-            continue;
-        }
-        let file = Path::new(diag["file"].as_str().unwrap());
-        let relative = file
-            .strip_prefix(root)
-            .or_else(|_| file.strip_prefix(root.canonicalize().unwrap()))
-            .unwrap();
-        expected.insert((
-            relative.to_string_lossy().into_owned(),
-            diag["range"]["start"]["line"].as_u64().unwrap() + 1,
-            diag["rule"].as_str().unwrap_or_default().to_string(),
-        ));
-    }
+    let expected = pyright_errors(&pyright, root);
     assert!(expected.len() > 50, "real errors expected: {expected:?}");
     assert_eq!(check_errors(root, "Pyright"), expected);
 }
