@@ -341,29 +341,14 @@ fn parse_pyrefly(
         .and_then(Value::as_array)
         .ok_or("no \"errors\" list")?;
     let mut by_file: HashMap<PathBuf, Vec<ServerDiagnostic>> = HashMap::new();
-    let mut texts: HashMap<PathBuf, Vec<String>> = HashMap::new();
+    let mut lines = SourceLines::default();
     for error in errors {
         let Some(path) = error.get("path").and_then(Value::as_str) else {
             continue;
         };
         let path = uri::comparable(&root.join(path));
         let number = |key: &str| error.get(key).and_then(Value::as_u64).unwrap_or(1).max(1) as u32;
-        let lines = texts.entry(path.clone()).or_insert_with(|| {
-            fsread::read_text(&path, limits::SOURCE, Links::Follow)
-                .ok()
-                .flatten()
-                .unwrap_or_default()
-                .lines()
-                .map(str::to_string)
-                .collect()
-        });
-        let position = |line: u32, column: u32| {
-            let text = lines
-                .get(line as usize - 1)
-                .map(String::as_str)
-                .unwrap_or("");
-            json!({"line": line - 1, "character": utf16_offset(text, column - 1)})
-        };
+        let mut position = |line: u32, column: u32| lines.position(&path, line, column);
         let severity = match error.get("severity").and_then(Value::as_str) {
             Some("warn") | Some("warning") => 2,
             Some("info") => 3,
