@@ -2,7 +2,7 @@
 # Installs the real Claude Code CLI that the end-to-end tests (tests/e2e/)
 # drive offline against a scripted mock of the Messages API.
 #
-#   Version: @anthropic-ai/claude-code@2.1.330 (override: CLAUDE_CODE_VERSION).
+#   Version: @anthropic-ai/claude-code@2.1.332 (override: CLAUDE_CODE_VERSION).
 #   Prefix:  $RALPH_HOOKS_CLAUDE_PREFIX, default $HOME/.cache/ralph-hooks/claude-code;
 #            the binary ends up at <prefix>/node_modules/.bin/claude, which is
 #            where tests/e2e.rs looks when $CLAUDE_BIN is not set.
@@ -20,7 +20,7 @@
 # directly.
 set -euo pipefail
 
-version="${CLAUDE_CODE_VERSION:-2.1.330}"
+version="${CLAUDE_CODE_VERSION:-2.1.332}"
 prefix="${RALPH_HOOKS_CLAUDE_PREFIX:-${HOME:?HOME is not set}/.cache/ralph-hooks/claude-code}"
 bin="$prefix/node_modules/.bin/claude"
 
