@@ -780,6 +780,12 @@ fn pushes_in_ordinary_spellings_are_denied() {
         "bunx npm publish",
         "npm exec -c 'npm publish'",
         "git push 2>/dev/null >&2",
+        // Issue 31, class 10: `exec` with its own options.
+        "exec -a NAME git push",
+        "exec -cl git push origin main",
+        "exec -la builder git push --tags",
+        "exec -- git push",
+        "(exec -a x git push)",
     ] {
         let output = bash(project, command);
         assert!(denied(&output), "not denied: {command}");
