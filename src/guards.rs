@@ -49,6 +49,7 @@ use crate::ralph::loop_state::{LOOP_FILE, LoopState, LoopStatus};
 use crate::state::Store;
 use crate::tasks::{self, TaskDoc};
 use crate::util::fsread::{self, Links};
+use crate::util::text::escape_controls;
 use protect::{Kind, Places, ProtectedSet};
 
 const NAME: &str = "ralph-pre-tool-stop-guard";
@@ -873,28 +874,29 @@ fn bash_protected_writes(
 fn deny_state(ctx: &Ctx, path: &Path, instead: &str) -> HookOutput {
     HookOutput::deny(format!(
         "{} is a ralph-hooks state file and cannot be edited directly: {instead}.",
-        ctx.display_path(path)
+        escape_controls(&ctx.display_path(path))
     ))
 }
 
 /// The reason for a write that reaches the protected set.
 fn deny_protected(ctx: &Ctx, hit: &Hit, command: Option<&str>) -> HookOutput {
-    let reached = ctx.display_path(&hit.reached).into_owned();
+    let reached = escape_controls(&ctx.display_path(&hit.reached)).into_owned();
+    let written = escape_controls(&hit.written);
     let lead = match (command, hit.through_link) {
         (None, false) => String::new(),
-        (None, true) => format!("{} is another name for {reached}: ", hit.written),
-        (Some(command), false) if hit.written == reached => {
+        (None, true) => format!("{written} is another name for {reached}: "),
+        (Some(command), false) if written == reached => {
             format!("`{}` would change it: ", cap(command))
         }
         (Some(command), false) => format!(
             "`{}` would change {reached} (through `{}`): ",
             cap(command),
-            hit.written
+            written
         ),
         (Some(command), true) => format!(
             "`{}` would make `{}` another name for {reached}: ",
             cap(command),
-            hit.written
+            written
         ),
     };
     let (what, advice) = match hit.kind {
@@ -917,11 +919,13 @@ fn deny_protected(ctx: &Ctx, hit: &Hit, command: Option<&str>) -> HookOutput {
     ))
 }
 
-/// A command as quoted in a reason, cut to a readable length.
+/// A command as quoted in a reason, cut to a readable length, its control
+/// characters escaped.
 fn cap(text: &str) -> String {
     const MAX: usize = 160;
+    let text = escape_controls(text);
     if text.chars().count() <= MAX {
-        return text.to_string();
+        return text.into_owned();
     }
     let cut: String = text.chars().take(MAX).collect();
     format!("{cut}…")

@@ -80,6 +80,16 @@ pub const REGISTRATIONS: &[Registration] = &[
         async_rewake: false,
         timeout: 60,
     },
+    // A Bash command that exits non-zero, or is interrupted, fires this
+    // instead of PostToolUse (2.1.332); what it did is checked the same.
+    Registration {
+        event: "PostToolUseFailure",
+        matcher: Some("Bash"),
+        binary: "ralph-post-tool-lsp-diagnostic",
+        arg: None,
+        async_rewake: false,
+        timeout: 60,
+    },
     Registration {
         event: "Stop",
         matcher: None,

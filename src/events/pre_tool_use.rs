@@ -4,7 +4,7 @@
 
 use crate::hook::Hook;
 use crate::hook::ctx::Ctx;
-use crate::hook::protocol::{EventName, HookInput, HookOutput};
+use crate::hook::protocol::{EventName, HookInput, HookOutput, ToolInput};
 
 pub struct PreToolStopGuard;
 
@@ -28,13 +28,27 @@ Config: <project>/.claude/ralph-hooks.json, section \"guard\".
         let HookInput::PreToolUse(tool) = input else {
             return Ok(HookOutput::silent());
         };
+        // A check owed for an earlier command comes first: the rules and
+        // this call's snapshot then see what was put back.
+        let made_up = crate::guards::effects::make_up(ctx, Some(&tool), false);
+        let output = decide(ctx, &tool)?;
+        Ok(match made_up {
+            Some(told) => told.add_to(output, Some(EventName::PreToolUse)),
+            None => output,
+        })
+    }
+}
+
+fn decide(ctx: &Ctx, tool: &ToolInput) -> anyhow::Result<HookOutput> {
+    {
+        let tool = tool;
         // A guard answer is either a deny, or only a note for the user that
         // a rule could not be evaluated; a note must not hide the schema check.
-        let guard = crate::guards::check(ctx, &tool).unwrap_or_default();
+        let guard = crate::guards::check(ctx, tool).unwrap_or_default();
         if guard.hook_specific_output.is_some() {
             return Ok(guard);
         }
-        if let Some(mut output) = crate::orchestrator::schema::hook::check_write(ctx, &tool) {
+        if let Some(mut output) = crate::orchestrator::schema::hook::check_write(ctx, tool) {
             if let Some(note) = guard.system_message {
                 let message = match output.system_message.take() {
                     Some(own) => format!("{own}\n{note}"),

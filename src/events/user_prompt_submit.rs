@@ -24,7 +24,7 @@ use std::path::Path;
 
 use crate::hook::Hook;
 use crate::hook::ctx::Ctx;
-use crate::hook::protocol::{EventName, HookInput, HookOutput};
+use crate::hook::protocol::{EventName, HookInput, HookOutput, UserPromptInput};
 use crate::ralph::loops::{self, PromptEffect, PromptOutcome};
 use crate::ralph::notify::{self, Channel};
 use crate::ralph::stop_phrases::{self, ControlConfig};
@@ -57,6 +57,18 @@ Env: CLAUDE_PROJECT_DIR, RALPH_HOOKS_STATE_DIR, RALPH_HOOKS_DEBUG=1.
         let HookInput::UserPromptSubmit(input) = input else {
             return Ok(HookOutput::silent());
         };
+        // A check owed for an earlier command of the agent's comes first.
+        let made_up = crate::guards::effects::make_up(ctx, None, false);
+        let output = on_prompt(ctx, &input)?;
+        Ok(match made_up {
+            Some(told) => told.add_to(output, Some(EventName::UserPromptSubmit)),
+            None => output,
+        })
+    }
+}
+
+fn on_prompt(ctx: &Ctx, input: &UserPromptInput) -> anyhow::Result<HookOutput> {
+    {
         if !input.is_from_user() {
             ctx.debug(format_args!(
                 "a prompt that is not the user's (source {:?}): it neither stops, resumes nor resets anything",
@@ -69,7 +81,10 @@ Env: CLAUDE_PROJECT_DIR, RALPH_HOOKS_STATE_DIR, RALPH_HOOKS_DEBUG=1.
             Err(error) => {
                 // Better to hear the user with the default phrases than not
                 // at all because of a typo.
-                eprintln!("{}: using the default stop phrases: {error:#}", Self::NAME);
+                eprintln!(
+                    "{}: using the default stop phrases: {error:#}",
+                    UserPromptSubmit::NAME
+                );
                 ControlConfig::default()
             }
         };

@@ -16,6 +16,10 @@ pub enum EventName {
     UserPromptSubmit,
     PreToolUse,
     PostToolUse,
+    /// A tool call that failed — for Bash, a command whose exit status was
+    /// not 0 — or was interrupted (2.1.332 sends it instead of PostToolUse).
+    /// Its effects happened all the same. Honours `additionalContext` only.
+    PostToolUseFailure,
     Stop,
     SubagentStop,
     /// An API error ended the turn instead of a Stop (a rate or usage
@@ -31,6 +35,7 @@ impl EventName {
             EventName::UserPromptSubmit => "UserPromptSubmit",
             EventName::PreToolUse => "PreToolUse",
             EventName::PostToolUse => "PostToolUse",
+            EventName::PostToolUseFailure => "PostToolUseFailure",
             EventName::Stop => "Stop",
             EventName::SubagentStop => "SubagentStop",
             EventName::StopFailure => "StopFailure",
@@ -43,6 +48,7 @@ impl EventName {
             "UserPromptSubmit" => EventName::UserPromptSubmit,
             "PreToolUse" => EventName::PreToolUse,
             "PostToolUse" => EventName::PostToolUse,
+            "PostToolUseFailure" => EventName::PostToolUseFailure,
             "Stop" => EventName::Stop,
             "SubagentStop" => EventName::SubagentStop,
             "StopFailure" => EventName::StopFailure,
@@ -117,8 +123,9 @@ impl UserPromptInput {
     }
 }
 
-/// PreToolUse and PostToolUse share this shape; `tool_response` is only
-/// present on PostToolUse.
+/// PreToolUse, PostToolUse and PostToolUseFailure share this shape;
+/// `tool_response` is only present on PostToolUse, `error` and
+/// `is_interrupt` only on PostToolUseFailure.
 #[derive(Debug, Clone, Default, Deserialize)]
 pub struct ToolInput {
     #[serde(flatten)]
@@ -132,6 +139,23 @@ pub struct ToolInput {
     pub tool_response: Value,
     #[serde(default)]
     pub tool_use_id: Option<String>,
+    /// PostToolUseFailure: what went wrong (`Exit code 1`, with the
+    /// command's output after it when there was some).
+    #[serde(default, deserialize_with = "lenient_string")]
+    pub error: Option<String>,
+    /// PostToolUseFailure: the user interrupted the call.
+    #[serde(default)]
+    pub is_interrupt: Option<Value>,
+}
+
+/// A string field that is `None` when it is anything but a string.
+fn lenient_string<'de, D: serde::Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Option<String>, D::Error> {
+    Ok(match Value::deserialize(deserializer)? {
+        Value::String(text) => Some(text),
+        _ => None,
+    })
 }
 
 impl ToolInput {
@@ -216,6 +240,7 @@ pub enum HookInput {
     UserPromptSubmit(UserPromptInput),
     PreToolUse(ToolInput),
     PostToolUse(ToolInput),
+    PostToolUseFailure(ToolInput),
     Stop(StopInput),
     SubagentStop(StopInput),
     StopFailure(StopFailureInput),
@@ -228,6 +253,7 @@ impl HookInput {
             HookInput::UserPromptSubmit(_) => EventName::UserPromptSubmit,
             HookInput::PreToolUse(_) => EventName::PreToolUse,
             HookInput::PostToolUse(_) => EventName::PostToolUse,
+            HookInput::PostToolUseFailure(_) => EventName::PostToolUseFailure,
             HookInput::Stop(_) => EventName::Stop,
             HookInput::SubagentStop(_) => EventName::SubagentStop,
             HookInput::StopFailure(_) => EventName::StopFailure,
@@ -238,7 +264,9 @@ impl HookInput {
         match self {
             HookInput::SessionStart(input) => &input.common,
             HookInput::UserPromptSubmit(input) => &input.common,
-            HookInput::PreToolUse(input) | HookInput::PostToolUse(input) => &input.common,
+            HookInput::PreToolUse(input)
+            | HookInput::PostToolUse(input)
+            | HookInput::PostToolUseFailure(input) => &input.common,
             HookInput::Stop(input) | HookInput::SubagentStop(input) => &input.common,
             HookInput::StopFailure(input) => &input.common,
         }
@@ -350,7 +378,10 @@ pub fn parse_input(bytes: &[u8], accepted: &[EventName]) -> Result<HookInput, In
             got: event_name.to_string(),
             expected: accepted.iter().map(|e| e.as_str()).collect(),
         })?;
-    if matches!(event, EventName::PreToolUse | EventName::PostToolUse) {
+    if matches!(
+        event,
+        EventName::PreToolUse | EventName::PostToolUse | EventName::PostToolUseFailure
+    ) {
         check_tool_input(&value)?;
     }
     let bad = |error: serde_json::Error| InputError::BadField(error.to_string());
@@ -364,6 +395,9 @@ pub fn parse_input(bytes: &[u8], accepted: &[EventName]) -> Result<HookInput, In
         EventName::PreToolUse => HookInput::PreToolUse(serde_json::from_value(value).map_err(bad)?),
         EventName::PostToolUse => {
             HookInput::PostToolUse(serde_json::from_value(value).map_err(bad)?)
+        }
+        EventName::PostToolUseFailure => {
+            HookInput::PostToolUseFailure(serde_json::from_value(value).map_err(bad)?)
         }
         EventName::Stop => HookInput::Stop(serde_json::from_value(value).map_err(bad)?),
         EventName::SubagentStop => {
