@@ -482,7 +482,18 @@ fn check_after(
     blobs.collect_garbage(&referenced);
 
     let since = window.checked_ms.unwrap_or(window.started_ms);
-    let pushes = refs::pushes(&window.refs, &ctx.project_root, since);
+    let mut pushes = refs::pushes(&window.refs, &ctx.project_root, since);
+    // git's own report, for a push that moved no ref this repository or a
+    // remote on this machine shows (a tag, a remote elsewhere).
+    for push in refs::pushes_in_output(output_text) {
+        let told = pushes.iter().any(|seen| {
+            seen.branch == push.branch
+                && (seen.url.as_deref() == Some(push.remote.as_str()) || seen.remote == push.remote)
+        });
+        if !told {
+            pushes.push(push);
+        }
+    }
     let publishes = publish::detect(output_text, "");
     let told = report(ctx, &window, &changes, &pushes, &publishes, made_up);
     match finish {
@@ -848,14 +859,14 @@ fn report(
             .iter()
             .map(|change| {
                 let path = shown(&ctx.display_path(Path::new(&change.path)));
-                let path = match &change.note {
-                    Some(note) => format!("{path} ({})", shown(note)),
-                    None => path,
+                let note = match &change.note {
+                    Some(note) => format!(" — {}", shown(note)),
+                    None => String::new(),
                 };
                 match &change.restored {
-                    Ok(()) => format!("{path} ({}, put back)", change.what),
+                    Ok(()) => format!("{path} ({}, put back){note}", change.what),
                     Err(why) => format!(
-                        "{path} ({}, could NOT be put back: {})",
+                        "{path} ({}, could NOT be put back: {}){note}",
                         change.what,
                         shown(why)
                     ),
