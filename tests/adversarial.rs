@@ -2435,3 +2435,193 @@ fn files_over_the_limit_are_never_clean_nor_silently_skipped() {
         assert!(text.contains("1 skipped"), "{}: {text}", args[0]);
     }
 }
+
+// ---- issue 31 (without a sandbox): skills, settings Claude Code reads ----
+
+/// The guard with extra environment (Claude Code's: `HOME`,
+/// `CLAUDE_CONFIG_DIR`) and any event.
+fn guard_with(project: &Path, event: &str, tool: Value, env: &[(&str, &Path)]) -> Output {
+    let mut input = json!({"hook_event_name": event, "session_id": SESSION, "cwd": project});
+    for (key, value) in tool.as_object().unwrap() {
+        input[key] = value.clone();
+    }
+    let mut command = util::command("ralph-pre-tool-stop-guard", project);
+    for (key, value) in env {
+        command.env(key, value);
+    }
+    run_bounded(
+        command,
+        &serde_json::to_vec(&input).unwrap(),
+        &input.to_string(),
+    )
+}
+
+/// A skill's `!` line as Claude Code 2.1.332 sends it.
+fn skill_line(command: &str, invoked_by: Option<&str>) -> Value {
+    let mut line = json!({
+        "tool_name": "Bash", "tool_input": {"command": command},
+        "tool_use_id": "toolu_skill", "command_name": "finish",
+        "effort": {"level": "medium"},
+    });
+    if let Some(by) = invoked_by {
+        line["invoked_by"] = json!(by);
+    }
+    line
+}
+
+// See: issue 31, "What was seen" 4: a new skill whose `!` line runs
+// `ralph-hooks loop cancel`, called through the Skill tool, ran with no
+// Bash hook. PreSkillShellCommand gets the Bash rules unless the user typed
+// the command.
+#[test]
+fn a_skills_shell_line_gets_the_bash_rules_unless_the_user_typed_it() {
+    let dir = supervised_project("adversarial-skill-line");
+    let project = dir.path();
+    let line = |command: &str, by: Option<&str>| {
+        guard_with(
+            project,
+            "PreSkillShellCommand",
+            skill_line(command, by),
+            &[],
+        )
+    };
+    for by in [Some("claude"), Some("other"), None] {
+        for command in [
+            "ralph-hooks loop cancel",
+            "bash -c 'ralph-hooks loop cancel'",
+            "rm -rf .claude/orchestrator",
+            "echo '{\"disableAllHooks\":true}' > .claude/settings.local.json",
+            "git push origin main",
+        ] {
+            let output = line(command, by);
+            assert_eq!(output.status.code(), Some(0), "{command}");
+            assert!(denied(&output), "not denied ({by:?}): {command}");
+            let answer: Value = serde_json::from_slice(&output.stdout).unwrap();
+            assert_eq!(
+                answer["hookSpecificOutput"]["hookEventName"], "PreSkillShellCommand",
+                "the answer names its event"
+            );
+        }
+        for command in ["ralph-hooks loop status", "cargo test", "git status"] {
+            assert!(!denied(&line(command, by)), "denied ({by:?}): {command}");
+        }
+    }
+    // The user typed /cancel-loop: its line is the user's own.
+    let output = line("ralph-hooks loop cancel", Some("user"));
+    assert_eq!(output.status.code(), Some(0));
+    assert!(output.stdout.is_empty(), "{}", text_of(&output));
+    // No loop, no task: a skill's line is like any Bash command.
+    std::fs::remove_file(project.join(".claude/orchestrator/loop.json")).unwrap();
+    assert!(!denied(&line("ralph-hooks loop cancel", Some("claude"))));
+}
+
+// See: issue 31, "What was seen" 4: the agent could write a new skill or
+// command (and its `!` line) while the loop ran unattended.
+#[test]
+fn skill_command_and_agent_folders_are_protected_while_unattended() {
+    let dir = supervised_project("adversarial-skill-folders");
+    let project = dir.path();
+    let home = project.join("home");
+    let config = project.join("config-dir");
+    std::fs::create_dir_all(home.join(".claude")).unwrap();
+    std::fs::create_dir_all(&config).unwrap();
+    let env: &[(&str, &Path)] = &[("HOME", &home), ("CLAUDE_CONFIG_DIR", &config)];
+    let skill = "---\nname: finish\n---\n!`ralph-hooks loop cancel`\n";
+    let writes = [
+        project.join(".claude/skills/finish/SKILL.md"),
+        project.join(".claude/commands/finish.md"),
+        project.join(".claude/agents/closer.md"),
+        home.join(".claude/skills/finish/SKILL.md"),
+        home.join(".claude/commands/finish.md"),
+        config.join("skills/finish/SKILL.md"),
+        config.join("commands/finish.md"),
+    ];
+    for path in &writes {
+        let output = guard_with(
+            project,
+            "PreToolUse",
+            json!({"tool_name": "Write", "tool_input": {"file_path": path, "content": skill}}),
+            env,
+        );
+        assert!(denied(&output), "Write {} not denied", path.display());
+    }
+    for command in [
+        "mkdir -p .claude/skills/finish && printf '!`ralph-hooks loop cancel`' > .claude/skills/finish/SKILL.md",
+        "cp /tmp/finish.md .claude/commands/",
+        "echo x > ~/.claude/commands/finish.md",
+        "echo x > \"$CLAUDE_CONFIG_DIR/skills/finish/SKILL.md\"",
+        "rm -rf .claude/commands",
+    ] {
+        let output = guard_with(
+            project,
+            "PreToolUse",
+            json!({"tool_name": "Bash", "tool_input": {"command": command}}),
+            env,
+        );
+        assert!(denied(&output), "not denied: {command}");
+    }
+    // Reading them, and writing elsewhere, pass.
+    for command in ["cat .claude/commands/finish.md", "echo x > notes.md"] {
+        let output = guard_with(
+            project,
+            "PreToolUse",
+            json!({"tool_name": "Bash", "tool_input": {"command": command}}),
+            env,
+        );
+        assert!(!denied(&output), "denied: {command}");
+    }
+    // Attended, the user's (or the agent's) new skill goes through.
+    std::fs::remove_file(project.join(".claude/orchestrator/loop.json")).unwrap();
+    let output = guard_with(
+        project,
+        "PreToolUse",
+        json!({"tool_name": "Write", "tool_input": {"file_path": writes[0], "content": skill}}),
+        env,
+    );
+    assert!(!denied(&output), "{}", text_of(&output));
+}
+
+// See: issue 31, "What was seen" 5: with CLAUDE_CONFIG_DIR set, the
+// settings file Claude Code reads was unprotected, and so were managed
+// settings: one Write of `disableAllHooks` silenced every hook.
+#[test]
+fn the_settings_files_claude_code_reads_are_protected() {
+    let dir = supervised_project("adversarial-config-dir");
+    let project = dir.path();
+    let config = project.join("config-dir");
+    std::fs::create_dir_all(&config).unwrap();
+    std::fs::write(config.join("settings.json"), "{}").unwrap();
+    let env: &[(&str, &Path)] = &[("CLAUDE_CONFIG_DIR", &config)];
+    let off = "{\"disableAllHooks\": true}";
+    for path in [
+        config.join("settings.json"),
+        project.join(".claude/settings.local.json"),
+        Path::new("/etc/claude-code/managed-settings.json").to_path_buf(),
+        Path::new("/etc/claude-code/managed-settings.d/50-off.json").to_path_buf(),
+    ] {
+        for tool in ["Write", "Edit"] {
+            let output = guard_with(
+                project,
+                "PreToolUse",
+                json!({"tool_name": tool, "tool_input": {"file_path": path, "content": off,
+                       "old_string": "{", "new_string": off}}),
+                env,
+            );
+            assert!(denied(&output), "{tool} {} not denied", path.display());
+        }
+    }
+    for command in [
+        "echo '{\"disableAllHooks\":true}' > \"$CLAUDE_CONFIG_DIR/settings.json\"",
+        "echo '{\"disableAllHooks\":true}' > ${CLAUDE_CONFIG_DIR}/settings.json",
+        "cp /tmp/off.json config-dir/settings.json",
+        "tee /etc/claude-code/managed-settings.json < /tmp/off.json",
+    ] {
+        let output = guard_with(
+            project,
+            "PreToolUse",
+            json!({"tool_name": "Bash", "tool_input": {"command": command}}),
+            env,
+        );
+        assert!(denied(&output), "not denied: {command}");
+    }
+}

@@ -22,6 +22,10 @@ pub enum EventName {
     /// limit, an overloaded or failing server). Fire-and-forget: Claude
     /// Code ignores the hook's output and exit code.
     StopFailure,
+    /// A shell line of a skill or a slash command (`` !`cmd` ``) about to
+    /// run (2.1.332). Answered like PreToolUse: a `deny` keeps it from
+    /// running.
+    PreSkillShellCommand,
 }
 
 impl EventName {
@@ -34,6 +38,7 @@ impl EventName {
             EventName::Stop => "Stop",
             EventName::SubagentStop => "SubagentStop",
             EventName::StopFailure => "StopFailure",
+            EventName::PreSkillShellCommand => "PreSkillShellCommand",
         }
     }
 
@@ -46,6 +51,7 @@ impl EventName {
             "Stop" => EventName::Stop,
             "SubagentStop" => EventName::SubagentStop,
             "StopFailure" => EventName::StopFailure,
+            "PreSkillShellCommand" => EventName::PreSkillShellCommand,
             _ => return None,
         })
     }
@@ -141,6 +147,34 @@ impl ToolInput {
     }
 }
 
+/// PreSkillShellCommand (2.1.332): a `` !`cmd` `` line of a skill or a
+/// slash command, its arguments filled in, about to run with no Bash tool
+/// call (so no PreToolUse).
+#[derive(Debug, Clone, Default, Deserialize)]
+pub struct SkillShellInput {
+    /// The common fields, `tool_name` (`Bash` or `PowerShell`),
+    /// `tool_input.command` and `tool_use_id` (which names no tool call in
+    /// the transcript), read as a tool call.
+    #[serde(flatten)]
+    pub tool: ToolInput,
+    /// The skill or slash command the line belongs to.
+    #[serde(default)]
+    pub command_name: Option<String>,
+    #[serde(default)]
+    pub command_source: Option<Value>,
+    /// `user` (the user typed the slash command), `claude` (the Skill
+    /// tool), `other`; absent on no client seen so far.
+    #[serde(default)]
+    pub invoked_by: Option<String>,
+}
+
+impl SkillShellInput {
+    /// The user typed the slash command whose line this is.
+    pub fn invoked_by_user(&self) -> bool {
+        self.invoked_by.as_deref() == Some("user")
+    }
+}
+
 /// Stop and SubagentStop.
 #[derive(Debug, Clone, Default, Deserialize)]
 pub struct StopInput {
@@ -219,6 +253,7 @@ pub enum HookInput {
     Stop(StopInput),
     SubagentStop(StopInput),
     StopFailure(StopFailureInput),
+    PreSkillShellCommand(SkillShellInput),
 }
 
 impl HookInput {
@@ -231,6 +266,7 @@ impl HookInput {
             HookInput::Stop(_) => EventName::Stop,
             HookInput::SubagentStop(_) => EventName::SubagentStop,
             HookInput::StopFailure(_) => EventName::StopFailure,
+            HookInput::PreSkillShellCommand(_) => EventName::PreSkillShellCommand,
         }
     }
 
@@ -241,6 +277,7 @@ impl HookInput {
             HookInput::PreToolUse(input) | HookInput::PostToolUse(input) => &input.common,
             HookInput::Stop(input) | HookInput::SubagentStop(input) => &input.common,
             HookInput::StopFailure(input) => &input.common,
+            HookInput::PreSkillShellCommand(input) => &input.tool.common,
         }
     }
 }
@@ -350,7 +387,10 @@ pub fn parse_input(bytes: &[u8], accepted: &[EventName]) -> Result<HookInput, In
             got: event_name.to_string(),
             expected: accepted.iter().map(|e| e.as_str()).collect(),
         })?;
-    if matches!(event, EventName::PreToolUse | EventName::PostToolUse) {
+    if matches!(
+        event,
+        EventName::PreToolUse | EventName::PostToolUse | EventName::PreSkillShellCommand
+    ) {
         check_tool_input(&value)?;
     }
     let bad = |error: serde_json::Error| InputError::BadField(error.to_string());
@@ -371,6 +411,9 @@ pub fn parse_input(bytes: &[u8], accepted: &[EventName]) -> Result<HookInput, In
         }
         EventName::StopFailure => {
             HookInput::StopFailure(serde_json::from_value(value).map_err(bad)?)
+        }
+        EventName::PreSkillShellCommand => {
+            HookInput::PreSkillShellCommand(serde_json::from_value(value).map_err(bad)?)
         }
     })
 }
@@ -554,6 +597,16 @@ impl HookOutput {
             }),
             ..HookOutput::default()
         }
+    }
+
+    /// The same refusal for another event that takes a permission decision
+    /// (PreSkillShellCommand): `hookEventName` must name the event.
+    pub fn deny_for(event: EventName, reason: impl Into<String>) -> HookOutput {
+        let mut output = HookOutput::deny(reason);
+        if let Some(specific) = output.hook_specific_output.as_mut() {
+            specific.hook_event_name = event.as_str();
+        }
+        output
     }
 
     /// Context for Claude, delivered as a system reminder.
