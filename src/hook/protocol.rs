@@ -98,7 +98,7 @@ pub struct UserPromptInput {
     /// (`-p`, the Agent SDK), `system` (task notifications, peer and
     /// channel messages, auto-continuation), `loop_wakeup`,
     /// `schedule_wakeup`, `poll_event`. Absent while the field rolls out:
-    /// 2.1.330 sends it on no prompt at all.
+    /// 2.1.330 sends it on no prompt at all, 2.1.332 on none in `-p`.
     #[serde(default)]
     pub source: Option<String>,
 }
@@ -109,10 +109,11 @@ pub struct UserPromptInput {
 pub const TASK_NOTIFICATION_PREFIX: &str = "<task-notification>";
 
 impl UserPromptInput {
-    /// Whether a person wrote this prompt: `source` is `user` or absent,
-    /// and it is not a task notification (a woken turn). Only such a
-    /// prompt may say "stop", lift a pause or reset the loop's count of
-    /// blocks in a row.
+    /// Whether a person may have written this prompt: `source` is `user`
+    /// or absent, and it is not a task notification (a woken turn). Only
+    /// such a prompt may say "stop", lift a pause or reset the loop's count
+    /// of blocks in a row. An absent `source` is not proof (2.1.332 sends
+    /// none in `claude -p`): the prompt hook asks the transcript too.
     pub fn is_from_user(&self) -> bool {
         let by_user = matches!(self.source.as_deref(), None | Some("user"));
         by_user
@@ -219,9 +220,14 @@ impl StopInput {
     /// Background tasks that are still running. An entry without a status is
     /// taken as running: Claude Code lists finished ones rarely, and holding a
     /// stop one time too many is cheaper than cutting off running work.
+    /// A Monitor's script (`type: monitor`, 2.1.329+) is not counted: it
+    /// watches and reports, it is not work the turn waits on, and it may run
+    /// for as long as the session does — counted, one `Monitor` call would
+    /// let every later stop through.
     pub fn running_background_tasks(&self) -> usize {
         self.background_tasks
             .iter()
+            .filter(|task| task.get("type").and_then(Value::as_str) != Some("monitor"))
             .filter(|task| {
                 let status = task
                     .get("status")
@@ -599,16 +605,6 @@ impl HookOutput {
         }
     }
 
-    /// The same refusal for another event that takes a permission decision
-    /// (PreSkillShellCommand): `hookEventName` must name the event.
-    pub fn deny_for(event: EventName, reason: impl Into<String>) -> HookOutput {
-        let mut output = HookOutput::deny(reason);
-        if let Some(specific) = output.hook_specific_output.as_mut() {
-            specific.hook_event_name = event.as_str();
-        }
-        output
-    }
-
     /// Context for Claude, delivered as a system reminder.
     pub fn context(event: EventName, text: impl Into<String>) -> HookOutput {
         HookOutput {
@@ -699,12 +695,41 @@ mod tests {
     }
 
     #[test]
+    fn effort_and_a_skill_shell_line_parse() {
+        let input = parse_input(
+            br#"{"hook_event_name":"PreSkillShellCommand","session_id":"s","effort":{"level":"medium"},"tool_name":"Bash","tool_input":{"command":"ralph-hooks loop cancel"},"tool_use_id":"t","command_name":"finish","command_source":"projectSettings","invoked_by":"claude"}"#,
+            &[EventName::PreSkillShellCommand],
+        )
+        .unwrap();
+        let HookInput::PreSkillShellCommand(line) = input else {
+            panic!("not a skill line");
+        };
+        assert_eq!(line.tool.input_str("command"), Some("ralph-hooks loop cancel"));
+        assert_eq!(line.tool.common.session_id.as_deref(), Some("s"));
+        assert!(!line.invoked_by_user());
+        let prompt = parse_input(
+            br#"{"hook_event_name":"UserPromptSubmit","effort":{"level":"high"},"prompt":"stop"}"#,
+            &[EventName::UserPromptSubmit],
+        );
+        assert!(prompt.is_ok());
+    }
+
+    #[test]
     fn background_tasks_count_running_only() {
         let stop: StopInput = serde_json::from_str(
             r#"{"background_tasks":[{"id":"a","status":"running"},{"id":"b","status":"completed"},{"id":"c"}]}"#,
         )
         .unwrap();
         assert_eq!(stop.running_background_tasks(), 2);
+        let with_monitor: StopInput = serde_json::from_str(
+            r#"{"background_tasks":[{"id":"m","type":"monitor","status":"running"},{"id":"s","type":"shell","status":"running"}]}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            with_monitor.running_background_tasks(),
+            1,
+            "a Monitor's script is not work the stop waits for"
+        );
     }
 
     #[test]
