@@ -2625,3 +2625,152 @@ fn the_settings_files_claude_code_reads_are_protected() {
         assert!(denied(&output), "not denied: {command}");
     }
 }
+
+// ---- issue 31: as an ordinary user, modes ----
+
+// See: issue 31, "What was seen" 9: as an ordinary user, one `chmod 0444`
+// of a lock file was never put back; every Stop then failed open, and the
+// user's "stop" and `loop cancel` failed too. (Root ignores modes: this runs
+// the binaries as `nobody` when the tests run as root.)
+#[test]
+fn a_lock_made_read_only_is_repaired_for_an_ordinary_user() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = TempDir::new("adversarial-lock-mode");
+    let project = dir.path().join("project");
+    let state = project.join(".claude/orchestrator");
+    std::fs::create_dir_all(&state).unwrap();
+    std::fs::write(
+        state.join("loop.json"),
+        loop_json(&project, Some(SESSION)).to_string(),
+    )
+    .unwrap();
+    let Some(user) = util::Unprivileged::new(dir.path()) else {
+        return;
+    };
+    let stop = json!({"hook_event_name": "Stop", "session_id": SESSION, "cwd": project,
+                      "stop_hook_active": false, "last_assistant_message": "all done"});
+    let run_stop = || {
+        util::run_with_stdin(
+            user.command("ralph-stop-loop-controller", &project),
+            stop.to_string().as_bytes(),
+        )
+    };
+    let first = run_stop();
+    assert_eq!(first.status.code(), Some(0), "{}", text_of(&first));
+    assert!(text_of(&first).contains("\"decision\":\"block\""), "{}", text_of(&first));
+    let locks: Vec<_> = std::fs::read_dir(state.join(".locks"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert!(!locks.is_empty());
+    // What `python3 -c "os.chmod(…, 0o444)"` from the agent's Bash does.
+    for lock in &locks {
+        std::fs::set_permissions(lock, std::fs::Permissions::from_mode(0o444)).unwrap();
+    }
+    let again = run_stop();
+    assert_eq!(again.status.code(), Some(0), "{}", text_of(&again));
+    assert!(
+        text_of(&again).contains("\"decision\":\"block\""),
+        "the Stop still blocks: {}",
+        text_of(&again)
+    );
+    // The folder of the locks made read-only too.
+    std::fs::set_permissions(state.join(".locks"), std::fs::Permissions::from_mode(0o555))
+        .unwrap();
+    for lock in &locks {
+        let _ = std::fs::set_permissions(lock, std::fs::Permissions::from_mode(0o444));
+    }
+    let prompt = util::run_with_stdin(
+        user.command("ralph-user-prompt-submit", &project),
+        json!({"hook_event_name": "UserPromptSubmit", "session_id": SESSION, "cwd": project,
+               "prompt": "stop", "source": "user"})
+        .to_string()
+        .as_bytes(),
+    );
+    assert_eq!(prompt.status.code(), Some(0), "{}", text_of(&prompt));
+    assert_eq!(loop_state_of(&project)["status"], "PAUSED", "the user's stop holds");
+    for lock in &locks {
+        let _ = std::fs::set_permissions(lock, std::fs::Permissions::from_mode(0o444));
+    }
+    let mut cancel = user.command("ralph-hooks", &project);
+    cancel.args(["loop", "cancel"]);
+    let cancelled = cancel.output().unwrap();
+    assert!(cancelled.status.success(), "{}", text_of(&cancelled));
+    assert_eq!(loop_state_of(&project)["status"], "CANCELLED");
+}
+
+/// One Bash call as the user: the guard before, `bash -c` as Claude Code
+/// runs it, the post hook after; the post hook's output.
+fn bash_call_as(user: &util::Unprivileged, project: &Path, id: &str, command: &str) -> Output {
+    let input = |event: &str| {
+        json!({"hook_event_name": event, "session_id": SESSION, "cwd": project,
+               "tool_name": "Bash", "tool_input": {"command": command}, "tool_use_id": id,
+               "tool_response": {"stdout": "", "stderr": "", "interrupted": false}})
+        .to_string()
+    };
+    let before = util::run_with_stdin(
+        user.command("ralph-pre-tool-stop-guard", project),
+        input("PreToolUse").as_bytes(),
+    );
+    assert_eq!(before.status.code(), Some(0), "{}", text_of(&before));
+    assert!(!denied(&before), "denied: {command}");
+    let mut shell = Command::new("bash");
+    shell
+        .arg("-c")
+        .arg(command)
+        .current_dir(project)
+        .env("CLAUDECODE", "1");
+    let ran = user.run(shell);
+    assert!(ran.status.success(), "{command}: {}", text_of(&ran));
+    let after = util::run_with_stdin(
+        user.command("ralph-post-tool-lsp-diagnostic", project),
+        input("PostToolUse").as_bytes(),
+    );
+    assert_eq!(after.status.code(), Some(0), "{}", text_of(&after));
+    after
+}
+
+// See: issue 31, "What was seen" 9: a mode change alone (the content the
+// same) was never put back; as an ordinary user `chmod 000` of the loop's
+// state made every later hook fail open.
+#[test]
+fn mode_changes_of_protected_files_are_put_back_for_an_ordinary_user() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = TempDir::new("adversarial-file-modes");
+    let project = dir.path().join("project");
+    let state = project.join(".claude/orchestrator");
+    std::fs::create_dir_all(&state).unwrap();
+    std::fs::write(
+        state.join("loop.json"),
+        loop_json(&project, Some(SESSION)).to_string(),
+    )
+    .unwrap();
+    std::fs::write(project.join(".claude/settings.json"), "{}").unwrap();
+    let Some(user) = util::Unprivileged::new(dir.path()) else {
+        return;
+    };
+    let mode = |path: &Path| std::fs::metadata(path).unwrap().permissions().mode() & 0o777;
+    let loop_mode = mode(&state.join("loop.json"));
+    let settings_mode = mode(&project.join(".claude/settings.json"));
+    let after = bash_call_as(
+        &user,
+        &project,
+        "toolu_mode",
+        "python3 -c \"import os; os.chmod('.claude/orchestrator/loop.json', 0); os.chmod('.claude/settings.json', 0o444); os.chmod('.claude/orchestrator', 0o500)\"",
+    );
+    let said = text_of(&after);
+    assert!(said.contains("mode changed, put back"), "{said}");
+    assert_eq!(mode(&state.join("loop.json")), loop_mode);
+    assert_eq!(mode(&project.join(".claude/settings.json")), settings_mode);
+    assert_eq!(mode(&state) & 0o700, 0o700);
+    // The next Stop is judged, not failed open.
+    let stop = util::run_with_stdin(
+        user.command("ralph-stop-loop-controller", &project),
+        json!({"hook_event_name": "Stop", "session_id": SESSION, "cwd": project,
+               "stop_hook_active": false, "last_assistant_message": "all done"})
+        .to_string()
+        .as_bytes(),
+    );
+    assert_eq!(stop.status.code(), Some(0), "{}", text_of(&stop));
+    assert!(text_of(&stop).contains("\"decision\":\"block\""), "{}", text_of(&stop));
+}
