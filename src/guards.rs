@@ -44,7 +44,7 @@ use serde_json::Value;
 
 use crate::hook::config::Config;
 use crate::hook::ctx::Ctx;
-use crate::hook::protocol::{HookOutput, ToolInput};
+use crate::hook::protocol::{EventName, HookOutput, SkillShellInput, ToolInput};
 use crate::ralph::loop_state::{LOOP_FILE, LoopState, LoopStatus};
 use crate::state::Store;
 use crate::tasks::{self, TaskDoc};
@@ -326,6 +326,36 @@ impl Lazy<'_> {
 
 /// Runs the rules that apply to this tool call.
 pub fn check(ctx: &Ctx, tool: &ToolInput) -> Option<HookOutput> {
+    check_call(ctx, tool, true)
+}
+
+/// A skill's or a slash command's `` !`…` `` line (PreSkillShellCommand):
+/// the Bash rules, on its command with its arguments filled in. A line of
+/// a slash command the user typed is the user's own (`/cancel-loop` typed
+/// by the user must end the loop), so it passes; one the agent called
+/// through the Skill tool (`invoked_by: claude`), or whose caller is not
+/// said or is `other`, is the agent's. No snapshot is taken before it:
+/// Claude Code sends no event after such a line.
+pub fn check_skill_shell(ctx: &Ctx, input: &SkillShellInput) -> Option<HookOutput> {
+    if input.invoked_by_user() {
+        return None;
+    }
+    let mut tool = input.tool.clone();
+    // PowerShell lines are read with the same reader: a `ralph-hooks loop
+    // cancel` or a write to a protected path reads alike in both.
+    tool.tool_name = "Bash".to_string();
+    let mut output = check_call(ctx, &tool, false)?;
+    if let Some(specific) = output.hook_specific_output.as_mut()
+        && specific.permission_decision.is_some()
+    {
+        specific.hook_event_name = EventName::PreSkillShellCommand.as_str();
+    }
+    Some(output)
+}
+
+/// [`check`]; `snapshot`: take the effect check's "before" for a Bash
+/// command let through (only where an after-event will follow).
+fn check_call(ctx: &Ctx, tool: &ToolInput, snapshot: bool) -> Option<HookOutput> {
     let kind = kind_of(&tool.tool_name)?;
     let config = GuardConfig::load(&ctx.project_root);
     let supervision = Lazy {
@@ -387,7 +417,7 @@ pub fn check(ctx: &Ctx, tool: &ToolInput) -> Option<HookOutput> {
                     None
                 }
             });
-            if denied.is_none() {
+            if denied.is_none() && snapshot {
                 // What the command does is checked after it ran too, while
                 // the agent works unattended: take the "before" now.
                 context = match supervision.get() {

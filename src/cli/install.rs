@@ -72,6 +72,16 @@ pub const REGISTRATIONS: &[Registration] = &[
         async_rewake: false,
         timeout: 15,
     },
+    // A skill's or slash command's `!` line (2.1.332): no Bash tool call,
+    // so no PreToolUse; the guard reads it the same way.
+    Registration {
+        event: "PreSkillShellCommand",
+        matcher: None,
+        binary: "ralph-pre-tool-stop-guard",
+        arg: None,
+        async_rewake: false,
+        timeout: 15,
+    },
     Registration {
         event: "PostToolUse",
         matcher: Some("Write|Edit|MultiEdit|Bash"),

@@ -1,6 +1,8 @@
 //! `ralph-pre-tool-stop-guard`: PreToolUse rules. Each rule either denies the
 //! call with a reason that says what to do instead, or stays silent; none
 //! ever answers `allow`, so the user's own permission prompts stay in charge.
+//! PreSkillShellCommand (a skill's `` !`…` `` line) gets the Bash rules
+//! ([`crate::guards::check_skill_shell`]).
 
 use crate::hook::Hook;
 use crate::hook::ctx::Ctx;
@@ -10,11 +12,13 @@ pub struct PreToolStopGuard;
 
 impl Hook for PreToolStopGuard {
     const NAME: &'static str = "ralph-pre-tool-stop-guard";
-    const EVENTS: &'static [EventName] = &[EventName::PreToolUse];
+    const EVENTS: &'static [EventName] = &[EventName::PreToolUse, EventName::PreSkillShellCommand];
     const HELP: &'static str = "\
-ralph-pre-tool-stop-guard — Claude Code PreToolUse hook
+ralph-pre-tool-stop-guard — Claude Code PreToolUse and PreSkillShellCommand hook
 
-Reads one PreToolUse hook JSON object on stdin and denies (never allows):
+Reads one PreToolUse (or PreSkillShellCommand: a skill's or slash command's
+!`…` line the agent called; the user's own are left alone) hook JSON object
+on stdin and denies (never allows):
 completing a task while steps are open, risky commands while a Ralph loop runs
 unattended, direct edits of ralph-hooks' own state files, sub-agent prompts
 with unsubstituted {{PLACEHOLDERS}}, and orchestrator contract files that break
@@ -25,8 +29,12 @@ Config: <project>/.claude/ralph-hooks.json, section \"guard\".
 ";
 
     fn handle(ctx: &Ctx, input: HookInput) -> anyhow::Result<HookOutput> {
-        let HookInput::PreToolUse(tool) = input else {
-            return Ok(HookOutput::silent());
+        let tool = match input {
+            HookInput::PreToolUse(tool) => tool,
+            HookInput::PreSkillShellCommand(line) => {
+                return Ok(crate::guards::check_skill_shell(ctx, &line).unwrap_or_default());
+            }
+            _ => return Ok(HookOutput::silent()),
         };
         // A check owed for an earlier command comes first: the rules and
         // this call's snapshot then see what was put back.

@@ -296,13 +296,13 @@ fn sweep(watch: &Path, now: u64) {
 
 /// What happened to one protected file.
 #[derive(Debug, Clone)]
-struct Change {
-    path: String,
-    what: &'static str,
+pub struct Change {
+    pub path: String,
+    pub what: &'static str,
     /// Put back, or why not.
-    restored: Result<(), String>,
+    pub restored: Result<(), String>,
     /// What the change did, when the guard can say (the loop replaced).
-    note: Option<String>,
+    pub note: Option<String>,
 }
 
 /// After a Bash command (PostToolUse, or PostToolUseFailure for one that
@@ -472,8 +472,12 @@ fn check_after(
     }
     let mut blobs = Blobs::new(watch.join("blobs"));
     let base: Option<Manifest> = read_json(&watch.join(BASE_FILE));
+    // Modes first: a file or folder made unreadable would read as changed
+    // and could not be put back.
+    let mut changes = snapshot::repair_dir_modes(&ctx.state_root);
+    changes.extend(snapshot::restore_modes(&window.manifest));
     let mut now = snapshot::take(&paths, base.as_ref(), &mut blobs, now_ms());
-    let changes = compare_and_restore(ctx, &window, &mut now, &records, &blobs);
+    changes.extend(compare_and_restore(ctx, &window, &mut now, &records, &blobs));
     write_json(&watch.join(BASE_FILE), &now)?;
     let now_manifest = now.clone();
     let live: Vec<Manifest> = open_windows(watch);

@@ -26,6 +26,10 @@ pub enum EventName {
     /// limit, an overloaded or failing server). Fire-and-forget: Claude
     /// Code ignores the hook's output and exit code.
     StopFailure,
+    /// A shell line of a skill or a slash command (`` !`cmd` ``) about to
+    /// run (2.1.332). Answered like PreToolUse: a `deny` keeps it from
+    /// running.
+    PreSkillShellCommand,
 }
 
 impl EventName {
@@ -39,6 +43,7 @@ impl EventName {
             EventName::Stop => "Stop",
             EventName::SubagentStop => "SubagentStop",
             EventName::StopFailure => "StopFailure",
+            EventName::PreSkillShellCommand => "PreSkillShellCommand",
         }
     }
 
@@ -52,6 +57,7 @@ impl EventName {
             "Stop" => EventName::Stop,
             "SubagentStop" => EventName::SubagentStop,
             "StopFailure" => EventName::StopFailure,
+            "PreSkillShellCommand" => EventName::PreSkillShellCommand,
             _ => return None,
         })
     }
@@ -98,7 +104,7 @@ pub struct UserPromptInput {
     /// (`-p`, the Agent SDK), `system` (task notifications, peer and
     /// channel messages, auto-continuation), `loop_wakeup`,
     /// `schedule_wakeup`, `poll_event`. Absent while the field rolls out:
-    /// 2.1.330 sends it on no prompt at all.
+    /// 2.1.330 sends it on no prompt at all, 2.1.332 on none in `-p`.
     #[serde(default)]
     pub source: Option<String>,
 }
@@ -109,10 +115,11 @@ pub struct UserPromptInput {
 pub const TASK_NOTIFICATION_PREFIX: &str = "<task-notification>";
 
 impl UserPromptInput {
-    /// Whether a person wrote this prompt: `source` is `user` or absent,
-    /// and it is not a task notification (a woken turn). Only such a
-    /// prompt may say "stop", lift a pause or reset the loop's count of
-    /// blocks in a row.
+    /// Whether a person may have written this prompt: `source` is `user`
+    /// or absent, and it is not a task notification (a woken turn). Only
+    /// such a prompt may say "stop", lift a pause or reset the loop's count
+    /// of blocks in a row. An absent `source` is not proof (2.1.332 sends
+    /// none in `claude -p`): the prompt hook asks the transcript too.
     pub fn is_from_user(&self) -> bool {
         let by_user = matches!(self.source.as_deref(), None | Some("user"));
         by_user
@@ -165,6 +172,34 @@ impl ToolInput {
     }
 }
 
+/// PreSkillShellCommand (2.1.332): a `` !`cmd` `` line of a skill or a
+/// slash command, its arguments filled in, about to run with no Bash tool
+/// call (so no PreToolUse).
+#[derive(Debug, Clone, Default, Deserialize)]
+pub struct SkillShellInput {
+    /// The common fields, `tool_name` (`Bash` or `PowerShell`),
+    /// `tool_input.command` and `tool_use_id` (which names no tool call in
+    /// the transcript), read as a tool call.
+    #[serde(flatten)]
+    pub tool: ToolInput,
+    /// The skill or slash command the line belongs to.
+    #[serde(default)]
+    pub command_name: Option<String>,
+    #[serde(default)]
+    pub command_source: Option<Value>,
+    /// `user` (the user typed the slash command), `claude` (the Skill
+    /// tool), `other`; absent on no client seen so far.
+    #[serde(default)]
+    pub invoked_by: Option<String>,
+}
+
+impl SkillShellInput {
+    /// The user typed the slash command whose line this is.
+    pub fn invoked_by_user(&self) -> bool {
+        self.invoked_by.as_deref() == Some("user")
+    }
+}
+
 /// Stop and SubagentStop.
 #[derive(Debug, Clone, Default, Deserialize)]
 pub struct StopInput {
@@ -209,9 +244,14 @@ impl StopInput {
     /// Background tasks that are still running. An entry without a status is
     /// taken as running: Claude Code lists finished ones rarely, and holding a
     /// stop one time too many is cheaper than cutting off running work.
+    /// A Monitor's script (`type: monitor`, 2.1.329+) is not counted: it
+    /// watches and reports, it is not work the turn waits on, and it may run
+    /// for as long as the session does — counted, one `Monitor` call would
+    /// let every later stop through.
     pub fn running_background_tasks(&self) -> usize {
         self.background_tasks
             .iter()
+            .filter(|task| task.get("type").and_then(Value::as_str) != Some("monitor"))
             .filter(|task| {
                 let status = task
                     .get("status")
@@ -244,6 +284,7 @@ pub enum HookInput {
     Stop(StopInput),
     SubagentStop(StopInput),
     StopFailure(StopFailureInput),
+    PreSkillShellCommand(SkillShellInput),
 }
 
 impl HookInput {
@@ -257,6 +298,7 @@ impl HookInput {
             HookInput::Stop(_) => EventName::Stop,
             HookInput::SubagentStop(_) => EventName::SubagentStop,
             HookInput::StopFailure(_) => EventName::StopFailure,
+            HookInput::PreSkillShellCommand(_) => EventName::PreSkillShellCommand,
         }
     }
 
@@ -269,6 +311,7 @@ impl HookInput {
             | HookInput::PostToolUseFailure(input) => &input.common,
             HookInput::Stop(input) | HookInput::SubagentStop(input) => &input.common,
             HookInput::StopFailure(input) => &input.common,
+            HookInput::PreSkillShellCommand(input) => &input.tool.common,
         }
     }
 }
@@ -380,7 +423,10 @@ pub fn parse_input(bytes: &[u8], accepted: &[EventName]) -> Result<HookInput, In
         })?;
     if matches!(
         event,
-        EventName::PreToolUse | EventName::PostToolUse | EventName::PostToolUseFailure
+        EventName::PreToolUse
+            | EventName::PostToolUse
+            | EventName::PostToolUseFailure
+            | EventName::PreSkillShellCommand
     ) {
         check_tool_input(&value)?;
     }
@@ -405,6 +451,9 @@ pub fn parse_input(bytes: &[u8], accepted: &[EventName]) -> Result<HookInput, In
         }
         EventName::StopFailure => {
             HookInput::StopFailure(serde_json::from_value(value).map_err(bad)?)
+        }
+        EventName::PreSkillShellCommand => {
+            HookInput::PreSkillShellCommand(serde_json::from_value(value).map_err(bad)?)
         }
     })
 }
@@ -680,12 +729,41 @@ mod tests {
     }
 
     #[test]
+    fn effort_and_a_skill_shell_line_parse() {
+        let input = parse_input(
+            br#"{"hook_event_name":"PreSkillShellCommand","session_id":"s","effort":{"level":"medium"},"tool_name":"Bash","tool_input":{"command":"ralph-hooks loop cancel"},"tool_use_id":"t","command_name":"finish","command_source":"projectSettings","invoked_by":"claude"}"#,
+            &[EventName::PreSkillShellCommand],
+        )
+        .unwrap();
+        let HookInput::PreSkillShellCommand(line) = input else {
+            panic!("not a skill line");
+        };
+        assert_eq!(line.tool.input_str("command"), Some("ralph-hooks loop cancel"));
+        assert_eq!(line.tool.common.session_id.as_deref(), Some("s"));
+        assert!(!line.invoked_by_user());
+        let prompt = parse_input(
+            br#"{"hook_event_name":"UserPromptSubmit","effort":{"level":"high"},"prompt":"stop"}"#,
+            &[EventName::UserPromptSubmit],
+        );
+        assert!(prompt.is_ok());
+    }
+
+    #[test]
     fn background_tasks_count_running_only() {
         let stop: StopInput = serde_json::from_str(
             r#"{"background_tasks":[{"id":"a","status":"running"},{"id":"b","status":"completed"},{"id":"c"}]}"#,
         )
         .unwrap();
         assert_eq!(stop.running_background_tasks(), 2);
+        let with_monitor: StopInput = serde_json::from_str(
+            r#"{"background_tasks":[{"id":"m","type":"monitor","status":"running"},{"id":"s","type":"shell","status":"running"}]}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            with_monitor.running_background_tasks(),
+            1,
+            "a Monitor's script is not work the stop waits for"
+        );
     }
 
     #[test]
