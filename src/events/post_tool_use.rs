@@ -36,10 +36,18 @@ Config: <project>/.lsp.json and <project>/.claude/ralph-hooks.json (\"lsp\", \"d
         }
         if tool.tool_name == "Bash" {
             let effects = crate::guards::effects::after_bash(ctx, &tool);
-            return crate::guards::effects::combined(
+            let output = crate::guards::effects::combined(
                 effects,
                 crate::diagnostics::after_bash(ctx, &tool),
-            );
+            )?;
+            // Sandbox mode: what the agent's CLI asked for from inside the
+            // sandbox, applied after the check of the command's effects.
+            let note = crate::events::sandbox::apply_inbox(ctx);
+            return Ok(crate::events::sandbox::with_note(
+                output,
+                EventName::PostToolUse,
+                note,
+            ));
         }
         crate::diagnostics::after_edit(ctx, &tool)
     }
