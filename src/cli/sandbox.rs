@@ -11,20 +11,9 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
-/// The paths the agent must not change, relative to the project: the state
-/// root (added by the caller, it may live elsewhere), the hooks' config, the
-/// language-server config, the hook registrations and the folders Claude
-/// Code loads skills, slash commands and sub-agents from. Directories end
-/// with `/`.
-pub const PROTECTED: &[&str] = &[
-    ".claude/ralph-hooks.json",
-    ".lsp.json",
-    ".claude/settings.json",
-    ".claude/settings.local.json",
-    ".claude/skills/",
-    ".claude/commands/",
-    ".claude/agents/",
-];
+/// The paths the agent must not change besides the state root (see
+/// [`crate::hook::sandbox::PROTECTED`]).
+pub use crate::hook::sandbox::PROTECTED;
 
 /// The file tools the permission deny rules keep off the protected paths
 /// (Claude Code's permission rules hold even in `bypassPermissions`).

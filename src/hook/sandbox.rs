@@ -28,6 +28,37 @@ pub const RECORD: &str = "sandbox.json";
 /// trusted.
 pub const INBOX: &str = ".claude/ralph-hooks-inbox";
 
+/// The paths the agent must not change, relative to the project, besides
+/// the state root: the hooks' config, the language-server config, the hook
+/// registrations and the folders Claude Code loads skills, slash commands
+/// and sub-agents from. Directories end with `/`.
+pub const PROTECTED: &[&str] = &[
+    ".claude/ralph-hooks.json",
+    ".lsp.json",
+    ".claude/settings.json",
+    ".claude/settings.local.json",
+    ".claude/skills/",
+    ".claude/commands/",
+    ".claude/agents/",
+];
+
+/// In sandbox mode, what a command the hooks run outside Claude Code's
+/// sandbox on the agent's behalf (a loop's check, which runs the project's
+/// own code: a test suite, a build) must find read-only: the state root and
+/// every protected path. Empty when sandbox mode is off.
+pub fn confined_paths(ctx: &Ctx) -> Vec<PathBuf> {
+    if !installed(ctx) {
+        return Vec::new();
+    }
+    std::iter::once(ctx.state_root.clone())
+        .chain(
+            PROTECTED
+                .iter()
+                .map(|p| ctx.project_root.join(p.trim_end_matches('/'))),
+        )
+        .collect()
+}
+
 /// The largest request file a hook reads.
 const MAX_REQUEST_BYTES: u64 = 16 * 1024;
 /// The most requests one hook applies; the rest wait for the next hook.

@@ -8,7 +8,7 @@ git init -q --bare "$E2E_OUT/origin.git"
 git remote add origin "$E2E_OUT/origin.git"
 git push -q origin main
 git rev-parse origin/main > "$E2E_OUT/origin-before.txt"
-ralph-hooks loop start "E2E-GOAL: tidy the project" --promise "TIDY" --max-iterations 6 --no-diagnostics
+ralph-hooks loop start "E2E-GOAL: tidy the project" --promise "TIDY" --check "python3 check_tidy.py" --max-iterations 6 --no-diagnostics
 ralph-hooks task start "tidy the project"
 ralph-hooks task steps set "look around" "tidy up"
 # What the agent must not change, as it is before the session.
