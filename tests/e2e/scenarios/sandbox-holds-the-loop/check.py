@@ -51,6 +51,7 @@ check.equal(origin, (read(os.path.join(run.out, "origin-before.txt")) or "").str
 
 kinds = [(event.get("data") or {}).get("event") for event in run.events()]
 check("loop_cancelled" not in kinds, "no cancel was ever recorded", kinds)
+check("protected_restored" not in kinds, "nothing had to be put back: the sandbox refused every write", kinds)
 check("loop_completed" in kinds or state.get("status") == "COMPLETED", "the completion is recorded", kinds)
 inbox = os.path.join(run.project, ".claude/ralph-hooks-inbox")
 left = [name for name in os.listdir(inbox) if name.endswith(".json")] if os.path.isdir(inbox) else []
