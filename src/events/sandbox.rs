@@ -4,7 +4,7 @@
 //! - [`apply_inbox`]: the agent's CLI, inside the sandbox, cannot write the
 //!   state; for the changes the agent may make (its task steps and
 //!   progress) it leaves a request in the inbox ([`crate::hook::sandbox`]).
-//!   The hook after the Bash call (and the Stop hook) judges each request
+//!   The hook after the Bash call judges each request
 //!   with the guard's PreToolUse policy, as if the agent had typed
 //!   `ralph-hooks …` itself, and runs the allowed ones with the CLI; the
 //!   agent is told what was applied and what was refused.
@@ -65,21 +65,12 @@ pub fn apply_inbox(ctx: &Ctx) -> Option<String> {
     Some(text)
 }
 
-/// `output` with the inbox's note added for Claude: as context after a tool
-/// call, in front of the reason of a Stop block, else for the user.
+/// `output` with a note added in front of its context for Claude.
 pub fn with_note(output: HookOutput, event: EventName, note: Option<String>) -> HookOutput {
     let Some(note) = note else {
         return output;
     };
     let mut output = output;
-    if event == EventName::Stop {
-        if output.decision.is_some() {
-            let reason = output.reason.take().unwrap_or_default();
-            output.reason = Some(cap_chars(format!("{note}\n\n{reason}")));
-            return output;
-        }
-        return output.append_system_message(&note);
-    }
     match output.hook_specific_output.as_mut() {
         Some(specific) => {
             let joined = match specific.additional_context.take() {
@@ -211,14 +202,7 @@ pub fn user_command(ctx: &Ctx, prompt: &str) -> Option<(String, String)> {
     }
     let rest = prompt[name.len()..].trim();
     let mut args: Vec<String> = cli_args.iter().map(|a| a.to_string()).collect();
-    if !rest.is_empty() {
-        // The words as the command file's `$ARGUMENTS` line would split
-        // them, without running anything: only the first command's words.
-        let words = crate::guards::shell::simple_commands(&format!("ralph-hooks {rest}"));
-        if let Some(first) = words.into_iter().next() {
-            args.extend(first.into_iter().skip(1));
-        }
-    }
+    args.extend(split_words(rest));
     let (ok, output) = run_cli(ctx, &args, true);
     ctx.debug(format_args!(
         "sandbox mode: the user's {name} ran `ralph-hooks {}` outside the sandbox (ok: {ok})",
@@ -236,9 +220,100 @@ pub fn user_command(ctx: &Ctx, prompt: &str) -> Option<(String, String)> {
     Some((context, user_message))
 }
 
+/// The words of the user's arguments as a shell splits them — blanks apart,
+/// `'…'` literal, `"…"` with `\"` and `\\`, `\x` outside quotes — and
+/// nothing else: no expansion, no second command (the command file's
+/// `$ARGUMENTS` line quoted the same way). The hook binary links no shell
+/// reader for this.
+fn split_words(text: &str) -> Vec<String> {
+    let mut words = Vec::new();
+    let mut word = String::new();
+    let mut in_word = false;
+    let mut chars = text.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            c if c.is_whitespace() => {
+                if in_word {
+                    words.push(std::mem::take(&mut word));
+                    in_word = false;
+                }
+            }
+            '\'' => {
+                in_word = true;
+                for c in chars.by_ref() {
+                    if c == '\'' {
+                        break;
+                    }
+                    word.push(c);
+                }
+            }
+            '"' => {
+                in_word = true;
+                while let Some(c) = chars.next() {
+                    match c {
+                        '"' => break,
+                        '\\' => match chars.next() {
+                            Some(next @ ('"' | '\\' | '$' | '`')) => word.push(next),
+                            Some(next) => {
+                                word.push('\\');
+                                word.push(next);
+                            }
+                            None => word.push('\\'),
+                        },
+                        c => word.push(c),
+                    }
+                }
+            }
+            '\\' => {
+                in_word = true;
+                if let Some(next) = chars.next() {
+                    word.push(next);
+                }
+            }
+            c => {
+                in_word = true;
+                word.push(c);
+            }
+        }
+    }
+    if in_word {
+        words.push(word);
+    }
+    words
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_users_arguments_split_as_a_shell_would_without_running_anything() {
+        assert_eq!(
+            split_words(r#""E2E-GOAL: say the word" --promise WORD --max-iterations 4"#),
+            [
+                "E2E-GOAL: say the word",
+                "--promise",
+                "WORD",
+                "--max-iterations",
+                "4"
+            ]
+        );
+        assert_eq!(
+            split_words(r#"fix 'it''s' "a \"b\" \n" c\ d $(rm -rf x); ls"#),
+            [
+                "fix",
+                "its",
+                "a \"b\" \\n",
+                "c d",
+                "$(rm",
+                "-rf",
+                "x);",
+                "ls"
+            ]
+        );
+        assert_eq!(split_words("  "), Vec::<String>::new());
+        assert_eq!(split_words("''"), [""]);
+    }
 
     #[test]
     fn quoting_keeps_words_whole() {

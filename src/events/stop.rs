@@ -80,17 +80,7 @@ Env: CLAUDE_PROJECT_DIR, RALPH_HOOKS_STATE_DIR, RALPH_HOOKS_DEBUG=1.
 
     fn handle(ctx: &Ctx, input: HookInput) -> anyhow::Result<HookOutput> {
         match input {
-            HookInput::Stop(stop) => {
-                // Sandbox mode: the agent's last requests count before the
-                // loop and the steps are judged.
-                let note = crate::events::sandbox::apply_inbox(ctx);
-                let output = on_stop(ctx, &stop, Mode::Blocking)?;
-                Ok(crate::events::sandbox::with_note(
-                    output,
-                    EventName::Stop,
-                    note,
-                ))
-            }
+            HookInput::Stop(stop) => on_stop(ctx, &stop, Mode::Blocking),
             // A loop is about the main agent's turn; a subagent ending must
             // not run the checks or use an iteration.
             HookInput::SubagentStop(_) => Ok(HookOutput::silent()),
