@@ -485,3 +485,87 @@ fn inside_the_sandbox_task_steps_go_through_the_hooks_and_loop_control_is_refuse
         .collect();
     assert!(inbox.is_empty(), "requests left: {inbox:?}");
 }
+
+/// One UserPromptSubmit call of the prompt hook; its JSON answer.
+fn prompt_hook(project: &std::path::Path, prompt: &str, source: Option<&str>) -> Value {
+    let mut payload = json!({
+        "hook_event_name": "UserPromptSubmit", "session_id": "session-a", "cwd": project,
+        "prompt": prompt
+    });
+    if let Some(source) = source {
+        payload["source"] = json!(source);
+    }
+    let mut hook = util::command("ralph-user-prompt-submit", project);
+    hook.env_remove("RALPH_HOOKS_NOW");
+    let output = util::run_with_stdin(hook, payload.to_string().as_bytes());
+    assert!(output.status.success(), "{output:?}");
+    if output.stdout.is_empty() {
+        return Value::Null;
+    }
+    serde_json::from_slice(&output.stdout).unwrap()
+}
+
+fn loop_json(project: &std::path::Path) -> Value {
+    std::fs::read_to_string(project.join(".claude/orchestrator/loop.json"))
+        .map(|text| serde_json::from_str(&text).unwrap())
+        .unwrap_or(Value::Null)
+}
+
+#[test]
+fn in_sandbox_mode_the_prompt_hook_carries_out_the_users_loop_commands() {
+    if !sandbox_tools() {
+        return;
+    }
+    let temp = TempDir::new("sandbox-prompt");
+    let project = temp.path();
+    // Without sandbox mode the command file's own line does it: the hook
+    // starts nothing.
+    assert!(run(project, &["install"]).status.success());
+    prompt_hook(
+        project,
+        "/ralph-loop \"plain goal\" --promise P --no-diagnostics",
+        None,
+    );
+    assert_eq!(loop_json(project), Value::Null);
+
+    assert!(run(project, &["install", "--sandbox"]).status.success());
+    // A prompt that is not the user's starts nothing either.
+    prompt_hook(
+        project,
+        "/ralph-loop \"not yours\" --promise P --no-diagnostics",
+        Some("sdk"),
+    );
+    assert_eq!(loop_json(project), Value::Null);
+
+    let answer = prompt_hook(
+        project,
+        "/ralph-loop \"E2E goal: say it\" --promise WORD --max-iterations 3 --no-diagnostics",
+        None,
+    );
+    let context = answer["hookSpecificOutput"]["additionalContext"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(
+        context.contains("The user's /ralph-loop was carried out"),
+        "{answer}"
+    );
+    let state = loop_json(project);
+    assert_eq!(state["status"], "RUNNING", "{state}");
+    assert_eq!(state["goal"], "E2E goal: say it");
+    assert_eq!(state["promise"], "WORD");
+    assert_eq!(state["max_iterations"], 3);
+    assert_eq!(
+        state["session_id"], "session-a",
+        "bound to the user's session"
+    );
+
+    let answer = prompt_hook(project, "/cancel-loop", None);
+    assert!(
+        answer["systemMessage"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("/cancel-loop"),
+        "{answer}"
+    );
+    assert_eq!(loop_json(project)["status"], "CANCELLED");
+}
