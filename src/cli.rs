@@ -22,6 +22,8 @@ mod parser;
 mod pipeline;
 mod progress;
 mod resume;
+mod sandbox;
+mod sandboxed;
 mod status;
 mod statusline;
 mod task;
@@ -104,6 +106,7 @@ pub fn run(args: Vec<OsString>) -> anyhow::Result<ExitCode> {
     if let Some(call) = statusline::plain_call(&args) {
         return statusline::run(call.project.as_deref(), call.debug);
     }
+    let raw_args = args.clone();
     let cli = match parser::parse(args) {
         Parsed::Run(cli) => *cli,
         Parsed::Exit(code) => return Ok(code),
@@ -138,6 +141,9 @@ pub fn run(args: Vec<OsString>) -> anyhow::Result<ExitCode> {
     }
     let mut ctx = Ctx::for_cli(Some(&root))?;
     ctx.debug |= global.debug;
+    if let Some(code) = sandboxed::gate(&ctx, &command, &raw_args) {
+        return Ok(code);
+    }
     let code = match command {
         Command::Loop(action) => loop_cmd::run(&ctx, action)?,
         Command::Check(args) => check::run(&ctx, &args, paint)?,

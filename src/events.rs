@@ -10,6 +10,7 @@ use crate::hook::Hook;
 
 pub mod post_tool_use;
 pub mod pre_tool_use;
+pub mod sandbox;
 pub mod session_start;
 pub mod stop;
 pub mod user_prompt_submit;

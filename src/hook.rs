@@ -27,6 +27,7 @@
 pub mod config;
 pub mod ctx;
 pub mod protocol;
+pub mod sandbox;
 pub mod transcript;
 
 use std::io::{Read, Write};

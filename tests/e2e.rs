@@ -112,9 +112,28 @@ fn scenarios() -> Vec<PathBuf> {
             let name = path.file_name().unwrap().to_string_lossy();
             filter.as_deref().is_none_or(|wanted| name.contains(wanted))
         })
+        .filter(|path| has_required_tools(path))
         .collect();
     found.sort();
     found
+}
+
+/// Whether the tools a scenario's `scenario.json` lists under `requires`
+/// (e.g. bubblewrap and socat for Claude Code's sandbox) are on PATH; a
+/// missing one skips the scenario with the reason printed, or fails the
+/// test under `RALPH_HOOKS_REQUIRE_SERVERS=1`.
+fn has_required_tools(scenario: &Path) -> bool {
+    let Ok(text) = std::fs::read_to_string(scenario.join("scenario.json")) else {
+        return true;
+    };
+    let options: serde_json::Value = serde_json::from_str(&text)
+        .unwrap_or_else(|error| panic!("{}/scenario.json: {error}", scenario.display()));
+    let name = scenario.file_name().unwrap().to_string_lossy();
+    let required = options["requires"].as_array().cloned().unwrap_or_default();
+    required
+        .iter()
+        .filter_map(serde_json::Value::as_str)
+        .all(|tool| util::require_tool(tool, &format!("the scenario {name}")).is_some())
 }
 
 struct Outcome {

@@ -186,3 +186,386 @@ fn install_makes_git_ignore_the_state_root_and_leaves_the_projects_gitignore() {
         "*\n# mine\n"
     );
 }
+
+/// Whether Claude Code's sandbox could run here; the tests that need it
+/// skip (saying why) without it, unless RALPH_HOOKS_REQUIRE_SERVERS=1.
+fn sandbox_tools() -> bool {
+    util::require_tool("bwrap", "the sandbox-mode tests (Debian: bubblewrap)").is_some()
+        && util::require_tool("socat", "the sandbox-mode tests (Debian: socat)").is_some()
+}
+
+#[test]
+fn install_sandbox_merges_is_idempotent_and_uninstalls_exactly() {
+    if !sandbox_tools() {
+        return;
+    }
+    let temp = TempDir::new("install-sandbox");
+    let project = temp.path();
+    let original = json!({
+        "permissions": {"deny": ["Read(./.env)"]},
+        "sandbox": {"filesystem": {"denyWrite": ["./secrets"]}, "autoAllowBashIfSandboxed": false},
+        "zz_last_key": true
+    });
+    std::fs::create_dir_all(project.join(".claude")).unwrap();
+    std::fs::write(
+        project.join(".claude/settings.json"),
+        serde_json::to_string_pretty(&original).unwrap(),
+    )
+    .unwrap();
+    let dir = project.to_str().unwrap();
+
+    let output = run(project, &["install", "--project", dir, "--sandbox"]);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(stdout.contains("Sandbox mode"), "{stdout}");
+    let installed = settings(project);
+    let sandbox = &installed["sandbox"];
+    assert_eq!(sandbox["enabled"], true);
+    assert_eq!(sandbox["allowUnsandboxedCommands"], false);
+    assert_eq!(sandbox["failIfUnavailable"], true);
+    assert_eq!(
+        sandbox["autoAllowBashIfSandboxed"], false,
+        "the user's choice stays"
+    );
+    let deny_write = sandbox["filesystem"]["denyWrite"].as_array().unwrap();
+    for path in [
+        "./secrets",
+        "./.claude/orchestrator",
+        "./.claude/ralph-hooks.json",
+        "./.lsp.json",
+        "./.claude/settings.json",
+        "./.claude/settings.local.json",
+        "./.claude/skills",
+        "./.claude/commands",
+        "./.claude/agents",
+    ] {
+        assert!(
+            deny_write.contains(&json!(path)),
+            "{path} not read-only: {deny_write:?}"
+        );
+    }
+    let deny = installed["permissions"]["deny"].as_array().unwrap();
+    for tool in ["Write", "Edit", "MultiEdit", "NotebookEdit"] {
+        for place in [
+            "./.claude/orchestrator/**",
+            "./.claude/skills/**",
+            "./.claude/settings.json",
+        ] {
+            let rule = format!("{tool}({place})");
+            assert!(deny.contains(&json!(rule)), "{rule} missing: {deny:?}");
+        }
+    }
+    assert_eq!(deny[0], "Read(./.env)", "the user's rule stays first");
+    assert!(
+        installed["hooks"]["Stop"].is_array(),
+        "the hooks are registered too"
+    );
+    assert!(project.join(".claude/orchestrator/sandbox.json").is_file());
+    // The user's loop controls are carried out by the prompt hook: their
+    // `!` lines only read.
+    let ralph_loop =
+        std::fs::read_to_string(project.join(".claude/commands/ralph-loop.md")).unwrap();
+    assert!(
+        ralph_loop.contains("loop status`") && !ralph_loop.contains("loop start"),
+        "{ralph_loop}"
+    );
+
+    let doctor = run(project, &["doctor", "--project", dir]);
+    let report = String::from_utf8_lossy(&doctor.stdout);
+    assert!(doctor.status.success(), "doctor found problems:\n{report}");
+    assert!(
+        report.contains("on: every Bash command runs in Claude Code's sandbox"),
+        "{report}"
+    );
+
+    // Again, with or without --sandbox: nothing changes, sandbox mode stays.
+    for args in [
+        &["install", "--project", dir, "--sandbox"][..],
+        &["install", "--project", dir],
+    ] {
+        let output = run(project, args);
+        assert!(output.status.success(), "{output:?}");
+        assert_eq!(
+            settings(project),
+            installed,
+            "{args:?} changed the settings"
+        );
+    }
+
+    let output = run(project, &["install", "--project", dir, "--uninstall"]);
+    assert!(output.status.success(), "{output:?}");
+    assert_eq!(
+        settings(project),
+        original,
+        "uninstall did not restore the user's settings"
+    );
+    assert!(!project.join(".claude/orchestrator/sandbox.json").exists());
+    assert!(!project.join(".claude/commands/ralph-loop.md").exists());
+}
+
+#[test]
+fn install_sandbox_refuses_where_the_sandbox_cannot_run() {
+    let temp = TempDir::new("install-sandbox-missing");
+    let project = temp.path();
+    let mut command = util::command("ralph-hooks", project);
+    // No bubblewrap on this PATH.
+    command.env("PATH", project).args(["install", "--sandbox"]);
+    let output = util::run_with_stdin(command, b"");
+    assert_eq!(output.status.code(), Some(1), "{output:?}");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("bubblewrap") && stderr.contains("nothing was changed"),
+        "{stderr}"
+    );
+    assert!(!project.join(".claude/settings.json").exists());
+}
+
+#[test]
+fn doctor_names_each_door_out_of_the_sandbox() {
+    let temp = TempDir::new("doctor-sandbox");
+    let project = temp.path();
+    std::fs::create_dir_all(project.join(".claude")).unwrap();
+    std::fs::write(
+        project.join(".claude/settings.json"),
+        json!({"sandbox": {"enabled": true, "allowUnsandboxedCommands": true,
+                           "excludedCommands": ["docker", "python3"],
+                           "filesystem": {"denyWrite": ["./.claude/orchestrator"]}}})
+        .to_string(),
+    )
+    .unwrap();
+    let output = run(project, &["doctor"]);
+    assert_eq!(output.status.code(), Some(1));
+    let report = String::from_utf8_lossy(&output.stdout);
+    let section = report
+        .split("sandbox mode:")
+        .nth(1)
+        .and_then(|rest| rest.split("\nloop:").next())
+        .unwrap_or_default();
+    for door in [
+        "PROBLEM allowUnsandboxedCommands is not false",
+        "PROBLEM excludedCommands run outside the sandbox and can write the state: docker, python3",
+        "PROBLEM writable from Bash (not in sandbox.filesystem.denyWrite): .claude/ralph-hooks.json",
+        "PROBLEM missing permission deny rules: Write(./.claude/orchestrator/**)",
+    ] {
+        assert!(section.contains(door), "{door:?} not in:\n{section}");
+    }
+}
+
+/// Runs `name` with `args` as Claude Code's sandbox would: the whole
+/// system as it is, the state root read-only.
+fn in_read_only_state(
+    project: &std::path::Path,
+    name: &str,
+    args: &[&str],
+) -> std::process::Output {
+    let base = util::command(name, project);
+    let state = project.join(".claude/orchestrator");
+    let mut command = std::process::Command::new("bwrap");
+    command
+        .args(["--dev-bind", "/", "/", "--ro-bind"])
+        .arg(&state)
+        .arg(&state)
+        .arg("--")
+        .arg(base.get_program())
+        .args(args)
+        .current_dir(project);
+    for (key, value) in base.get_envs() {
+        match value {
+            Some(value) => command.env(key, value),
+            None => command.env_remove(key),
+        };
+    }
+    util::run_with_stdin(command, b"")
+}
+
+#[test]
+fn inside_the_sandbox_task_steps_go_through_the_hooks_and_loop_control_is_refused() {
+    if !sandbox_tools() {
+        return;
+    }
+    let temp = TempDir::new("sandbox-inbox");
+    let project = temp.path();
+    for args in [
+        &["install", "--sandbox"][..],
+        &[
+            "loop",
+            "start",
+            "tidy",
+            "--promise",
+            "DONE",
+            "--no-diagnostics",
+        ],
+        &["task", "start", "tidy"],
+        &["task", "steps", "set", "look", "tidy"],
+    ] {
+        let output = run(project, args);
+        assert!(output.status.success(), "{args:?}: {output:?}");
+    }
+    let loop_before = std::fs::read(project.join(".claude/orchestrator/loop.json")).unwrap();
+
+    // Reading works inside as outside.
+    let output = in_read_only_state(project, "ralph-hooks", &["loop", "status"]);
+    assert!(output.status.success(), "{output:?}");
+    assert!(String::from_utf8_lossy(&output.stdout).contains("RUNNING"));
+    // The agent's own progress is queued for the hooks.
+    let output = in_read_only_state(
+        project,
+        "ralph-hooks",
+        &["task", "step", "complete", "s1", "--note", "looked"],
+    );
+    assert!(output.status.success(), "{output:?}");
+    assert!(
+        String::from_utf8_lossy(&output.stdout)
+            .contains("Queued `ralph-hooks task step complete s1")
+    );
+    // Ending the loop, closing the task by force, uninstalling: the user's.
+    for args in [
+        &["loop", "cancel"][..],
+        &["loop", "start", "easy"],
+        &["task", "complete", "--force"],
+        &["install", "--uninstall"],
+    ] {
+        let output = in_read_only_state(project, "ralph-hooks", args);
+        assert_eq!(output.status.code(), Some(1), "{args:?}: {output:?}");
+        assert!(
+            String::from_utf8_lossy(&output.stderr).contains("is the user's to run"),
+            "{output:?}"
+        );
+    }
+    // A forged request in the inbox, beside the queued one.
+    std::fs::write(
+        project.join(".claude/ralph-hooks-inbox/99999999999999999999-forged.json"),
+        r#"{"args": ["task", "complete"]}"#,
+    )
+    .unwrap();
+
+    // The hook after the Bash call, outside the sandbox, applies the step
+    // and judges the forged close with the guard's policy (steps are open).
+    let mut hook = util::command("ralph-post-tool-lsp-diagnostic", project);
+    hook.env_remove("RALPH_HOOKS_NOW");
+    let payload = json!({
+        "hook_event_name": "PostToolUse", "session_id": "s1", "cwd": project,
+        "tool_name": "Bash", "tool_input": {"command": "ralph-hooks task step complete s1 --note looked"},
+        "tool_response": {"stdout": "", "stderr": ""}
+    });
+    let output = util::run_with_stdin(hook, payload.to_string().as_bytes());
+    assert!(output.status.success(), "{output:?}");
+    let answer: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let context = answer["hookSpecificOutput"]["additionalContext"]
+        .as_str()
+        .unwrap();
+    assert!(
+        context.contains("applied `ralph-hooks task step complete s1 --note looked`"),
+        "{context}"
+    );
+    assert!(
+        context.contains("refused `ralph-hooks task complete`"),
+        "{context}"
+    );
+    let status = run(project, &["task", "status"]);
+    let status = String::from_utf8_lossy(&status.stdout);
+    assert!(status.contains("✅ (s1) look"), "{status}");
+    assert!(
+        status.contains("in_progress"),
+        "the forged close did not happen: {status}"
+    );
+    assert_eq!(
+        std::fs::read(project.join(".claude/orchestrator/loop.json")).unwrap(),
+        loop_before,
+        "the loop is as it was"
+    );
+    let inbox: Vec<_> = std::fs::read_dir(project.join(".claude/ralph-hooks-inbox"))
+        .unwrap()
+        .filter_map(Result::ok)
+        .filter(|e| e.file_name().to_string_lossy().ends_with(".json"))
+        .collect();
+    assert!(inbox.is_empty(), "requests left: {inbox:?}");
+}
+
+/// One UserPromptSubmit call of the prompt hook; its JSON answer.
+fn prompt_hook(project: &std::path::Path, prompt: &str, source: Option<&str>) -> Value {
+    let mut payload = json!({
+        "hook_event_name": "UserPromptSubmit", "session_id": "session-a", "cwd": project,
+        "prompt": prompt
+    });
+    if let Some(source) = source {
+        payload["source"] = json!(source);
+    }
+    let mut hook = util::command("ralph-user-prompt-submit", project);
+    hook.env_remove("RALPH_HOOKS_NOW");
+    let output = util::run_with_stdin(hook, payload.to_string().as_bytes());
+    assert!(output.status.success(), "{output:?}");
+    if output.stdout.is_empty() {
+        return Value::Null;
+    }
+    serde_json::from_slice(&output.stdout).unwrap()
+}
+
+fn loop_json(project: &std::path::Path) -> Value {
+    std::fs::read_to_string(project.join(".claude/orchestrator/loop.json"))
+        .map(|text| serde_json::from_str(&text).unwrap())
+        .unwrap_or(Value::Null)
+}
+
+#[test]
+fn in_sandbox_mode_the_prompt_hook_carries_out_the_users_loop_commands() {
+    if !sandbox_tools() {
+        return;
+    }
+    let temp = TempDir::new("sandbox-prompt");
+    let project = temp.path();
+    // Without sandbox mode the command file's own line does it: the hook
+    // starts nothing.
+    assert!(run(project, &["install"]).status.success());
+    prompt_hook(
+        project,
+        "/ralph-loop \"plain goal\" --promise P --no-diagnostics",
+        None,
+    );
+    assert_eq!(loop_json(project), Value::Null);
+
+    assert!(run(project, &["install", "--sandbox"]).status.success());
+    // A prompt that is not the user's starts nothing either.
+    prompt_hook(
+        project,
+        "/ralph-loop \"not yours\" --promise P --no-diagnostics",
+        Some("sdk"),
+    );
+    assert_eq!(loop_json(project), Value::Null);
+
+    let answer = prompt_hook(
+        project,
+        "/ralph-loop \"E2E goal: say it\" --promise WORD --max-iterations 3 --no-diagnostics",
+        None,
+    );
+    let context = answer["hookSpecificOutput"]["additionalContext"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(
+        context.contains("The user's /ralph-loop was carried out"),
+        "{answer}"
+    );
+    let state = loop_json(project);
+    assert_eq!(state["status"], "RUNNING", "{state}");
+    assert_eq!(state["goal"], "E2E goal: say it");
+    assert_eq!(state["promise"], "WORD");
+    assert_eq!(state["max_iterations"], 3);
+    assert_eq!(
+        state["session_id"], "session-a",
+        "bound to the user's session"
+    );
+
+    let answer = prompt_hook(project, "/cancel-loop", None);
+    assert!(
+        answer["systemMessage"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("/cancel-loop"),
+        "{answer}"
+    );
+    assert_eq!(loop_json(project)["status"], "CANCELLED");
+}

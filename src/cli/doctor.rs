@@ -75,6 +75,9 @@ pub fn run(ctx: &Ctx) -> anyhow::Result<ExitCode> {
         }
     }
 
+    println!("\nsandbox mode:");
+    problems += sandbox_section(ctx, settings.as_ref());
+
     println!("\nloop:");
     match ctx.store().read_json::<LoopState>(LOOP_FILE) {
         Ok(None) => println!("  none"),
@@ -151,4 +154,51 @@ fn find_handler(settings: &Value, registration: &install::Registration) -> Optio
                     .then(|| command.to_string())
             })
         })
+}
+
+/// Whether sandbox mode is available, on and sound; the problems found. Off
+/// is a problem only when it was installed (its record exists) or the
+/// settings turn the sandbox on without what makes it hold.
+fn sandbox_section(ctx: &Ctx, settings: Option<&Value>) -> usize {
+    let installed = crate::hook::sandbox::installed(ctx);
+    let available = super::sandbox::availability();
+    match &available {
+        Ok(what) => println!("  ok    available here: {what}"),
+        Err(why) => println!("  --    not available here: {why}"),
+    }
+    let empty = Value::Object(Default::default());
+    let settings = settings.unwrap_or(&empty);
+    let enabled = settings
+        .get("sandbox")
+        .and_then(|s| s.get("enabled"))
+        .and_then(Value::as_bool)
+        == Some(true);
+    if !installed && !enabled {
+        match available {
+            Ok(_) => println!(
+                "  --    off. Recommended for unattended loops: `ralph-hooks install --sandbox` makes the loop's state, the hooks' config and registrations read-only to every Bash command"
+            ),
+            Err(_) => println!(
+                "  --    off: the hook guard alone keeps the loop (see the README's guard section)"
+            ),
+        }
+        return 0;
+    }
+    let mut problems = 0;
+    if installed && available.is_err() {
+        problems += 1;
+        println!(
+            "  PROBLEM installed, but Claude Code cannot run its sandbox here, and `failIfUnavailable` stops the session"
+        );
+    }
+    let state_root = install::state_root_for_settings(ctx);
+    for finding in super::sandbox::assess(settings, &state_root) {
+        if finding.problem {
+            problems += 1;
+            println!("  PROBLEM {}", finding.text);
+        } else {
+            println!("  ok    {}", finding.text);
+        }
+    }
+    problems
 }

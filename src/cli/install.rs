@@ -1,7 +1,9 @@
-//! `ralph-hooks install [--project DIR] [--statusline] [--uninstall]`:
+//! `ralph-hooks install [--project DIR] [--statusline] [--sandbox] [--uninstall]`:
 //! registers our hooks in `<project>/.claude/settings.json` and our slash
 //! commands in `<project>/.claude/commands/`; with `--statusline`, also
-//! `ralph-hooks statusline` as the status line, unless the user has one.
+//! `ralph-hooks statusline` as the status line, unless the user has one;
+//! with `--sandbox`, Claude Code's sandbox settings that make the
+//! supervision read-only to every Bash command ([`super::sandbox`]).
 //!
 //! The merge keeps every other key and hook as it was (key order included).
 //! Our handlers are recognised by the file name of their command, so
@@ -223,6 +225,24 @@ pub const COMMANDS: &[(&str, &str)] = &[
     ),
 ];
 
+/// Sandbox mode's versions of the user's loop controls: a `!` line runs
+/// inside the sandbox and cannot write the state, so the prompt hook
+/// carries the command out and these only show the result.
+pub const SANDBOX_COMMANDS: &[(&str, &str)] = &[
+    (
+        "ralph-loop.md",
+        include_str!("../../hooks-config/commands/sandbox/ralph-loop.md"),
+    ),
+    (
+        "cancel-loop.md",
+        include_str!("../../hooks-config/commands/sandbox/cancel-loop.md"),
+    ),
+    (
+        "resume-loop.md",
+        include_str!("../../hooks-config/commands/sandbox/resume-loop.md"),
+    ),
+];
+
 /// Marks command files we wrote, so uninstall never deletes a user's file.
 const COMMAND_MARKER: &str = "<!-- installed by ralph-hooks -->";
 
@@ -234,6 +254,7 @@ changes nothing.
 Examples:
   ralph-hooks install --project ~/code/app
   ralph-hooks install --project . --statusline
+  ralph-hooks install --project . --sandbox      # the supervision read-only to every Bash command
   ralph-hooks install --project . --uninstall";
 
 #[derive(Debug, clap::Args)]
@@ -244,6 +265,9 @@ pub struct InstallArgs {
     /// Also set `ralph-hooks statusline` as Claude Code's status line (unless you have one)
     #[arg(long)]
     pub statusline: bool,
+    /// Sandbox mode: Claude Code runs every Bash command in its OS sandbox, where the loop's state, the hooks' config and registrations, skills and commands are read-only (needs bubblewrap and socat on Linux)
+    #[arg(long)]
+    pub sandbox: bool,
 }
 
 pub fn run(ctx: &Ctx, args: &InstallArgs) -> anyhow::Result<ExitCode> {
@@ -255,11 +279,22 @@ pub fn run(ctx: &Ctx, args: &InstallArgs) -> anyhow::Result<ExitCode> {
     let settings_path = project.join(".claude").join("settings.json");
     let mut settings = read_settings(&settings_path)?;
     let removed = remove_ours(&mut settings);
+    let sandbox_record = read_sandbox_record(ctx)?;
     if uninstall {
         if remove_statusline(&mut settings) {
             println!("Removed the ralph-hooks status line.");
         }
+        if let Some(record) = &sandbox_record {
+            super::sandbox::remove(&mut settings, record);
+        }
         write_settings(&settings_path, &settings)?;
+        if sandbox_record.is_some() {
+            let locked = ctx.store().lock(SANDBOX_RECORD)?;
+            locked.remove()?;
+            println!(
+                "Removed sandbox mode: the sandbox settings, deny rules and allowed registries it added."
+            );
+        }
         let n_commands = remove_commands(project)?;
         println!(
             "Removed {removed} ralph-hooks handler(s) from {} and {n_commands} slash command(s). Other settings are untouched.",
@@ -270,6 +305,11 @@ pub fn run(ctx: &Ctx, args: &InstallArgs) -> anyhow::Result<ExitCode> {
     let bin_dir = binary_dir()?;
     let auto_resume = crate::ralph::loops::LoopConfig::load(ctx).auto_resume;
     add_ours(&mut settings, &bin_dir, auto_resume);
+    let sandbox_note = if args.sandbox || sandbox_record.is_some() {
+        Some(add_sandbox(ctx, &mut settings, sandbox_record.as_ref())?)
+    } else {
+        None
+    };
     let statusline_note = if statusline {
         Some(add_statusline(&mut settings, &bin_dir))
     } else {
@@ -280,9 +320,14 @@ pub fn run(ctx: &Ctx, args: &InstallArgs) -> anyhow::Result<ExitCode> {
     let total = COMMANDS.len() + 1;
     write_settings(&settings_path, &settings)?;
     let state_ignored = ctx.store().ignore_in_git()?;
+    if let Some((record, _)) = &sandbox_note {
+        ctx.store().lock(SANDBOX_RECORD)?.save_json(record)?;
+    }
     progress.set(1, total);
     let cli = shell_quote(&bin_dir.join("ralph-hooks"));
-    install_commands(project, &cli, &|done| progress.set(1 + done, total))?;
+    install_commands(project, &cli, sandbox_note.is_some(), &|done| {
+        progress.set(1 + done, total)
+    })?;
     progress.finish();
     if state_ignored {
         println!(
@@ -321,8 +366,72 @@ pub fn run(ctx: &Ctx, args: &InstallArgs) -> anyhow::Result<ExitCode> {
     if let Some(note) = statusline_note {
         println!("{note}");
     }
+    if let Some((_, note)) = sandbox_note {
+        println!("{note}");
+    }
     println!("Start a loop with: ralph-hooks loop start \"<goal>\" --check \"<command>\"");
     Ok(ExitCode::SUCCESS)
+}
+
+/// The record of sandbox mode's install, relative to the state root.
+const SANDBOX_RECORD: &str = crate::hook::sandbox::RECORD;
+
+fn read_sandbox_record(ctx: &Ctx) -> anyhow::Result<Option<super::sandbox::Record>> {
+    ctx.store()
+        .read_json::<super::sandbox::Record>(SANDBOX_RECORD)
+}
+
+/// Merges sandbox mode into the settings; its record and what to tell the
+/// user. Refused where Claude Code cannot run its sandbox: with
+/// `failIfUnavailable` the session would not start.
+fn add_sandbox(
+    ctx: &Ctx,
+    settings: &mut Value,
+    previous: Option<&super::sandbox::Record>,
+) -> anyhow::Result<(super::sandbox::Record, String)> {
+    let available = match super::sandbox::availability() {
+        Ok(what) => what,
+        Err(why) => bail!(
+            "sandbox mode needs Claude Code's sandbox, which cannot run here: {why}; nothing was changed"
+        ),
+    };
+    std::fs::create_dir_all(&ctx.state_root)
+        .with_context(|| format!("cannot create {}", ctx.state_root.display()))?;
+    let state_root = state_root_for_settings(ctx);
+    let record = super::sandbox::add(settings, &state_root, previous);
+    let mut note = format!(
+        "Sandbox mode ({available}): every Bash command runs in Claude Code's sandbox, where these are read-only: {}; Write/Edit/MultiEdit/NotebookEdit are denied there; dangerouslyDisableSandbox is ignored. The agent's task steps go through the hooks; /ralph-loop, /cancel-loop and /resume-loop are carried out by the prompt hook.",
+        super::sandbox::protected_paths(&state_root)
+            .iter()
+            .map(|p| p.trim_end_matches('/'))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    for finding in super::sandbox::assess(settings, &state_root) {
+        if finding.problem {
+            note.push_str(&format!("\nWarning: {}", finding.text));
+        }
+    }
+    Ok((record, note))
+}
+
+/// The state root as the settings name it: relative to the project (with a
+/// trailing `/`) when inside it, else absolute.
+pub fn state_root_for_settings(ctx: &Ctx) -> String {
+    let project = ctx
+        .project_root
+        .canonicalize()
+        .unwrap_or_else(|_| ctx.project_root.clone());
+    let root = ctx
+        .state_root
+        .canonicalize()
+        .unwrap_or_else(|_| ctx.state_root.clone());
+    match root.strip_prefix(&project) {
+        Ok(relative) if !relative.as_os_str().is_empty() => {
+            format!("{}/", relative.to_string_lossy())
+        }
+        _ => format!("{}/", root.to_string_lossy()),
+    }
 }
 
 /// Where the hook binaries are: beside this executable (how `cargo install`
@@ -554,10 +663,19 @@ pub fn shell_quote(path: &Path) -> String {
     }
 }
 
-fn install_commands(project: &Path, cli: &str, written: &dyn Fn(usize)) -> anyhow::Result<()> {
+fn install_commands(
+    project: &Path,
+    cli: &str,
+    sandbox: bool,
+    written: &dyn Fn(usize),
+) -> anyhow::Result<()> {
     let dir = project.join(".claude").join("commands");
     for (done, (name, text)) in COMMANDS.iter().enumerate() {
         written(done);
+        let text = SANDBOX_COMMANDS
+            .iter()
+            .find(|(sandboxed, _)| sandbox && sandboxed == name)
+            .map_or(*text, |(_, sandboxed)| *sandboxed);
         let path = dir.join(name);
         if let Ok(Some(existing)) = fsread::read_text(&path, limits::DOCUMENT, Links::Follow)
             && !existing.contains(COMMAND_MARKER)

@@ -738,8 +738,11 @@ fn gather_evidence(
     });
     let timeout = Duration::from_secs(state.check_timeout_secs.max(1));
     let mut runs = Vec::new();
+    // Sandbox mode: the project's code the check runs cannot change the
+    // supervision from out here either.
+    let read_only = crate::hook::sandbox::confined_paths(ctx);
     for command in &state.checks {
-        let run = checks::run(&ctx.project_root, command, timeout)
+        let run = checks::run(&ctx.project_root, command, timeout, &read_only)
             .with_context(|| format!("check `{command}` could not run"))?;
         ctx.debug(format_args!(
             "check `{command}`: {} in {} ms",

@@ -110,11 +110,24 @@ fn on_prompt(ctx: &Ctx, input: &UserPromptInput) -> anyhow::Result<HookOutput> {
             }
         };
         let transcript = input.common.transcript_path.as_deref().map(Path::new);
-        if stop_phrases::is_stop_request(&input.prompt, &config.stop_phrases) {
-            on_stop_request(ctx, transcript)
+        let output = if stop_phrases::is_stop_request(&input.prompt, &config.stop_phrases) {
+            on_stop_request(ctx, transcript)?
         } else {
-            on_ordinary_prompt(ctx, transcript)
-        }
+            on_ordinary_prompt(ctx, transcript)?
+        };
+        // Sandbox mode: the user's /ralph-loop, /cancel-loop, /resume-loop,
+        // whose `!` lines cannot write the state inside the sandbox.
+        Ok(
+            match crate::events::sandbox::user_command(ctx, &input.prompt) {
+                Some((context, user_message)) => crate::events::sandbox::with_note(
+                    output,
+                    EventName::UserPromptSubmit,
+                    Some(context),
+                )
+                .append_system_message(&user_message),
+                None => output,
+            },
+        )
     }
 }
 

@@ -1,10 +1,16 @@
 //! Running a loop's check commands: `sh -c CMD` in the project root, with a
 //! timeout, output captured to a file (stdout and stderr interleaved as the
 //! command wrote them, and no pipe that could fill up and stall it).
+//!
+//! In sandbox mode a check runs the project's own code (its tests, its
+//! build), which the agent writes, from the Stop hook, outside Claude
+//! Code's sandbox: it runs in a bubblewrap of its own where the state and
+//! the protected paths are read-only, and a protected file that did not
+//! exist and appears during the check is moved aside after it.
 
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -50,8 +56,49 @@ impl CheckRun {
     }
 }
 
-/// Runs `command` in `root`, killing it (and everything it started) after `timeout`.
-pub fn run(root: &Path, command: &str, timeout: Duration) -> anyhow::Result<CheckRun> {
+/// `sh`, or in sandbox mode `bwrap … sh`: the whole system as it is, the
+/// existing `read_only` paths bound read-only. Without bubblewrap (which
+/// sandbox mode needs anyway, and `doctor` reports) the check runs as is.
+fn confined_shell(read_only: &[PathBuf]) -> Command {
+    let existing: Vec<&PathBuf> = read_only
+        .iter()
+        .filter(|path| path.symlink_metadata().is_ok())
+        .collect();
+    if existing.is_empty() {
+        return Command::new("sh");
+    }
+    let Ok(bwrap) = which::which("bwrap") else {
+        return Command::new("sh");
+    };
+    let mut command = Command::new(bwrap);
+    command.args(["--dev-bind", "/", "/"]);
+    for path in existing {
+        command.arg("--ro-bind").arg(path).arg(path);
+    }
+    command.args(["--", "sh"]);
+    command
+}
+
+/// `<path>.created-by-check-<seconds>`: where a protected file the check
+/// created goes.
+fn moved_aside_name(path: &Path) -> PathBuf {
+    let seconds = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    let mut name = path.as_os_str().to_owned();
+    name.push(format!(".created-by-check-{seconds}"));
+    PathBuf::from(name)
+}
+
+/// Runs `command` in `root`, killing it (and everything it started) after
+/// `timeout`; `read_only`: the paths it must not change (sandbox mode).
+pub fn run(
+    root: &Path,
+    command: &str,
+    timeout: Duration,
+    read_only: &[PathBuf],
+) -> anyhow::Result<CheckRun> {
     let mut output = tempfile_in_tmp().context("cannot create a temp file for check output")?;
     let stdout = output
         .try_clone()
@@ -60,8 +107,13 @@ pub fn run(root: &Path, command: &str, timeout: Duration) -> anyhow::Result<Chec
         .try_clone()
         .context("cannot share the check output file")?;
     let started = Instant::now();
+    let absent: Vec<&PathBuf> = read_only
+        .iter()
+        .filter(|path| path.symlink_metadata().is_err())
+        .collect();
+    let mut shell = confined_shell(read_only);
     let mut child = GroupChild::spawn(
-        Command::new("sh")
+        shell
             .arg("-c")
             .arg(command)
             .current_dir(root)
@@ -93,6 +145,19 @@ pub fn run(root: &Path, command: &str, timeout: Duration) -> anyhow::Result<Chec
         .map(|c| if c.is_ascii_digit() { '#' } else { c })
         .collect();
     let mut tail = tail_lines_of(&text, TAIL_LINES);
+    for path in absent {
+        if path.symlink_metadata().is_ok() {
+            let aside = moved_aside_name(path);
+            let what = match std::fs::rename(path, &aside) {
+                Ok(()) => format!("moved aside to {}", aside.display()),
+                Err(error) => format!("could not be moved aside: {error}"),
+            };
+            tail.push_str(&format!(
+                "\n[ralph-hooks: the check created {}, which only the user may; {what}]",
+                crate::util::text::escape_controls(&path.to_string_lossy())
+            ));
+        }
+    }
     if timed_out {
         tail.push_str(&format!(
             "\n[ralph-hooks: killed after the {} s timeout]",
@@ -146,17 +211,54 @@ mod tests {
     #[test]
     fn passing_and_failing_checks() {
         let root = std::env::temp_dir();
-        let ok = run(&root, "echo fine", Duration::from_secs(10)).unwrap();
+        let ok = run(&root, "echo fine", Duration::from_secs(10), &[]).unwrap();
         assert!(ok.passed());
         assert_eq!(ok.tail, "fine");
         let bad = run(
             &root,
             "echo out; echo err >&2; exit 3",
             Duration::from_secs(10),
+            &[],
         )
         .unwrap();
         assert_eq!(bad.exit_code, Some(3));
         assert_eq!(bad.tail, "out\nerr");
+    }
+
+    #[test]
+    fn in_sandbox_mode_a_check_cannot_change_the_supervision() {
+        if which::which("bwrap").is_err() {
+            eprintln!("skipping: bwrap is not on PATH");
+            return;
+        }
+        let root = std::env::temp_dir().join(format!("ralph-confined-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        std::fs::create_dir_all(root.join("state")).unwrap();
+        std::fs::write(root.join("state/loop.json"), "{}").unwrap();
+        let read_only = [root.join("state"), root.join(".lsp.json")];
+        let run = run(
+            &root,
+            "rm -f state/loop.json; echo '{}' > .lsp.json; echo work > out.txt; echo done",
+            Duration::from_secs(30),
+            &read_only,
+        )
+        .unwrap();
+        assert!(run.tail.contains("done"), "{}", run.tail);
+        assert!(
+            root.join("state/loop.json").exists(),
+            "the state is read-only"
+        );
+        assert!(
+            !root.join(".lsp.json").exists(),
+            "a created protected file is moved aside"
+        );
+        assert!(run.tail.contains("the check created"), "{}", run.tail);
+        assert_eq!(
+            std::fs::read_to_string(root.join("out.txt")).unwrap(),
+            "work\n",
+            "the project is writable"
+        );
+        std::fs::remove_dir_all(&root).unwrap();
     }
 
     #[test]
@@ -167,6 +269,7 @@ mod tests {
             &root,
             "sleep 30 & sleep 30; echo never",
             Duration::from_millis(300),
+            &[],
         )
         .unwrap();
         assert!(run.timed_out);
@@ -181,12 +284,14 @@ mod tests {
             &root,
             "echo 'finished in 0.12s'; exit 1",
             Duration::from_secs(10),
+            &[],
         )
         .unwrap();
         let b = run(
             &root,
             "echo 'finished in 0.97s'; exit 1",
             Duration::from_secs(10),
+            &[],
         )
         .unwrap();
         assert_eq!(a.output_hash, b.output_hash);

@@ -142,6 +142,11 @@ pub fn open_regular(path: &Path, links: Links) -> Result<Option<(File, u64)>, Re
                 Links::Follow => std::fs::metadata(path),
                 Links::Refuse => std::fs::symlink_metadata(path),
             };
+            // The sandbox's null device sits on a `nodev` mount: open(2)
+            // fails (EACCES) before the check after it could see it.
+            if links == Links::Follow && seen.as_ref().is_ok_and(is_null_device) {
+                return Ok(None);
+            }
             if let Ok(metadata) = seen
                 && let Some(kind) = not_regular_kind(metadata.file_type())
             {
@@ -160,6 +165,12 @@ pub fn open_regular(path: &Path, links: Links) -> Result<Option<(File, u64)>, Re
         path: path.to_path_buf(),
         error,
     })?;
+    // Claude Code's sandbox masks a write-protected path that does not exist
+    // (`.lsp.json`, `.claude/ralph-hooks.json`) with the null device: for a
+    // config file that means "none", not a fault to warn about.
+    if links == Links::Follow && is_null_device(&metadata) {
+        return Ok(None);
+    }
     if let Some(kind) = not_regular_kind(metadata.file_type()) {
         return Err(ReadError::NotRegular {
             path: path.to_path_buf(),
@@ -167,6 +178,14 @@ pub fn open_regular(path: &Path, links: Links) -> Result<Option<(File, u64)>, Re
         });
     }
     Ok(Some((file, metadata.len())))
+}
+
+/// Whether `metadata` is the null device's (character device 1:3).
+fn is_null_device(metadata: &std::fs::Metadata) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    metadata.file_type().is_char_device()
+        && libc::major(metadata.rdev()) == 1
+        && libc::minor(metadata.rdev()) == 3
 }
 
 /// What a file that is not a regular file is, in words; `None` for a
@@ -292,6 +311,20 @@ mod tests {
             Some("x")
         );
         std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
+    fn the_null_device_reads_as_no_config_file() {
+        // What Claude Code's sandbox mounts over a protected path that does
+        // not exist: no file for a config reader, still refused for state.
+        assert_eq!(
+            read_text(Path::new("/dev/null"), 10, Links::Follow).unwrap(),
+            None
+        );
+        assert!(matches!(
+            read_text(Path::new("/dev/null"), 10, Links::Refuse),
+            Err(ReadError::NotRegular { .. })
+        ));
     }
 
     #[test]
