@@ -559,6 +559,19 @@ fn in_sandbox_mode_the_prompt_hook_carries_out_the_users_loop_commands() {
         "bound to the user's session"
     );
 
+    // "stop" pauses it as always; the user's /resume-loop runs it again.
+    prompt_hook(project, "stop", None);
+    assert_eq!(loop_json(project)["status"], "PAUSED");
+    let answer = prompt_hook(project, "/resume-loop", None);
+    let context = answer["hookSpecificOutput"]["additionalContext"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(
+        context.contains("The user's /resume-loop was carried out"),
+        "{answer}"
+    );
+    assert_eq!(loop_json(project)["status"], "RUNNING");
+
     let answer = prompt_hook(project, "/cancel-loop", None);
     assert!(
         answer["systemMessage"]

@@ -418,20 +418,20 @@ fn add_sandbox(
 /// The state root as the settings name it: relative to the project (with a
 /// trailing `/`) when inside it, else absolute.
 pub fn state_root_for_settings(ctx: &Ctx) -> String {
-    let project = ctx
-        .project_root
-        .canonicalize()
-        .unwrap_or_else(|_| ctx.project_root.clone());
-    let root = ctx
-        .state_root
-        .canonicalize()
-        .unwrap_or_else(|_| ctx.state_root.clone());
-    match root.strip_prefix(&project) {
-        Ok(relative) if !relative.as_os_str().is_empty() => {
-            format!("{}/", relative.to_string_lossy())
+    let canonical = |path: &Path| path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
+    // As given first (a state root not created yet does not canonicalize),
+    // then with every link resolved.
+    for (project, root) in [
+        (ctx.project_root.clone(), ctx.state_root.clone()),
+        (canonical(&ctx.project_root), canonical(&ctx.state_root)),
+    ] {
+        if let Ok(relative) = root.strip_prefix(&project)
+            && !relative.as_os_str().is_empty()
+        {
+            return format!("{}/", relative.to_string_lossy());
         }
-        _ => format!("{}/", root.to_string_lossy()),
     }
+    format!("{}/", canonical(&ctx.state_root).to_string_lossy())
 }
 
 /// Where the hook binaries are: beside this executable (how `cargo install`
