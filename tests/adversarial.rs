@@ -2657,7 +2657,11 @@ fn a_lock_made_read_only_is_repaired_for_an_ordinary_user() {
     };
     let first = run_stop();
     assert_eq!(first.status.code(), Some(0), "{}", text_of(&first));
-    assert!(text_of(&first).contains("\"decision\":\"block\""), "{}", text_of(&first));
+    assert!(
+        text_of(&first).contains("\"decision\":\"block\""),
+        "{}",
+        text_of(&first)
+    );
     let locks: Vec<_> = std::fs::read_dir(state.join(".locks"))
         .unwrap()
         .map(|e| e.unwrap().path())
@@ -2675,8 +2679,7 @@ fn a_lock_made_read_only_is_repaired_for_an_ordinary_user() {
         text_of(&again)
     );
     // The folder of the locks made read-only too.
-    std::fs::set_permissions(state.join(".locks"), std::fs::Permissions::from_mode(0o555))
-        .unwrap();
+    std::fs::set_permissions(state.join(".locks"), std::fs::Permissions::from_mode(0o555)).unwrap();
     for lock in &locks {
         let _ = std::fs::set_permissions(lock, std::fs::Permissions::from_mode(0o444));
     }
@@ -2688,7 +2691,11 @@ fn a_lock_made_read_only_is_repaired_for_an_ordinary_user() {
         .as_bytes(),
     );
     assert_eq!(prompt.status.code(), Some(0), "{}", text_of(&prompt));
-    assert_eq!(loop_state_of(&project)["status"], "PAUSED", "the user's stop holds");
+    assert_eq!(
+        loop_state_of(&project)["status"],
+        "PAUSED",
+        "the user's stop holds"
+    );
     for lock in &locks {
         let _ = std::fs::set_permissions(lock, std::fs::Permissions::from_mode(0o444));
     }
@@ -2772,5 +2779,9 @@ fn mode_changes_of_protected_files_are_put_back_for_an_ordinary_user() {
         .as_bytes(),
     );
     assert_eq!(stop.status.code(), Some(0), "{}", text_of(&stop));
-    assert!(text_of(&stop).contains("\"decision\":\"block\""), "{}", text_of(&stop));
+    assert!(
+        text_of(&stop).contains("\"decision\":\"block\""),
+        "{}",
+        text_of(&stop)
+    );
 }

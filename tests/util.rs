@@ -300,7 +300,9 @@ impl Unprivileged {
                 String::from_utf8_lossy(&probe.stderr).trim()
             );
             if servers_required() {
-                panic!("a test as an ordinary user is required (RALPH_HOOKS_REQUIRE_SERVERS=1): {why}");
+                panic!(
+                    "a test as an ordinary user is required (RALPH_HOOKS_REQUIRE_SERVERS=1): {why}"
+                );
             }
             eprintln!("skipping a test as an ordinary user: {why}");
             return None;
@@ -360,7 +362,9 @@ impl Unprivileged {
     }
 
     pub fn run(&self, command: Command) -> Output {
-        self.wrap(&command).output().expect("run as an ordinary user")
+        self.wrap(&command)
+            .output()
+            .expect("run as an ordinary user")
     }
 }
 

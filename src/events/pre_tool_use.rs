@@ -29,29 +29,41 @@ Config: <project>/.claude/ralph-hooks.json, section \"guard\".
 ";
 
     fn handle(ctx: &Ctx, input: HookInput) -> anyhow::Result<HookOutput> {
-        let tool = match input {
-            HookInput::PreToolUse(tool) => tool,
-            HookInput::PreSkillShellCommand(line) => {
-                return Ok(crate::guards::check_skill_shell(ctx, &line).unwrap_or_default());
-            }
-            _ => return Ok(HookOutput::silent()),
-        };
-        // A guard answer is either a deny, or only a note for the user that
-        // a rule could not be evaluated; a note must not hide the schema check.
-        let guard = crate::guards::check(ctx, &tool).unwrap_or_default();
-        if guard.hook_specific_output.is_some() {
-            return Ok(guard);
-        }
-        if let Some(mut output) = crate::orchestrator::schema::hook::check_write(ctx, &tool) {
-            if let Some(note) = guard.system_message {
-                let message = match output.system_message.take() {
-                    Some(own) => format!("{own}\n{note}"),
-                    None => note,
-                };
-                output.system_message = Some(message);
-            }
-            return Ok(output);
-        }
-        Ok(guard)
+        // A put-back that failed before (a full disk) is tried again before
+        // any rule reads the state.
+        let retried = crate::guards::effects::pending::retry(ctx);
+        let event = input.event();
+        let output = decide(ctx, input)?;
+        Ok(match retried {
+            Some(outcome) => outcome.annotate(ctx, output, event),
+            None => output,
+        })
     }
+}
+
+fn decide(ctx: &Ctx, input: HookInput) -> anyhow::Result<HookOutput> {
+    let tool = match input {
+        HookInput::PreToolUse(tool) => tool,
+        HookInput::PreSkillShellCommand(line) => {
+            return Ok(crate::guards::check_skill_shell(ctx, &line).unwrap_or_default());
+        }
+        _ => return Ok(HookOutput::silent()),
+    };
+    // A guard answer is either a deny, or only a note for the user that
+    // a rule could not be evaluated; a note must not hide the schema check.
+    let guard = crate::guards::check(ctx, &tool).unwrap_or_default();
+    if guard.hook_specific_output.is_some() {
+        return Ok(guard);
+    }
+    if let Some(mut output) = crate::orchestrator::schema::hook::check_write(ctx, &tool) {
+        if let Some(note) = guard.system_message {
+            let message = match output.system_message.take() {
+                Some(own) => format!("{own}\n{note}"),
+                None => note,
+            };
+            output.system_message = Some(message);
+        }
+        return Ok(output);
+    }
+    Ok(guard)
 }

@@ -67,39 +67,52 @@ Env: CLAUDE_PROJECT_DIR, RALPH_HOOKS_STATE_DIR, RALPH_HOOKS_DEBUG=1.
 ";
 
     fn handle(ctx: &Ctx, input: HookInput) -> anyhow::Result<HookOutput> {
-        let HookInput::UserPromptSubmit(input) = input else {
-            return Ok(HookOutput::silent());
-        };
-        if !input.is_from_user() {
-            ctx.debug(format_args!(
-                "a prompt that is not the user's (source {:?}): it neither stops, resumes nor resets anything",
-                input.source
-            ));
-            return Ok(HookOutput::silent());
+        // A put-back that failed before (a full disk) is tried again first.
+        let retried = crate::guards::effects::pending::retry(ctx);
+        let output = decide(ctx, input)?;
+        Ok(match retried {
+            Some(outcome) => outcome.annotate(ctx, output, EventName::UserPromptSubmit),
+            None => output,
+        })
+    }
+}
+
+fn decide(ctx: &Ctx, input: HookInput) -> anyhow::Result<HookOutput> {
+    let HookInput::UserPromptSubmit(input) = input else {
+        return Ok(HookOutput::silent());
+    };
+    if !input.is_from_user() {
+        ctx.debug(format_args!(
+            "a prompt that is not the user's (source {:?}): it neither stops, resumes nor resets anything",
+            input.source
+        ));
+        return Ok(HookOutput::silent());
+    }
+    if input.source.is_none()
+        && let Some(why) = prompt_not_the_users(&input)
+    {
+        ctx.debug(format_args!(
+            "a prompt without a source that is not the user's ({why}): it neither stops, resumes nor resets anything"
+        ));
+        return Ok(HookOutput::silent());
+    }
+    let config = match ctx.config().section::<ControlConfig>("control") {
+        Ok(config) => config,
+        Err(error) => {
+            // Better to hear the user with the default phrases than not
+            // at all because of a typo.
+            eprintln!(
+                "{}: using the default stop phrases: {error:#}",
+                UserPromptSubmit::NAME
+            );
+            ControlConfig::default()
         }
-        if input.source.is_none()
-            && let Some(why) = prompt_not_the_users(&input)
-        {
-            ctx.debug(format_args!(
-                "a prompt without a source that is not the user's ({why}): it neither stops, resumes nor resets anything"
-            ));
-            return Ok(HookOutput::silent());
-        }
-        let config = match ctx.config().section::<ControlConfig>("control") {
-            Ok(config) => config,
-            Err(error) => {
-                // Better to hear the user with the default phrases than not
-                // at all because of a typo.
-                eprintln!("{}: using the default stop phrases: {error:#}", Self::NAME);
-                ControlConfig::default()
-            }
-        };
-        let transcript = input.common.transcript_path.as_deref().map(Path::new);
-        if stop_phrases::is_stop_request(&input.prompt, &config.stop_phrases) {
-            on_stop_request(ctx, transcript)
-        } else {
-            on_ordinary_prompt(ctx, transcript)
-        }
+    };
+    let transcript = input.common.transcript_path.as_deref().map(Path::new);
+    if stop_phrases::is_stop_request(&input.prompt, &config.stop_phrases) {
+        on_stop_request(ctx, transcript)
+    } else {
+        on_ordinary_prompt(ctx, transcript)
     }
 }
 
@@ -276,14 +289,14 @@ pub fn prompt_not_the_users(input: &UserPromptInput) -> Option<String> {
         if row.get("type").and_then(|v| v.as_str()) != Some("assistant") {
             continue;
         }
-        let Some(content) = row
-            .pointer("/message/content")
-            .and_then(|v| v.as_array())
-        else {
+        let Some(content) = row.pointer("/message/content").and_then(|v| v.as_array()) else {
             continue;
         };
         for block in content {
-            let name = block.get("name").and_then(|v| v.as_str()).unwrap_or_default();
+            let name = block
+                .get("name")
+                .and_then(|v| v.as_str())
+                .unwrap_or_default();
             if block.get("type").and_then(|v| v.as_str()) != Some("tool_use")
                 || !SCHEDULING_TOOLS.contains(&name)
             {
