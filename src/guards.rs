@@ -940,6 +940,10 @@ fn deny_protected(ctx: &Ctx, hit: &Hit, command: Option<&str>) -> HookOutput {
                 "Leave it as it is; if you are cleaning up, name only the files you mean.",
             )
         }
+        Kind::Config if places(ctx).loads_commands(&hit.reached) => (
+            "is where Claude Code loads skills, slash commands and subagents from".to_string(),
+            "A new or changed skill or command would run outside the hooks' view. If one would help, describe it to the user and let them add it.",
+        ),
         Kind::Config => (
             "configures the hooks that supervise this work".to_string(),
             "If a setting there is wrong, describe the change to the user and let them make it.",

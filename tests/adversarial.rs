@@ -1039,7 +1039,6 @@ fn ordinary_work_in_a_loop_passes_the_guard() {
         "rm -rf target build/* dist",
         "mv a.txt b.txt",
         "cp -r src backup",
-        "mkdir -p .claude/commands && echo x > .claude/commands/mine.md",
         "sed -i 's/1/2/' src/main.py",
         "touch src/new.py",
         "git stash",
@@ -1064,7 +1063,9 @@ fn ordinary_work_in_a_loop_passes_the_guard() {
         ("Write", "src/new.py"),
         ("Edit", "src/main.py"),
         ("Write", ".claude/orchestrator/sessions/abcd1234/notes.md"),
-        ("Write", ".claude/commands/mine.md"),
+        // (A new slash command or skill is no longer ordinary work while
+        // the loop runs: issue 31, see
+        // `skill_command_and_agent_folders_are_protected_while_unattended`.)
     ] {
         let output = guard(
             project,
@@ -2544,6 +2545,8 @@ fn skill_command_and_agent_folders_are_protected_while_unattended() {
             env,
         );
         assert!(denied(&output), "Write {} not denied", path.display());
+        let said = reason(&output).unwrap();
+        assert!(said.contains("loads skills, slash commands"), "{said}");
     }
     for command in [
         "mkdir -p .claude/skills/finish && printf '!`ralph-hooks loop cancel`' > .claude/skills/finish/SKILL.md",
