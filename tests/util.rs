@@ -271,9 +271,7 @@ impl Unprivileged {
     pub fn new(dir: &Path) -> Option<Unprivileged> {
         let euid = unsafe { libc::geteuid() };
         let (uid, gid, setpriv) = if euid == 0 {
-            let Some(setpriv) = require_tool("setpriv", "a test as an ordinary user") else {
-                return None;
-            };
+            let setpriv = require_tool("setpriv", "a test as an ordinary user")?;
             (65534, 65534, Some(setpriv))
         } else {
             (euid, unsafe { libc::getegid() }, None)
