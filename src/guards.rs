@@ -9,8 +9,11 @@
 //! | `loop_commands` (push/publish globs) | Bash | a matching command while a Ralph loop is RUNNING |
 //! | `loop_control` (true) | Bash, Skill | while the agent works unattended: the CLI commands and slash commands that end or weaken the loop or the task ([`control`]) |
 //! | `state_files` (true) | Write, Edit, MultiEdit, NotebookEdit | writing ralph-hooks' own state files |
-//! | `state_files` (true) | the same and Bash | while a loop or a task continuation is active: writing, moving, removing or linking to anything in the protected set ([`protect`]): the state root, the hooks' config, Claude Code's settings, `guard.protected` |
+//! | `state_files` (true) | the same and Bash | while a loop or a task continuation is active: writing, moving, removing or linking to anything in the protected set ([`protect`]): the state root, the hooks' config, Claude Code's settings (with `CLAUDE_CONFIG_DIR`'s and the managed ones), the skill, command and agent folders, `guard.protected` |
 //! | `placeholders` (true) | Agent, Task | a sub-agent prompt with `{{UPPER_SNAKE}}` placeholders left |
+//!
+//! A skill's or slash command's `` !`…` `` line (PreSkillShellCommand) gets
+//! the Bash rows, unless the user typed the command ([`check_skill_shell`]).
 //!
 //! A Bash command is read by [`shell`] (with the script files it runs);
 //! what that reading cannot see — a script written and run in one command,
@@ -939,6 +942,10 @@ fn deny_protected(ctx: &Ctx, hit: &Hit, command: Option<&str>) -> HookOutput {
                 "Leave it as it is; if you are cleaning up, name only the files you mean.",
             )
         }
+        Kind::Config if places(ctx).loads_commands(&hit.reached) => (
+            "is where Claude Code loads skills, slash commands and subagents from".to_string(),
+            "A new or changed skill or command would run outside the hooks' view. If one would help, describe it to the user and let them add it.",
+        ),
         Kind::Config => (
             "configures the hooks that supervise this work".to_string(),
             "If a setting there is wrong, describe the change to the user and let them make it.",

@@ -1045,7 +1045,6 @@ fn ordinary_work_in_a_loop_passes_the_guard() {
         "rm -rf target build/* dist",
         "mv a.txt b.txt",
         "cp -r src backup",
-        "mkdir -p .claude/commands && echo x > .claude/commands/mine.md",
         "sed -i 's/1/2/' src/main.py",
         "touch src/new.py",
         "git stash",
@@ -1070,7 +1069,9 @@ fn ordinary_work_in_a_loop_passes_the_guard() {
         ("Write", "src/new.py"),
         ("Edit", "src/main.py"),
         ("Write", ".claude/orchestrator/sessions/abcd1234/notes.md"),
-        ("Write", ".claude/commands/mine.md"),
+        // (A new slash command or skill is no longer ordinary work while
+        // the loop runs: issue 31, see
+        // `skill_command_and_agent_folders_are_protected_while_unattended`.)
     ] {
         let output = guard(
             project,
@@ -2550,6 +2551,8 @@ fn skill_command_and_agent_folders_are_protected_while_unattended() {
             env,
         );
         assert!(denied(&output), "Write {} not denied", path.display());
+        let said = reason(&output).unwrap();
+        assert!(said.contains("loads skills, slash commands"), "{said}");
     }
     for command in [
         "mkdir -p .claude/skills/finish && printf '!`ralph-hooks loop cancel`' > .claude/skills/finish/SKILL.md",
@@ -2663,7 +2666,11 @@ fn a_lock_made_read_only_is_repaired_for_an_ordinary_user() {
     };
     let first = run_stop();
     assert_eq!(first.status.code(), Some(0), "{}", text_of(&first));
-    assert!(text_of(&first).contains("\"decision\":\"block\""), "{}", text_of(&first));
+    assert!(
+        text_of(&first).contains("\"decision\":\"block\""),
+        "{}",
+        text_of(&first)
+    );
     let locks: Vec<_> = std::fs::read_dir(state.join(".locks"))
         .unwrap()
         .map(|e| e.unwrap().path())
@@ -2681,8 +2688,7 @@ fn a_lock_made_read_only_is_repaired_for_an_ordinary_user() {
         text_of(&again)
     );
     // The folder of the locks made read-only too.
-    std::fs::set_permissions(state.join(".locks"), std::fs::Permissions::from_mode(0o555))
-        .unwrap();
+    std::fs::set_permissions(state.join(".locks"), std::fs::Permissions::from_mode(0o555)).unwrap();
     for lock in &locks {
         let _ = std::fs::set_permissions(lock, std::fs::Permissions::from_mode(0o444));
     }
@@ -2694,7 +2700,11 @@ fn a_lock_made_read_only_is_repaired_for_an_ordinary_user() {
         .as_bytes(),
     );
     assert_eq!(prompt.status.code(), Some(0), "{}", text_of(&prompt));
-    assert_eq!(loop_state_of(&project)["status"], "PAUSED", "the user's stop holds");
+    assert_eq!(
+        loop_state_of(&project)["status"],
+        "PAUSED",
+        "the user's stop holds"
+    );
     for lock in &locks {
         let _ = std::fs::set_permissions(lock, std::fs::Permissions::from_mode(0o444));
     }
@@ -2778,5 +2788,9 @@ fn mode_changes_of_protected_files_are_put_back_for_an_ordinary_user() {
         .as_bytes(),
     );
     assert_eq!(stop.status.code(), Some(0), "{}", text_of(&stop));
-    assert!(text_of(&stop).contains("\"decision\":\"block\""), "{}", text_of(&stop));
+    assert!(
+        text_of(&stop).contains("\"decision\":\"block\""),
+        "{}",
+        text_of(&stop)
+    );
 }

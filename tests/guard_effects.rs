@@ -961,3 +961,113 @@ fn file_names_in_messages_are_escaped() {
         "{reason:?}"
     );
 }
+
+/// A small tmpfs mounted over a folder (its content copied in), unmounted
+/// on drop; `None` (saying why) where mounting is not permitted, unless
+/// `RALPH_HOOKS_REQUIRE_SERVERS=1`.
+struct SmallDisk {
+    at: PathBuf,
+}
+
+impl SmallDisk {
+    fn mount(at: &Path, size: &str) -> Option<SmallDisk> {
+        let saved = at.with_extension("before-mount");
+        std::fs::rename(at, &saved).unwrap();
+        std::fs::create_dir(at).unwrap();
+        let mounted = Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
+            .arg(at)
+            .output();
+        let ok = mounted.as_ref().is_ok_and(|o| o.status.success());
+        if !ok {
+            let why = match &mounted {
+                Ok(output) => String::from_utf8_lossy(&output.stderr).trim().to_string(),
+                Err(error) => error.to_string(),
+            };
+            std::fs::remove_dir(at).unwrap();
+            std::fs::rename(&saved, at).unwrap();
+            if util::servers_required() {
+                panic!(
+                    "a small filesystem is required (RALPH_HOOKS_REQUIRE_SERVERS=1): mount: {why}"
+                );
+            }
+            eprintln!("skipping the full-disk test: cannot mount a tmpfs ({why})");
+            return None;
+        }
+        util::copy_tree(&saved, at);
+        std::fs::remove_dir_all(&saved).unwrap();
+        Some(SmallDisk {
+            at: at.to_path_buf(),
+        })
+    }
+}
+
+impl Drop for SmallDisk {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(&self.at).status();
+    }
+}
+
+// See: issue 31, "What was seen" 6: a command that deletes the state and
+// then fills the disk left the put-back failing, never retried. The copy
+// is kept, every later hook tries again, Claude and the user are told, and
+// the loop comes back once there is space.
+#[test]
+fn a_put_back_that_fails_on_a_full_disk_is_retried_at_every_hook() {
+    let dir = supervised("effects-disk-full");
+    let project = dir.path();
+    let Some(_disk) = SmallDisk::mount(&project.join(".claude"), "256k") else {
+        return;
+    };
+    let loop_file = project.join(".claude/orchestrator/loop.json");
+    let before = read(loop_file.clone());
+    let (output, _) = call(
+        project,
+        "toolu_fill",
+        "python3 -c \"import os; os.remove('.claude/orchestrator/loop.json')\"; head -c 10M /dev/zero > .claude/filler || true",
+    );
+    let said = message(&output);
+    assert!(
+        said.contains("loop.json (deleted, could NOT be put back"),
+        "{said}"
+    );
+    assert!(!loop_file.exists());
+    // Still full: a Stop is not let through while the loop's state is
+    // missing, and says why.
+    let stop = util::run_with_stdin(
+        util::command("ralph-stop-loop-controller", project),
+        json!({"hook_event_name": "Stop", "session_id": SESSION, "cwd": project,
+               "stop_hook_active": false, "last_assistant_message": "all done"})
+        .to_string()
+        .as_bytes(),
+    );
+    let stopped: Value = serde_json::from_slice(&stop.stdout).unwrap_or(Value::Null);
+    assert_eq!(
+        stopped["decision"],
+        "block",
+        "{}",
+        String::from_utf8_lossy(&stop.stdout)
+    );
+    assert!(
+        stopped["reason"]
+            .as_str()
+            .unwrap()
+            .contains("could NOT be put back"),
+        "{stopped}"
+    );
+    // Space again: the next hook of any kind puts the loop back.
+    std::fs::remove_file(project.join(".claude/filler")).unwrap();
+    let prompt = util::run_with_stdin(
+        util::command("ralph-user-prompt-submit", project),
+        json!({"hook_event_name": "UserPromptSubmit", "session_id": SESSION, "cwd": project,
+               "prompt": "how is it going?", "source": "user"})
+        .to_string()
+        .as_bytes(),
+    );
+    assert_eq!(prompt.status.code(), Some(0));
+    let told: Value = serde_json::from_slice(&prompt.stdout).unwrap_or(Value::Null);
+    assert!(message(&told).contains("put back at last"), "{told}");
+    assert_eq!(read(loop_file), before);
+    assert_eq!(loop_status(project), "RUNNING");
+    assert!(!watch_dir(project).join("pending.json").exists());
+}

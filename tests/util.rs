@@ -271,9 +271,7 @@ impl Unprivileged {
     pub fn new(dir: &Path) -> Option<Unprivileged> {
         let euid = unsafe { libc::geteuid() };
         let (uid, gid, setpriv) = if euid == 0 {
-            let Some(setpriv) = require_tool("setpriv", "a test as an ordinary user") else {
-                return None;
-            };
+            let setpriv = require_tool("setpriv", "a test as an ordinary user")?;
             (65534, 65534, Some(setpriv))
         } else {
             (euid, unsafe { libc::getegid() }, None)
@@ -300,7 +298,9 @@ impl Unprivileged {
                 String::from_utf8_lossy(&probe.stderr).trim()
             );
             if servers_required() {
-                panic!("a test as an ordinary user is required (RALPH_HOOKS_REQUIRE_SERVERS=1): {why}");
+                panic!(
+                    "a test as an ordinary user is required (RALPH_HOOKS_REQUIRE_SERVERS=1): {why}"
+                );
             }
             eprintln!("skipping a test as an ordinary user: {why}");
             return None;
@@ -360,7 +360,9 @@ impl Unprivileged {
     }
 
     pub fn run(&self, command: Command) -> Output {
-        self.wrap(&command).output().expect("run as an ordinary user")
+        self.wrap(&command)
+            .output()
+            .expect("run as an ordinary user")
     }
 }
 

@@ -29,43 +29,49 @@ Config: <project>/.claude/ralph-hooks.json, section \"guard\".
 ";
 
     fn handle(ctx: &Ctx, input: HookInput) -> anyhow::Result<HookOutput> {
-        let tool = match input {
-            HookInput::PreToolUse(tool) => tool,
-            HookInput::PreSkillShellCommand(line) => {
-                return Ok(crate::guards::check_skill_shell(ctx, &line).unwrap_or_default());
+        // A put-back that failed before (a full disk) is tried again before
+        // any rule reads the state.
+        let retried = crate::guards::effects::pending::retry(ctx);
+        let event = input.event();
+        let output = match input {
+            HookInput::PreToolUse(tool) => {
+                // A check owed for an earlier command comes first: the rules
+                // and this call's snapshot then see what was put back.
+                let made_up = crate::guards::effects::make_up(ctx, Some(&tool), false);
+                let output = decide(ctx, &tool)?;
+                match made_up {
+                    Some(told) => told.add_to(output, Some(EventName::PreToolUse)),
+                    None => output,
+                }
             }
-            _ => return Ok(HookOutput::silent()),
+            HookInput::PreSkillShellCommand(line) => {
+                crate::guards::check_skill_shell(ctx, &line).unwrap_or_default()
+            }
+            _ => HookOutput::silent(),
         };
-        // A check owed for an earlier command comes first: the rules and
-        // this call's snapshot then see what was put back.
-        let made_up = crate::guards::effects::make_up(ctx, Some(&tool), false);
-        let output = decide(ctx, &tool)?;
-        Ok(match made_up {
-            Some(told) => told.add_to(output, Some(EventName::PreToolUse)),
+        Ok(match retried {
+            Some(outcome) => outcome.annotate(ctx, output, event),
             None => output,
         })
     }
 }
 
 fn decide(ctx: &Ctx, tool: &ToolInput) -> anyhow::Result<HookOutput> {
-    {
-        let tool = tool;
-        // A guard answer is either a deny, or only a note for the user that
-        // a rule could not be evaluated; a note must not hide the schema check.
-        let guard = crate::guards::check(ctx, tool).unwrap_or_default();
-        if guard.hook_specific_output.is_some() {
-            return Ok(guard);
-        }
-        if let Some(mut output) = crate::orchestrator::schema::hook::check_write(ctx, tool) {
-            if let Some(note) = guard.system_message {
-                let message = match output.system_message.take() {
-                    Some(own) => format!("{own}\n{note}"),
-                    None => note,
-                };
-                output.system_message = Some(message);
-            }
-            return Ok(output);
-        }
-        Ok(guard)
+    // A guard answer is either a deny, or only a note for the user that
+    // a rule could not be evaluated; a note must not hide the schema check.
+    let guard = crate::guards::check(ctx, tool).unwrap_or_default();
+    if guard.hook_specific_output.is_some() {
+        return Ok(guard);
     }
+    if let Some(mut output) = crate::orchestrator::schema::hook::check_write(ctx, tool) {
+        if let Some(note) = guard.system_message {
+            let message = match output.system_message.take() {
+                Some(own) => format!("{own}\n{note}"),
+                None => note,
+            };
+            output.system_message = Some(message);
+        }
+        return Ok(output);
+    }
+    Ok(guard)
 }

@@ -80,7 +80,13 @@ Env: CLAUDE_PROJECT_DIR, RALPH_HOOKS_STATE_DIR, RALPH_HOOKS_DEBUG=1.
 
     fn handle(ctx: &Ctx, input: HookInput) -> anyhow::Result<HookOutput> {
         match input {
-            HookInput::Stop(stop) => on_stop(ctx, &stop, Mode::Blocking),
+            HookInput::Stop(stop) => {
+                // A put-back that failed before (a full disk) is tried
+                // again first: the loop's own state may be what it restores.
+                let retried = crate::guards::effects::pending::retry(ctx);
+                let output = on_stop(ctx, &stop, Mode::Blocking);
+                crate::guards::effects::pending::at_stop(ctx, retried, output)
+            }
             // A loop is about the main agent's turn; a subagent ending must
             // not run the checks or use an iteration. The main agent's
             // calls may still run: a check owed is made, the snapshot kept.

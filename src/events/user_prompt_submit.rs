@@ -70,11 +70,17 @@ Env: CLAUDE_PROJECT_DIR, RALPH_HOOKS_STATE_DIR, RALPH_HOOKS_DEBUG=1.
         let HookInput::UserPromptSubmit(input) = input else {
             return Ok(HookOutput::silent());
         };
-        // A check owed for an earlier command of the agent's comes first.
+        // A put-back that failed before (a full disk) is tried again first,
+        // then a check owed for an earlier command of the agent's.
+        let retried = crate::guards::effects::pending::retry(ctx);
         let made_up = crate::guards::effects::make_up(ctx, None, false);
         let output = on_prompt(ctx, &input)?;
-        Ok(match made_up {
+        let output = match made_up {
             Some(told) => told.add_to(output, Some(EventName::UserPromptSubmit)),
+            None => output,
+        };
+        Ok(match retried {
+            Some(outcome) => outcome.annotate(ctx, output, EventName::UserPromptSubmit),
             None => output,
         })
     }
@@ -304,14 +310,14 @@ pub fn prompt_not_the_users(input: &UserPromptInput) -> Option<String> {
         if row.get("type").and_then(|v| v.as_str()) != Some("assistant") {
             continue;
         }
-        let Some(content) = row
-            .pointer("/message/content")
-            .and_then(|v| v.as_array())
-        else {
+        let Some(content) = row.pointer("/message/content").and_then(|v| v.as_array()) else {
             continue;
         };
         for block in content {
-            let name = block.get("name").and_then(|v| v.as_str()).unwrap_or_default();
+            let name = block
+                .get("name")
+                .and_then(|v| v.as_str())
+                .unwrap_or_default();
             if block.get("type").and_then(|v| v.as_str()) != Some("tool_use")
                 || !SCHEDULING_TOOLS.contains(&name)
             {

@@ -30,6 +30,7 @@
 //!
 //! [`journal`]: crate::state::journal
 
+pub mod pending;
 pub mod publish;
 pub mod refs;
 pub mod snapshot;
@@ -216,7 +217,8 @@ pub fn before_bash(
 ) -> Option<HookOutput> {
     let watch = journal::watch_dir(&ctx.state_root)?;
     if !supervision.unattended() {
-        if watch.exists() {
+        // A put-back still pending keeps its copies (see [`pending`]).
+        if watch.exists() && !watch.join(pending::FILE).exists() {
             let _ = std::fs::remove_dir_all(&watch);
         }
         return None;
@@ -309,6 +311,15 @@ pub struct Change {
 /// failed or was interrupted): compares, puts back, looks for pushes and
 /// publishes. Silent when there is no snapshot for this call.
 pub fn after_bash(ctx: &Ctx, tool: &ToolInput) -> HookOutput {
+    let retried = pending::retry(ctx);
+    let output = after_bash_checked(ctx, tool);
+    match retried {
+        Some(outcome) => outcome.annotate(ctx, output, EventName::PostToolUse),
+        None => output,
+    }
+}
+
+fn after_bash_checked(ctx: &Ctx, tool: &ToolInput) -> HookOutput {
     let Some(watch) = journal::watch_dir(&ctx.state_root) else {
         return HookOutput::silent();
     };
@@ -477,12 +488,17 @@ fn check_after(
     let mut changes = snapshot::repair_dir_modes(&ctx.state_root);
     changes.extend(snapshot::restore_modes(&window.manifest));
     let mut now = snapshot::take(&paths, base.as_ref(), &mut blobs, now_ms());
-    changes.extend(compare_and_restore(ctx, &window, &mut now, &records, &blobs));
+    changes.extend(compare_and_restore(
+        ctx, &window, &mut now, &records, &blobs,
+    ));
+    pending::record(watch, failed_put_backs(ctx, &window, &changes))?;
     write_json(&watch.join(BASE_FILE), &now)?;
     let now_manifest = now.clone();
     let live: Vec<Manifest> = open_windows(watch);
+    let kept = pending::Pending::read(watch).manifest();
     let mut referenced: Vec<&Manifest> = live.iter().collect();
     referenced.push(&now);
+    referenced.push(&kept);
     blobs.collect_garbage(&referenced);
 
     let since = window.checked_ms.unwrap_or(window.started_ms);
@@ -514,6 +530,39 @@ fn check_after(
         }
     }
     Ok(told)
+}
+
+/// The put-backs that failed and can be tried again (a copy was kept, or
+/// the file was not there before), for [`pending`].
+fn failed_put_backs(ctx: &Ctx, window: &Window, changes: &[Change]) -> Vec<pending::Entry> {
+    changes
+        .iter()
+        .filter_map(|change| {
+            let why = change.restored.as_ref().err()?;
+            let before = window.manifest.files.get(&change.path)?;
+            if before.exists()
+                && !before.kept
+                && !before
+                    .content
+                    .as_deref()
+                    .is_some_and(|c| c.starts_with("link:"))
+            {
+                return None;
+            }
+            let relative = Path::new(&change.path)
+                .strip_prefix(&ctx.state_root)
+                .ok()
+                .map(|r| r.to_string_lossy().into_owned());
+            Some(pending::Entry {
+                path: change.path.clone(),
+                before: before.clone(),
+                relative,
+                command: cap(&window.command, 400),
+                since_ms: window.started_ms,
+                error: why.clone(),
+            })
+        })
+        .collect()
 }
 
 fn open_windows(watch: &Path) -> Vec<Manifest> {

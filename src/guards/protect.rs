@@ -118,6 +118,20 @@ impl Places {
     }
 }
 
+impl Places {
+    /// Whether `path` lies in a folder Claude Code loads skills, slash
+    /// commands or subagents from ([`LOADED_FROM`]).
+    pub fn loads_commands(&self, path: &Path) -> bool {
+        let path = lexical_normalize(path);
+        let bases = std::iter::once(self.project_root.join(".claude"))
+            .chain(self.home.iter().map(|home| home.join(".claude")))
+            .chain(self.config_dir.clone());
+        bases
+            .flat_map(|base| LOADED_FROM.iter().map(move |name| base.join(name)))
+            .any(|dir| path.starts_with(lexical_normalize(&dir)))
+    }
+}
+
 impl ProtectedSet {
     /// The set for this project; `user` is `guard.protected`.
     pub fn new(places: &Places, config_file: &Path, user: &[String]) -> ProtectedSet {

@@ -738,7 +738,10 @@ mod tests {
         let HookInput::PreSkillShellCommand(line) = input else {
             panic!("not a skill line");
         };
-        assert_eq!(line.tool.input_str("command"), Some("ralph-hooks loop cancel"));
+        assert_eq!(
+            line.tool.input_str("command"),
+            Some("ralph-hooks loop cancel")
+        );
         assert_eq!(line.tool.common.session_id.as_deref(), Some("s"));
         assert!(!line.invoked_by_user());
         let prompt = parse_input(

@@ -309,7 +309,9 @@ fn refused_while_unattended(agent: &Agent, task_id: &str, action: &StepAction) -
         Err(problem) => {
             return Some(error(
                 StatusCode::SERVICE_UNAVAILABLE,
-                format!("cannot tell whether the work runs unattended, so the steps are left as they are: {problem:#}"),
+                format!(
+                    "cannot tell whether the work runs unattended, so the steps are left as they are: {problem:#}"
+                ),
             ));
         }
     };

@@ -187,8 +187,8 @@ fn move_aside_under_folder_lock(path: &Path, kind: &str) -> anyhow::Result<Optio
             .open(path)
             .is_err_and(|e| matches!(e.raw_os_error(), Some(libc::EACCES) | Some(libc::EPERM)))
     };
-    let still_bad = fs::symlink_metadata(path)
-        .is_ok_and(|m| !m.file_type().is_file() || unopenable());
+    let still_bad =
+        fs::symlink_metadata(path).is_ok_and(|m| !m.file_type().is_file() || unopenable());
     if !still_bad {
         return Ok(None);
     }
