@@ -587,7 +587,10 @@ mod tests {
             "`os` imported but unused\n\nhelp: Remove unused import: `os`"
         );
         assert_eq!(values[1]["code"], "F541");
-        assert_eq!(values[1]["range"]["start"], json!({"line": 1, "character": 4}));
+        assert_eq!(
+            values[1]["range"]["start"],
+            json!({"line": 1, "character": 4})
+        );
         assert_eq!(values[2]["severity"], 1);
         assert!(parse_ruff(b"{}", &root).is_err());
         std::fs::remove_dir_all(&root).unwrap();
