@@ -217,8 +217,8 @@ fn execute(
             command.args(["check", "--output-format", "gitlab", "--no-progress"]);
         }
         // `--force-exclude`: the project's excludes hold for files named
-        // on the command line too; nothing is fixed, and findings are no
-        // failure of the run.
+        // on the command line too; nothing is fixed, findings are no
+        // failure of the run, and no `.ruff_cache` is left in the project.
         BatchCli::Ruff => {
             command.args([
                 "check",
@@ -227,6 +227,7 @@ fn execute(
                 "--no-fix",
                 "--exit-zero",
                 "--force-exclude",
+                "--no-cache",
                 "--quiet",
             ]);
         }
@@ -328,8 +329,8 @@ fn parse_ty(output: &[u8], root: &Path) -> Result<HashMap<PathBuf, Vec<ServerDia
 /// "location": {"row", "column"}, "end_location", "filename", "fix":
 /// {"message"}}`, 1-based character columns, absolute file names. Made to
 /// read as `ruff server` says it after an edit: source `Ruff`, an error
-/// for a syntax error (no code), an undefined name (F821) or a file it
-/// cannot read (E902), a warning for the rest, the fix's message as a
+/// for a syntax error (`invalid-syntax`, or no code), an undefined name
+/// (F821) or a file it cannot read (E902), a warning for the rest, the fix's message as a
 /// `help:` line, unused imports and variables tagged unnecessary.
 fn parse_ruff(
     output: &[u8],
@@ -348,7 +349,7 @@ fn parse_ruff(
         let point = |key: &str, part: &str| entry[key][part].as_u64().unwrap_or(1).max(1) as u32;
         let code = entry["code"].as_str();
         let severity = match code {
-            None | Some("F821") | Some("E902") => 1,
+            None | Some("invalid-syntax") | Some("F821") | Some("E902") => 1,
             _ => 2,
         };
         let mut message = entry["message"].as_str().unwrap_or_default().to_string();
@@ -571,7 +572,9 @@ mod tests {
              "location": {"row": 2, "column": 5}, "end_location": {"row": 2, "column": 9},
              "fix": null},
             {"code": "F821", "message": "Undefined name `nope`", "filename": file,
-             "location": {"row": 3, "column": 5}, "end_location": {"row": 3, "column": 9}}
+             "location": {"row": 3, "column": 5}, "end_location": {"row": 3, "column": 9}},
+            {"code": "invalid-syntax", "message": "Expected `)`", "filename": file,
+             "location": {"row": 3, "column": 1}, "end_location": {"row": 3, "column": 2}}
         ]);
         let parsed = parse_ruff(output.to_string().as_bytes(), &root).unwrap();
         let diagnostics = &parsed[&uri::comparable(&root.join("a.py"))];
@@ -592,6 +595,7 @@ mod tests {
             json!({"line": 1, "character": 4})
         );
         assert_eq!(values[2]["severity"], 1);
+        assert_eq!(values[3]["severity"], 1, "a syntax error is an error");
         assert!(parse_ruff(b"{}", &root).is_err());
         std::fs::remove_dir_all(&root).unwrap();
     }
