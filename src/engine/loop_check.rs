@@ -506,6 +506,14 @@ pub fn condition(
         scope == Scope::Touched,
     );
     outcome.name = key.into();
+    // The follow-up prompt says it too (`loop start` already has).
+    if !outcome.report.is_empty() && !outcome.notes.is_empty() {
+        outcome.report.push_str("\n  ast-grep rules not loaded:");
+        for note in &outcome.notes {
+            outcome.report.push_str("\n    ");
+            outcome.report.push_str(note);
+        }
+    }
     if !outcome.holds
         && let Some(record) = previous_record
     {
@@ -620,13 +628,6 @@ pub fn outcome(
         outcome.notes = rule_notes(&report.rule_problems);
         if let Some(record) = outcome.record.as_object_mut() {
             record.insert("rule_problems".into(), json!(outcome.notes));
-        }
-        if !outcome.report.is_empty() {
-            outcome.report.push_str("\n  ast-grep rules not loaded:");
-            for note in &outcome.notes {
-                outcome.report.push_str("\n    ");
-                outcome.report.push_str(note);
-            }
         }
     }
     outcome
