@@ -36,6 +36,10 @@
 //!   filled in on a timer after start-up, and a references request that
 //!   comes first finds only the open file.
 //!
+//! - `never-publishes`: answers `initialize` and `shutdown`, reads every
+//!   message, and never publishes anything (a server that started but
+//!   does not answer for a file).
+//!
 //! - `slow-files`: like `normal`, but each document's publish takes
 //!   `--delay-ms`, with a log message every 100 ms meanwhile (busy, not
 //!   hung), so a batch of files takes their number times the delay.
@@ -74,6 +78,7 @@ enum Mode {
     IndexLate,
     SilentIfStillClean,
     SlowFiles,
+    NeverPublishes,
 }
 
 struct Options {
@@ -165,6 +170,9 @@ fn main() {
                             .and_then(|mut file| writeln!(file, "{kind} {uri}"));
                     }
                     documents::set(&uri, &text);
+                    if options.mode == Mode::NeverPublishes {
+                        continue;
+                    }
                     if options.mode == Mode::SilentIfUnchanged && unchanged {
                         continue;
                     }
@@ -224,6 +232,7 @@ fn parse_args() -> Options {
                     "index-late" => Mode::IndexLate,
                     "silent-if-still-clean" => Mode::SilentIfStillClean,
                     "slow-files" => Mode::SlowFiles,
+                    "never-publishes" => Mode::NeverPublishes,
                     other => {
                         eprintln!("fake_lsp_server: unknown mode {other:?}");
                         std::process::exit(2);
@@ -383,6 +392,7 @@ fn on_document(
         | Mode::Garbage
         | Mode::IndexLate
         | Mode::SilentIfStillClean => {}
+        Mode::NeverPublishes => {}
         Mode::Crash => {
             let _ = output.write_all(b"Content-Length: 200\r\n\r\n{\"jsonrpc\":\"2.0\",\"meth");
             let _ = output.flush();

@@ -173,6 +173,10 @@ pub struct ServerInfo {
     pub busy: bool,
     /// Started but not yet through its first check.
     pub warming: bool,
+    /// Its process is starting and has not answered `initialize` yet: the
+    /// only time an edit is told "warming up". A server that did answer
+    /// and then says nothing about a file has timed out for that file.
+    pub starting: bool,
     /// A caller already waited for this warm-up and was told "warming up":
     /// later callers are told at once, not made to wait again.
     pub warming_waited: bool,
@@ -239,6 +243,7 @@ pub fn spawn(host: Arc<dyn Host>, key: Key, id: u64) -> std::io::Result<WorkerHa
         open_files: 0,
         busy: false,
         warming: false,
+        starting: false,
         warming_waited: false,
         last_error: None,
         batch_done: 0,
@@ -952,8 +957,13 @@ impl Worker {
         ));
         // Starting counts as warming: a check that stops waiting meanwhile
         // is told so (the start goes on).
-        self.update_info(|info| info.warming = true);
-        let client = match Client::start(&launch, deadline) {
+        self.update_info(|info| {
+            info.warming = true;
+            info.starting = true;
+        });
+        let started = Client::start(&launch, deadline);
+        self.update_info(|info| info.starting = false);
+        let client = match started {
             Ok(client) => client,
             Err(error) => {
                 self.update_info(|info| {

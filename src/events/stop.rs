@@ -670,11 +670,14 @@ fn stop_outcome(
             .and_then(serde_json::Value::as_u64)
             .unwrap_or(0);
         fixed += fixed_here;
-        checks.push(
-            json!({"kind": condition.name, "name": condition.name, "passed": condition.holds,
+        let mut check = json!({"kind": condition.name, "name": condition.name, "passed": condition.holds,
                            "inconclusive": condition.inconclusive, "durationMs": ms, "files": files,
-                           "errors": errors, "warnings": warnings, "fixed": fixed_here}),
-        );
+                           "errors": errors, "warnings": warnings, "fixed": fixed_here});
+        // A rule file that does not load, in the events log too.
+        if !condition.notes.is_empty() {
+            check["ruleProblems"] = json!(condition.notes);
+        }
+        checks.push(check);
     }
     let mut fields = serde_json::Map::new();
     fields.insert("since".into(), json!(stamp(since)));
