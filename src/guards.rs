@@ -820,12 +820,47 @@ fn file_write(
         }),
     };
     let Some(hit) = hit else {
-        return Ok(None);
+        return outside_the_project(ctx, &path, supervision);
     };
     if !supervision.get()?.unattended() {
         return Ok(None);
     }
     Ok(Some(deny_protected(ctx, &hit, None)))
+}
+
+/// Sandbox mode, while the agent works unattended: the file tools write only
+/// inside the project and the temp folders. Claude Code's sandbox confines
+/// Bash, not the Write and Edit tools, and a file outside the project
+/// (`~/.gitconfig`, `/etc/ld.so.preload`, a shell's rc file) can make a
+/// program the hooks run, outside the sandbox, run the agent's code.
+fn outside_the_project(
+    ctx: &Ctx,
+    path: &Path,
+    supervision: &Lazy<'_>,
+) -> anyhow::Result<Option<HookOutput>> {
+    if !crate::hook::sandbox::installed(ctx) {
+        return Ok(None);
+    }
+    let allowed: Vec<PathBuf> = [
+        ctx.project_root.clone(),
+        std::env::temp_dir(),
+        PathBuf::from("/tmp"),
+        PathBuf::from("/var/tmp"),
+    ]
+    .iter()
+    .flat_map(|root| protect::forms(root))
+    .collect();
+    let escapes = protect::forms(path)
+        .iter()
+        .any(|form| !allowed.iter().any(|root| form.starts_with(root)));
+    if !escapes || !supervision.get()?.unattended() {
+        return Ok(None);
+    }
+    let written = path.to_string_lossy();
+    let shown = crate::util::text::escape_controls(&written);
+    Ok(Some(HookOutput::deny(format!(
+        "Not while the Ralph loop runs unattended in sandbox mode: {shown} is outside the project. The file tools write only inside the project (and the temp folders) until the loop ends; keep the work in the project, or tell the user what should change outside it."
+    ))))
 }
 
 fn kind_of_path(set: &ProtectedSet, path: &Path) -> Kind {
