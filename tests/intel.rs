@@ -257,44 +257,107 @@ fn rewrite_apply_rolls_back_when_a_write_fails() {
     }
 }
 
-/// A file that changes after the rewrite was computed (another writer, the
-/// user's editor) is refused at write time: nothing is written, not even
-/// the files that did not change.
-#[test]
-fn rewrite_apply_refuses_a_file_changed_since_the_preview() {
+/// Runs `args` with `RALPH_HOOKS_PAUSE_BEFORE_WRITE`, calling `meanwhile`
+/// with the attempt's number (1, 2, …) each time the command has computed
+/// its changes and waits to write them; `None` from it stops acting (the
+/// command is let go each time). The exit code and stderr after the pauses.
+fn run_with_outside_edits(
+    project: &Path,
+    args: &[&str],
+    mut meanwhile: impl FnMut(usize),
+) -> (Option<i32>, Vec<String>) {
     use std::io::{BufRead, BufReader};
-    let dir = project(&[("a.js", "console.log(1);\n"), ("b.js", "console.log(2);\n")]);
-    let mut child = cli(dir.path())
-        .args([
-            "rewrite",
-            "console.log($MSG)",
-            "logger.debug($MSG)",
-            "--apply",
-        ])
-        .env("RALPH_HOOKS_PAUSE_BEFORE_WRITE", dir.path().join("go-on"))
+    let go_on = project.join("go-on");
+    let mut child = cli(project)
+        .args(args)
+        .env("RALPH_HOOKS_PAUSE_BEFORE_WRITE", &go_on)
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    let mut stderr_lines = BufReader::new(child.stderr.take().unwrap()).lines();
-    let first = stderr_lines.next().unwrap().unwrap();
-    assert!(first.contains("pausing before writing"), "{first}");
-    // The rewrite is computed; change b.js behind its back, then let it go.
-    write(dir.path(), "b.js", "console.log(2); // edited meanwhile\n");
-    write(dir.path(), "go-on", "");
+    let mut rest = Vec::new();
+    let mut attempt = 0;
+    for line in BufReader::new(child.stderr.take().unwrap()).lines() {
+        let line = line.unwrap();
+        if line.contains("pausing before writing") {
+            attempt += 1;
+            meanwhile(attempt);
+            write(project, "go-on", "");
+        } else {
+            rest.push(line);
+        }
+    }
     let status = child.wait().unwrap();
-    let rest: Vec<String> = stderr_lines.map_while(Result::ok).collect();
-    assert_eq!(status.code(), Some(1), "{rest:?}");
-    assert!(
-        rest.iter()
-            .any(|l| l.contains("b.js changed since the preview was computed; nothing written")),
-        "{rest:?}"
+    (status.code(), rest)
+}
+
+/// A file that changes after the rewrite was computed (another writer, the
+/// user's editor) is rewritten again from its new text: the edit is kept,
+/// and the rewrite lands on it. Before, the whole command was refused.
+#[test]
+fn rewrite_apply_computes_again_a_file_changed_since_it_was_computed() {
+    let dir = project(&[("a.js", "console.log(1);\n"), ("b.js", "console.log(2);\n")]);
+    let (code, stderr) = run_with_outside_edits(
+        dir.path(),
+        &[
+            "rewrite",
+            "console.log($MSG)",
+            "logger.debug($MSG)",
+            "--apply",
+        ],
+        |attempt| {
+            if attempt == 1 {
+                write(dir.path(), "b.js", "// edited meanwhile\nconsole.log(2);\n");
+            }
+        },
     );
-    assert_eq!(read(dir.path(), "a.js"), "console.log(1);\n");
+    assert_eq!(code, Some(0), "{stderr:?}");
+    assert!(
+        stderr.iter().any(|l| l.contains(
+            "b.js changed since the rewrite was computed; computing it again from the current text (attempt 2 of 3)"
+        )),
+        "{stderr:?}"
+    );
+    assert_eq!(read(dir.path(), "a.js"), "logger.debug(1);\n");
     assert_eq!(
         read(dir.path(), "b.js"),
-        "console.log(2); // edited meanwhile\n"
+        "// edited meanwhile\nlogger.debug(2);\n"
     );
+}
+
+/// A file that changes at every attempt is refused after three: nothing
+/// is written, the error names it.
+#[test]
+fn rewrite_apply_refuses_a_file_that_keeps_changing() {
+    let dir = project(&[("a.js", "console.log(1);\n"), ("b.js", "console.log(2);\n")]);
+    let mut outside = String::from("console.log(2);\n");
+    let (code, stderr) = run_with_outside_edits(
+        dir.path(),
+        &[
+            "rewrite",
+            "console.log($MSG)",
+            "logger.debug($MSG)",
+            "--apply",
+        ],
+        |attempt| {
+            outside = format!("// edit {attempt}\n{outside}");
+            write(dir.path(), "b.js", &outside);
+        },
+    );
+    assert_eq!(code, Some(1), "{stderr:?}");
+    let error = stderr.join("\n");
+    assert!(
+        error.contains(
+            "the files kept changing while the rewrite was computed (3 attempts); nothing written"
+        ),
+        "{error}"
+    );
+    assert!(
+        error.contains("b.js changed since the changes were computed"),
+        "{error}"
+    );
+    assert_eq!(read(dir.path(), "a.js"), "console.log(1);\n");
+    assert_eq!(read(dir.path(), "b.js"), outside);
 }
 
 #[test]
