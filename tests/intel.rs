@@ -804,6 +804,51 @@ fn refs_and_rename_use_the_daemons_warm_server() {
     ok(&with_daemon(&["daemon", "stop"]));
 }
 
+/// Issue 30: with pyright warm in the daemon, lines inserted above a use
+/// by a shell command moved the uses, but pyright answered the rename from
+/// the text it had read before, and the new name went in at the old
+/// offsets (`# a comment lnew_name…`), exit 0, the real uses unchanged.
+/// Now every file the rename touches is sent to the server with its text
+/// on disk and the rename asked again: the files are renamed where the
+/// uses are now.
+#[test]
+fn rename_after_lines_inserted_by_the_shell_through_the_warm_daemon() {
+    if util::require_tool("pyright-langserver", "rename after a shell edit").is_none() {
+        return;
+    }
+    let dir = python_project("old_name");
+    let with_daemon = |args: &[&str]| {
+        cli(dir.path())
+            .env_remove("RALPH_HOOKS_DAEMON")
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    // pyright warms up and reads main.py from the disk.
+    let warm = ok(&with_daemon(&["refs", "utils.py", "old_name"]));
+    assert!(
+        warm.ends_with("3 references: 1 definition, 2 uses in 2 files\n"),
+        "{warm}"
+    );
+    // The shell inserts lines above the uses; pyright is not told.
+    let shifted = "# a comment line\n# and a command\nfrom utils import old_name\nold_name()\n";
+    write(dir.path(), "main.py", shifted);
+    let output = with_daemon(&["rename", "utils.py", "old_name", "new_name", "--apply"]);
+    let stop = with_daemon(&["daemon", "stop"]);
+    let out = ok(&output);
+    ok(&stop);
+    assert_eq!(
+        read(dir.path(), "main.py"),
+        "# a comment line\n# and a command\nfrom utils import new_name\nnew_name()\n",
+        "{out}"
+    );
+    assert_eq!(read(dir.path(), "utils.py"), "def new_name():\n    pass\n");
+    assert!(
+        out.ends_with("re-checked the touched files: no errors\n"),
+        "{out}"
+    );
+}
+
 /// A project whose server indexes the workspace 700 ms after the first
 /// file is opened and answers references from the open files until then
 /// (pyright's behaviour right after start-up).
