@@ -1268,3 +1268,61 @@ fn fix_applies_overlapping_fixes_in_later_passes() {
     );
     assert!(ok(&run(dir.path(), &["fix", "a.js"])).ends_with("nothing to fix\n"));
 }
+
+/// `fix` on files that change after their fixes were computed: the changed
+/// file is fixed again from its new text (the edit is kept, the fixes land
+/// where the code is now), the others as computed; a file that changes at
+/// every attempt is refused after three, nothing written. Before, the
+/// first change refused the whole command.
+#[test]
+fn fix_computes_again_a_file_changed_since_it_was_computed() {
+    let files = [
+        ("a.js", "function f() {\n  debugger;\n  return 1;\n}\n"),
+        ("b.js", "function g() {\n  debugger;\n  return 2;\n}\n"),
+    ];
+    let dir = project(&files);
+    // The ast-grep rules alone, so the outcome does not depend on a server.
+    write(
+        dir.path(),
+        ".lsp.json",
+        r#"{"typescript-language-server": {"disabled": true}}"#,
+    );
+    let shifted =
+        "// a line added meanwhile\nfunction g() {\n  debugger;\n  debugger;\n  return 2;\n}\n";
+    let (code, stderr) = run_with_outside_edits(dir.path(), &["fix"], |attempt| {
+        if attempt == 1 {
+            write(dir.path(), "b.js", shifted);
+        }
+    });
+    assert_eq!(code, Some(0), "{stderr:?}");
+    assert!(
+        stderr.iter().any(|l| l.contains(
+            "b.js changed since the fix was computed; computing it again from the current text (attempt 2 of 3)"
+        )),
+        "{stderr:?}"
+    );
+    assert_eq!(read(dir.path(), "a.js"), "function f() {\n  return 1;\n}\n");
+    assert_eq!(
+        read(dir.path(), "b.js"),
+        "// a line added meanwhile\nfunction g() {\n  return 2;\n}\n"
+    );
+
+    for (name, text) in files {
+        write(dir.path(), name, text);
+    }
+    let mut outside = files[1].1.to_string();
+    let (code, stderr) = run_with_outside_edits(dir.path(), &["fix"], |attempt| {
+        outside = format!("// edit {attempt}\n{outside}");
+        write(dir.path(), "b.js", &outside);
+    });
+    assert_eq!(code, Some(1), "{stderr:?}");
+    let error = stderr.join("\n");
+    assert!(
+        error.contains(
+            "the files kept changing while the fix was computed (3 attempts); nothing written"
+        ),
+        "{error}"
+    );
+    assert_eq!(read(dir.path(), "a.js"), files[0].1, "nothing written");
+    assert_eq!(read(dir.path(), "b.js"), outside);
+}
