@@ -45,7 +45,9 @@
 //!   "insert", "file", "line", "text"}`, `{"op": "create", "file",
 //!   "text"}`, `{"op": "delete", "file"}`, files relative to the root — and
 //!   appends `applied N` to `--log-file`: the outside edit that lands
-//!   between the positions being computed and the write.
+//!   between the positions being computed and the write. With
+//!   `--ignore-open` it answers from its old view even for the documents it
+//!   was sent (a server out of step with its client).
 //!
 //! - `slow-files`: like `normal`, but each document's publish takes
 //!   `--delay-ms`, with a log message every 100 ms meanwhile (busy, not
@@ -93,6 +95,7 @@ struct Options {
     delay: Duration,
     log_file: Option<String>,
     script: Option<String>,
+    ignore_open: bool,
 }
 
 fn main() {
@@ -221,6 +224,7 @@ fn parse_args() -> Options {
     let mut delay = Duration::from_millis(0);
     let mut log_file = None;
     let mut script = None;
+    let mut ignore_open = false;
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         match arg.as_str() {
@@ -255,6 +259,7 @@ fn parse_args() -> Options {
             }
             "--log-file" => log_file = args.next(),
             "--script" => script = args.next(),
+            "--ignore-open" => ignore_open = true,
             "--pid-file" => {
                 if let Some(path) = args.next() {
                     let _ = std::fs::write(path, std::process::id().to_string());
@@ -276,6 +281,7 @@ fn parse_args() -> Options {
         delay,
         log_file,
         script,
+        ignore_open,
     }
 }
 
@@ -870,7 +876,9 @@ mod stale_rename {
                                 path_of(params["textDocument"]["uri"].as_str().unwrap_or(""));
                             let seen = seen.get_or_insert_with(|| read_tree(&root, &file));
                             let mut texts = seen.clone();
-                            texts.extend(open.clone());
+                            if !options.ignore_open {
+                                texts.extend(open.clone());
+                            }
                             let answer = rename(params, &file, &texts);
                             for operation in script.get(renames).into_iter().flatten() {
                                 apply(&root, operation);

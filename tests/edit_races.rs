@@ -158,6 +158,10 @@ fn fk_files(dir: &Path) -> BTreeMap<String, String> {
 /// A project for the `stale-rename` fake with `files` and the outside
 /// edits `script` (one list per rename request).
 fn project(files: &BTreeMap<String, String>, script: &[Vec<Op>]) -> TempDir {
+    project_with(files, script, &[])
+}
+
+fn project_with(files: &BTreeMap<String, String>, script: &[Vec<Op>], extra: &[&str]) -> TempDir {
     let dir = TempDir::new("edit-races");
     let root = dir.path();
     std::fs::create_dir_all(root.join(".claude")).unwrap();
@@ -169,11 +173,18 @@ fn project(files: &BTreeMap<String, String>, script: &[Vec<Op>]) -> TempDir {
         .map(|ops| ops.iter().map(Op::to_json).collect())
         .collect();
     std::fs::write(root.join("script.json"), Value::from(script).to_string()).unwrap();
+    let mut args = vec![
+        "--mode".to_string(),
+        "stale-rename".into(),
+        "--script".into(),
+        root.join("script.json").display().to_string(),
+        "--log-file".into(),
+        root.join("rename.log").display().to_string(),
+    ];
+    args.extend(extra.iter().map(|a| a.to_string()));
     let server = json!({"fake": {
         "command": util::fake_lsp_server().display().to_string(),
-        "args": ["--mode", "stale-rename",
-                 "--script", root.join("script.json").display().to_string(),
-                 "--log-file", root.join("rename.log").display().to_string()],
+        "args": args,
         "extensionToLanguage": {".fk": "fake"},
         "quietMs": 20,
     }});
@@ -316,4 +327,33 @@ fn a_file_that_keeps_changing_is_refused_and_nothing_is_written() {
     assert!(stderr.contains("use0.fk"), "{stderr}");
     let expected = outside(dir.path(), &start, &script);
     assert_eq!(fk_files(dir.path()), expected);
+}
+
+/// A server that answers from its old view even for the files it was sent:
+/// sending the files cannot help, but its edits no longer fall on the old
+/// name, so the rename is refused after three attempts and nothing is
+/// written (before, the new name went in at the old offsets).
+#[test]
+fn positions_off_the_old_name_are_refused_even_from_a_server_out_of_step() {
+    let start = BTreeMap::from([
+        (
+            "m.fk".to_string(),
+            "def old_name():\n    return 1\n".to_string(),
+        ),
+        ("use0.fk".to_string(), "old_name()\n".to_string()),
+    ]);
+    let script = vec![vec![Op::Insert {
+        file: 1,
+        line: 0,
+        text: 0,
+    }]];
+    let dir = project_with(&start, &script, &["--ignore-open"]);
+    let output = rename(dir.path());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("is not the text fake computed the rename from: its edit at 1:1 does not fall on \"old_name\""),
+        "{stderr}"
+    );
+    assert_eq!(fk_files(dir.path()), outside(dir.path(), &start, &script));
 }

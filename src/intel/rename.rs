@@ -367,3 +367,33 @@ fn kind_word(kind: u64) -> &'static str {
         _ => "symbol",
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn edit(line: u32, from: u32, to: u32, new_text: &str) -> edits::TextEdit {
+        edits::TextEdit {
+            range: json!({"start": {"line": line, "character": from}, "end": {"line": line, "character": to}}),
+            new_text: new_text.into(),
+        }
+    }
+
+    #[test]
+    fn an_edit_must_land_on_the_old_name() {
+        let text = "# a comment line\nfrom utils import old_name\nold_name()\nobj.#old_name = 1\n";
+        // Exactly the name, wider (`#old_name`), inside it (a server that
+        // sends the difference), an insertion touching it.
+        assert!(lands_on_name(text, &edit(1, 18, 26, "new"), "old_name"));
+        assert!(lands_on_name(text, &edit(3, 4, 13, "#new"), "old_name"));
+        assert!(lands_on_name(text, &edit(2, 0, 3, "new"), "old_name"));
+        assert!(lands_on_name(text, &edit(2, 0, 0, "x: "), "old_name"));
+        // The corruption: the old offsets, two lines up.
+        assert!(!lands_on_name(text, &edit(0, 12, 20, "new"), "old_name"));
+        // Part of a longer name is not the name.
+        let longer = "old_name_2 = 1\n";
+        assert!(!lands_on_name(longer, &edit(0, 0, 8, "new"), "old_name"));
+        // Past the end of the text (a file that got shorter).
+        assert!(!lands_on_name("x\n", &edit(7, 0, 8, "new"), "old_name"));
+    }
+}
