@@ -849,6 +849,53 @@ fn rename_after_lines_inserted_by_the_shell_through_the_warm_daemon() {
     );
 }
 
+/// Issue 30: a file created by the shell while pyright was warm imports
+/// the old name; a server that does not know the file leaves it out of the
+/// rename, and the report said "re-checked the touched files: no errors".
+/// Now a file the rename did not touch that still has the old name is
+/// re-checked too and named: either the server renamed it, or the report
+/// shows its error — never "no errors" over a broken import.
+#[test]
+fn rename_never_says_no_errors_over_a_file_left_importing_the_old_name() {
+    if util::require_tool("pyright-langserver", "rename after a shell-created file").is_none() {
+        return;
+    }
+    let dir = python_project("old_name");
+    let with_daemon = |args: &[&str]| {
+        cli(dir.path())
+            .env_remove("RALPH_HOOKS_DAEMON")
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    ok(&with_daemon(&["refs", "utils.py", "old_name"]));
+    let extra = "from utils import old_name\n\nprint(old_name())\n";
+    write(dir.path(), "extra.py", extra);
+    let output = with_daemon(&["rename", "utils.py", "old_name", "new_name", "--apply"]);
+    let stop = with_daemon(&["daemon", "stop"]);
+    let out = ok(&output);
+    ok(&stop);
+    assert_eq!(
+        read(dir.path(), "main.py"),
+        "from utils import new_name\nnew_name()\n"
+    );
+    if read(dir.path(), "extra.py") == extra {
+        assert!(
+            out.contains(
+                "re-checked the touched files and 1 other file that still mentions \"old_name\" (extra.py):\n"
+            ),
+            "{out}"
+        );
+        assert!(out.contains("extra.py:1:"), "{out}");
+        assert!(!out.contains("no errors"), "{out}");
+    } else {
+        assert_eq!(
+            read(dir.path(), "extra.py"),
+            "from utils import new_name\n\nprint(new_name())\n"
+        );
+    }
+}
+
 /// A project whose server indexes the workspace 700 ms after the first
 /// file is opened and answers references from the open files until then
 /// (pyright's behaviour right after start-up).

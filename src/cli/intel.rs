@@ -20,7 +20,7 @@ use crate::engine::settings::Settings;
 use crate::hook::ctx::Ctx;
 use crate::intel::refs::plural;
 use crate::intel::session::Session;
-use crate::intel::writer::{self, FileChange};
+use crate::intel::writer;
 use crate::intel::{diff, fix, position, refs, rename, structural};
 use crate::lsp::uri;
 use crate::util::text::escape_controls;
@@ -275,10 +275,19 @@ fn rename_inner(
         .map(|(c, name)| diff::unified(name, &c.before, &c.after))
         .collect();
     let mut problems = Vec::new();
+    let mut others = Vec::new();
     if apply {
         progress.stage("re-checking");
-        problems = recheck(session, file, &plan.changes, progress);
+        others = still_mentioning(session, file, &plan);
+        let mut checked: Vec<(PathBuf, Option<&str>)> = plan
+            .changes
+            .iter()
+            .map(|c| (c.path.clone(), Some(c.after.as_str())))
+            .collect();
+        checked.extend(others.iter().map(|path| (path.clone(), None)));
+        problems = recheck(session, file, &checked, progress);
     }
+    let others: Vec<String> = others.iter().map(|p| session.display(p)).collect();
     if json {
         let report = json!({
             "symbol": plan.symbol,
@@ -287,6 +296,7 @@ fn rename_inner(
             "edits": plan.edits,
             "files": files.iter().zip(&diffs).map(|(path, diff)| json!({"path": path, "diff": diff})).collect::<Vec<_>>(),
             "diagnostics": problems,
+            "also_checked": others,
         });
         println!("{report}");
         return Ok(ExitCode::SUCCESS);
@@ -309,38 +319,88 @@ fn rename_inner(
             print!("{}", paint.diff(diff));
         }
         println!("preview only; nothing written (add --apply to write)");
-    } else if problems.is_empty() {
-        println!("re-checked the touched files: no errors");
     } else {
-        println!("re-checked the touched files:");
-        for problem in &problems {
-            print!("{}", paint.problems(&format!("  {problem}\n")));
+        // Files the server left out that still use the old name are where
+        // a rename from a stale view breaks code: they are re-checked too,
+        // and named.
+        let scope = match others.len() {
+            0 => "the touched files".to_string(),
+            n => format!(
+                "the touched files and {n} other {} that still {} {:?} ({})",
+                plural(n, "file", "files"),
+                plural(n, "mentions", "mention"),
+                plan.symbol,
+                others.join(", ")
+            ),
+        };
+        if problems.is_empty() {
+            println!("re-checked {scope}: no errors");
+        } else {
+            println!("re-checked {scope}:");
+            for problem in &problems {
+                print!("{}", paint.problems(&format!("  {problem}\n")));
+            }
         }
     }
     Ok(ExitCode::SUCCESS)
 }
 
-/// The errors and warnings of the written files as they are on disk now,
-/// from their first server, the renamed symbol's own file first: each check sends that file's new
-/// text, so the files that use the symbol are checked after the file that
-/// defines it is up to date in the server. (Sending every new text up
-/// front and then checking would send each file's text twice, and
+/// At most this many files the rename did not touch are re-checked.
+const MAX_OTHER_RECHECKS: usize = 20;
+/// At most this many files are looked through for the old name.
+const MAX_SCANNED: usize = 5_000;
+
+/// Files of the renamed file's kind that the rename did not touch but that
+/// still have the old name as a whole word: a server that did not know
+/// them (created a moment ago, outside its view) left them out, and an
+/// import of the old name there is now broken. The same name may of course
+/// be another symbol's; the re-check tells.
+fn still_mentioning(session: &Session<'_>, file: &Path, plan: &rename::Plan) -> Vec<PathBuf> {
+    let Some(server) = session
+        .servers_for(file)
+        .ok()
+        .and_then(|s| s.into_iter().next())
+    else {
+        return Vec::new();
+    };
+    let touched: Vec<PathBuf> = plan
+        .changes
+        .iter()
+        .map(|c| uri::comparable(&c.path))
+        .collect();
+    crate::intel::session::project_files(&session.ctx.project_root, &server.extensions, MAX_SCANNED)
+        .into_iter()
+        .filter(|path| !touched.contains(&uri::comparable(path)))
+        .filter(|path| {
+            crate::intel::session::read_text(path)
+                .is_ok_and(|text| position::find_word(&text, &plan.symbol).is_some())
+        })
+        .take(MAX_OTHER_RECHECKS)
+        .collect()
+}
+
+/// The errors and warnings of the files as they are on disk now (each with
+/// the text the rename wrote, if it wrote it), from their first server, the
+/// renamed symbol's own file first: each check sends that file's text, so
+/// the files that use the symbol are checked after the file that defines
+/// it is up to date in the server. (Sending every new text up front and
+/// then checking would send each file's text twice, and
 /// typescript-language-server publishes nothing for an unchanged text.)
 fn recheck(
     session: &mut Session<'_>,
     first: &Path,
-    changes: &[FileChange],
+    files: &[(PathBuf, Option<&str>)],
     progress: &Progress,
 ) -> Vec<String> {
-    let mut changes: Vec<&FileChange> = changes.iter().collect();
-    changes.sort_by_key(|c| c.path != first);
+    let mut files: Vec<&(PathBuf, Option<&str>)> = files.iter().collect();
+    files.sort_by_key(|(path, _)| path != first);
     let mut problems = Vec::new();
-    let total = changes.len();
-    for (done, change) in changes.into_iter().enumerate() {
+    let total = files.len();
+    for (done, (path, written)) in files.into_iter().enumerate() {
         progress.set(done, total);
-        let display = session.display(&change.path);
+        let display = session.display(path);
         let Some(server) = session
-            .servers_for(&change.path)
+            .servers_for(path)
             .ok()
             .and_then(|s| s.into_iter().next())
         else {
@@ -348,19 +408,19 @@ fn recheck(
         };
         // What is on disk now is what gets checked: a file someone changed
         // after the write is not reported from the text we wrote.
-        let now = match crate::intel::session::read_text(&change.path) {
+        let now = match crate::intel::session::read_text(path) {
             Ok(now) => now,
             Err(error) => {
                 problems.push(format!("{display}: not re-checked: {error:#}"));
                 continue;
             }
         };
-        if now != change.after {
+        if written.is_some_and(|written| now != written) {
             problems.push(format!(
                 "{display}: changed by someone else after the rename wrote it; re-checked as it is now"
             ));
         }
-        match session.diagnose(&server, &change.path, &now) {
+        match session.diagnose(&server, path, &now) {
             Ok(diagnostics) => {
                 for d in diagnostics.iter().filter(|d| d.severity.unwrap_or(1) <= 2) {
                     problems.push(format!(
