@@ -357,3 +357,40 @@ fn positions_off_the_old_name_are_refused_even_from_a_server_out_of_step() {
     );
     assert_eq!(fk_files(dir.path()), outside(dir.path(), &start, &script));
 }
+
+/// A file deleted while the server computed: the rename is computed again
+/// and the file, which the server still names, is left out with a note.
+#[test]
+fn a_file_deleted_meanwhile_is_left_out_and_the_rest_renamed() {
+    let start = BTreeMap::from([
+        (
+            "m.fk".to_string(),
+            "def old_name():\n    return 1\n".to_string(),
+        ),
+        ("use0.fk".to_string(), "old_name()\n".to_string()),
+        ("use1.fk".to_string(), "x = old_name\n".to_string()),
+    ]);
+    let script = vec![vec![], vec![Op::Delete { file: 2 }]];
+    let dir = project(&start, &script);
+    let output = rename(dir.path());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.contains("use1.fk changed since the rename was computed; computing it again"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("fake answered with edits for use1.fk, which no longer exists; left out"),
+        "{stderr}"
+    );
+    assert_eq!(
+        fk_files(dir.path()),
+        BTreeMap::from([
+            (
+                "m.fk".to_string(),
+                "def fresh_name():\n    return 1\n".to_string()
+            ),
+            ("use0.fk".to_string(), "fresh_name()\n".to_string()),
+        ])
+    );
+}

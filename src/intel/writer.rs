@@ -287,6 +287,12 @@ fn plan<'c>(
 ) -> anyhow::Result<Option<Planned<'c>>> {
     let path = &change.path;
     let is_link = fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink());
+    if !is_link
+        && fs::symlink_metadata(path).is_err_and(|e| e.kind() == std::io::ErrorKind::NotFound)
+    {
+        // Deleted since the change was computed: computing again can tell.
+        return Ok(None);
+    }
     let target = fs::canonicalize(path).with_context(|| {
         if is_link {
             format!(
