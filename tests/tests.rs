@@ -52,6 +52,8 @@ mod monitor;
 mod monitor_browser;
 // refs, rename, search, rewrite, fix (issue 13).
 mod intel;
+// Outside edits interleaved with rename, fix and rewrite (issue 30, item 2).
+mod edit_races;
 // The guard's check of what a Bash command did: restores, pushes, publishes.
 mod guard_effects;
 // OpenTelemetry export against OTLP receivers on loopback.
