@@ -33,6 +33,10 @@ mod corpus;
 mod procs;
 
 const CLI: &str = env!("CARGO_BIN_EXE_ralph-hooks");
+
+/// One row: its name, how to make its command, and whether it runs through
+/// a daemon (whose CPU time is not ours to count).
+type Row<'a> = (&'a str, Box<dyn Fn() -> Command + 'a>, bool);
 /// The built-in rules, as the binary embeds them.
 const RULES_DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/src/astgrep/rules");
 
@@ -76,7 +80,7 @@ fn main() {
             ty.display(),
             ast_grep.display()
         );
-        let rows: Vec<(&str, Box<dyn Fn() -> Command>, bool)> = vec![
+        let rows: Vec<Row> = vec![
             (
                 "`ty check` then `ast-grep scan` (the user's)",
                 Box::new(|| {

@@ -30,6 +30,16 @@ use serde_json::{Value, json};
 
 const CLI: &str = env!("CARGO_BIN_EXE_ralph-hooks");
 
+/// One row: language, server, the project's `.lsp.json` (to run the server
+/// with its own defaults), and what writes the project (false: the server
+/// is not installed).
+type Case = (
+    &'static str,
+    &'static str,
+    Option<Value>,
+    Box<dyn Fn(&Path) -> bool>,
+);
+
 /// The seed's ceiling for five servers at once.
 const SEED_LIMIT_MB: f64 = 500.0;
 
@@ -46,7 +56,7 @@ fn main() {
     println!("|---|---|---|---:|---:|---:|---:|");
     let cache = test_cache();
     let ts7 = cache.join("typescript7/node_modules/typescript");
-    let mut cases: Vec<(&str, &str, Option<Value>, Box<dyn Fn(&Path) -> bool>)> = vec![
+    let mut cases: Vec<Case> = vec![
         ("Python", "pyright", None, Box::new(python_pyright)),
         ("Python", "ty", None, Box::new(python_ty)),
         (
