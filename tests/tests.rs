@@ -62,3 +62,5 @@ mod telemetry;
 mod cli_surface;
 // How loops end: budgets, no progress, the block cap, API limits, notifications, rewake.
 mod endings;
+// Language servers' memory in the daemon: our start options take effect (issue 30).
+mod server_memory;

@@ -234,6 +234,11 @@ impl ServerDef {
         self
     }
 
+    fn initialization_options(mut self, options: Value) -> ServerDef {
+        self.initialization_options = Some(options);
+        self
+    }
+
     fn project_index(mut self, files: &[&str], hint: &str) -> ServerDef {
         self.project_index = Some(ProjectIndex {
             files: files.iter().map(|f| f.to_string()).collect(),
@@ -394,6 +399,7 @@ pub fn builtin_servers() -> Vec<ServerDef> {
     // its "cargo check" progress does; cold it needs 3–6 s (reference §1).
     rust_analyzer.await_progress = Some("cargo check".into());
     rust_analyzer.startup_timeout = Some(Duration::from_secs(30));
+    rust_analyzer.initialization_options = Some(rust_analyzer_memory_settings());
     let mut servers = vec![
         // pyright, basedpyright, ruff and clangd send one complete publish
         // for an open file, echoing its version (reference §3): the first
@@ -481,7 +487,8 @@ pub fn builtin_servers() -> Vec<ServerDef> {
             "npm install -g typescript-language-server typescript@5 (TypeScript 7 has no tsserver)",
         )
         .quiet_ms(300)
-        .reopen_when_clean(),
+        .reopen_when_clean()
+        .initialization_options(typescript_language_server_memory_options()),
         // TypeScript 7's own server: pull only (it pushes nothing for .ts
         // files), answers are final. Chosen for a project whose TypeScript
         // is 7 or newer (see [`Registry::select`]).
@@ -542,6 +549,44 @@ pub fn builtin_servers() -> Vec<ServerDef> {
         server.startup_timeout.get_or_insert(BUILTIN_STARTUP);
     }
     servers
+}
+
+/// typescript-language-server's start options, chosen for memory (seed 004
+/// AC-PERF-002: five servers within 500 MB). By default it runs three
+/// Node processes beside itself: a syntax-only tsserver, the semantic
+/// tsserver and, under that, the typings installer that fetches `@types`
+/// packages from npm for plain JavaScript. On a small TypeScript 5 project
+/// that was 455 MB; with one tsserver that answers everything and no
+/// installer it is about 215 MB (`cargo bench --bench memory`). Diagnostics,
+/// references, renames and code actions all come from the semantic server
+/// either way; the syntax server only answers editor requests sooner while
+/// the project loads, which a hook never asks. Types downloaded behind the
+/// project's back would make a check depend on the network, not on what is
+/// on disk.
+fn typescript_language_server_memory_options() -> Value {
+    serde_json::json!({
+        "disableAutomaticTypingAcquisition": true,
+        "tsserver": { "useSyntaxServer": "never" },
+    })
+}
+
+/// rust-analyzer's settings, chosen for memory. Most of its memory on a small
+/// crate is the standard library: with the sysroot loaded it holds the item
+/// trees and name maps of `core`, `alloc` and `std` (about 480 MB resident
+/// for a one-file crate, 325 MB of it item trees by its own
+/// `analysis-stats`), against about 60 MB without. The errors the hooks
+/// report for Rust are rustc's own, from the `cargo check` rust-analyzer runs
+/// after each save (the compiler loads the standard library itself, in a
+/// process that ends); rust-analyzer's own analysis of the workspace stays,
+/// and where a type comes from `std` it is unknown to it, which it reports
+/// nothing about. Cache priming (indexing every crate at start) is off too:
+/// it only makes a first completion sooner. Trading the sysroot back is one
+/// line in `.lsp.json`: `"rust-analyzer": {"initializationOptions": {}}`.
+fn rust_analyzer_memory_settings() -> Value {
+    serde_json::json!({
+        "cargo": { "sysroot": null },
+        "cachePriming": { "enable": false },
+    })
 }
 
 /// The built-in servers' start-up time (see [`ServerDef::startup_timeout`]).
