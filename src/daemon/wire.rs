@@ -335,6 +335,8 @@ pub struct LaunchSpec {
     pub mode: String,
     #[serde(default)]
     pub pull_capability: PullCapability,
+    #[serde(default)]
+    pub extensions: Vec<String>,
     /// Why the server was chosen (see [`Launch::reason`]); not part of
     /// the fingerprint.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -361,6 +363,7 @@ impl From<&Launch> for LaunchSpec {
             }
             .to_string(),
             pull_capability: launch.pull_capability,
+            extensions: launch.extensions.clone(),
             reason: launch.reason.clone(),
         }
     }
@@ -385,6 +388,7 @@ impl From<&LaunchSpec> for Launch {
                 _ => DiagnosticMode::Push,
             },
             pull_capability: spec.pull_capability,
+            extensions: spec.extensions.clone(),
             reason: spec.reason.clone(),
         }
     }
@@ -728,6 +732,7 @@ mod tests {
             reopen_when_clean: true,
             mode: DiagnosticMode::Auto,
             pull_capability: PullCapability::Declared,
+            extensions: vec![".fake".into()],
             reason: Some("because".into()),
         };
         let spec = LaunchSpec::from(&launch);

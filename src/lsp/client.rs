@@ -74,6 +74,9 @@ pub struct Launch {
     pub reopen_when_clean: bool,
     pub mode: DiagnosticMode,
     pub pull_capability: PullCapability,
+    /// The file extensions it handles (`.py`): the files a long-lived
+    /// holder watches on the disk for it (see `daemon::fresh`).
+    pub extensions: Vec<String>,
     /// Why this server handles the files it is launched for (the
     /// registry's choice), for `daemon status`; not part of its
     /// configuration.
@@ -270,6 +273,10 @@ pub struct Client {
     results: HashMap<PathBuf, SettledResult>,
     /// Counts the sends that changed a document's text on this server.
     changes: u64,
+    /// `changes` just after the server was last told of files changed on
+    /// the disk by someone else: a result kept from before is about files
+    /// as they were, and is never reused.
+    outside_epoch: u64,
     /// `changes` when the server was last let go quiet for an unchanged
     /// document's re-check.
     quiet_after: u64,
@@ -339,6 +346,7 @@ impl Client {
             documents: HashMap::new(),
             results: HashMap::new(),
             changes: 0,
+            outside_epoch: 0,
             quiet_after: 0,
             analysed: false,
             sent_texts: HashMap::new(),
@@ -611,16 +619,33 @@ impl Client {
         true
     }
 
-    /// Tells the server that files were created or deleted on the disk
-    /// (`workspace/didChangeWatchedFiles`): a server that resolves imports
-    /// from the disk (ty) keeps its view of the tree until told, and an
-    /// open of a new file does not change which modules exist.
-    pub fn files_created_or_deleted(&mut self, created: &[PathBuf], deleted: &[PathBuf]) {
+    /// Whether `path` is open on this server.
+    pub fn is_open(&self, path: &Path) -> bool {
+        self.documents.contains_key(&uri::comparable(path))
+    }
+
+    /// Tells the server that files were created, changed or deleted on the
+    /// disk by someone else (`workspace/didChangeWatchedFiles`): a server
+    /// reads the files it was not given from the disk once and keeps what
+    /// it read (pyright, ty), and an open of a new file does not change
+    /// which modules exist. Every kept result may depend on them (a type
+    /// checker's answer for one file depends on the files it imports), so
+    /// none is reused after this: each is asked again (the files of a
+    /// running batch too). Open documents are the caller's to bring
+    /// up to date ([`Client::sync_document`], [`Client::close_document`]).
+    pub fn files_changed_on_disk(
+        &mut self,
+        created: &[PathBuf],
+        changed: &[PathBuf],
+        deleted: &[PathBuf],
+    ) {
         const CREATED: u8 = 1;
+        const CHANGED: u8 = 2;
         const DELETED: u8 = 3;
         let changes: Vec<Value> = created
             .iter()
             .map(|path| (path, CREATED))
+            .chain(changed.iter().map(|path| (path, CHANGED)))
             .chain(deleted.iter().map(|path| (path, DELETED)))
             .map(|(path, kind)| json!({"uri": uri::from_path(path), "type": kind}))
             .collect();
@@ -628,10 +653,13 @@ impl Client {
             return;
         }
         self.changes += 1;
+        self.outside_epoch = self.changes;
         self.notify(
             "workspace/didChangeWatchedFiles",
             json!({ "changes": changes }),
         );
+        // A running project check's answers so far are about the old files.
+        self.batch_outside_change();
     }
 
     /// Closes a clean document so that its new text goes out as a fresh
@@ -677,6 +705,7 @@ impl Client {
         self.pump(Instant::now());
         if let Some(last) = self.results.get(&key)
             && last.text_hash == text_hash
+            && last.epoch >= self.outside_epoch
             && self.exited.is_none()
         {
             let last_at = last.at;

@@ -334,6 +334,7 @@ impl ServerDef {
             reopen_when_clean: self.reopen_when_clean,
             mode: self.mode,
             pull_capability: self.pull_capability,
+            extensions: self.extensions.keys().cloned().collect(),
             reason: None,
         }
     }

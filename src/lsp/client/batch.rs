@@ -600,6 +600,19 @@ impl Client {
         }
     }
 
+    /// Files changed on the disk by someone else: every answer of the
+    /// running batch so far may be stale, so each file is asked again (a
+    /// push server's latest publish after the quiet window stands).
+    pub(super) fn batch_outside_change(&mut self) {
+        self.batch_refresh();
+        if let Some(batch) = self.batch.as_mut() {
+            batch.settled = false;
+            batch.awaited_progress_done = false;
+            // The quiet window counts from the news, not from older sends.
+            batch.last_send = Some(Instant::now());
+        }
+    }
+
     /// The awaited progress (rust-analyzer's "cargo check") ended.
     pub(super) fn batch_progress_ended(&mut self) {
         if let Some(batch) = self.batch.as_mut() {
