@@ -543,6 +543,7 @@ fn fake_launch(
         mode: ralph_hooks::lsp::DiagnosticMode::Auto,
         pull_capability: ralph_hooks::lsp::PullCapability::Undeclared,
         extensions: vec![".fake".into()],
+        restart_on_created_or_deleted: false,
         reason: None,
     }
 }

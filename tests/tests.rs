@@ -60,3 +60,5 @@ mod telemetry;
 mod cli_surface;
 // How loops end: budgets, no progress, the block cap, API limits, notifications, rewake.
 mod endings;
+// Warm answers equal cold ones after outside changes (issue 30), real servers.
+mod fresh;

@@ -124,6 +124,31 @@ impl DiskChanges {
             && self.configs.is_empty()
     }
 
+    /// The first `n` paths, relative to `root`, and how many more.
+    pub fn examples(&self, root: &Path, n: usize) -> String {
+        let all: Vec<&PathBuf> = self
+            .changed
+            .iter()
+            .chain(&self.created)
+            .chain(&self.deleted)
+            .chain(&self.configs)
+            .collect();
+        let mut text: Vec<String> = all
+            .iter()
+            .take(n)
+            .map(|path| {
+                crate::util::text::escape_controls(
+                    &path.strip_prefix(root).unwrap_or(path).to_string_lossy(),
+                )
+                .into_owned()
+            })
+            .collect();
+        if all.len() > n {
+            text.push(format!("{} more", all.len() - n));
+        }
+        text.join(", ")
+    }
+
     /// "2 changed, 1 created, 1 deleted" for the daemon's log.
     pub fn summary(&self) -> String {
         let parts: Vec<String> = [
@@ -410,9 +435,13 @@ mod tests {
             },
         )]);
         let mut seen = Vec::new();
-        diff(&old, &mut new, SystemTime::now(), false, &mut |path, how| {
-            seen.push((path, matches!(how, How::Changed)))
-        });
+        diff(
+            &old,
+            &mut new,
+            SystemTime::now(),
+            false,
+            &mut |path, how| seen.push((path, matches!(how, How::Changed))),
+        );
         assert_eq!(seen, [(file.clone(), true)]);
         assert_eq!(new[&file].racy_hash, Some(fnv1a(b"x: str = 1\n")));
         // The same content again: no change.

@@ -337,6 +337,8 @@ pub struct LaunchSpec {
     pub pull_capability: PullCapability,
     #[serde(default)]
     pub extensions: Vec<String>,
+    #[serde(default)]
+    pub restart_on_created_or_deleted: bool,
     /// Why the server was chosen (see [`Launch::reason`]); not part of
     /// the fingerprint.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -364,6 +366,7 @@ impl From<&Launch> for LaunchSpec {
             .to_string(),
             pull_capability: launch.pull_capability,
             extensions: launch.extensions.clone(),
+            restart_on_created_or_deleted: launch.restart_on_created_or_deleted,
             reason: launch.reason.clone(),
         }
     }
@@ -389,6 +392,7 @@ impl From<&LaunchSpec> for Launch {
             },
             pull_capability: spec.pull_capability,
             extensions: spec.extensions.clone(),
+            restart_on_created_or_deleted: spec.restart_on_created_or_deleted,
             reason: spec.reason.clone(),
         }
     }
@@ -733,6 +737,7 @@ mod tests {
             mode: DiagnosticMode::Auto,
             pull_capability: PullCapability::Declared,
             extensions: vec![".fake".into()],
+            restart_on_created_or_deleted: false,
             reason: Some("because".into()),
         };
         let spec = LaunchSpec::from(&launch);

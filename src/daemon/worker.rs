@@ -478,8 +478,7 @@ impl Worker {
             let _ = reply.send(failed(&error));
             return;
         }
-        let warm = match self.ready_and_current(&job.launch, &job.fingerprint, job.startup, &[])
-        {
+        let warm = match self.ready_and_current(&job.launch, &job.fingerprint, job.startup, &[]) {
             Ok(warm) => warm,
             Err(error) => {
                 let _ = reply.send(failed(&error));
@@ -696,8 +695,19 @@ impl Worker {
             return Ok(false);
         }
         let changes = self.catch_up_with_disk(given);
-        if changes.configs.is_empty() {
+        let files_came_or_went = !changes.created.is_empty() || !changes.deleted.is_empty();
+        let restart_for_files = launch.restart_on_created_or_deleted && files_came_or_went;
+        if changes.configs.is_empty() && !restart_for_files {
             return Ok(true);
+        }
+        if changes.configs.is_empty() {
+            self.host.log(&format!(
+                "{}: files were created or deleted on the disk, which it does not take in while running: restarting it",
+                self.key.0
+            ));
+            self.drop_client(self.host.config().shutdown_grace());
+            self.start(launch, fingerprint, startup)?;
+            return Ok(false);
         }
         let names: Vec<String> = changes
             .configs
@@ -736,9 +746,10 @@ impl Worker {
             return changes;
         }
         self.host.log(&format!(
-            "{}: {} on the disk since it last looked ({} files walked in {} ms); telling it",
+            "{}: {} on the disk since it last looked ({}; {} files walked in {} ms); telling it",
             self.key.0,
             changes.summary(),
+            changes.examples(&self.key.1, 3),
             disk.len(),
             walked_at.elapsed().as_millis()
         ));
@@ -791,11 +802,11 @@ impl Worker {
             return (Err(error), false);
         }
         let given: Vec<PathBuf> = job.open.iter().map(|file| file.path.clone()).collect();
-        let warm =
-            match self.ready_and_current(&job.launch, &job.fingerprint, time_left(), &given) {
-                Ok(warm) => warm,
-                Err(error) => return (Err(error), false),
-            };
+        let warm = match self.ready_and_current(&job.launch, &job.fingerprint, time_left(), &given)
+        {
+            Ok(warm) => warm,
+            Err(error) => return (Err(error), false),
+        };
         let asked = Instant::now();
         let mut result = self.run_call(job);
         if let Err(LspError::Timeout { .. }) = &result

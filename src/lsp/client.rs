@@ -77,6 +77,11 @@ pub struct Launch {
     /// The file extensions it handles (`.py`): the files a long-lived
     /// holder watches on the disk for it (see `daemon::fresh`).
     pub extensions: Vec<String>,
+    /// Files created or deleted behind its back are not taken in from
+    /// `workspace/didChangeWatchedFiles` (typescript-language-server: an
+    /// import of a file created later stays unresolved): a long-lived
+    /// holder restarts it instead.
+    pub restart_on_created_or_deleted: bool,
     /// Why this server handles the files it is launched for (the
     /// registry's choice), for `daemon status`; not part of its
     /// configuration.
@@ -277,6 +282,9 @@ pub struct Client {
     /// the disk by someone else: a result kept from before is about files
     /// as they were, and is never reused.
     outside_epoch: u64,
+    /// When a change was last sent (a text, files changed on the disk): a
+    /// push server is quiet after it once nothing came for its quiet window.
+    last_change_at: Option<Instant>,
     /// `changes` when the server was last let go quiet for an unchanged
     /// document's re-check.
     quiet_after: u64,
@@ -347,6 +355,7 @@ impl Client {
             results: HashMap::new(),
             changes: 0,
             outside_epoch: 0,
+            last_change_at: None,
             quiet_after: 0,
             analysed: false,
             sent_texts: HashMap::new(),
@@ -502,6 +511,7 @@ impl Client {
         // check of this document must send its text, not reuse a result.
         self.results.remove(&key);
         self.changes += 1;
+        self.last_change_at = Some(Instant::now());
     }
 
     /// Brings every open document other than `given` up to date with the
@@ -653,6 +663,7 @@ impl Client {
             return;
         }
         self.changes += 1;
+        self.last_change_at = Some(Instant::now());
         self.outside_epoch = self.changes;
         self.notify(
             "workspace/didChangeWatchedFiles",
@@ -727,6 +738,7 @@ impl Client {
             return Ok(last.diagnostics.clone());
         }
         self.changes += 1;
+        self.last_change_at = Some(Instant::now());
         self.results.remove(&key);
         if self.launch.reopen_when_clean
             && self.documents.contains_key(&key)
@@ -1407,6 +1419,7 @@ impl Client {
         if known.is_some_and(|known| known != hash) {
             self.changes += 1;
         }
+        self.last_change_at = Some(Instant::now());
         self.documents.insert(key.to_path_buf(), version);
         self.sent_texts.insert(key.to_path_buf(), hash);
         self.publishes.remove(key);
