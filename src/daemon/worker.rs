@@ -734,14 +734,19 @@ impl Worker {
     /// program, while the daemon was idle: open documents get their new
     /// text (or are closed when deleted), and every created, changed or
     /// deleted file goes out as `workspace/didChangeWatchedFiles`, after
-    /// which no kept result is reused. Configuration changes are returned
-    /// for the caller to restart the server.
+    /// which no kept result is reused. The job's own files (`given`) are
+    /// sent by the job, and a change to them alone is not news. What
+    /// changed is returned: the caller restarts the server for a
+    /// configuration change.
     fn catch_up_with_disk(&mut self, given: &[PathBuf]) -> DiskChanges {
         let (Some(disk), Some(client)) = (&mut self.disk, &mut self.client) else {
             return DiskChanges::default();
         };
         let walked_at = Instant::now();
-        let changes = disk.refresh();
+        let mut changes = disk.refresh();
+        // The job's own files go to the server with the job: not news.
+        let given: Vec<PathBuf> = given.iter().map(|path| uri::comparable(path)).collect();
+        changes.changed.retain(|path| !given.contains(path));
         if changes.is_empty() {
             return changes;
         }
@@ -756,9 +761,8 @@ impl Worker {
         if !changes.configs.is_empty() {
             return changes;
         }
-        let given: Vec<PathBuf> = given.iter().map(|path| uri::comparable(path)).collect();
         for path in &changes.changed {
-            if given.contains(path) || !client.is_open(path) {
+            if !client.is_open(path) {
                 continue;
             }
             match fsread::read_text(path, fsread::limits::SOURCE, fsread::Links::Follow) {
