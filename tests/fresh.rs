@@ -465,7 +465,7 @@ fn references(project: &Project, daemon: bool) -> BTreeSet<(String, u64, u64)> {
 }
 
 #[test]
-fn refs_with_pyright_warm_sees_files_the_shell_created_and_changed() {
+fn refs_and_rename_with_pyright_warm_see_files_the_shell_created_and_changed() {
     if util::require_tool("pyright-langserver", "the pyright refs freshness test").is_none() {
         return;
     }
@@ -509,4 +509,21 @@ fn refs_with_pyright_warm_sees_files_the_shell_created_and_changed() {
         references(&project, false),
         "after lines were inserted"
     );
+
+    // `rename`'s plan (nothing written) covers the same files, at the same
+    // places, as a cold one.
+    let plan = |daemon: bool| {
+        let output = project.cli(&["rename", "a.py", "helper", "assist", "--json"], daemon);
+        let value: Value = serde_json::from_slice(&output.stdout).unwrap_or_else(|e| {
+            panic!(
+                "rename --json is not JSON ({e}): {}\n{}",
+                String::from_utf8_lossy(&output.stdout),
+                String::from_utf8_lossy(&output.stderr)
+            )
+        });
+        (value["edits"].clone(), value["files"].clone())
+    };
+    let warm = plan(true);
+    assert_eq!(warm.0, 5, "{warm:?}\n{}", project.log());
+    assert_eq!(warm, plan(false), "rename's plan, warm vs cold");
 }
