@@ -11,7 +11,7 @@
 //!   changed): what the freshness check adds to every warm answer.
 //!
 //! Run with `cargo bench --bench fresh`. `BENCH_RUNS=N` (default 3) sets
-//! the runs per cell (medians).
+//! the runs per cell (medians); `BENCH_STDLIB=DIR` picks the library.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -196,8 +196,13 @@ fn wait_for_background_work(root: &Path) {
     }
 }
 
-/// The standard library of the `python3` on PATH.
+/// The standard library of the `python3` on PATH, or `BENCH_STDLIB` (a
+/// Debian `python3` leaves the tests out: ~670 files; CPython's own
+/// install keeps them: ~1,800).
 fn stdlib() -> Option<PathBuf> {
+    if let Some(path) = std::env::var_os("BENCH_STDLIB") {
+        return Some(PathBuf::from(path));
+    }
     let output = Command::new("python3")
         .args([
             "-c",
