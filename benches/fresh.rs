@@ -167,11 +167,16 @@ fn stop_daemon(root: &Path) {
         .status();
 }
 
-/// Waits (up to 10 minutes) until the daemon's servers are idle and, for a
-/// checker whose command line ran the cold check (ty), its server knows
-/// the whole project — as between two Stops of a loop.
+/// Waits (up to `BENCH_BACKGROUND_SECS`, default 90) until the daemon's
+/// servers are idle and, for a checker whose command line ran the cold
+/// check (ty), its server knows the whole project — as between two Stops
+/// of a loop.
 fn wait_for_background_work(root: &Path) {
-    let until = Instant::now() + Duration::from_secs(600);
+    let limit = std::env::var("BENCH_BACKGROUND_SECS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(90);
+    let until = Instant::now() + Duration::from_secs(limit);
     while Instant::now() < until {
         let output = Command::new(CLI)
             .args(["daemon", "status", "--json"])
