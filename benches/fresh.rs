@@ -37,7 +37,10 @@ fn main() {
             ("pyrightconfig.json", "{}"),
             vec!["pyright", "--outputjson"],
         ),
-        _ => (("ty.toml", ""), vec!["ty", "check", "--output-format", "concise"]),
+        _ => (
+            ("ty.toml", ""),
+            vec!["ty", "check", "--output-format", "concise"],
+        ),
     };
     if which::which(cli[0]).is_err() {
         println!("{} is not installed: nothing to measure", cli[0]);
@@ -191,8 +194,7 @@ fn wait_for_background_work(root: &Path) {
             .cloned()
             .unwrap_or_default();
         let settled = servers.iter().all(|server| {
-            server["busy"] != true
-                && (server["name"] != "ty" || server["knows_project"] == true)
+            server["busy"] != true && (server["name"] != "ty" || server["knows_project"] == true)
         });
         if settled {
             return;

@@ -266,7 +266,9 @@ fn warm_answers_equal_cold_after_outside_changes(
     project.write_through_hook(&c);
 
     let d_path = root.join(&d);
-    let steps: Vec<(&str, Box<dyn Fn()>, bool, bool)> = vec![
+    // (what happened, the change, b broken after it, c broken after it)
+    type Step<'a> = (&'a str, Box<dyn Fn() + 'a>, bool, bool);
+    let steps: Vec<Step> = vec![
         (
             "a changed by sed",
             Box::new(|| shell(root, lang.sed)),

@@ -465,7 +465,7 @@ mod tests {
         let new = root.join(".a.py.tmp");
         std::fs::write(&new, "x: str = 1\n").unwrap();
         std::fs::rename(&new, &file).unwrap();
-        assert_eq!(view.refresh().changed, [file.clone()]);
+        assert_eq!(view.refresh().changed, std::slice::from_ref(&file));
         let _ = std::fs::remove_dir_all(&root);
     }
 
@@ -477,7 +477,7 @@ mod tests {
         std::fs::create_dir_all(root.join("node_modules/dep")).unwrap();
         std::fs::create_dir_all(root.join("sub")).unwrap();
         std::fs::write(root.join("a.py"), "x = 1\n").unwrap();
-        let mut view = DiskView::new(&root, &[".py".to_string()], &[state.clone()]);
+        let mut view = DiskView::new(&root, &[".py".to_string()], std::slice::from_ref(&state));
         view.refresh();
         std::fs::write(root.join("pyproject.toml"), "[tool.pyright]\n").unwrap();
         std::fs::write(root.join("sub/tsconfig.base.json"), "{}").unwrap();
