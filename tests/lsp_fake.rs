@@ -542,6 +542,8 @@ fn fake_launch(
         reopen_when_clean,
         mode: ralph_hooks::lsp::DiagnosticMode::Auto,
         pull_capability: ralph_hooks::lsp::PullCapability::Undeclared,
+        extensions: vec![".fake".into()],
+        restart_on_created_or_deleted: false,
         reason: None,
     }
 }

@@ -64,3 +64,5 @@ mod cli_surface;
 mod endings;
 // Language servers' memory in the daemon: our start options take effect (issue 30).
 mod server_memory;
+// Warm answers equal cold ones after outside changes (issue 30), real servers.
+mod fresh;

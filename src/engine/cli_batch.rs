@@ -485,12 +485,17 @@ fn stamp_paths(paths: impl Iterator<Item = PathBuf>) -> u64 {
     let mut text = String::new();
     for path in paths {
         match std::fs::metadata(&path) {
+            // The status-change time too: a program can set the
+            // modification time back (`touch -r`, `cp -p`, `rsync -t`),
+            // never this one.
             Ok(metadata) => text.push_str(&format!(
-                "{}:{}:{}:{}\n",
+                "{}:{}:{}:{}:{}:{}\n",
                 metadata.ino(),
                 metadata.len(),
                 metadata.mtime(),
-                metadata.mtime_nsec()
+                metadata.mtime_nsec(),
+                metadata.ctime(),
+                metadata.ctime_nsec()
             )),
             Err(_) => text.push_str("missing\n"),
         }

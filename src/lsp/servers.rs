@@ -103,6 +103,8 @@ pub struct ServerDef {
     pub quiet: Duration,
     pub await_progress: Option<String>,
     pub reopen_when_clean: bool,
+    /// See [`Launch::restart_on_created_or_deleted`].
+    pub restart_on_created_or_deleted: bool,
     /// What the server needs to know the files it was not given (clangd's
     /// compilation database); `None` when it finds the project by itself.
     pub project_index: Option<ProjectIndex>,
@@ -195,6 +197,7 @@ impl ServerDef {
             quiet: DEFAULT_QUIET,
             await_progress: None,
             reopen_when_clean: false,
+            restart_on_created_or_deleted: false,
             project_index: None,
             mode: DiagnosticMode::Push,
             pull_capability: PullCapability::Undeclared,
@@ -209,6 +212,11 @@ impl ServerDef {
 
     fn quiet_ms(mut self, ms: u64) -> ServerDef {
         self.quiet = Duration::from_millis(ms);
+        self
+    }
+
+    fn restart_on_created_or_deleted(mut self) -> ServerDef {
+        self.restart_on_created_or_deleted = true;
         self
     }
 
@@ -348,6 +356,8 @@ impl ServerDef {
             reopen_when_clean: self.reopen_when_clean,
             mode: self.mode,
             pull_capability: self.pull_capability,
+            extensions: self.extensions.keys().cloned().collect(),
+            restart_on_created_or_deleted: self.restart_on_created_or_deleted,
             reason: None,
         }
     }
@@ -477,6 +487,9 @@ pub fn builtin_servers() -> Vec<ServerDef> {
         .batch_cli(BatchCli::Ruff),
         // It publishes `[]` first and the real list about 155 ms later, and
         // nothing at all when a clean document changes and stays clean.
+        // tsserver never took in a file created beside an open one (its
+        // import stayed unresolved, told or not, opened or not): the daemon
+        // restarts it when files come or go.
         ServerDef::builtin(
             "typescript-language-server",
             "TypeScript/JavaScript",
@@ -488,7 +501,8 @@ pub fn builtin_servers() -> Vec<ServerDef> {
         )
         .quiet_ms(300)
         .reopen_when_clean()
-        .initialization_options(typescript_language_server_memory_options()),
+        .initialization_options(typescript_language_server_memory_options())
+        .restart_on_created_or_deleted(),
         // TypeScript 7's own server: pull only (it pushes nothing for .ts
         // files), answers are final. Chosen for a project whose TypeScript
         // is 7 or newer (see [`Registry::select`]).
