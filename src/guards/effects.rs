@@ -10,18 +10,25 @@
 //!    (`$XDG_STATE_HOME/ralph-hooks/<hash>/`, else `~/.local/state/…`; ours,
 //!    mode 0700), so `rm -rf .claude` cannot take it too. Copies of the
 //!    files are content-addressed and bounded ([`snapshot`]).
-//! 2. **After** (PostToolUse on Bash): the protected set again. A config or
+//! 2. **After** (PostToolUse on Bash, or PostToolUseFailure for a command
+//!    that failed or was interrupted): the protected set again. A config or
 //!    settings file that changed, appeared or vanished is put back. A state
 //!    file is put back unless ralph-hooks itself wrote what is there now
 //!    (its [`journal`]) — so `ralph-hooks task step complete` works and
 //!    `sed -i` on a task file does not — and even then when the write ended
-//!    or weakened the supervision from inside Claude Code (`loop cancel`,
-//!    `task complete --force`, `task cancel` or steps dropped, run through a
-//!    script the text reading could not see). An append-only log may only
-//!    grow. Claude is told what changed and that it was undone, the user
-//!    sees it too, and `events.jsonl` gets a `guard_event`. The loop goes on.
+//!    or weakened the supervision, whoever it claims to be (the journal's
+//!    writer name and `CLAUDECODE` flag are the command's to choose): the
+//!    loop by its identity and terms ([`terms`]: `loop cancel` and `loop
+//!    start` of an easy loop in its place), the task by its status and open
+//!    steps (`task complete --force`, `task cancel`, steps dropped). An
+//!    append-only log may only grow. Claude is told what changed and that it
+//!    was undone, the user sees it too (names and commands with control
+//!    characters escaped), and `events.jsonl` gets a `guard_event`. The loop
+//!    goes on. A snapshot whose check never ran (the hook killed, not run)
+//!    is checked at the next hook of any kind ([`make_up`]).
 //! 3. **Pushes and publishes** ([`refs`], [`publish`]): a remote-tracking
-//!    ref moved by a push, or a registry upload in the command's output,
+//!    ref moved by a push, a ref written in a remote on this machine, git's
+//!    push report or a registry upload in the command's output,
 //!    pauses the loop (`paused_by: "guard"`) and the task continuation; the
 //!    user is told exactly what went where. A push cannot be undone.
 //!

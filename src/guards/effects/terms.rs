@@ -30,6 +30,10 @@ const MAY_CHANGE: &[&str] = &[
     "capped_at",
 ];
 
+/// Fields the user's prompt hook may change besides: it records a turn the
+/// block cap ended in the history, and claims a loop no session owns yet.
+const USER_MAY_CHANGE: &[&str] = &["history"];
+
 /// Fields a pause writes.
 const PAUSE_FIELDS: &[&str] = &["status", "paused_at", "paused_by"];
 /// Fields a resume writes (the user's prompt resumes a loop a usage limit
@@ -99,6 +103,12 @@ pub fn weakened(old: &str, new: Option<&str>, user_spoke: bool) -> Option<String
             continue;
         }
         if resume_allowed && RESUME_FIELDS.contains(&key.as_str()) {
+            continue;
+        }
+        if user_spoke
+            && (USER_MAY_CHANGE.contains(&key.as_str())
+                || (key == "session_id" && old.get(key).is_none_or(Value::is_null)))
+        {
             continue;
         }
         changed.push(key);
@@ -183,6 +193,14 @@ mod tests {
         assert_eq!(weakened(&old, Some(&by_user), true), None);
         // A pause with no prompt of the user's in the window is the agent's.
         assert!(weakened(&old, Some(&by_user), false).is_some());
+        // The prompt hook records a capped turn and claims an unowned loop;
+        // the agent may do neither.
+        let unowned = state(json!({"session_id": null}));
+        let claimed = state(json!({"history": [{"capped_at": "t"}]}));
+        assert_eq!(weakened(&unowned, Some(&claimed), true), None);
+        assert!(weakened(&unowned, Some(&claimed), false).is_some());
+        let elsewhere = state(json!({"session_id": "another"}));
+        assert!(weakened(&old, Some(&elsewhere), true).is_some());
         // So is a resume.
         let resumed = state(json!({}));
         assert!(weakened(&by_user, Some(&resumed), false).is_some());
