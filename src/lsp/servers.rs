@@ -425,7 +425,11 @@ pub fn builtin_servers() -> Vec<ServerDef> {
             "npm install -g pyright",
         )
         .quiet_ms(0)
-        .pulled(PullCapability::Dynamic),
+        .pulled(PullCapability::Dynamic)
+        // Told of a created file (didChangeWatchedFiles), pyright still
+        // left it out of `textDocument/references` (tests/fresh.rs): the
+        // daemon restarts it when files come or go, as it does tsserver.
+        .restart_on_created_or_deleted(),
         ServerDef::builtin(
             "basedpyright",
             "Python",
