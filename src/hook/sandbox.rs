@@ -42,20 +42,20 @@ pub const PROTECTED: &[&str] = &[
     ".claude/agents/",
 ];
 
-/// In sandbox mode, what a command the hooks run outside Claude Code's
-/// sandbox on the agent's behalf (a loop's check, which runs the project's
-/// own code: a test suite, a build) must find read-only: the state root and
-/// every protected path. Empty when sandbox mode is off.
-pub fn confined_paths(ctx: &Ctx) -> Vec<PathBuf> {
-    if !installed(ctx) {
-        return Vec::new();
-    }
-    std::iter::once(ctx.state_root.clone())
+/// What code the hooks run outside Claude Code's sandbox on the agent's
+/// behalf (a loop's check, which runs the project's own code: a test suite,
+/// a build) must find read-only, in either mode: the state root, every
+/// protected path, and the whole `.git` (its config and hooks run commands
+/// for every later `git`, the hooks' own included; a check has no business
+/// there).
+pub fn supervision_paths(project: &Path, state_root: &Path) -> Vec<PathBuf> {
+    std::iter::once(state_root.to_path_buf())
         .chain(
             PROTECTED
                 .iter()
-                .map(|p| ctx.project_root.join(p.trim_end_matches('/'))),
+                .map(|p| project.join(p.trim_end_matches('/'))),
         )
+        .chain(std::iter::once(project.join(".git")))
         .collect()
 }
 
