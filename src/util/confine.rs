@@ -9,7 +9,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::OnceLock;
+use std::sync::{Mutex, OnceLock};
 
 /// What one confined run may and may not change.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -91,6 +91,38 @@ impl Confinement {
         }
         command.arg("--").arg(program);
         command
+    }
+}
+
+/// The confinement language servers (and their command-line runs) start
+/// in, for this process: set in sandbox mode by whoever knows the project
+/// (see `Ctx`), outside Claude Code's sandbox. A server loads the project:
+/// a binary in its `node_modules/.bin` or `.venv/bin`, the TypeScript it
+/// ships, its build scripts (rust-analyzer), its Python (pyright) — all of
+/// it the agent can write.
+static SERVERS: Mutex<Option<Confinement>> = Mutex::new(None);
+
+/// Sets (or clears) the servers' confinement for this process.
+pub fn set_for_servers(confinement: Option<Confinement>) {
+    if let Ok(mut servers) = SERVERS.lock() {
+        *servers = confinement;
+    }
+}
+
+/// The command that starts a server's `program`: as is, or inside the
+/// servers' confinement; an error when it must be confined and bubblewrap
+/// cannot build a sandbox here (the server is then reported as not
+/// starting, and no check waits for it).
+pub fn server_command(program: &Path) -> std::io::Result<Command> {
+    let confinement = SERVERS.lock().ok().and_then(|servers| servers.clone());
+    let Some(confinement) = confinement else {
+        return Ok(Command::new(program));
+    };
+    match bwrap() {
+        Some(bwrap) => Ok(confinement.command(bwrap, program)),
+        None => Err(std::io::Error::other(
+            "sandbox mode starts language servers only inside bubblewrap, which cannot build a sandbox here",
+        )),
     }
 }
 
