@@ -98,11 +98,12 @@ impl Ctx {
     /// walled in like a sandboxed Bash command: they run code the agent
     /// can write. One `stat` when sandbox mode is off.
     fn confine_servers(&self) {
-        let confinement = (crate::hook::sandbox::installed(self)
-            && !crate::hook::sandbox::state_read_only(self))
+        use crate::hook::supervision;
+        let confinement = (self.state_root.join(supervision::RECORD).is_file()
+            && !supervision::read_only(&self.state_root))
         .then(|| crate::util::confine::Confinement {
             project: self.project_root.clone(),
-            read_only: crate::hook::sandbox::supervision_paths(
+            read_only: supervision::supervision_paths(
                 &self.project_root,
                 &self.state_root,
             ),
