@@ -45,7 +45,8 @@ pub struct CheckRun {
     pub tail: String,
     /// Whether it ran inside the confinement (the loop's state read-only
     /// to it); if not, whatever changed the loop meanwhile may be the check.
-    #[serde(default)]
+    /// Only for the Stop that ran it: not kept in the loop's history.
+    #[serde(skip)]
     pub confined: bool,
 }
 
