@@ -2451,7 +2451,11 @@ fn sandbox_mode_runs_a_planted_project_server_only_inside_the_walls() {
     let project = base.join("project");
     let state = project.join(".claude/orchestrator");
     std::fs::create_dir_all(&state).unwrap();
-    std::fs::write(state.join("sandbox.json"), r#"{"version":1,"set":[],"added":[]}"#).unwrap();
+    std::fs::write(
+        state.join("sandbox.json"),
+        r#"{"version":1,"set":[],"added":[]}"#,
+    )
+    .unwrap();
     let bin = project.join("node_modules/.bin");
     std::fs::create_dir_all(&bin).unwrap();
     let ran = project.join("ran.txt");
@@ -2483,8 +2487,14 @@ fn sandbox_mode_runs_a_planted_project_server_only_inside_the_walls() {
         "fails open: {}",
         String::from_utf8_lossy(&output.stderr)
     );
-    assert!(ran.exists(), "the planted server was started (inside the walls)");
+    assert!(
+        ran.exists(),
+        "the planted server was started (inside the walls)"
+    );
     assert!(!escaped.exists(), "the planted server wrote the state root");
-    assert!(!outside.exists(), "the planted server wrote outside the project");
+    assert!(
+        !outside.exists(),
+        "the planted server wrote outside the project"
+    );
     std::fs::remove_dir_all(&base).unwrap();
 }

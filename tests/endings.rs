@@ -1238,7 +1238,9 @@ fn a_capped_turn_is_notified() {
 #[test]
 fn a_check_that_cancels_the_loop_does_not_end_it() {
     for with_bwrap in [true, false] {
-        if with_bwrap && util::require_tool("bwrap", "the confined check (Debian: bubblewrap)").is_none() {
+        if with_bwrap
+            && util::require_tool("bwrap", "the confined check (Debian: bubblewrap)").is_none()
+        {
             continue;
         }
         let temp = TempDir::new(if with_bwrap {
@@ -1271,7 +1273,11 @@ fn a_check_that_cancels_the_loop_does_not_end_it() {
         assert_eq!(state["status"], "RUNNING", "bwrap {with_bwrap}: {state}");
         assert_eq!(state["iteration"], 1, "{state}");
         if !with_bwrap {
-            assert!(events(project).contains("protected_restored"), "{}", events(project));
+            assert!(
+                events(project).contains("protected_restored"),
+                "{}",
+                events(project)
+            );
             assert!(text(&out, "systemMessage").contains("put back"), "{out}");
         }
         // The next Stop still judges the same loop.

@@ -103,10 +103,7 @@ impl Ctx {
             && !supervision::read_only(&self.state_root))
         .then(|| crate::util::confine::Confinement {
             project: self.project_root.clone(),
-            read_only: supervision::supervision_paths(
-                &self.project_root,
-                &self.state_root,
-            ),
+            read_only: supervision::supervision_paths(&self.project_root, &self.state_root),
             writable: Vec::new(),
             network: false,
             // The home is read-only in there; caches go to the private /tmp.

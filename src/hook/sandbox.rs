@@ -18,8 +18,8 @@ use anyhow::Context as _;
 use serde::{Deserialize, Serialize};
 
 use crate::hook::ctx::Ctx;
-pub use crate::hook::supervision::{PROTECTED, RECORD, supervision_paths};
 use crate::hook::supervision::read_only;
+pub use crate::hook::supervision::{PROTECTED, RECORD, supervision_paths};
 use crate::util::fsread::{self, Links};
 
 /// The inbox, relative to the project: writable inside the sandbox, never
@@ -42,7 +42,6 @@ pub fn installed(ctx: &Ctx) -> bool {
 pub fn state_read_only(ctx: &Ctx) -> bool {
     read_only(&ctx.state_root)
 }
-
 
 /// One request from inside the sandbox: the arguments of a `ralph-hooks`
 /// command, after the program name and without global options.

@@ -52,4 +52,3 @@ pub fn read_only(dir: &Path) -> bool {
     let result = unsafe { libc::access(path.as_ptr(), libc::W_OK) };
     result != 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::EROFS)
 }
-

@@ -318,12 +318,13 @@ pub struct Client {
 impl Client {
     /// Starts the server and runs the initialize handshake, all before `deadline`.
     pub fn start(launch: &Launch, deadline: Instant) -> Result<Client, LspError> {
-        let mut command = crate::util::confine::server_command(&launch.program).map_err(|error| {
-            LspError::Spawn {
-                program: launch.program.clone(),
-                error,
-            }
-        })?;
+        let mut command =
+            crate::util::confine::server_command(&launch.program).map_err(|error| {
+                LspError::Spawn {
+                    program: launch.program.clone(),
+                    error,
+                }
+            })?;
         command
             .args(&launch.args)
             .current_dir(&launch.root)

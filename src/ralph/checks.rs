@@ -105,7 +105,12 @@ fn moved_aside_name(path: &Path) -> PathBuf {
 
 /// Runs `command` in `root`, killing it (and everything it started) after
 /// `timeout`, inside `walls`.
-pub fn run(root: &Path, command: &str, timeout: Duration, walls: &Walls) -> anyhow::Result<CheckRun> {
+pub fn run(
+    root: &Path,
+    command: &str,
+    timeout: Duration,
+    walls: &Walls,
+) -> anyhow::Result<CheckRun> {
     let read_only: &[PathBuf] = match walls {
         Walls::None => &[],
         Walls::IfAvailable(c) | Walls::Required(c) => &c.read_only,
@@ -252,7 +257,14 @@ mod tests {
 
     fn git(dir: &Path, args: &[&str]) {
         let status = Command::new("git")
-            .args(["-c", "user.name=t", "-c", "user.email=t@t", "-c", "init.defaultBranch=main"])
+            .args([
+                "-c",
+                "user.name=t",
+                "-c",
+                "user.email=t@t",
+                "-c",
+                "init.defaultBranch=main",
+            ])
             .args(args)
             .current_dir(dir)
             .stdout(Stdio::null())
@@ -290,7 +302,15 @@ mod tests {
         git(&root, &["init", "-q"]);
         git(&root, &["add", "app.py"]);
         git(&root, &["commit", "-q", "-m", "one"]);
-        git(&root, &["remote", "add", "origin", &base.join("origin.git").to_string_lossy()]);
+        git(
+            &root,
+            &[
+                "remote",
+                "add",
+                "origin",
+                &base.join("origin.git").to_string_lossy(),
+            ],
+        );
         let etc_probe = format!("/etc/ralph-hooks-confine-probe-{}", std::process::id());
         let script = format!(
             "rm -f .claude/orchestrator/loop.json; echo '{{\"disableAllHooks\":true}}' > .claude/settings.json; \
@@ -316,21 +336,46 @@ mod tests {
         let _ = std::fs::remove_file(&etc_probe);
         assert!(run.confined);
         assert!(run.tail.contains("done"), "{}", run.tail);
-        assert!(run.tail.contains("tmp"), "a private /tmp is writable: {}", run.tail);
-        assert!(run.tail.contains("OK"), "a python unittest runs: {}", run.tail);
-        assert!(root.join(".claude/orchestrator/loop.json").exists(), "the state is read-only");
-        assert_eq!(std::fs::read_to_string(root.join(".claude/settings.json")).unwrap(), "{}");
-        assert!(!outside.join(".claude/settings.json").exists(), "the home is read-only");
+        assert!(
+            run.tail.contains("tmp"),
+            "a private /tmp is writable: {}",
+            run.tail
+        );
+        assert!(
+            run.tail.contains("OK"),
+            "a python unittest runs: {}",
+            run.tail
+        );
+        assert!(
+            root.join(".claude/orchestrator/loop.json").exists(),
+            "the state is read-only"
+        );
+        assert_eq!(
+            std::fs::read_to_string(root.join(".claude/settings.json")).unwrap(),
+            "{}"
+        );
+        assert!(
+            !outside.join(".claude/settings.json").exists(),
+            "the home is read-only"
+        );
         assert!(!etc_written, "/etc is read-only");
         let config = std::fs::read_to_string(root.join(".git/config")).unwrap();
         assert!(!config.contains("fsmonitor"), "{config}");
         assert!(!root.join(".git/hooks/pre-commit").exists());
         let pushed = Command::new("git")
-            .args(["--git-dir", &base.join("origin.git").to_string_lossy(), "branch", "--list"])
+            .args([
+                "--git-dir",
+                &base.join("origin.git").to_string_lossy(),
+                "branch",
+                "--list",
+            ])
             .output()
             .unwrap();
         assert!(pushed.stdout.is_empty(), "nothing was pushed: {pushed:?}");
-        assert!(!root.join(".lsp.json").exists(), "a created protected file is moved aside");
+        assert!(
+            !root.join(".lsp.json").exists(),
+            "a created protected file is moved aside"
+        );
         assert!(run.tail.contains("the check created"), "{}", run.tail);
         assert_eq!(
             std::fs::read_to_string(root.join("out.txt")).unwrap(),

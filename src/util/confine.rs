@@ -145,10 +145,18 @@ mod tests {
             .map(|a| a.to_string_lossy().into_owned())
             .collect();
         let line = args.join(" ");
-        assert!(line.starts_with("--ro-bind / / --dev /dev --proc /proc"), "{line}");
+        assert!(
+            line.starts_with("--ro-bind / / --dev /dev --proc /proc"),
+            "{line}"
+        );
         assert!(line.contains("--tmpfs /tmp --bind / /"), "{line}");
         assert!(!line.contains("/no/such/path"), "{line}");
-        for flag in ["--unshare-net", "--unshare-pid", "--die-with-parent", "--new-session"] {
+        for flag in [
+            "--unshare-net",
+            "--unshare-pid",
+            "--die-with-parent",
+            "--new-session",
+        ] {
             assert!(line.contains(flag), "{flag}: {line}");
         }
         assert!(line.ends_with("--setenv A b -- sh"), "{line}");
