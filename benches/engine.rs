@@ -31,6 +31,10 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
+#[path = "support/corpus.rs"]
+mod corpus;
+use corpus::{copy_py, count_files, stdlib};
+
 const CLI: &str = env!("CARGO_BIN_EXE_ralph-hooks");
 const POST_TOOL: &str = env!("CARGO_BIN_EXE_ralph-post-tool-lsp-diagnostic");
 
@@ -386,78 +390,11 @@ fn median_of(runs: usize, mut measure: impl FnMut() -> (Duration, Lines)) -> (Du
     (times[times.len() / 2], last)
 }
 
-/// The standard library of the `python3` on PATH.
-fn stdlib() -> Option<PathBuf> {
-    let output = Command::new("python3")
-        .args([
-            "-c",
-            "import json, os; print(os.path.dirname(os.path.dirname(json.__file__)))",
-        ])
-        .output()
-        .ok()?;
-    let path = PathBuf::from(String::from_utf8_lossy(&output.stdout).trim());
-    path.join("json/__init__.py").is_file().then_some(path)
-}
-
-const SMALL_PACKAGES: &[&str] = &[
-    "email",
-    "json",
-    "http",
-    "asyncio",
-    "concurrent",
-    "xml",
-    "logging",
-    "unittest",
-    "importlib",
-];
-const WHOLE_LEFT_OUT: &[&str] = &[
-    "site-packages",
-    "test",
-    "tests",
-    "idlelib",
-    "lib2to3",
-    "tkinter",
-    "turtledemo",
-    "__pycache__",
-];
-
 /// A copy of part of the standard library with `config` beside it.
 fn python_corpus(stdlib: &Path, size: &str, config: (&str, &str)) -> PathBuf {
     let root = temp_dir(&format!("py-{size}-{}", config.0));
-    match size {
-        "small" => {
-            for package in SMALL_PACKAGES {
-                copy_py(
-                    &stdlib.join(package),
-                    &root.join(package),
-                    &["test", "tests"],
-                );
-            }
-        }
-        "whole" => copy_py(stdlib, &root, WHOLE_LEFT_OUT),
-        _ => copy_py(stdlib, &root, &["site-packages", "__pycache__"]),
-    }
-    std::fs::write(root.join(config.0), config.1).unwrap();
+    corpus::python_corpus(stdlib, size, config, &root);
     root
-}
-
-fn copy_py(from: &Path, to: &Path, left_out: &[&str]) {
-    let Ok(entries) = std::fs::read_dir(from) else {
-        return;
-    };
-    std::fs::create_dir_all(to).unwrap();
-    for entry in entries.flatten() {
-        let path = entry.path();
-        let name = entry.file_name();
-        let text = name.to_string_lossy();
-        if path.is_dir() {
-            if !left_out.iter().any(|l| *l == text) && !text.starts_with("config-") {
-                copy_py(&path, &to.join(&name), left_out);
-            }
-        } else if text.ends_with(".py") {
-            let _ = std::fs::copy(&path, to.join(&name));
-        }
-    }
 }
 
 fn rxjs_corpus(sources: &Path, typescript: &Path, label: &str) -> PathBuf {
@@ -490,24 +427,6 @@ fn copy_tree(from: &Path, to: &Path) {
             std::fs::copy(&path, to.join(entry.file_name())).unwrap();
         }
     }
-}
-
-fn count_files(root: &Path, extension: &str) -> usize {
-    let mut n = 0;
-    let mut stack = vec![root.to_path_buf()];
-    while let Some(dir) = stack.pop() {
-        for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
-            let path = entry.path();
-            if path.is_dir() {
-                if entry.file_name() != "node_modules" && entry.file_name() != ".claude" {
-                    stack.push(path);
-                }
-            } else if path.extension().is_some_and(|e| e == extension) {
-                n += 1;
-            }
-        }
-    }
-    n
 }
 
 fn first_file(root: &Path, extension: &str) -> PathBuf {

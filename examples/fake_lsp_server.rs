@@ -36,6 +36,23 @@
 //!   filled in on a timer after start-up, and a references request that
 //!   comes first finds only the open file.
 //!
+//! - `never-publishes`: answers `initialize` and `shutdown`, reads every
+//!   message, and never publishes anything (a server that started but
+//!   does not answer for a file).
+//!
+//! - `stale-rename`: answers `textDocument/rename` the way pyright does
+//!   for files it was not given: from what it read of them at its first
+//!   rename (never read again), open documents winning; every whole-word
+//!   occurrence of the word at the position is renamed. With
+//!   `--script PATH` (a JSON array, one list of operations per rename
+//!   request) it then changes the disk before it answers — `{"op":
+//!   "insert", "file", "line", "text"}`, `{"op": "create", "file",
+//!   "text"}`, `{"op": "delete", "file"}`, files relative to the root — and
+//!   appends `applied N` to `--log-file`: the outside edit that lands
+//!   between the positions being computed and the write. With
+//!   `--ignore-open` it answers from its old view even for the documents it
+//!   was sent (a server out of step with its client).
+//!
 //! - `slow-files`: like `normal`, but each document's publish takes
 //!   `--delay-ms`, with a log message every 100 ms meanwhile (busy, not
 //!   hung), so a batch of files takes their number times the delay.
@@ -74,18 +91,26 @@ enum Mode {
     IndexLate,
     SilentIfStillClean,
     SlowFiles,
+    NeverPublishes,
+    StaleRename,
 }
 
 struct Options {
     mode: Mode,
     delay: Duration,
     log_file: Option<String>,
+    script: Option<String>,
+    ignore_open: bool,
 }
 
 fn main() {
     let options = parse_args();
     if options.mode == Mode::IndexLate {
         index_late::serve(&options);
+        return;
+    }
+    if options.mode == Mode::StaleRename {
+        stale_rename::serve(&options);
         return;
     }
     let stdin = io::stdin();
@@ -165,6 +190,9 @@ fn main() {
                             .and_then(|mut file| writeln!(file, "{kind} {uri}"));
                     }
                     documents::set(&uri, &text);
+                    if options.mode == Mode::NeverPublishes {
+                        continue;
+                    }
                     if options.mode == Mode::SilentIfUnchanged && unchanged {
                         continue;
                     }
@@ -203,6 +231,8 @@ fn parse_args() -> Options {
     let mut mode = Mode::Normal;
     let mut delay = Duration::from_millis(0);
     let mut log_file = None;
+    let mut script = None;
+    let mut ignore_open = false;
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         match arg.as_str() {
@@ -224,6 +254,8 @@ fn parse_args() -> Options {
                     "index-late" => Mode::IndexLate,
                     "silent-if-still-clean" => Mode::SilentIfStillClean,
                     "slow-files" => Mode::SlowFiles,
+                    "never-publishes" => Mode::NeverPublishes,
+                    "stale-rename" => Mode::StaleRename,
                     other => {
                         eprintln!("fake_lsp_server: unknown mode {other:?}");
                         std::process::exit(2);
@@ -235,6 +267,8 @@ fn parse_args() -> Options {
                     Duration::from_millis(args.next().and_then(|v| v.parse().ok()).unwrap_or(0));
             }
             "--log-file" => log_file = args.next(),
+            "--script" => script = args.next(),
+            "--ignore-open" => ignore_open = true,
             "--pid-file" => {
                 if let Some(path) = args.next() {
                     let _ = std::fs::write(path, std::process::id().to_string());
@@ -255,6 +289,8 @@ fn parse_args() -> Options {
         mode,
         delay,
         log_file,
+        script,
+        ignore_open,
     }
 }
 
@@ -382,7 +418,9 @@ fn on_document(
         | Mode::Hang
         | Mode::Garbage
         | Mode::IndexLate
+        | Mode::StaleRename
         | Mode::SilentIfStillClean => {}
+        Mode::NeverPublishes => {}
         Mode::Crash => {
             let _ = output.write_all(b"Content-Length: 200\r\n\r\n{\"jsonrpc\":\"2.0\",\"meth");
             let _ = output.flush();
@@ -800,5 +838,219 @@ mod index_late {
             }
         }
         PathBuf::from(String::from_utf8_lossy(&decoded).into_owned())
+    }
+}
+
+/// The `stale-rename` server (see the module doc).
+mod stale_rename {
+    use std::collections::BTreeMap;
+    use std::io::Write as _;
+    use std::path::{Path, PathBuf};
+
+    use lsp_server::{Message, Response};
+    use serde_json::{Value, json};
+
+    use super::{Options, publish, send};
+
+    pub fn serve(options: &Options) {
+        let mut input = std::io::BufReader::new(std::io::stdin().lock());
+        let mut output = std::io::stdout().lock();
+        let script: Vec<Vec<Value>> = options
+            .script
+            .as_ref()
+            .and_then(|path| std::fs::read_to_string(path).ok())
+            .and_then(|text| serde_json::from_str(&text).ok())
+            .unwrap_or_default();
+        let mut root = PathBuf::new();
+        let mut open: BTreeMap<PathBuf, String> = BTreeMap::new();
+        // What it read of the workspace at its first rename: never again.
+        let mut seen: Option<BTreeMap<PathBuf, String>> = None;
+        let mut renames = 0;
+        while let Ok(Some(message)) = Message::read(&mut input) {
+            match message {
+                Message::Request(request) => {
+                    let result = match request.method.as_str() {
+                        "initialize" => {
+                            root = request.params["rootUri"]
+                                .as_str()
+                                .map(path_of)
+                                .unwrap_or_default();
+                            json!({"capabilities": {
+                                "textDocumentSync": {"openClose": true, "change": 1},
+                                "renameProvider": true,
+                            }})
+                        }
+                        "textDocument/rename" => {
+                            let params = &request.params;
+                            let file =
+                                path_of(params["textDocument"]["uri"].as_str().unwrap_or(""));
+                            let seen = seen.get_or_insert_with(|| read_tree(&root, &file));
+                            let mut texts = seen.clone();
+                            if !options.ignore_open {
+                                texts.extend(open.clone());
+                            }
+                            let answer = rename(params, &file, &texts);
+                            for operation in script.get(renames).into_iter().flatten() {
+                                apply(&root, operation);
+                            }
+                            if let Some(log) = &options.log_file {
+                                let _ = std::fs::OpenOptions::new()
+                                    .create(true)
+                                    .append(true)
+                                    .open(log)
+                                    .and_then(|mut f| writeln!(f, "applied {renames}"));
+                            }
+                            renames += 1;
+                            answer
+                        }
+                        "shutdown" => Value::Null,
+                        _ => {
+                            let refused = Response::new_err(
+                                request.id,
+                                -32601,
+                                "not handled by the fake".into(),
+                            );
+                            send(&mut output, refused.into());
+                            continue;
+                        }
+                    };
+                    send(&mut output, Response::new_ok(request.id, result).into());
+                }
+                Message::Notification(notification) => {
+                    let params = &notification.params;
+                    let uri = params["textDocument"]["uri"].as_str().unwrap_or_default();
+                    match notification.method.as_str() {
+                        "exit" => return,
+                        "textDocument/didOpen" | "textDocument/didChange" => {
+                            let text = params["textDocument"]["text"]
+                                .as_str()
+                                .or_else(|| params["contentChanges"][0]["text"].as_str())
+                                .unwrap_or_default();
+                            open.insert(path_of(uri), text.to_string());
+                            let version = params["textDocument"]["version"].as_i64();
+                            publish(&mut output, uri, version, json!([]));
+                        }
+                        "textDocument/didClose" => {
+                            open.remove(&path_of(uri));
+                        }
+                        _ => {}
+                    }
+                }
+                Message::Response(_) => {}
+            }
+        }
+    }
+
+    /// Every file under `root` with `file`'s extension, canonical paths.
+    fn read_tree(root: &Path, file: &Path) -> BTreeMap<PathBuf, String> {
+        let mut found = Vec::new();
+        walk(root, &mut found);
+        found
+            .into_iter()
+            .filter(|path| path.extension() == file.extension())
+            .filter_map(|path| Some((path.clone(), std::fs::read_to_string(&path).ok()?)))
+            .collect()
+    }
+
+    fn walk(dir: &Path, found: &mut Vec<PathBuf>) {
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return;
+        };
+        for entry in entries.filter_map(Result::ok) {
+            let path = entry.path();
+            if path.is_dir() {
+                walk(&path, found);
+            } else {
+                found.push(path.canonicalize().unwrap_or(path));
+            }
+        }
+    }
+
+    fn rename(params: &Value, file: &Path, texts: &BTreeMap<PathBuf, String>) -> Value {
+        let line = params["position"]["line"].as_u64().unwrap_or(0) as usize;
+        let character = params["position"]["character"].as_u64().unwrap_or(0) as usize;
+        let new_name = params["newName"].as_str().unwrap_or_default();
+        let Some(text) = texts.get(file) else {
+            return Value::Null;
+        };
+        let word = word_at(text.split('\n').nth(line).unwrap_or_default(), character);
+        if word.is_empty() {
+            return Value::Null;
+        }
+        let mut changes = serde_json::Map::new();
+        for (path, text) in texts {
+            let mut edits = Vec::new();
+            for (index, line) in text.split('\n').enumerate() {
+                for (at, _) in line.match_indices(&word) {
+                    let before = line[..at].chars().next_back();
+                    let after = line[at + word.len()..].chars().next();
+                    if before.is_none_or(|c| !is_ident(c)) && after.is_none_or(|c| !is_ident(c)) {
+                        edits.push(json!({
+                            "range": {
+                                "start": {"line": index, "character": at},
+                                "end": {"line": index, "character": at + word.len()},
+                            },
+                            "newText": new_name,
+                        }));
+                    }
+                }
+            }
+            if !edits.is_empty() {
+                changes.insert(format!("file://{}", path.display()), Value::Array(edits));
+            }
+        }
+        json!({ "changes": changes })
+    }
+
+    /// One scripted outside edit (see the module doc).
+    fn apply(root: &Path, operation: &Value) {
+        let file = root.join(operation["file"].as_str().unwrap_or("missing"));
+        let text = operation["text"].as_str().unwrap_or_default();
+        match operation["op"].as_str() {
+            Some("insert") => {
+                let Ok(old) = std::fs::read_to_string(&file) else {
+                    return;
+                };
+                let mut lines: Vec<&str> = old.split_inclusive('\n').collect();
+                let at = (operation["line"].as_u64().unwrap_or(0) as usize).min(lines.len());
+                lines.insert(at, text);
+                let _ = std::fs::write(&file, lines.concat());
+            }
+            Some("create") => {
+                let _ = std::fs::write(&file, text);
+            }
+            Some("delete") => {
+                let _ = std::fs::remove_file(&file);
+            }
+            _ => {}
+        }
+    }
+
+    fn is_ident(c: char) -> bool {
+        c.is_alphanumeric() || c == '_'
+    }
+
+    fn word_at(line: &str, character: usize) -> String {
+        let chars: Vec<char> = line.chars().collect();
+        if character >= chars.len() || !is_ident(chars[character]) {
+            return String::new();
+        }
+        let start = (0..=character)
+            .rev()
+            .take_while(|&i| is_ident(chars[i]))
+            .last()
+            .unwrap_or(character);
+        let end = (character..chars.len())
+            .take_while(|&i| is_ident(chars[i]))
+            .last()
+            .unwrap_or(character);
+        chars[start..=end].iter().collect()
+    }
+
+    /// The canonical path of a `file://` URI (the tests' paths need no
+    /// decoding).
+    fn path_of(uri: &str) -> PathBuf {
+        let path = PathBuf::from(uri.strip_prefix("file://").unwrap_or(uri));
+        path.canonicalize().unwrap_or(path)
     }
 }

@@ -26,6 +26,7 @@
 pub mod checks;
 pub mod config;
 pub mod detect;
+pub mod fresh;
 pub mod paths;
 pub mod procs;
 pub mod record;

@@ -9,8 +9,11 @@
 //! | `loop_commands` (push/publish globs) | Bash | a matching command while a Ralph loop is RUNNING |
 //! | `loop_control` (true) | Bash, Skill | while the agent works unattended: the CLI commands and slash commands that end or weaken the loop or the task ([`control`]) |
 //! | `state_files` (true) | Write, Edit, MultiEdit, NotebookEdit | writing ralph-hooks' own state files |
-//! | `state_files` (true) | the same and Bash | while a loop or a task continuation is active: writing, moving, removing or linking to anything in the protected set ([`protect`]): the state root, the hooks' config, Claude Code's settings, `guard.protected` |
+//! | `state_files` (true) | the same and Bash | while a loop or a task continuation is active: writing, moving, removing or linking to anything in the protected set ([`protect`]): the state root, the hooks' config, Claude Code's settings (with `CLAUDE_CONFIG_DIR`'s and the managed ones), the skill, command and agent folders, `guard.protected` |
 //! | `placeholders` (true) | Agent, Task | a sub-agent prompt with `{{UPPER_SNAKE}}` placeholders left |
+//!
+//! A skill's or slash command's `` !`…` `` line (PreSkillShellCommand) gets
+//! the Bash rows, unless the user typed the command ([`check_skill_shell`]).
 //!
 //! A Bash command is read by [`shell`] (with the script files it runs);
 //! what that reading cannot see — a script written and run in one command,
@@ -44,11 +47,12 @@ use serde_json::Value;
 
 use crate::hook::config::Config;
 use crate::hook::ctx::Ctx;
-use crate::hook::protocol::{HookOutput, ToolInput};
+use crate::hook::protocol::{EventName, HookOutput, SkillShellInput, ToolInput};
 use crate::ralph::loop_state::{LOOP_FILE, LoopState, LoopStatus};
 use crate::state::Store;
 use crate::tasks::{self, TaskDoc};
 use crate::util::fsread::{self, Links};
+use crate::util::text::escape_controls;
 use protect::{Kind, Places, ProtectedSet};
 
 const NAME: &str = "ralph-pre-tool-stop-guard";
@@ -325,6 +329,36 @@ impl Lazy<'_> {
 
 /// Runs the rules that apply to this tool call.
 pub fn check(ctx: &Ctx, tool: &ToolInput) -> Option<HookOutput> {
+    check_call(ctx, tool, true)
+}
+
+/// A skill's or a slash command's `` !`…` `` line (PreSkillShellCommand):
+/// the Bash rules, on its command with its arguments filled in. A line of
+/// a slash command the user typed is the user's own (`/cancel-loop` typed
+/// by the user must end the loop), so it passes; one the agent called
+/// through the Skill tool (`invoked_by: claude`), or whose caller is not
+/// said or is `other`, is the agent's. No snapshot is taken before it:
+/// Claude Code sends no event after such a line.
+pub fn check_skill_shell(ctx: &Ctx, input: &SkillShellInput) -> Option<HookOutput> {
+    if input.invoked_by_user() {
+        return None;
+    }
+    let mut tool = input.tool.clone();
+    // PowerShell lines are read with the same reader: a `ralph-hooks loop
+    // cancel` or a write to a protected path reads alike in both.
+    tool.tool_name = "Bash".to_string();
+    let mut output = check_call(ctx, &tool, false)?;
+    if let Some(specific) = output.hook_specific_output.as_mut()
+        && specific.permission_decision.is_some()
+    {
+        specific.hook_event_name = EventName::PreSkillShellCommand.as_str();
+    }
+    Some(output)
+}
+
+/// [`check`]; `snapshot`: take the effect check's "before" for a Bash
+/// command let through (only where an after-event will follow).
+fn check_call(ctx: &Ctx, tool: &ToolInput, snapshot: bool) -> Option<HookOutput> {
     let kind = kind_of(&tool.tool_name)?;
     let config = GuardConfig::load(&ctx.project_root);
     let supervision = Lazy {
@@ -386,7 +420,7 @@ pub fn check(ctx: &Ctx, tool: &ToolInput) -> Option<HookOutput> {
                     None
                 }
             });
-            if denied.is_none() {
+            if denied.is_none() && snapshot {
                 // What the command does is checked after it ran too, while
                 // the agent works unattended: take the "before" now.
                 context = match supervision.get() {
@@ -786,12 +820,47 @@ fn file_write(
         }),
     };
     let Some(hit) = hit else {
-        return Ok(None);
+        return outside_the_project(ctx, &path, supervision);
     };
     if !supervision.get()?.unattended() {
         return Ok(None);
     }
     Ok(Some(deny_protected(ctx, &hit, None)))
+}
+
+/// Sandbox mode, while the agent works unattended: the file tools write only
+/// inside the project and the temp folders. Claude Code's sandbox confines
+/// Bash, not the Write and Edit tools, and a file outside the project
+/// (`~/.gitconfig`, `/etc/ld.so.preload`, a shell's rc file) can make a
+/// program the hooks run, outside the sandbox, run the agent's code.
+fn outside_the_project(
+    ctx: &Ctx,
+    path: &Path,
+    supervision: &Lazy<'_>,
+) -> anyhow::Result<Option<HookOutput>> {
+    if !crate::hook::sandbox::installed(ctx) {
+        return Ok(None);
+    }
+    let allowed: Vec<PathBuf> = [
+        ctx.project_root.clone(),
+        std::env::temp_dir(),
+        PathBuf::from("/tmp"),
+        PathBuf::from("/var/tmp"),
+    ]
+    .iter()
+    .flat_map(|root| protect::forms(root))
+    .collect();
+    let escapes = protect::forms(path)
+        .iter()
+        .any(|form| !allowed.iter().any(|root| form.starts_with(root)));
+    if !escapes || !supervision.get()?.unattended() {
+        return Ok(None);
+    }
+    let written = path.to_string_lossy();
+    let shown = crate::util::text::escape_controls(&written);
+    Ok(Some(HookOutput::deny(format!(
+        "Not while the Ralph loop runs unattended in sandbox mode: {shown} is outside the project. The file tools write only inside the project (and the temp folders) until the loop ends; keep the work in the project, or tell the user what should change outside it."
+    ))))
 }
 
 fn kind_of_path(set: &ProtectedSet, path: &Path) -> Kind {
@@ -873,28 +942,29 @@ fn bash_protected_writes(
 fn deny_state(ctx: &Ctx, path: &Path, instead: &str) -> HookOutput {
     HookOutput::deny(format!(
         "{} is a ralph-hooks state file and cannot be edited directly: {instead}.",
-        ctx.display_path(path)
+        escape_controls(&ctx.display_path(path))
     ))
 }
 
 /// The reason for a write that reaches the protected set.
 fn deny_protected(ctx: &Ctx, hit: &Hit, command: Option<&str>) -> HookOutput {
-    let reached = ctx.display_path(&hit.reached).into_owned();
+    let reached = escape_controls(&ctx.display_path(&hit.reached)).into_owned();
+    let written = escape_controls(&hit.written);
     let lead = match (command, hit.through_link) {
         (None, false) => String::new(),
-        (None, true) => format!("{} is another name for {reached}: ", hit.written),
-        (Some(command), false) if hit.written == reached => {
+        (None, true) => format!("{written} is another name for {reached}: "),
+        (Some(command), false) if written == reached => {
             format!("`{}` would change it: ", cap(command))
         }
         (Some(command), false) => format!(
             "`{}` would change {reached} (through `{}`): ",
             cap(command),
-            hit.written
+            written
         ),
         (Some(command), true) => format!(
             "`{}` would make `{}` another name for {reached}: ",
             cap(command),
-            hit.written
+            written
         ),
     };
     let (what, advice) = match hit.kind {
@@ -907,6 +977,10 @@ fn deny_protected(ctx: &Ctx, hit: &Hit, command: Option<&str>) -> HookOutput {
                 "Leave it as it is; if you are cleaning up, name only the files you mean.",
             )
         }
+        Kind::Config if places(ctx).loads_commands(&hit.reached) => (
+            "is where Claude Code loads skills, slash commands and subagents from".to_string(),
+            "A new or changed skill or command would run outside the hooks' view. If one would help, describe it to the user and let them add it.",
+        ),
         Kind::Config => (
             "configures the hooks that supervise this work".to_string(),
             "If a setting there is wrong, describe the change to the user and let them make it.",
@@ -917,11 +991,13 @@ fn deny_protected(ctx: &Ctx, hit: &Hit, command: Option<&str>) -> HookOutput {
     ))
 }
 
-/// A command as quoted in a reason, cut to a readable length.
+/// A command as quoted in a reason, cut to a readable length, its control
+/// characters escaped.
 fn cap(text: &str) -> String {
     const MAX: usize = 160;
+    let text = escape_controls(text);
     if text.chars().count() <= MAX {
-        return text.to_string();
+        return text.into_owned();
     }
     let cut: String = text.chars().take(MAX).collect();
     format!("{cut}…")

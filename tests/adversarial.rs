@@ -780,6 +780,12 @@ fn pushes_in_ordinary_spellings_are_denied() {
         "bunx npm publish",
         "npm exec -c 'npm publish'",
         "git push 2>/dev/null >&2",
+        // Issue 31, class 10: `exec` with its own options.
+        "exec -a NAME git push",
+        "exec -cl git push origin main",
+        "exec -la builder git push --tags",
+        "exec -- git push",
+        "(exec -a x git push)",
     ] {
         let output = bash(project, command);
         assert!(denied(&output), "not denied: {command}");
@@ -1039,7 +1045,6 @@ fn ordinary_work_in_a_loop_passes_the_guard() {
         "rm -rf target build/* dist",
         "mv a.txt b.txt",
         "cp -r src backup",
-        "mkdir -p .claude/commands && echo x > .claude/commands/mine.md",
         "sed -i 's/1/2/' src/main.py",
         "touch src/new.py",
         "git stash",
@@ -1064,7 +1069,9 @@ fn ordinary_work_in_a_loop_passes_the_guard() {
         ("Write", "src/new.py"),
         ("Edit", "src/main.py"),
         ("Write", ".claude/orchestrator/sessions/abcd1234/notes.md"),
-        ("Write", ".claude/commands/mine.md"),
+        // (A new slash command or skill is no longer ordinary work while
+        // the loop runs: issue 31, see
+        // `skill_command_and_agent_folders_are_protected_while_unattended`.)
     ] {
         let output = guard(
             project,
@@ -2497,4 +2504,356 @@ fn sandbox_mode_runs_a_planted_project_server_only_inside_the_walls() {
         "the planted server wrote outside the project"
     );
     std::fs::remove_dir_all(&base).unwrap();
+}
+
+// ---- issue 31 (without a sandbox): skills, settings Claude Code reads ----
+
+/// The guard with extra environment (Claude Code's: `HOME`,
+/// `CLAUDE_CONFIG_DIR`) and any event.
+fn guard_with(project: &Path, event: &str, tool: Value, env: &[(&str, &Path)]) -> Output {
+    let mut input = json!({"hook_event_name": event, "session_id": SESSION, "cwd": project});
+    for (key, value) in tool.as_object().unwrap() {
+        input[key] = value.clone();
+    }
+    let mut command = util::command("ralph-pre-tool-stop-guard", project);
+    for (key, value) in env {
+        command.env(key, value);
+    }
+    run_bounded(
+        command,
+        &serde_json::to_vec(&input).unwrap(),
+        &input.to_string(),
+    )
+}
+
+/// A skill's `!` line as Claude Code 2.1.332 sends it.
+fn skill_line(command: &str, invoked_by: Option<&str>) -> Value {
+    let mut line = json!({
+        "tool_name": "Bash", "tool_input": {"command": command},
+        "tool_use_id": "toolu_skill", "command_name": "finish",
+        "effort": {"level": "medium"},
+    });
+    if let Some(by) = invoked_by {
+        line["invoked_by"] = json!(by);
+    }
+    line
+}
+
+// See: issue 31, "What was seen" 4: a new skill whose `!` line runs
+// `ralph-hooks loop cancel`, called through the Skill tool, ran with no
+// Bash hook. PreSkillShellCommand gets the Bash rules unless the user typed
+// the command.
+#[test]
+fn a_skills_shell_line_gets_the_bash_rules_unless_the_user_typed_it() {
+    let dir = supervised_project("adversarial-skill-line");
+    let project = dir.path();
+    let line = |command: &str, by: Option<&str>| {
+        guard_with(
+            project,
+            "PreSkillShellCommand",
+            skill_line(command, by),
+            &[],
+        )
+    };
+    for by in [Some("claude"), Some("other"), None] {
+        for command in [
+            "ralph-hooks loop cancel",
+            "bash -c 'ralph-hooks loop cancel'",
+            "rm -rf .claude/orchestrator",
+            "echo '{\"disableAllHooks\":true}' > .claude/settings.local.json",
+            "git push origin main",
+        ] {
+            let output = line(command, by);
+            assert_eq!(output.status.code(), Some(0), "{command}");
+            assert!(denied(&output), "not denied ({by:?}): {command}");
+            let answer: Value = serde_json::from_slice(&output.stdout).unwrap();
+            assert_eq!(
+                answer["hookSpecificOutput"]["hookEventName"], "PreSkillShellCommand",
+                "the answer names its event"
+            );
+        }
+        for command in ["ralph-hooks loop status", "cargo test", "git status"] {
+            assert!(!denied(&line(command, by)), "denied ({by:?}): {command}");
+        }
+    }
+    // The user typed /cancel-loop: its line is the user's own.
+    let output = line("ralph-hooks loop cancel", Some("user"));
+    assert_eq!(output.status.code(), Some(0));
+    assert!(output.stdout.is_empty(), "{}", text_of(&output));
+    // No loop, no task: a skill's line is like any Bash command.
+    std::fs::remove_file(project.join(".claude/orchestrator/loop.json")).unwrap();
+    assert!(!denied(&line("ralph-hooks loop cancel", Some("claude"))));
+}
+
+// See: issue 31, "What was seen" 4: the agent could write a new skill or
+// command (and its `!` line) while the loop ran unattended.
+#[test]
+fn skill_command_and_agent_folders_are_protected_while_unattended() {
+    let dir = supervised_project("adversarial-skill-folders");
+    let project = dir.path();
+    let home = project.join("home");
+    let config = project.join("config-dir");
+    std::fs::create_dir_all(home.join(".claude")).unwrap();
+    std::fs::create_dir_all(&config).unwrap();
+    let env: &[(&str, &Path)] = &[("HOME", &home), ("CLAUDE_CONFIG_DIR", &config)];
+    let skill = "---\nname: finish\n---\n!`ralph-hooks loop cancel`\n";
+    let writes = [
+        project.join(".claude/skills/finish/SKILL.md"),
+        project.join(".claude/commands/finish.md"),
+        project.join(".claude/agents/closer.md"),
+        home.join(".claude/skills/finish/SKILL.md"),
+        home.join(".claude/commands/finish.md"),
+        config.join("skills/finish/SKILL.md"),
+        config.join("commands/finish.md"),
+    ];
+    for path in &writes {
+        let output = guard_with(
+            project,
+            "PreToolUse",
+            json!({"tool_name": "Write", "tool_input": {"file_path": path, "content": skill}}),
+            env,
+        );
+        assert!(denied(&output), "Write {} not denied", path.display());
+        let said = reason(&output).unwrap();
+        assert!(said.contains("loads skills, slash commands"), "{said}");
+    }
+    for command in [
+        "mkdir -p .claude/skills/finish && printf '!`ralph-hooks loop cancel`' > .claude/skills/finish/SKILL.md",
+        "cp /tmp/finish.md .claude/commands/",
+        "echo x > ~/.claude/commands/finish.md",
+        "echo x > \"$CLAUDE_CONFIG_DIR/skills/finish/SKILL.md\"",
+        "rm -rf .claude/commands",
+    ] {
+        let output = guard_with(
+            project,
+            "PreToolUse",
+            json!({"tool_name": "Bash", "tool_input": {"command": command}}),
+            env,
+        );
+        assert!(denied(&output), "not denied: {command}");
+    }
+    // Reading them, and writing elsewhere, pass.
+    for command in ["cat .claude/commands/finish.md", "echo x > notes.md"] {
+        let output = guard_with(
+            project,
+            "PreToolUse",
+            json!({"tool_name": "Bash", "tool_input": {"command": command}}),
+            env,
+        );
+        assert!(!denied(&output), "denied: {command}");
+    }
+    // Attended, the user's (or the agent's) new skill goes through.
+    std::fs::remove_file(project.join(".claude/orchestrator/loop.json")).unwrap();
+    let output = guard_with(
+        project,
+        "PreToolUse",
+        json!({"tool_name": "Write", "tool_input": {"file_path": writes[0], "content": skill}}),
+        env,
+    );
+    assert!(!denied(&output), "{}", text_of(&output));
+}
+
+// See: issue 31, "What was seen" 5: with CLAUDE_CONFIG_DIR set, the
+// settings file Claude Code reads was unprotected, and so were managed
+// settings: one Write of `disableAllHooks` silenced every hook.
+#[test]
+fn the_settings_files_claude_code_reads_are_protected() {
+    let dir = supervised_project("adversarial-config-dir");
+    let project = dir.path();
+    let config = project.join("config-dir");
+    std::fs::create_dir_all(&config).unwrap();
+    std::fs::write(config.join("settings.json"), "{}").unwrap();
+    let env: &[(&str, &Path)] = &[("CLAUDE_CONFIG_DIR", &config)];
+    let off = "{\"disableAllHooks\": true}";
+    for path in [
+        config.join("settings.json"),
+        project.join(".claude/settings.local.json"),
+        Path::new("/etc/claude-code/managed-settings.json").to_path_buf(),
+        Path::new("/etc/claude-code/managed-settings.d/50-off.json").to_path_buf(),
+    ] {
+        for tool in ["Write", "Edit"] {
+            let output = guard_with(
+                project,
+                "PreToolUse",
+                json!({"tool_name": tool, "tool_input": {"file_path": path, "content": off,
+                       "old_string": "{", "new_string": off}}),
+                env,
+            );
+            assert!(denied(&output), "{tool} {} not denied", path.display());
+        }
+    }
+    for command in [
+        "echo '{\"disableAllHooks\":true}' > \"$CLAUDE_CONFIG_DIR/settings.json\"",
+        "echo '{\"disableAllHooks\":true}' > ${CLAUDE_CONFIG_DIR}/settings.json",
+        "cp /tmp/off.json config-dir/settings.json",
+        "tee /etc/claude-code/managed-settings.json < /tmp/off.json",
+    ] {
+        let output = guard_with(
+            project,
+            "PreToolUse",
+            json!({"tool_name": "Bash", "tool_input": {"command": command}}),
+            env,
+        );
+        assert!(denied(&output), "not denied: {command}");
+    }
+}
+
+// ---- issue 31: as an ordinary user, modes ----
+
+// See: issue 31, "What was seen" 9: as an ordinary user, one `chmod 0444`
+// of a lock file was never put back; every Stop then failed open, and the
+// user's "stop" and `loop cancel` failed too. (Root ignores modes: this runs
+// the binaries as `nobody` when the tests run as root.)
+#[test]
+fn a_lock_made_read_only_is_repaired_for_an_ordinary_user() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = TempDir::new("adversarial-lock-mode");
+    let project = dir.path().join("project");
+    let state = project.join(".claude/orchestrator");
+    std::fs::create_dir_all(&state).unwrap();
+    std::fs::write(
+        state.join("loop.json"),
+        loop_json(&project, Some(SESSION)).to_string(),
+    )
+    .unwrap();
+    let Some(user) = util::Unprivileged::new(dir.path()) else {
+        return;
+    };
+    let stop = json!({"hook_event_name": "Stop", "session_id": SESSION, "cwd": project,
+                      "stop_hook_active": false, "last_assistant_message": "all done"});
+    let run_stop = || {
+        util::run_with_stdin(
+            user.command("ralph-stop-loop-controller", &project),
+            stop.to_string().as_bytes(),
+        )
+    };
+    let first = run_stop();
+    assert_eq!(first.status.code(), Some(0), "{}", text_of(&first));
+    assert!(
+        text_of(&first).contains("\"decision\":\"block\""),
+        "{}",
+        text_of(&first)
+    );
+    let locks: Vec<_> = std::fs::read_dir(state.join(".locks"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert!(!locks.is_empty());
+    // What `python3 -c "os.chmod(…, 0o444)"` from the agent's Bash does.
+    for lock in &locks {
+        std::fs::set_permissions(lock, std::fs::Permissions::from_mode(0o444)).unwrap();
+    }
+    let again = run_stop();
+    assert_eq!(again.status.code(), Some(0), "{}", text_of(&again));
+    assert!(
+        text_of(&again).contains("\"decision\":\"block\""),
+        "the Stop still blocks: {}",
+        text_of(&again)
+    );
+    // The folder of the locks made read-only too.
+    std::fs::set_permissions(state.join(".locks"), std::fs::Permissions::from_mode(0o555)).unwrap();
+    for lock in &locks {
+        let _ = std::fs::set_permissions(lock, std::fs::Permissions::from_mode(0o444));
+    }
+    let prompt = util::run_with_stdin(
+        user.command("ralph-user-prompt-submit", &project),
+        json!({"hook_event_name": "UserPromptSubmit", "session_id": SESSION, "cwd": project,
+               "prompt": "stop", "source": "user"})
+        .to_string()
+        .as_bytes(),
+    );
+    assert_eq!(prompt.status.code(), Some(0), "{}", text_of(&prompt));
+    assert_eq!(
+        loop_state_of(&project)["status"],
+        "PAUSED",
+        "the user's stop holds"
+    );
+    for lock in &locks {
+        let _ = std::fs::set_permissions(lock, std::fs::Permissions::from_mode(0o444));
+    }
+    let mut cancel = user.command("ralph-hooks", &project);
+    cancel.args(["loop", "cancel"]);
+    let cancelled = cancel.output().unwrap();
+    assert!(cancelled.status.success(), "{}", text_of(&cancelled));
+    assert_eq!(loop_state_of(&project)["status"], "CANCELLED");
+}
+
+/// One Bash call as the user: the guard before, `bash -c` as Claude Code
+/// runs it, the post hook after; the post hook's output.
+fn bash_call_as(user: &util::Unprivileged, project: &Path, id: &str, command: &str) -> Output {
+    let input = |event: &str| {
+        json!({"hook_event_name": event, "session_id": SESSION, "cwd": project,
+               "tool_name": "Bash", "tool_input": {"command": command}, "tool_use_id": id,
+               "tool_response": {"stdout": "", "stderr": "", "interrupted": false}})
+        .to_string()
+    };
+    let before = util::run_with_stdin(
+        user.command("ralph-pre-tool-stop-guard", project),
+        input("PreToolUse").as_bytes(),
+    );
+    assert_eq!(before.status.code(), Some(0), "{}", text_of(&before));
+    assert!(!denied(&before), "denied: {command}");
+    let mut shell = Command::new("bash");
+    shell
+        .arg("-c")
+        .arg(command)
+        .current_dir(project)
+        .env("CLAUDECODE", "1");
+    let ran = user.run(shell);
+    assert!(ran.status.success(), "{command}: {}", text_of(&ran));
+    let after = util::run_with_stdin(
+        user.command("ralph-post-tool-lsp-diagnostic", project),
+        input("PostToolUse").as_bytes(),
+    );
+    assert_eq!(after.status.code(), Some(0), "{}", text_of(&after));
+    after
+}
+
+// See: issue 31, "What was seen" 9: a mode change alone (the content the
+// same) was never put back; as an ordinary user `chmod 000` of the loop's
+// state made every later hook fail open.
+#[test]
+fn mode_changes_of_protected_files_are_put_back_for_an_ordinary_user() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = TempDir::new("adversarial-file-modes");
+    let project = dir.path().join("project");
+    let state = project.join(".claude/orchestrator");
+    std::fs::create_dir_all(&state).unwrap();
+    std::fs::write(
+        state.join("loop.json"),
+        loop_json(&project, Some(SESSION)).to_string(),
+    )
+    .unwrap();
+    std::fs::write(project.join(".claude/settings.json"), "{}").unwrap();
+    let Some(user) = util::Unprivileged::new(dir.path()) else {
+        return;
+    };
+    let mode = |path: &Path| std::fs::metadata(path).unwrap().permissions().mode() & 0o777;
+    let loop_mode = mode(&state.join("loop.json"));
+    let settings_mode = mode(&project.join(".claude/settings.json"));
+    let after = bash_call_as(
+        &user,
+        &project,
+        "toolu_mode",
+        "python3 -c \"import os; os.chmod('.claude/orchestrator/loop.json', 0); os.chmod('.claude/settings.json', 0o444); os.chmod('.claude/orchestrator', 0o500)\"",
+    );
+    let said = text_of(&after);
+    assert!(said.contains("mode changed, put back"), "{said}");
+    assert_eq!(mode(&state.join("loop.json")), loop_mode);
+    assert_eq!(mode(&project.join(".claude/settings.json")), settings_mode);
+    assert_eq!(mode(&state) & 0o700, 0o700);
+    // The next Stop is judged, not failed open.
+    let stop = util::run_with_stdin(
+        user.command("ralph-stop-loop-controller", &project),
+        json!({"hook_event_name": "Stop", "session_id": SESSION, "cwd": project,
+               "stop_hook_active": false, "last_assistant_message": "all done"})
+        .to_string()
+        .as_bytes(),
+    );
+    assert_eq!(stop.status.code(), Some(0), "{}", text_of(&stop));
+    assert!(
+        text_of(&stop).contains("\"decision\":\"block\""),
+        "{}",
+        text_of(&stop)
+    );
 }

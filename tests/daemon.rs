@@ -1365,3 +1365,83 @@ fn a_warming_server_is_not_waited_for_again() {
     assert_eq!(project.spawns().len(), 1);
     project.finish();
 }
+
+/// A project whose `.py` files go to the fake server in `mode` (ruff off,
+/// so only the fake and the built-in ast-grep rules speak).
+fn python_fake_project(mode: &str, extra_args: &[&str], diagnostics: Value) -> Project {
+    let dir = TempDir::new("daemon-py");
+    let servers = json!({
+        "fake": fake_server(dir.path(), mode, extra_args, ".py"),
+        "ruff": {"disabled": true},
+    });
+    let project = Project::with_servers(dir, &servers, DEADLINE_MS, json!({}));
+    reconfigure(&project, diagnostics, json!({}), json!({}));
+    project
+}
+
+/// A Python file the built-in `no-eval` rule finds something in.
+const EVAL_FILE: &str = "x = 1\ny = eval(\"1+1\")\n";
+
+#[test]
+fn a_server_that_never_publishes_times_out_and_the_rules_still_report() {
+    // Issue 30 item 5, seed 004 AC-LSP-002: a server that answered
+    // `initialize` and then says nothing about the file is reported as
+    // timed out for it within the edit's 5 s — at every edit, never as
+    // "warming up" — and the ast-grep findings for the file still come.
+    let project = python_fake_project(
+        "never-publishes",
+        &[],
+        json!({"timeout_ms": 5_000, "warmup_wait_ms": 0}),
+    );
+    for round in 1..=2 {
+        let check = project.check("a.py", EVAL_FILE);
+        check.assert_ok();
+        let text = check.context();
+        assert!(text.contains("timed out"), "round {round}: {text}");
+        assert!(
+            text.contains("fake is running but did not answer for this file in time"),
+            "round {round}: {text}"
+        );
+        assert!(!text.contains("warming up"), "round {round}: {text}");
+        assert!(
+            text.contains("do not take this as clean"),
+            "round {round}: {text}"
+        );
+        assert!(
+            text.contains("a.py:2:5 warning [ast-grep no-eval]"),
+            "round {round}: {text}"
+        );
+        assert!(!text.contains(": clean"), "round {round}: {text}");
+        assert!(
+            check.elapsed <= Duration::from_millis(5_000) + SLACK,
+            "round {round} took {:?}",
+            check.elapsed
+        );
+    }
+    project.finish();
+}
+
+#[test]
+fn a_warming_server_does_not_hide_the_rules_findings() {
+    // Start-up (4 s) is longer than the edit's time (1 s): the edit is told
+    // "warming up" — and still gets the built-in rules' findings.
+    let project = python_fake_project(
+        "slow-start",
+        &["--delay-ms", "4000"],
+        json!({"timeout_ms": 1_000, "warmup_wait_ms": 0}),
+    );
+    let check = project.check("a.py", EVAL_FILE);
+    check.assert_ok();
+    let text = check.context();
+    assert!(text.contains("warming up"), "{text}");
+    assert!(text.contains("do not take this as clean"), "{text}");
+    assert!(
+        text.contains("a.py:2:5 warning [ast-grep no-eval]"),
+        "{text}"
+    );
+    assert!(
+        text.contains("- note (no-eval)"),
+        "the rule's note comes with it: {text}"
+    );
+    project.finish();
+}

@@ -1286,3 +1286,79 @@ fn a_check_that_cancels_the_loop_does_not_end_it() {
         assert_eq!(loop_state(project)["status"], "RUNNING");
     }
 }
+
+/// Issue 30 item 6: a loop that ends FAILED lists the problems still open
+/// (the first ten, then a count of the rest), not just the condition's
+/// name; and a project rule file that does not load is said at the start,
+/// in every Stop message and in the events log.
+#[test]
+fn a_failed_loop_lists_what_remains_and_a_broken_rule_file_is_said_throughout() {
+    let dir = TempDir::new("endings-remaining");
+    let project = dir.path();
+    git_init(project);
+    util::write_fake_lsp_json(project, &["--mode", "normal"]);
+    for n in 0..12 {
+        std::fs::write(
+            project.join(format!("f{n:02}.fake")),
+            format!("ERROR: problem {n}\n"),
+        )
+        .unwrap();
+    }
+    std::fs::write(project.join("sgconfig.yml"), "ruleDirs: [\n").unwrap();
+    let started = cli_ok(
+        project,
+        &["loop", "start", "fix them all", "--max-iterations", "2"],
+    );
+    assert!(
+        started.contains("Note — ast-grep: ") && started.contains("sgconfig.yml: not valid YAML"),
+        "{started}"
+    );
+    let start_event = events(project)
+        .lines()
+        .find(|line| line.contains("\"loop_started\""))
+        .unwrap_or_default()
+        .to_string();
+    assert!(start_event.contains("ruleProblems"), "{start_event}");
+
+    let blocked = stop(project, false, None);
+    assert_eq!(blocked["decision"], "block", "{blocked}");
+    let message = text(&blocked, "systemMessage");
+    assert!(
+        message.contains("sgconfig.yml: not valid YAML"),
+        "{message}"
+    );
+    assert!(
+        text(&blocked, "reason").contains("ast-grep rules not loaded"),
+        "{blocked}"
+    );
+
+    let failed = stop(project, true, None);
+    let message = text(&failed, "systemMessage");
+    assert!(
+        message.contains("FAILED: max iterations exceeded"),
+        "{message}"
+    );
+    assert!(
+        message.contains("Still failing:\n- project: 12 errors remain:\n    f00.fake:1:1 error [fake E1] problem 0\n"),
+        "{message}"
+    );
+    assert!(
+        message.contains("    f09.fake:1:1 error [fake E1] problem 9\n    … and 2 more (2 errors)"),
+        "{message}"
+    );
+    assert!(!message.contains("problem 10"), "bounded: {message}");
+    assert!(
+        message.contains("sgconfig.yml: not valid YAML"),
+        "{message}"
+    );
+    assert_eq!(loop_state(project)["status"], "FAILED");
+    let stop_events = events(project)
+        .lines()
+        .filter(|line| line.contains("ruleProblems"))
+        .count();
+    assert!(
+        stop_events >= 3,
+        "start and both stops: {}",
+        events(project)
+    );
+}

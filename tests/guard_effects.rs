@@ -101,6 +101,12 @@ fn input(project: &Path, event: &str, id: &str, command: &str, stdout: &str) -> 
         input["tool_response"] =
             json!({"stdout": stdout, "stderr": "", "interrupted": false, "isImage": false});
     }
+    if event == "PostToolUseFailure" {
+        // As Claude Code 2.1.332 sends it: no `tool_response`.
+        input["error"] = json!(format!("Exit code 1\n{stdout}"));
+        input["is_interrupt"] = json!(false);
+        input["duration_ms"] = json!(28);
+    }
     serde_json::to_vec(&input).unwrap()
 }
 
@@ -643,4 +649,425 @@ fn user_protected_paths_and_the_size_bound() {
         "{said}"
     );
     assert_eq!(read(project.join("secrets/key.txt")), "k\n");
+}
+
+// Issue 31, class 1: a failing command (PostToolUseFailure), and a check
+// whose hook never ran.
+
+fn post_failure(project: &Path, id: &str, command: &str, output: &str) -> Value {
+    let ran = util::run_with_stdin(
+        util::command("ralph-post-tool-lsp-diagnostic", project),
+        &input(project, "PostToolUseFailure", id, command, output),
+    );
+    assert_eq!(
+        ran.status.code(),
+        Some(0),
+        "post hook on a failure: {}",
+        String::from_utf8_lossy(&ran.stderr)
+    );
+    serde_json::from_slice(&ran.stdout).unwrap_or(Value::Null)
+}
+
+/// One Bash call that fails: PreToolUse, the command, PostToolUseFailure.
+fn call_failing(project: &Path, id: &str, command: &str) -> Value {
+    let before = pre(project, id, command);
+    assert!(
+        !String::from_utf8_lossy(&before.stdout).contains("\"deny\""),
+        "the guard denied {command:?}: {}",
+        String::from_utf8_lossy(&before.stdout)
+    );
+    let ran = run(project, command);
+    assert!(!ran.status.success(), "{command} must fail");
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&ran.stdout),
+        String::from_utf8_lossy(&ran.stderr)
+    );
+    post_failure(project, id, command, &text)
+}
+
+/// A tampering command or a push that ends in a failure is checked as any
+/// other: Claude Code sends PostToolUseFailure for it, not PostToolUse.
+#[test]
+fn a_failing_command_is_checked_like_any_other() {
+    let dir = supervised("effects-failing");
+    let project = dir.path();
+    let output = call_failing(
+        project,
+        "toolu_f1",
+        "python3 -c \"open('.lsp.json','w').write('{}1')\"; false",
+    );
+    assert_eq!(
+        output["hookSpecificOutput"]["hookEventName"], "PostToolUseFailure",
+        "{output}"
+    );
+    assert!(output.get("decision").is_none(), "context only: {output}");
+    assert!(
+        context(&output).contains(".lsp.json (changed, put back)"),
+        "{output}"
+    );
+    assert_intact(project, "after a failing command");
+
+    let dir = supervised("effects-failing-push");
+    let project = dir.path();
+    with_remote(project);
+    let output = call_failing(
+        project,
+        "toolu_f2",
+        "echo 'git push -q origin HEAD:main' > p.sh && sh p.sh && exit 3",
+    );
+    assert!(message(&output).contains("pushed main"), "{output}");
+    assert_eq!(loop_status(project), "PAUSED");
+}
+
+fn hook(project: &Path, binary: &str, input: Value) -> Value {
+    let ran = util::run_with_stdin(
+        util::command(binary, project),
+        &serde_json::to_vec(&input).unwrap(),
+    );
+    assert_eq!(
+        ran.status.code(),
+        Some(0),
+        "{binary}: {}",
+        String::from_utf8_lossy(&ran.stderr)
+    );
+    serde_json::from_slice(&ran.stdout).unwrap_or(Value::Null)
+}
+
+fn stop_input(project: &Path, last: &str) -> Value {
+    json!({"hook_event_name": "Stop", "session_id": SESSION, "cwd": project,
+           "stop_hook_active": false, "last_assistant_message": last,
+           "background_tasks": []})
+}
+
+/// A post hook killed before it finished (or never run) is made up for at
+/// the next hook of any kind, before that hook decides anything.
+#[test]
+fn a_check_whose_hook_never_ran_is_made_up_at_the_next_hook() {
+    let tamper =
+        "python3 -c \"open('.claude/settings.json','w').write('{\\\"disableAllHooks\\\": true}')\"";
+    for next in [
+        "PreToolUse",
+        "Stop",
+        "UserPromptSubmit",
+        "SessionStart",
+        "PostToolUse",
+    ] {
+        let dir = supervised("effects-made-up");
+        let project = dir.path();
+        assert!(
+            !String::from_utf8_lossy(&pre(project, "toolu_m1", tamper).stdout).contains("deny")
+        );
+        run(project, tamper);
+        // No post hook for toolu_m1.
+        let output = match next {
+            "PreToolUse" => {
+                let ran = pre(project, "toolu_m2", "ls");
+                serde_json::from_slice(&ran.stdout).unwrap_or(Value::Null)
+            }
+            // Another call's PostToolUse (its PreToolUse would have made
+            // the check up already).
+            "PostToolUse" => serde_json::from_slice(&post(project, "toolu_m2", "ls", "").stdout)
+                .unwrap_or(Value::Null),
+            "Stop" => hook(
+                project,
+                "ralph-stop-loop-controller",
+                stop_input(project, "all done"),
+            ),
+            "UserPromptSubmit" => hook(
+                project,
+                "ralph-user-prompt-submit",
+                json!({"hook_event_name": "UserPromptSubmit", "session_id": SESSION,
+                       "cwd": project, "prompt": "how is it going?"}),
+            ),
+            _ => hook(
+                project,
+                "ralph-session-start",
+                json!({"hook_event_name": "SessionStart", "session_id": SESSION,
+                       "cwd": project, "source": "resume"}),
+            ),
+        };
+        assert_eq!(
+            read(project.join(".claude/settings.json")),
+            SETTINGS,
+            "{next}: put back"
+        );
+        assert!(
+            message(&output).contains("settings.json (changed, put back)"),
+            "{next}: the user is told: {output}"
+        );
+        if next == "Stop" {
+            assert_eq!(
+                output["decision"], "block",
+                "the loop still holds: {output}"
+            );
+            assert!(
+                output["reason"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .contains("settings.json"),
+                "Claude is told in the reason: {output}"
+            );
+        }
+        assert_intact(project, next);
+    }
+}
+
+// Issue 31, class 2: the loop is judged by its identity and terms.
+
+/// `loop cancel` and `loop start` of an easy loop in one script — with
+/// `CLAUDECODE` removed so the writes look like the user's — leaves the
+/// status RUNNING; the loop is put back all the same, and its archive goes.
+/// When the check after never ran, the next Stop judges the old loop, not
+/// the easy one.
+#[test]
+fn a_loop_replaced_by_an_easy_one_is_put_back() {
+    let swap = "printf 'ralph-hooks loop cancel\\nralph-hooks loop start \"say hi\" --promise HI\\n' > swap.sh && env -u CLAUDECODE sh swap.sh";
+    let dir = supervised("effects-loop-swap");
+    let project = dir.path();
+    let (output, ran) = call(project, "toolu_s1", swap);
+    assert!(
+        String::from_utf8_lossy(&ran.stdout).contains("say hi"),
+        "the easy loop was started: {ran:?}"
+    );
+    let state: Value =
+        serde_json::from_str(&read(project.join(".claude/orchestrator/loop.json"))).unwrap();
+    assert_eq!(state["id"], "loop-20261121T110000Z-0001", "{state}");
+    assert_eq!(state["goal"], "make the test suite pass");
+    assert_eq!(state["status"], "RUNNING");
+    assert!(
+        context(&output).contains("replaced by another loop"),
+        "{output}"
+    );
+    assert!(
+        message(&output).contains("from your own terminal"),
+        "{output}"
+    );
+    assert!(
+        !project
+            .join(".claude/orchestrator/loops/loop-20261121T110000Z-0001.json")
+            .exists(),
+        "the cancelled loop's archive is undone"
+    );
+
+    // The same with the check after never run: the Stop makes it up.
+    let dir = supervised("effects-loop-swap-stop");
+    let project = dir.path();
+    assert!(!String::from_utf8_lossy(&pre(project, "toolu_s2", swap).stdout).contains("deny"));
+    run(project, swap);
+    let output = hook(
+        project,
+        "ralph-stop-loop-controller",
+        stop_input(project, "<promise>HI</promise>"),
+    );
+    assert_eq!(output["decision"], "block", "{output}");
+    assert_eq!(loop_status(project), "RUNNING");
+    let state: Value =
+        serde_json::from_str(&read(project.join(".claude/orchestrator/loop.json"))).unwrap();
+    assert_eq!(state["goal"], "make the test suite pass", "{state}");
+}
+
+// Issue 31, class 3: pushes that move no remote-tracking ref.
+
+/// A tag push, a push past a fetch refspec that tracks nothing, and a push
+/// to a URL that is no named remote are each seen and pause the loop.
+#[test]
+fn tag_pushes_and_pushes_past_a_changed_refspec_are_seen() {
+    for (label, command, expected) in [
+        (
+            "tag",
+            "git tag v1 && echo 'git push -q origin v1' > t.sh && sh t.sh",
+            "tag v1 → origin",
+        ),
+        (
+            "all tags",
+            "git tag v2 && echo 'git push -q --tags origin' > t.sh && sh t.sh 2>/dev/null",
+            "tag v2 → origin",
+        ),
+        (
+            "changed refspec",
+            "git config remote.origin.fetch '+refs/heads/none:refs/remotes/origin/none' && echo 'git push -q origin HEAD:main' > p.sh && sh p.sh",
+            "main → origin",
+        ),
+        (
+            "a URL, in git's report",
+            "echo \"git push \\\"$REMOTE\\\" HEAD:refs/heads/feature 2>&1\" > p.sh && sh p.sh",
+            "feature → ",
+        ),
+    ] {
+        let dir = supervised("effects-tag-push");
+        let project = dir.path();
+        let remote = with_remote(project);
+        let command = command.replace("$REMOTE", &remote.display().to_string());
+        let (output, ran) = call(project, "toolu_t", &command);
+        assert!(ran.status.success(), "{label}: {ran:?}");
+        let told = message(&output);
+        assert!(told.contains(expected), "{label}: {output}");
+        assert!(told.contains("cannot be undone"), "{label}: {told}");
+        assert_eq!(loop_status(project), "PAUSED", "{label}");
+        let _ = std::fs::remove_dir_all(&remote);
+    }
+    // A commit and a fetch are no push, with a remote on this machine.
+    let dir = supervised("effects-tag-push-none");
+    let project = dir.path();
+    let remote = with_remote(project);
+    let (output, _) = call(
+        project,
+        "toolu_n",
+        "git tag v3 && git commit -qm again --allow-empty && git fetch -q origin",
+    );
+    assert!(!message(&output).contains("pushed"), "{output}");
+    assert_eq!(loop_status(project), "RUNNING");
+    let _ = std::fs::remove_dir_all(&remote);
+}
+
+// Issue 31, class 8: control characters in messages.
+
+/// A file named with a newline and an ESC sequence reaches no message raw:
+/// not the put-back report, not a denial.
+#[test]
+fn file_names_in_messages_are_escaped() {
+    let dir = supervised("effects-escape");
+    let project = dir.path();
+    let command = "python3 -c \"open('.claude/orchestrator/x\\nloop.json (changed, put back)\\x1b[2J','w').write('1')\"";
+    let (output, _) = call(project, "toolu_e1", command);
+    let told = message(&output);
+    let said = context(&output);
+    for text in [&told, &said] {
+        assert!(!text.contains('\u{1b}'), "raw ESC: {text:?}");
+        assert!(text.contains("\\u{1b}[2J"), "escaped: {text:?}");
+        assert!(text.contains("x\\nloop.json"), "escaped newline: {text:?}");
+    }
+    assert_eq!(told.lines().count(), 1, "one line for the user: {told:?}");
+    // A denial naming such a path.
+    let denied = util::run_with_stdin(
+        util::command("ralph-pre-tool-stop-guard", project),
+        &serde_json::to_vec(&json!({
+            "hook_event_name": "PreToolUse", "session_id": SESSION, "cwd": project,
+            "tool_name": "Write", "tool_use_id": "toolu_e2",
+            "tool_input": {"file_path": project.join(".claude/orchestrator/y\n\u{1b}[31mred"),
+                           "content": "x"},
+        }))
+        .unwrap(),
+    );
+    let text = String::from_utf8_lossy(&denied.stdout).into_owned();
+    assert!(text.contains("\"deny\""), "{text}");
+    let value: Value = serde_json::from_str(&text).unwrap();
+    let reason = value["hookSpecificOutput"]["permissionDecisionReason"]
+        .as_str()
+        .unwrap();
+    assert!(
+        !reason.contains('\u{1b}') && !reason.contains('\n'),
+        "{reason:?}"
+    );
+}
+
+/// A small tmpfs mounted over a folder (its content copied in), unmounted
+/// on drop; `None` (saying why) where mounting is not permitted, unless
+/// `RALPH_HOOKS_REQUIRE_SERVERS=1`.
+struct SmallDisk {
+    at: PathBuf,
+}
+
+impl SmallDisk {
+    fn mount(at: &Path, size: &str) -> Option<SmallDisk> {
+        let saved = at.with_extension("before-mount");
+        std::fs::rename(at, &saved).unwrap();
+        std::fs::create_dir(at).unwrap();
+        let mounted = Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
+            .arg(at)
+            .output();
+        let ok = mounted.as_ref().is_ok_and(|o| o.status.success());
+        if !ok {
+            let why = match &mounted {
+                Ok(output) => String::from_utf8_lossy(&output.stderr).trim().to_string(),
+                Err(error) => error.to_string(),
+            };
+            std::fs::remove_dir(at).unwrap();
+            std::fs::rename(&saved, at).unwrap();
+            if util::servers_required() {
+                panic!(
+                    "a small filesystem is required (RALPH_HOOKS_REQUIRE_SERVERS=1): mount: {why}"
+                );
+            }
+            eprintln!("skipping the full-disk test: cannot mount a tmpfs ({why})");
+            return None;
+        }
+        util::copy_tree(&saved, at);
+        std::fs::remove_dir_all(&saved).unwrap();
+        Some(SmallDisk {
+            at: at.to_path_buf(),
+        })
+    }
+}
+
+impl Drop for SmallDisk {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(&self.at).status();
+    }
+}
+
+// See: issue 31, "What was seen" 6: a command that deletes the state and
+// then fills the disk left the put-back failing, never retried. The copy
+// is kept, every later hook tries again, Claude and the user are told, and
+// the loop comes back once there is space.
+#[test]
+fn a_put_back_that_fails_on_a_full_disk_is_retried_at_every_hook() {
+    let dir = supervised("effects-disk-full");
+    let project = dir.path();
+    let Some(_disk) = SmallDisk::mount(&project.join(".claude"), "256k") else {
+        return;
+    };
+    let loop_file = project.join(".claude/orchestrator/loop.json");
+    let before = read(loop_file.clone());
+    let (output, _) = call(
+        project,
+        "toolu_fill",
+        "python3 -c \"import os; os.remove('.claude/orchestrator/loop.json')\"; head -c 10M /dev/zero > .claude/filler || true",
+    );
+    let said = message(&output);
+    assert!(
+        said.contains("loop.json (deleted, could NOT be put back"),
+        "{said}"
+    );
+    assert!(!loop_file.exists());
+    // Still full: a Stop is not let through while the loop's state is
+    // missing, and says why.
+    let stop = util::run_with_stdin(
+        util::command("ralph-stop-loop-controller", project),
+        json!({"hook_event_name": "Stop", "session_id": SESSION, "cwd": project,
+               "stop_hook_active": false, "last_assistant_message": "all done"})
+        .to_string()
+        .as_bytes(),
+    );
+    let stopped: Value = serde_json::from_slice(&stop.stdout).unwrap_or(Value::Null);
+    assert_eq!(
+        stopped["decision"],
+        "block",
+        "{}",
+        String::from_utf8_lossy(&stop.stdout)
+    );
+    assert!(
+        stopped["reason"]
+            .as_str()
+            .unwrap()
+            .contains("could NOT be put back"),
+        "{stopped}"
+    );
+    // Space again: the next hook of any kind puts the loop back.
+    std::fs::remove_file(project.join(".claude/filler")).unwrap();
+    let prompt = util::run_with_stdin(
+        util::command("ralph-user-prompt-submit", project),
+        json!({"hook_event_name": "UserPromptSubmit", "session_id": SESSION, "cwd": project,
+               "prompt": "how is it going?", "source": "user"})
+        .to_string()
+        .as_bytes(),
+    );
+    assert_eq!(prompt.status.code(), Some(0));
+    let told: Value = serde_json::from_slice(&prompt.stdout).unwrap_or(Value::Null);
+    assert!(message(&told).contains("put back at last"), "{told}");
+    assert_eq!(read(loop_file), before);
+    assert_eq!(loop_status(project), "RUNNING");
+    assert!(!watch_dir(project).join("pending.json").exists());
 }

@@ -582,3 +582,46 @@ fn in_sandbox_mode_the_prompt_hook_carries_out_the_users_loop_commands() {
     );
     assert_eq!(loop_json(project)["status"], "CANCELLED");
 }
+
+fn write_decision(project: &std::path::Path, file_path: &std::path::Path) -> String {
+    let output = util::run_with_stdin(
+        util::command("ralph-pre-tool-stop-guard", project),
+        &serde_json::to_vec(&json!({
+            "hook_event_name": "PreToolUse", "session_id": "s-outside", "cwd": project,
+            "tool_name": "Write", "tool_use_id": "toolu_w",
+            "tool_input": {"file_path": file_path, "content": "[core]\n\tfsmonitor = ./x.sh\n"},
+        }))
+        .unwrap(),
+    );
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+// See: the black-box attack on sandbox mode (F14): the Write tool is not in
+// Claude Code's sandbox, and a `~/.gitconfig` or `/etc/gitconfig` it wrote
+// could make a program the hooks run execute the agent's code.
+#[test]
+fn in_sandbox_mode_the_file_tools_write_only_inside_the_project_while_unattended() {
+    if !sandbox_tools() {
+        return;
+    }
+    let temp = TempDir::new("sandbox-outside");
+    let project = temp.path();
+    assert!(run(project, &["install", "--sandbox"]).status.success());
+    let outside = std::path::Path::new("/etc/gitconfig");
+    // No loop: the agent is not unattended, nothing is refused.
+    assert!(!write_decision(project, outside).contains("\"deny\""));
+    let started = run(
+        project,
+        &["loop", "start", "tidy", "--promise", "DONE", "--no-diagnostics"],
+    );
+    assert!(started.status.success(), "{started:?}");
+    let denied = write_decision(project, outside);
+    assert!(denied.contains("\"deny\"") && denied.contains("outside the project"), "{denied}");
+    // Through a link inside the project, too.
+    std::os::unix::fs::symlink("/etc", project.join("etc-link")).unwrap();
+    let denied = write_decision(project, &project.join("etc-link/gitconfig"));
+    assert!(denied.contains("\"deny\""), "{denied}");
+    // Inside the project: ordinary work.
+    assert!(!write_decision(project, &project.join("src/app.py")).contains("\"deny\""));
+}

@@ -257,44 +257,107 @@ fn rewrite_apply_rolls_back_when_a_write_fails() {
     }
 }
 
-/// A file that changes after the rewrite was computed (another writer, the
-/// user's editor) is refused at write time: nothing is written, not even
-/// the files that did not change.
-#[test]
-fn rewrite_apply_refuses_a_file_changed_since_the_preview() {
+/// Runs `args` with `RALPH_HOOKS_PAUSE_BEFORE_WRITE`, calling `meanwhile`
+/// with the attempt's number (1, 2, …) each time the command has computed
+/// its changes and waits to write them; `None` from it stops acting (the
+/// command is let go each time). The exit code and stderr after the pauses.
+fn run_with_outside_edits(
+    project: &Path,
+    args: &[&str],
+    mut meanwhile: impl FnMut(usize),
+) -> (Option<i32>, Vec<String>) {
     use std::io::{BufRead, BufReader};
-    let dir = project(&[("a.js", "console.log(1);\n"), ("b.js", "console.log(2);\n")]);
-    let mut child = cli(dir.path())
-        .args([
-            "rewrite",
-            "console.log($MSG)",
-            "logger.debug($MSG)",
-            "--apply",
-        ])
-        .env("RALPH_HOOKS_PAUSE_BEFORE_WRITE", dir.path().join("go-on"))
+    let go_on = project.join("go-on");
+    let mut child = cli(project)
+        .args(args)
+        .env("RALPH_HOOKS_PAUSE_BEFORE_WRITE", &go_on)
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    let mut stderr_lines = BufReader::new(child.stderr.take().unwrap()).lines();
-    let first = stderr_lines.next().unwrap().unwrap();
-    assert!(first.contains("pausing before writing"), "{first}");
-    // The rewrite is computed; change b.js behind its back, then let it go.
-    write(dir.path(), "b.js", "console.log(2); // edited meanwhile\n");
-    write(dir.path(), "go-on", "");
+    let mut rest = Vec::new();
+    let mut attempt = 0;
+    for line in BufReader::new(child.stderr.take().unwrap()).lines() {
+        let line = line.unwrap();
+        if line.contains("pausing before writing") {
+            attempt += 1;
+            meanwhile(attempt);
+            write(project, "go-on", "");
+        } else {
+            rest.push(line);
+        }
+    }
     let status = child.wait().unwrap();
-    let rest: Vec<String> = stderr_lines.map_while(Result::ok).collect();
-    assert_eq!(status.code(), Some(1), "{rest:?}");
-    assert!(
-        rest.iter()
-            .any(|l| l.contains("b.js changed since the preview was computed; nothing written")),
-        "{rest:?}"
+    (status.code(), rest)
+}
+
+/// A file that changes after the rewrite was computed (another writer, the
+/// user's editor) is rewritten again from its new text: the edit is kept,
+/// and the rewrite lands on it. Before, the whole command was refused.
+#[test]
+fn rewrite_apply_computes_again_a_file_changed_since_it_was_computed() {
+    let dir = project(&[("a.js", "console.log(1);\n"), ("b.js", "console.log(2);\n")]);
+    let (code, stderr) = run_with_outside_edits(
+        dir.path(),
+        &[
+            "rewrite",
+            "console.log($MSG)",
+            "logger.debug($MSG)",
+            "--apply",
+        ],
+        |attempt| {
+            if attempt == 1 {
+                write(dir.path(), "b.js", "// edited meanwhile\nconsole.log(2);\n");
+            }
+        },
     );
-    assert_eq!(read(dir.path(), "a.js"), "console.log(1);\n");
+    assert_eq!(code, Some(0), "{stderr:?}");
+    assert!(
+        stderr.iter().any(|l| l.contains(
+            "b.js changed since the rewrite was computed; computing it again from the current text (attempt 2 of 3)"
+        )),
+        "{stderr:?}"
+    );
+    assert_eq!(read(dir.path(), "a.js"), "logger.debug(1);\n");
     assert_eq!(
         read(dir.path(), "b.js"),
-        "console.log(2); // edited meanwhile\n"
+        "// edited meanwhile\nlogger.debug(2);\n"
     );
+}
+
+/// A file that changes at every attempt is refused after three: nothing
+/// is written, the error names it.
+#[test]
+fn rewrite_apply_refuses_a_file_that_keeps_changing() {
+    let dir = project(&[("a.js", "console.log(1);\n"), ("b.js", "console.log(2);\n")]);
+    let mut outside = String::from("console.log(2);\n");
+    let (code, stderr) = run_with_outside_edits(
+        dir.path(),
+        &[
+            "rewrite",
+            "console.log($MSG)",
+            "logger.debug($MSG)",
+            "--apply",
+        ],
+        |attempt| {
+            outside = format!("// edit {attempt}\n{outside}");
+            write(dir.path(), "b.js", &outside);
+        },
+    );
+    assert_eq!(code, Some(1), "{stderr:?}");
+    let error = stderr.join("\n");
+    assert!(
+        error.contains(
+            "the files kept changing while the rewrite was computed (3 attempts); nothing written"
+        ),
+        "{error}"
+    );
+    assert!(
+        error.contains("b.js changed since the changes were computed"),
+        "{error}"
+    );
+    assert_eq!(read(dir.path(), "a.js"), "console.log(1);\n");
+    assert_eq!(read(dir.path(), "b.js"), outside);
 }
 
 #[test]
@@ -741,6 +804,98 @@ fn refs_and_rename_use_the_daemons_warm_server() {
     ok(&with_daemon(&["daemon", "stop"]));
 }
 
+/// Issue 30: with pyright warm in the daemon, lines inserted above a use
+/// by a shell command moved the uses, but pyright answered the rename from
+/// the text it had read before, and the new name went in at the old
+/// offsets (`# a comment lnew_name…`), exit 0, the real uses unchanged.
+/// Now every file the rename touches is sent to the server with its text
+/// on disk and the rename asked again: the files are renamed where the
+/// uses are now.
+#[test]
+fn rename_after_lines_inserted_by_the_shell_through_the_warm_daemon() {
+    if util::require_tool("pyright-langserver", "rename after a shell edit").is_none() {
+        return;
+    }
+    let dir = python_project("old_name");
+    let with_daemon = |args: &[&str]| {
+        cli(dir.path())
+            .env_remove("RALPH_HOOKS_DAEMON")
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    // pyright warms up and reads main.py from the disk.
+    let warm = ok(&with_daemon(&["refs", "utils.py", "old_name"]));
+    assert!(
+        warm.ends_with("3 references: 1 definition, 2 uses in 2 files\n"),
+        "{warm}"
+    );
+    // The shell inserts lines above the uses; pyright is not told.
+    let shifted = "# a comment line\n# and a command\nfrom utils import old_name\nold_name()\n";
+    write(dir.path(), "main.py", shifted);
+    let output = with_daemon(&["rename", "utils.py", "old_name", "new_name", "--apply"]);
+    let stop = with_daemon(&["daemon", "stop"]);
+    let out = ok(&output);
+    ok(&stop);
+    assert_eq!(
+        read(dir.path(), "main.py"),
+        "# a comment line\n# and a command\nfrom utils import new_name\nnew_name()\n",
+        "{out}"
+    );
+    assert_eq!(read(dir.path(), "utils.py"), "def new_name():\n    pass\n");
+    assert!(
+        out.ends_with("re-checked the touched files: no errors\n"),
+        "{out}"
+    );
+}
+
+/// Issue 30: a file created by the shell while pyright was warm imports
+/// the old name; a server that does not know the file leaves it out of the
+/// rename, and the report said "re-checked the touched files: no errors".
+/// Now a file the rename did not touch that still has the old name is
+/// re-checked too and named: either the server renamed it, or the report
+/// shows its error — never "no errors" over a broken import.
+#[test]
+fn rename_never_says_no_errors_over_a_file_left_importing_the_old_name() {
+    if util::require_tool("pyright-langserver", "rename after a shell-created file").is_none() {
+        return;
+    }
+    let dir = python_project("old_name");
+    let with_daemon = |args: &[&str]| {
+        cli(dir.path())
+            .env_remove("RALPH_HOOKS_DAEMON")
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    ok(&with_daemon(&["refs", "utils.py", "old_name"]));
+    let extra = "from utils import old_name\n\nprint(old_name())\n";
+    write(dir.path(), "extra.py", extra);
+    let output = with_daemon(&["rename", "utils.py", "old_name", "new_name", "--apply"]);
+    let stop = with_daemon(&["daemon", "stop"]);
+    let out = ok(&output);
+    ok(&stop);
+    assert_eq!(
+        read(dir.path(), "main.py"),
+        "from utils import new_name\nnew_name()\n"
+    );
+    if read(dir.path(), "extra.py") == extra {
+        assert!(
+            out.contains(
+                "re-checked the touched files and 1 other file that still mentions \"old_name\" (extra.py):\n"
+            ),
+            "{out}"
+        );
+        assert!(out.contains("extra.py:1:"), "{out}");
+        assert!(!out.contains("no errors"), "{out}");
+    } else {
+        assert_eq!(
+            read(dir.path(), "extra.py"),
+            "from utils import new_name\n\nprint(new_name())\n"
+        );
+    }
+}
+
 /// A project whose server indexes the workspace 700 ms after the first
 /// file is opened and answers references from the open files until then
 /// (pyright's behaviour right after start-up).
@@ -1159,4 +1314,62 @@ fn fix_applies_overlapping_fixes_in_later_passes() {
         "const a = function () {\n  const b = 1;\n  return b;\n};\nconsole.log(a());\n"
     );
     assert!(ok(&run(dir.path(), &["fix", "a.js"])).ends_with("nothing to fix\n"));
+}
+
+/// `fix` on files that change after their fixes were computed: the changed
+/// file is fixed again from its new text (the edit is kept, the fixes land
+/// where the code is now), the others as computed; a file that changes at
+/// every attempt is refused after three, nothing written. Before, the
+/// first change refused the whole command.
+#[test]
+fn fix_computes_again_a_file_changed_since_it_was_computed() {
+    let files = [
+        ("a.js", "function f() {\n  debugger;\n  return 1;\n}\n"),
+        ("b.js", "function g() {\n  debugger;\n  return 2;\n}\n"),
+    ];
+    let dir = project(&files);
+    // The ast-grep rules alone, so the outcome does not depend on a server.
+    write(
+        dir.path(),
+        ".lsp.json",
+        r#"{"typescript-language-server": {"disabled": true}}"#,
+    );
+    let shifted =
+        "// a line added meanwhile\nfunction g() {\n  debugger;\n  debugger;\n  return 2;\n}\n";
+    let (code, stderr) = run_with_outside_edits(dir.path(), &["fix"], |attempt| {
+        if attempt == 1 {
+            write(dir.path(), "b.js", shifted);
+        }
+    });
+    assert_eq!(code, Some(0), "{stderr:?}");
+    assert!(
+        stderr.iter().any(|l| l.contains(
+            "b.js changed since the fix was computed; computing it again from the current text (attempt 2 of 3)"
+        )),
+        "{stderr:?}"
+    );
+    assert_eq!(read(dir.path(), "a.js"), "function f() {\n  return 1;\n}\n");
+    assert_eq!(
+        read(dir.path(), "b.js"),
+        "// a line added meanwhile\nfunction g() {\n  return 2;\n}\n"
+    );
+
+    for (name, text) in files {
+        write(dir.path(), name, text);
+    }
+    let mut outside = files[1].1.to_string();
+    let (code, stderr) = run_with_outside_edits(dir.path(), &["fix"], |attempt| {
+        outside = format!("// edit {attempt}\n{outside}");
+        write(dir.path(), "b.js", &outside);
+    });
+    assert_eq!(code, Some(1), "{stderr:?}");
+    let error = stderr.join("\n");
+    assert!(
+        error.contains(
+            "the files kept changing while the fix was computed (3 attempts); nothing written"
+        ),
+        "{error}"
+    );
+    assert_eq!(read(dir.path(), "a.js"), files[0].1, "nothing written");
+    assert_eq!(read(dir.path(), "b.js"), outside);
 }

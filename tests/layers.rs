@@ -86,8 +86,12 @@ const ALLOWED: &[(&str, &[&str])] = &[
         "guards",
         &["tasks", "ralph", "orchestrator", "hook", "state", "util"],
     ),
-    // The dashboard server: only the CLI reaches it (issue 14).
-    ("monitor", &["tasks", "ralph", "hook", "state", "util"]),
+    // The dashboard server: only the CLI reaches it (issue 14). Its write
+    // API applies the guard's policy for the agent's CLI (issue 31).
+    (
+        "monitor",
+        &["guards", "tasks", "ralph", "hook", "state", "util"],
+    ),
     // Telemetry's light side: the switch, starting and stopping the
     // exporter, status lines. The hooks reach it.
     ("telemetry", &["daemon", "ralph", "hook", "state", "util"]),

@@ -542,6 +542,49 @@ fn fake_launch(
         reopen_when_clean,
         mode: ralph_hooks::lsp::DiagnosticMode::Auto,
         pull_capability: ralph_hooks::lsp::PullCapability::Undeclared,
+        extensions: vec![".fake".into()],
+        restart_on_created_or_deleted: false,
         reason: None,
     }
+}
+
+/// Issue 30 item 5, in process (no daemon): a server that answers
+/// `initialize` and never publishes is timed out for the file at the
+/// deadline, and the built-in rules' findings still come with it.
+#[test]
+fn a_silent_server_is_timed_out_and_the_rules_still_report_in_process() {
+    let dir = TempDir::new("lsp-silent");
+    let server = json!({
+        "fake": {
+            "command": util::fake_lsp_server().display().to_string(),
+            "args": ["--mode", "never-publishes"],
+            "extensionToLanguage": {".py": "python"},
+        },
+        "ruff": {"disabled": true},
+    });
+    std::fs::write(dir.path().join(".lsp.json"), server.to_string()).unwrap();
+    util::write_hook_config(
+        dir.path(),
+        json!({"diagnostics": {"timeout_ms": DEADLINE_MS, "warmup_wait_ms": 0}}),
+    );
+    let file = dir.path().join("a.py");
+    std::fs::write(&file, "x = 1\ny = eval(\"1+1\")\n").unwrap();
+    let started = Instant::now();
+    let output = util::run_with_stdin(
+        util::command("ralph-post-tool-lsp-diagnostic", dir.path()),
+        write_payload_for(&file).to_string().as_bytes(),
+    );
+    let elapsed = started.elapsed();
+    assert_eq!(output.status.code(), Some(0));
+    assert!(
+        elapsed <= Duration::from_millis(DEADLINE_MS) + SLACK,
+        "took {elapsed:?}"
+    );
+    let text = context(&output);
+    assert!(text.contains("inconclusive — timed out"), "{text}");
+    assert!(text.contains("do not take this as clean"), "{text}");
+    assert!(
+        text.contains("a.py:2:5 warning [ast-grep no-eval]"),
+        "{text}"
+    );
 }

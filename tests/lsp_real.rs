@@ -96,6 +96,11 @@ fn assert_line(context: &str, expected_prefix: &str) {
     );
 }
 
+/// The configuration of a pyright-only test: ruff, which lints beside
+/// pyright where installed, is turned off (`ruff_lints_beside_pyright`).
+static NO_RUFF: std::sync::LazyLock<Value> =
+    std::sync::LazyLock::new(|| json!({"lsp": {"servers": {"ruff": {"disabled": true}}}}));
+
 const PYTHON_SAMPLE: &str =
     "def add(a: int, b: int) -> int:\n    return a + b\n\nresult: str = add(1, 2)\n";
 
@@ -105,7 +110,7 @@ fn pyright_reports_the_type_error_of_the_issue() {
     if util::require_tool("pyright-langserver", "the pyright test").is_none() {
         return;
     }
-    let dir = project(json!({}));
+    let dir = project(NO_RUFF.clone());
     let file = write(dir.path(), "src/app.py", PYTHON_SAMPLE);
     let (context, _) = run_hook(dir.path(), &write_payload(&file, PYTHON_SAMPLE));
     assert!(
@@ -123,7 +128,7 @@ fn pyright_edit_tells_new_errors_from_old_across_a_line_shift() {
     if util::require_tool("pyright-langserver", "the pyright classification test").is_none() {
         return;
     }
-    let dir = project(json!({}));
+    let dir = project(NO_RUFF.clone());
     let before = "x: str = 1\n\ndef f() -> int:\n    return 0\n";
     let file = write(dir.path(), "m.py", before);
     // The first check stores the baseline: one error on line 1.
@@ -191,6 +196,46 @@ fn ruff_reports_an_undefined_name() {
         &context,
         "tool.py:1:8 warning [Ruff F401] `os` imported but unused",
     );
+}
+
+/// Issue 30 item 4: where both are installed, ruff lints beside pyright
+/// after an edit, each finding under its own source.
+#[test]
+fn ruff_lints_beside_pyright_after_an_edit() {
+    if util::require_tool("pyright-langserver", "the ruff-beside-pyright test").is_none()
+        || require_working("ruff", &["--version"], "the ruff-beside-pyright test").is_none()
+    {
+        return;
+    }
+    let dir = project(json!({}));
+    let text = "import os\n\nx = f\"abc\"\ny: int = \"a\"\n";
+    let file = write(dir.path(), "m.py", text);
+    let (context, _) = run_hook(dir.path(), &write_payload(&file, text));
+    assert!(
+        context.starts_with("LSP diagnostics for m.py (pyright + ruff): issues found"),
+        "{context}"
+    );
+    assert_line(&context, "m.py:4:10 error [Pyright reportAssignmentType]");
+    assert_line(
+        &context,
+        "m.py:3:5 warning [Ruff F541] f-string without any placeholders",
+    );
+    assert_line(
+        &context,
+        "m.py:1:8 warning [Ruff F401] `os` imported but unused",
+    );
+    // Turned off in `.lsp.json`, it is not asked.
+    std::fs::write(
+        dir.path().join(".lsp.json"),
+        r#"{"ruff": {"disabled": true}}"#,
+    )
+    .unwrap();
+    let (context, _) = run_hook(dir.path(), &write_payload(&file, text));
+    assert!(
+        context.starts_with("LSP diagnostics for m.py (pyright): issues found"),
+        "{context}"
+    );
+    assert!(!context.contains("[Ruff"), "{context}");
 }
 
 /// The global TypeScript 5 or 6 that `.ci/install-servers.sh` installs,

@@ -620,13 +620,65 @@ fn update_endpoint_actions_and_errors() {
         "{log}"
     );
 
-    let (_, body) = monitor.post(&task(
+    // The active task with open steps keeps the agent going: replacing
+    // its steps is refused as the agent's CLI is (issue 31); once it is
+    // blocked, the write goes through.
+    let (status, body) = monitor.post(&task(
         json!({"action": "set_steps", "steps": ["one", "two"]}),
     ));
+    assert_eq!(status, 403, "{body}");
+    cli(project, &["task", "block", "--note", "waiting"]);
+    let (status, body) = monitor.post(&task(
+        json!({"action": "set_steps", "steps": ["one", "two"]}),
+    ));
+    assert_eq!(status, 200, "{body}");
     assert_eq!(
         body["stepsProgress"],
         json!({"total": 2, "done": 0, "inProgress": 1, "pending": 1, "skipped": 0})
     );
+}
+
+// See: issue 31, "What was seen" 7: with the token from monitor.json the
+// agent replaced open task steps (`set_steps`) that its CLI is refused.
+// The write API now applies the same policy while the work runs unattended.
+#[test]
+fn the_write_api_grants_no_more_than_the_agents_cli_while_unattended() {
+    let temp = seeded_project("mon-unattended");
+    let project = temp.path();
+    let monitor = Monitor::start(project, &[]);
+    let agent = agent_of(project);
+    let task_file = state_dir(project).join("tasks/task_steps_test.md");
+    let before = std::fs::read_to_string(&task_file).unwrap();
+    let set = json!({"agentId": agent, "taskId": "task_steps_test",
+                     "action": "set_steps", "steps": ["done"]});
+    let (status, body) = monitor.post(&set);
+    assert_eq!(status, 403, "{body}");
+    let said = body["error"].as_str().unwrap();
+    assert!(said.contains("would drop the open steps"), "{said}");
+    assert_eq!(std::fs::read_to_string(&task_file).unwrap(), before);
+    // What the CLI lets the agent do, the API does too.
+    let (status, body) = monitor.post(&json!({"agentId": agent, "taskId": "task_steps_test",
+        "action": "skip_step", "stepId": "s3", "note": "not needed"}));
+    assert_eq!(status, 200, "{body}");
+    // Another task than the active one is not under the policy.
+    let (status, body) = monitor.post(&json!({"agentId": agent, "taskId": "task_planned",
+        "action": "set_steps", "steps": ["a", "b"]}));
+    assert_eq!(status, 200, "{body}");
+    // The user paused the work (a stop phrase): attended again.
+    std::fs::write(
+        state_dir(project).join("tasks/task_steps_test.md"),
+        before.replace("[-] (s3)", "[ ] (s3)"),
+    )
+    .unwrap();
+    let prompt = crate::util::run_with_stdin(
+        crate::util::command("ralph-user-prompt-submit", project),
+        json!({"hook_event_name": "UserPromptSubmit", "session_id": "", "prompt": "stop", "source": "user"})
+            .to_string()
+            .as_bytes(),
+    );
+    assert_eq!(prompt.status.code(), Some(0), "{prompt:?}");
+    let (status, body) = monitor.post(&set);
+    assert_eq!(status, 200, "{body}");
 }
 
 #[test]

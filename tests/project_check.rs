@@ -32,7 +32,10 @@ fn fixture_project() -> Option<TempDir> {
     .unwrap();
     util::write_hook_config(
         dir.path(),
-        json!({"diagnostics": {"timeout_ms": 60_000, "loop_budget_ms": 180_000}}),
+        // Ruff, which lints beside pyright where installed, has its own
+        // test (`ruff_lints_beside_pyright_in_check_and_can_be_turned_off`).
+        json!({"diagnostics": {"timeout_ms": 60_000, "loop_budget_ms": 180_000},
+               "lsp": {"servers": {"ruff": {"disabled": true}}}}),
     );
     Some(dir)
 }
@@ -608,4 +611,55 @@ fn the_follow_up_prompt_is_capped_with_and_n_more() {
         ),
         "errors first, then capped:\n{prompt}"
     );
+}
+
+/// Issue 30 item 4: where installed, ruff lints beside pyright in `check`
+/// (its own source in `--json`) and in the loop's project condition; a
+/// project turns it off in `.lsp.json`.
+#[test]
+fn ruff_lints_beside_pyright_in_check_and_the_loop_and_can_be_turned_off() {
+    if util::require_tool("pyright-langserver", "the ruff-beside-pyright check test").is_none()
+        || util::require_tool("ruff", "the ruff-beside-pyright check test").is_none()
+    {
+        return;
+    }
+    let dir = TempDir::new("check-ruff");
+    util::write_hook_config(dir.path(), json!({"diagnostics": {"timeout_ms": 60_000}}));
+    std::fs::write(dir.path().join("a.py"), "import os\n\nx = f\"abc\"\n").unwrap();
+    let output = cli(dir.path(), &["check", "--json"]);
+    let report: Value = serde_json::from_str(&stdout(&output)).unwrap();
+    let by_source = &report["summary"]["by_source"];
+    assert!(by_source["Ruff"].as_u64().unwrap_or(0) >= 2, "{report:#}");
+    assert_eq!(report["files"][0]["server"], "pyright + ruff", "{report:#}");
+    let lines = stdout(&cli(dir.path(), &["check"]));
+    assert!(
+        lines.contains("a.py:3:5 warning [Ruff F541] f-string without any placeholders"),
+        "{lines}"
+    );
+    assert!(
+        lines.contains("a.py:1:8 warning [Ruff F401] `os` imported but unused"),
+        "{lines}"
+    );
+
+    // The loop's project condition sees them too.
+    let output = cli(dir.path(), &["loop", "start", "lint", "--no-warnings"]);
+    assert!(output.status.success(), "{}", stdout(&output));
+    let blocked = stop(dir.path());
+    assert_eq!(blocked["decision"], "block", "{blocked}");
+    let prompt = blocked["reason"].as_str().unwrap();
+    assert!(prompt.contains("[Ruff F541]"), "{prompt}");
+    cli(dir.path(), &["loop", "cancel"]);
+
+    std::fs::write(
+        dir.path().join(".lsp.json"),
+        r#"{"ruff": {"disabled": true}}"#,
+    )
+    .unwrap();
+    let output = cli(dir.path(), &["check", "--json"]);
+    let report: Value = serde_json::from_str(&stdout(&output)).unwrap();
+    assert!(
+        report["summary"]["by_source"].get("Ruff").is_none(),
+        "{report:#}"
+    );
+    assert_eq!(report["files"][0]["server"], "pyright", "{report:#}");
 }

@@ -52,6 +52,8 @@ mod monitor;
 mod monitor_browser;
 // refs, rename, search, rewrite, fix (issue 13).
 mod intel;
+// Outside edits interleaved with rename, fix and rewrite (issue 30, item 2).
+mod edit_races;
 // The guard's check of what a Bash command did: restores, pushes, publishes.
 mod guard_effects;
 // OpenTelemetry export against OTLP receivers on loopback.
@@ -60,3 +62,7 @@ mod telemetry;
 mod cli_surface;
 // How loops end: budgets, no progress, the block cap, API limits, notifications, rewake.
 mod endings;
+// Language servers' memory in the daemon: our start options take effect (issue 30).
+mod server_memory;
+// Warm answers equal cold ones after outside changes (issue 30), real servers.
+mod fresh;

@@ -249,6 +249,123 @@ pub fn require_tool(name: &str, why: &str) -> Option<PathBuf> {
     }
 }
 
+/// An ordinary (non-root) user to run the binaries as: root ignores file
+/// modes, so a `chmod` of the hooks' files shows only as another user.
+/// As root, the binaries run through `setpriv` as `nobody` (65534) with no
+/// groups; as anyone else, they run as they are.
+pub struct Unprivileged {
+    uid: u32,
+    gid: u32,
+    /// `setpriv` when we are root.
+    setpriv: Option<PathBuf>,
+    /// A HOME and an XDG_STATE_HOME the user owns.
+    pub home: PathBuf,
+    pub state_home: PathBuf,
+}
+
+impl Unprivileged {
+    /// The user, with a home and state folder under `dir` (which, with
+    /// everything in it, is given to the user). `None` when it cannot be
+    /// done here: it prints why, or panics under
+    /// `RALPH_HOOKS_REQUIRE_SERVERS=1` (CI, which runs as root).
+    pub fn new(dir: &Path) -> Option<Unprivileged> {
+        let euid = unsafe { libc::geteuid() };
+        let (uid, gid, setpriv) = if euid == 0 {
+            let setpriv = require_tool("setpriv", "a test as an ordinary user")?;
+            (65534, 65534, Some(setpriv))
+        } else {
+            (euid, unsafe { libc::getegid() }, None)
+        };
+        let home = dir.join("home-of-ordinary-user");
+        let state_home = home.join(".local/state");
+        std::fs::create_dir_all(&state_home).unwrap();
+        let user = Unprivileged {
+            uid,
+            gid,
+            setpriv,
+            home,
+            state_home,
+        };
+        user.give(dir);
+        // Every folder above `dir` must be searchable by the user.
+        let mut ls = Command::new("ls");
+        ls.arg(dir);
+        let probe = user.run(ls);
+        if !probe.status.success() {
+            let why = format!(
+                "uid {uid} cannot reach {}: {}",
+                dir.display(),
+                String::from_utf8_lossy(&probe.stderr).trim()
+            );
+            if servers_required() {
+                panic!(
+                    "a test as an ordinary user is required (RALPH_HOOKS_REQUIRE_SERVERS=1): {why}"
+                );
+            }
+            eprintln!("skipping a test as an ordinary user: {why}");
+            return None;
+        }
+        Some(user)
+    }
+
+    /// Gives `path` and everything under it to the user.
+    pub fn give(&self, path: &Path) {
+        if self.setpriv.is_none() {
+            return;
+        }
+        let status = Command::new("chown")
+            .arg("-R")
+            .arg(format!("{}:{}", self.uid, self.gid))
+            .arg(path)
+            .status()
+            .expect("chown");
+        assert!(status.success(), "chown -R {}", path.display());
+    }
+
+    /// `command` run as the user (its program, arguments, environment and
+    /// folder kept), with the user's HOME and XDG_STATE_HOME.
+    pub fn wrap(&self, command: &Command) -> Command {
+        let mut wrapped = match &self.setpriv {
+            Some(setpriv) => {
+                let mut wrapped = Command::new(setpriv);
+                wrapped
+                    .arg(format!("--reuid={}", self.uid))
+                    .arg(format!("--regid={}", self.gid))
+                    .arg("--clear-groups")
+                    .arg("--")
+                    .arg(command.get_program());
+                wrapped
+            }
+            None => Command::new(command.get_program()),
+        };
+        wrapped.args(command.get_args());
+        for (key, value) in command.get_envs() {
+            match value {
+                Some(value) => wrapped.env(key, value),
+                None => wrapped.env_remove(key),
+            };
+        }
+        if let Some(dir) = command.get_current_dir() {
+            wrapped.current_dir(dir);
+        }
+        wrapped
+            .env("HOME", &self.home)
+            .env("XDG_STATE_HOME", &self.state_home);
+        wrapped
+    }
+
+    /// One of our binaries as the user, as [`command`] sets it up.
+    pub fn command(&self, name: &str, project: &Path) -> Command {
+        self.wrap(&command(name, project))
+    }
+
+    pub fn run(&self, command: Command) -> Output {
+        self.wrap(&command)
+            .output()
+            .expect("run as an ordinary user")
+    }
+}
+
 #[test]
 fn wildcards_match_as_documented() {
     assert!(wildcard_match("a[..]c", "abbbc"));

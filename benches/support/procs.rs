@@ -24,14 +24,21 @@ pub fn run_once(
     env: &[(&str, &Path)],
 ) -> (Duration, Duration, i64) {
     let mut command = Command::new(program);
-    command
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null());
+    command.args(args);
     for (key, value) in env {
         command.env(key, value);
     }
+    run_command(command, stdin)
+}
+
+/// One run of a prepared command (its folder, environment): wall time, CPU
+/// time (user + system) of the child and of every descendant it waited for,
+/// peak RSS.
+pub fn run_command(mut command: Command, stdin: &[u8]) -> (Duration, Duration, i64) {
+    command
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
     let started = Instant::now();
     // Reaped below with wait4, which std's Child cannot do: it is the only
     // call that also returns the child's peak RSS.

@@ -6,8 +6,9 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use ast_grep_config::{RuleConfig, Severity};
+use ast_grep_core::matcher::MatcherExt;
 use ast_grep_core::tree_sitter::{LanguageExt, StrDoc};
-use ast_grep_core::{Node, NodeMatch};
+use ast_grep_core::{Matcher, Node, NodeMatch};
 use ast_grep_language::SupportLang;
 
 use super::lang::Lang;
@@ -88,10 +89,24 @@ impl RuleSet {
             return Vec::new();
         }
         let root = lang.0.ast_grep(source);
+        // One walk of the tree for all the rules, each tried only on the
+        // node kinds it can match (what `ast-grep scan` does): a walk per
+        // rule, as `find_all` makes, cost the standard library's 565 files
+        // half as much again as `ast-grep scan` with the same rules.
+        let kinds: Vec<_> = rules
+            .iter()
+            .map(|rule| rule.matcher.potential_kinds())
+            .collect();
         let mut findings = Vec::new();
-        for rule in rules {
-            for found in root.root().find_all(&rule.matcher) {
-                findings.push(finding(path, rule, &found));
+        for node in root.root().dfs() {
+            let kind = usize::from(node.kind_id());
+            for (rule, kinds) in rules.iter().zip(&kinds) {
+                if kinds.as_ref().is_some_and(|kinds| !kinds.contains(kind)) {
+                    continue;
+                }
+                if let Some(found) = rule.matcher.match_node(node.clone()) {
+                    findings.push(finding(path, rule, &found));
+                }
             }
         }
         findings

@@ -74,9 +74,29 @@ pub const REGISTRATIONS: &[Registration] = &[
         async_rewake: false,
         timeout: 15,
     },
+    // A skill's or slash command's `!` line (2.1.332): no Bash tool call,
+    // so no PreToolUse; the guard reads it the same way.
+    Registration {
+        event: "PreSkillShellCommand",
+        matcher: None,
+        binary: "ralph-pre-tool-stop-guard",
+        arg: None,
+        async_rewake: false,
+        timeout: 15,
+    },
     Registration {
         event: "PostToolUse",
         matcher: Some("Write|Edit|MultiEdit|Bash"),
+        binary: "ralph-post-tool-lsp-diagnostic",
+        arg: None,
+        async_rewake: false,
+        timeout: 60,
+    },
+    // A Bash command that exits non-zero, or is interrupted, fires this
+    // instead of PostToolUse (2.1.332); what it did is checked the same.
+    Registration {
+        event: "PostToolUseFailure",
+        matcher: Some("Bash"),
         binary: "ralph-post-tool-lsp-diagnostic",
         arg: None,
         async_rewake: false,

@@ -20,8 +20,9 @@ use crate::engine::settings::Settings;
 use crate::hook::ctx::Ctx;
 use crate::intel::refs::plural;
 use crate::intel::session::Session;
-use crate::intel::writer::{self, FileChange};
-use crate::intel::{diff, fix, refs, rename, structural};
+use crate::intel::writer;
+use crate::intel::{diff, fix, position, refs, rename, structural};
+use crate::lsp::uri;
 use crate::util::text::escape_controls;
 
 /// How long one command may wait for its servers, start-up included
@@ -228,7 +229,40 @@ fn rename_inner(
     progress: &Progress,
 ) -> anyhow::Result<ExitCode> {
     let (apply, json) = (args.apply, args.json);
-    let plan = rename::plan(session, file, &args.symbol, &args.new_name)?;
+    let mut found: Option<rename::Plan> = None;
+    let mut notes = Vec::new();
+    let bounds = bounds(session.ctx);
+    let target = uri::comparable(file);
+    let at_position = position::parse_place(&args.symbol).is_some();
+    let written = writer::compute_and_apply(
+        bounds,
+        apply,
+        "rename",
+        |stale| {
+            // A position names a symbol only in the text it was given for:
+            // once that file changed it may point at something else.
+            if at_position && stale.iter().any(|p| uri::comparable(p) == target) {
+                bail!(
+                    "{} changed while the rename was computed, so {} may no longer be {:?}; nothing written, run it again",
+                    session.display(file),
+                    args.symbol,
+                    found
+                        .as_ref()
+                        .map_or("the same symbol", |p| p.symbol.as_str())
+                );
+            }
+            let plan = rename::plan(session, file, &args.symbol, &args.new_name)?;
+            let changes = plan.changes.clone();
+            found = Some(plan);
+            Ok(changes)
+        },
+        |note| notes.push(note),
+    );
+    for note in notes {
+        session.note(note);
+    }
+    written?;
+    let plan = found.context("no rename was computed")?;
     let files: Vec<String> = plan
         .changes
         .iter()
@@ -241,12 +275,19 @@ fn rename_inner(
         .map(|(c, name)| diff::unified(name, &c.before, &c.after))
         .collect();
     let mut problems = Vec::new();
+    let mut others = Vec::new();
     if apply {
-        progress.stage("writing");
-        writer::apply_all(&plan.changes, bounds(session.ctx))?;
         progress.stage("re-checking");
-        problems = recheck(session, file, &plan.changes, progress);
+        others = still_mentioning(session, file, &plan);
+        let mut checked: Vec<(PathBuf, Option<&str>)> = plan
+            .changes
+            .iter()
+            .map(|c| (c.path.clone(), Some(c.after.as_str())))
+            .collect();
+        checked.extend(others.iter().map(|path| (path.clone(), None)));
+        problems = recheck(session, file, &checked, progress);
     }
+    let others: Vec<String> = others.iter().map(|p| session.display(p)).collect();
     if json {
         let report = json!({
             "symbol": plan.symbol,
@@ -255,6 +296,7 @@ fn rename_inner(
             "edits": plan.edits,
             "files": files.iter().zip(&diffs).map(|(path, diff)| json!({"path": path, "diff": diff})).collect::<Vec<_>>(),
             "diagnostics": problems,
+            "also_checked": others,
         });
         println!("{report}");
         return Ok(ExitCode::SUCCESS);
@@ -277,44 +319,108 @@ fn rename_inner(
             print!("{}", paint.diff(diff));
         }
         println!("preview only; nothing written (add --apply to write)");
-    } else if problems.is_empty() {
-        println!("re-checked the touched files: no errors");
     } else {
-        println!("re-checked the touched files:");
-        for problem in &problems {
-            print!("{}", paint.problems(&format!("  {problem}\n")));
+        // Files the server left out that still use the old name are where
+        // a rename from a stale view breaks code: they are re-checked too,
+        // and named.
+        let scope = match others.len() {
+            0 => "the touched files".to_string(),
+            n => format!(
+                "the touched files and {n} other {} that still {} {:?} ({})",
+                plural(n, "file", "files"),
+                plural(n, "mentions", "mention"),
+                plan.symbol,
+                others.join(", ")
+            ),
+        };
+        if problems.is_empty() {
+            println!("re-checked {scope}: no errors");
+        } else {
+            println!("re-checked {scope}:");
+            for problem in &problems {
+                print!("{}", paint.problems(&format!("  {problem}\n")));
+            }
         }
     }
     Ok(ExitCode::SUCCESS)
 }
 
-/// The errors and warnings of the written files, from their first server,
-/// the renamed symbol's own file first: each check sends that file's new
-/// text, so the files that use the symbol are checked after the file that
-/// defines it is up to date in the server. (Sending every new text up
-/// front and then checking would send each file's text twice, and
+/// At most this many files the rename did not touch are re-checked.
+const MAX_OTHER_RECHECKS: usize = 20;
+/// At most this many files are looked through for the old name.
+const MAX_SCANNED: usize = 5_000;
+
+/// Files of the renamed file's kind that the rename did not touch but that
+/// still have the old name as a whole word: a server that did not know
+/// them (created a moment ago, outside its view) left them out, and an
+/// import of the old name there is now broken. The same name may of course
+/// be another symbol's; the re-check tells.
+fn still_mentioning(session: &Session<'_>, file: &Path, plan: &rename::Plan) -> Vec<PathBuf> {
+    let Some(server) = session
+        .servers_for(file)
+        .ok()
+        .and_then(|s| s.into_iter().next())
+    else {
+        return Vec::new();
+    };
+    let touched: Vec<PathBuf> = plan
+        .changes
+        .iter()
+        .map(|c| uri::comparable(&c.path))
+        .collect();
+    crate::intel::session::project_files(&session.ctx.project_root, &server.extensions, MAX_SCANNED)
+        .into_iter()
+        .filter(|path| !touched.contains(&uri::comparable(path)))
+        .filter(|path| {
+            crate::intel::session::read_text(path)
+                .is_ok_and(|text| position::find_word(&text, &plan.symbol).is_some())
+        })
+        .take(MAX_OTHER_RECHECKS)
+        .collect()
+}
+
+/// The errors and warnings of the files as they are on disk now (each with
+/// the text the rename wrote, if it wrote it), from their first server, the
+/// renamed symbol's own file first: each check sends that file's text, so
+/// the files that use the symbol are checked after the file that defines
+/// it is up to date in the server. (Sending every new text up front and
+/// then checking would send each file's text twice, and
 /// typescript-language-server publishes nothing for an unchanged text.)
 fn recheck(
     session: &mut Session<'_>,
     first: &Path,
-    changes: &[FileChange],
+    files: &[(PathBuf, Option<&str>)],
     progress: &Progress,
 ) -> Vec<String> {
-    let mut changes: Vec<&FileChange> = changes.iter().collect();
-    changes.sort_by_key(|c| c.path != first);
+    let mut files: Vec<&(PathBuf, Option<&str>)> = files.iter().collect();
+    files.sort_by_key(|(path, _)| path != first);
     let mut problems = Vec::new();
-    let total = changes.len();
-    for (done, change) in changes.into_iter().enumerate() {
+    let total = files.len();
+    for (done, (path, written)) in files.into_iter().enumerate() {
         progress.set(done, total);
-        let display = session.display(&change.path);
+        let display = session.display(path);
         let Some(server) = session
-            .servers_for(&change.path)
+            .servers_for(path)
             .ok()
             .and_then(|s| s.into_iter().next())
         else {
             continue;
         };
-        match session.diagnose(&server, &change.path, &change.after) {
+        // What is on disk now is what gets checked: a file someone changed
+        // after the write is not reported from the text we wrote.
+        let now = match crate::intel::session::read_text(path) {
+            Ok(now) => now,
+            Err(error) => {
+                problems.push(format!("{display}: not re-checked: {error:#}"));
+                continue;
+            }
+        };
+        if written.is_some_and(|written| now != written) {
+            problems.push(format!(
+                "{display}: changed by someone else after the rename wrote it; re-checked as it is now"
+            ));
+        }
+        match session.diagnose(&server, path, &now) {
             Ok(diagnostics) => {
                 for d in diagnostics.iter().filter(|d| d.severity.unwrap_or(1) <= 2) {
                     problems.push(format!(
@@ -414,19 +520,33 @@ pub fn rewrite(ctx: &Ctx, args: &RewriteArgs, paint: Paint) -> anyhow::Result<Ex
     let (pattern, replacement) = (&args.pattern, &args.replacement);
     let scope = structural::scope(ctx, &args.paths, lang)?;
     let progress = Progress::start("rewriting", progress::wanted(json));
-    let found = structural::rewrite(ctx, &scope, pattern, replacement, &|done, total| {
-        progress.set(done, total)
-    });
+    let mut found: Option<(Vec<structural::Rewritten>, Vec<String>)> = None;
+    let mut notes = Vec::new();
+    // Computed from the files as they are now; a file changed before the
+    // write is rewritten again from its new text.
+    let written = writer::compute_and_apply(
+        bounds(ctx),
+        apply,
+        "rewrite",
+        |_| {
+            let (rewritten, skipped) =
+                structural::rewrite(ctx, &scope, pattern, replacement, &|done, total| {
+                    progress.set(done, total)
+                })?;
+            let changes = rewritten.iter().map(|r| r.change.clone()).collect();
+            found = Some((rewritten, skipped));
+            Ok(changes)
+        },
+        |note| notes.push(note),
+    );
     progress.finish();
-    let (rewritten, skipped) = found?;
+    say_notes(notes);
+    written?;
+    let (rewritten, skipped) = found.context("no rewrite was computed")?;
     for why in &skipped {
         eprintln!("ralph-hooks: skipped {}", escape_controls(why));
     }
     let total: usize = rewritten.iter().map(|r| r.replacements).sum();
-    if apply && !rewritten.is_empty() {
-        let changes: Vec<FileChange> = rewritten.iter().map(|r| r.change.clone()).collect();
-        writer::apply_all(&changes, bounds(ctx))?;
-    }
     if json {
         let files: Vec<_> = rewritten
             .iter()
@@ -515,30 +635,47 @@ pub fn fix(ctx: &Ctx, args: &FixArgs, paint: Paint) -> anyhow::Result<ExitCode> 
     }
     let mut session = Session::new(ctx, timeout);
     let progress = Progress::start("fixing", progress::wanted(json));
-    let reports: Vec<fix::FileFix> = files
-        .iter()
-        .enumerate()
-        .map(|(done, file)| {
-            progress.set(done, files.len());
-            fix::fix_file(&mut session, rules.as_ref(), file)
-        })
-        .collect();
+    let mut reports: Vec<fix::FileFix> = Vec::new();
+    let mut notes = Vec::new();
+    // Each file is fixed from its text as it is now; one changed before the
+    // write is fixed again from its new text (the others are kept).
+    let written = writer::compute_and_apply(
+        bounds(ctx),
+        !dry_run,
+        "fix",
+        |stale| {
+            if stale.is_empty() {
+                reports = files
+                    .iter()
+                    .enumerate()
+                    .map(|(done, file)| {
+                        progress.set(done, files.len());
+                        fix::fix_file(&mut session, rules.as_ref(), file)
+                    })
+                    .collect();
+            } else {
+                for report in reports.iter_mut().filter(|r| stale.contains(&r.path)) {
+                    *report = fix::fix_file(&mut session, rules.as_ref(), &report.path.clone());
+                }
+            }
+            Ok(reports
+                .iter()
+                .filter(|r| r.changed())
+                .filter_map(|r| r.change.clone())
+                .collect())
+        },
+        |note| notes.push(note),
+    );
     progress.finish();
-    let changes: Vec<FileChange> = reports
-        .iter()
-        .filter(|r| r.changed())
-        .filter_map(|r| r.change.clone())
-        .collect();
-    let written = if !dry_run && !changes.is_empty() {
-        let result = writer::apply_all(&changes, bounds(ctx));
-        if let Err(error) = result {
+    say_notes(notes);
+    let changes = match written {
+        Ok(changes) => changes,
+        Err(error) => {
             say_notes(session.close());
             return Err(error);
         }
-        true
-    } else {
-        false
     };
+    let written = !dry_run && !changes.is_empty();
     say_notes(session.close());
     let fixed: usize = reports.iter().map(|r| r.fixed.len()).sum();
     let remaining: usize = reports.iter().map(|r| r.remaining.len()).sum();
@@ -610,6 +747,6 @@ pub fn fix(ctx: &Ctx, args: &FixArgs, paint: Paint) -> anyhow::Result<ExitCode> 
 /// Notes about an answer's completeness, on stderr.
 fn say_notes(notes: Vec<String>) {
     for note in notes {
-        eprintln!("ralph-hooks: note: {note}");
+        eprintln!("ralph-hooks: note: {}", escape_controls(&note));
     }
 }

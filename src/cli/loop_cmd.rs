@@ -172,6 +172,11 @@ fn start(ctx: &Ctx, args: StartArgs) -> anyhow::Result<ExitCode> {
     }
     // The project check covers the touched files too.
     let diagnostics = !no_diagnostics && !project;
+    let rule_problems = if project || diagnostics {
+        rule_problems(ctx)
+    } else {
+        Vec::new()
+    };
     let state = loops::start(
         ctx,
         StartRequest {
@@ -186,6 +191,7 @@ fn start(ctx: &Ctx, args: StartArgs) -> anyhow::Result<ExitCode> {
             paths,
             budget,
             rewake,
+            rule_problems: rule_problems.clone(),
         },
     )?;
     let mut text = format!(
@@ -232,6 +238,12 @@ fn start(ctx: &Ctx, args: StartArgs) -> anyhow::Result<ExitCode> {
         }
     }
     let _ = write!(text, "Cancel with `ralph-hooks loop cancel`.");
+    for note in &rule_problems {
+        let _ = write!(
+            text,
+            "\nNote — {note} (its rules are not checked until it is fixed)"
+        );
+    }
     println!("{text}");
     if state.project {
         println!("\n{}", first_feedback(ctx, &state));
@@ -298,6 +310,16 @@ fn rewake_hook_registered(ctx: &Ctx) -> bool {
                     })
             })
     })
+}
+
+/// The project's ast-grep rule files that do not load, as the loop's
+/// messages say them; none when the rules are off.
+fn rule_problems(ctx: &Ctx) -> Vec<String> {
+    if !Settings::load(ctx).config.ast_grep {
+        return Vec::new();
+    }
+    let rules = crate::engine::run::rule_set(ctx);
+    loop_check::rule_notes(rules.problems())
 }
 
 /// `loop start`'s first project check, through the daemon (so its servers

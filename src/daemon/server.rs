@@ -252,7 +252,7 @@ impl Shared {
         let waited = handle
             .info
             .lock()
-            .is_ok_and(|info| info.warming && info.warming_waited);
+            .is_ok_and(|info| info.starting && info.warming_waited);
         waited.then(|| Arc::clone(&handle.info))
     }
 
@@ -801,31 +801,33 @@ fn serve(shared: &Arc<Shared>, stream: UnixStream) {
 }
 
 /// The answer when the server's worker did not answer in time: "warming
-/// up" while the server is still starting (it goes on starting), else a
-/// timeout.
+/// up" while the server's process is still starting (it goes on starting);
+/// once it has answered `initialize`, a time-out for this file — however
+/// long it has been running, a server that says nothing about a file within
+/// the edit's time has not checked it (seed 004 AC-LSP-002).
 fn late_reply(
     name: &str,
     info: &Mutex<ServerInfo>,
     received: Instant,
     deadline_ms: u64,
 ) -> DiagnoseReply {
-    let warming = info
+    let starting = info
         .lock()
         .map(|mut info| {
-            if info.warming {
+            if info.starting {
                 info.warming_waited = true;
             }
-            info.warming
+            info.starting
         })
         .unwrap_or(false);
-    let error = if warming {
+    let error = if starting {
         LspError::WarmingUp {
             server: name.to_string(),
             waited: received.elapsed(),
         }
     } else {
         LspError::Timeout {
-            waiting_for: "the daemon's server".into(),
+            waiting_for: format!("{name} to answer for this file"),
             after: Duration::from_millis(deadline_ms),
             detail: String::new(),
         }

@@ -335,6 +335,10 @@ pub struct LaunchSpec {
     pub mode: String,
     #[serde(default)]
     pub pull_capability: PullCapability,
+    #[serde(default)]
+    pub extensions: Vec<String>,
+    #[serde(default)]
+    pub restart_on_created_or_deleted: bool,
     /// Why the server was chosen (see [`Launch::reason`]); not part of
     /// the fingerprint.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -361,6 +365,8 @@ impl From<&Launch> for LaunchSpec {
             }
             .to_string(),
             pull_capability: launch.pull_capability,
+            extensions: launch.extensions.clone(),
+            restart_on_created_or_deleted: launch.restart_on_created_or_deleted,
             reason: launch.reason.clone(),
         }
     }
@@ -385,6 +391,8 @@ impl From<&LaunchSpec> for Launch {
                 _ => DiagnosticMode::Push,
             },
             pull_capability: spec.pull_capability,
+            extensions: spec.extensions.clone(),
+            restart_on_created_or_deleted: spec.restart_on_created_or_deleted,
             reason: spec.reason.clone(),
         }
     }
@@ -728,6 +736,8 @@ mod tests {
             reopen_when_clean: true,
             mode: DiagnosticMode::Auto,
             pull_capability: PullCapability::Declared,
+            extensions: vec![".fake".into()],
+            restart_on_created_or_deleted: false,
             reason: Some("because".into()),
         };
         let spec = LaunchSpec::from(&launch);

@@ -26,13 +26,14 @@
 //! [`BATCH_LIMIT`], so the next check finds the work done rather than
 //! starting cold on the same files.
 
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::{HashMap, VecDeque};
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender, SyncSender};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use super::config::DaemonConfig;
+use super::fresh::{DiskChanges, DiskView};
 use super::procs;
 use serde_json::Value;
 
@@ -40,6 +41,7 @@ use super::wire::{CallOutcome, CallReply, DiagnoseReply, Outcome, WireError};
 use crate::lsp::batch::{BatchFile, FileAnswer};
 use crate::lsp::client::Client;
 use crate::lsp::{CallAnswer, Launch, LspError, OpenFile, ServerDiagnostic, uri};
+use crate::util::fsread;
 
 /// Servers are keyed by name and workspace root; the rest of the
 /// configuration is the fingerprint.
@@ -173,6 +175,10 @@ pub struct ServerInfo {
     pub busy: bool,
     /// Started but not yet through its first check.
     pub warming: bool,
+    /// Its process is starting and has not answered `initialize` yet: the
+    /// only time an edit is told "warming up". A server that did answer
+    /// and then says nothing about a file has timed out for that file.
+    pub starting: bool,
     /// A caller already waited for this warm-up and was told "warming up":
     /// later callers are told at once, not made to wait again.
     pub warming_waited: bool,
@@ -239,6 +245,7 @@ pub fn spawn(host: Arc<dyn Host>, key: Key, id: u64) -> std::io::Result<WorkerHa
         open_files: 0,
         busy: false,
         warming: false,
+        starting: false,
         warming_waited: false,
         last_error: None,
         batch_done: 0,
@@ -256,7 +263,7 @@ pub fn spawn(host: Arc<dyn Host>, key: Key, id: u64) -> std::io::Result<WorkerHa
         client: None,
         fingerprint: String::new(),
         files: HashMap::new(),
-        on_disk: HashSet::new(),
+        disk: None,
         failures: VecDeque::new(),
         ever_started: false,
         warming_until: None,
@@ -285,9 +292,10 @@ struct Worker {
     /// a project check opened it (such files stay open as long as the
     /// server, so the next check of the project is answered warm).
     files: HashMap<PathBuf, (Instant, bool)>,
-    /// Every file a project check gave this server (compared form): one
-    /// deleted since, or new among them, is news to the server.
-    on_disk: HashSet<PathBuf>,
+    /// The server's files on the disk as it was last told of them (see
+    /// [`super::fresh`]): set when the server starts, walked again before
+    /// every job.
+    disk: Option<DiskView>,
     /// When the server crashed or hung, within the last minute.
     failures: VecDeque<Instant>,
     ever_started: bool,
@@ -475,7 +483,7 @@ impl Worker {
             let _ = reply.send(failed(&error));
             return;
         }
-        let warm = match self.ready_client(&job.launch, &job.fingerprint, job.startup) {
+        let warm = match self.ready_and_current(&job.launch, &job.fingerprint, job.startup, &[]) {
             Ok(warm) => warm,
             Err(error) => {
                 let _ = reply.send(failed(&error));
@@ -488,35 +496,6 @@ impl Worker {
         }
         self.batch_silence = job.silence;
         let client = self.client.as_mut().expect("ready above");
-        // A file deleted since it was opened would stay in the server as
-        // its open text says (and other files would still import it): close
-        // it, so the server reads the disk and finds it gone.
-        let vanished: Vec<PathBuf> = self
-            .on_disk
-            .iter()
-            .filter(|key| !key.exists())
-            .cloned()
-            .collect();
-        for key in &vanished {
-            client.close_document(key);
-            self.files.remove(key);
-            self.on_disk.remove(key);
-        }
-        // Files this server has not seen before are new to it, and may be
-        // new on the disk: say so, with the deletions, so that imports are
-        // resolved again (not on the first batch: everything is new then).
-        let first_batch = self.on_disk.is_empty();
-        let created: Vec<PathBuf> = job
-            .files
-            .iter()
-            .map(|file| uri::comparable(&file.path))
-            .filter(|key| self.on_disk.insert(key.clone()))
-            .collect();
-        if first_batch {
-            client.files_created_or_deleted(&[], &vanished);
-        } else {
-            client.files_created_or_deleted(&created, &vanished);
-        }
         client.batch_add(&job.files);
         self.batch_alone_since = None;
         self.waiters.push(Waiter {
@@ -705,6 +684,117 @@ impl Worker {
         Ok(warm)
     }
 
+    /// [`Worker::ready_client`], then the server brought up to date with
+    /// the disk ([`Worker::catch_up_with_disk`]): restarted when a
+    /// configuration file changed. `given` are the job's own files, which
+    /// the job sends itself.
+    fn ready_and_current(
+        &mut self,
+        launch: &Launch,
+        fingerprint: &str,
+        startup: Duration,
+        given: &[PathBuf],
+    ) -> Result<bool, LspError> {
+        let warm = self.ready_client(launch, fingerprint, startup)?;
+        if !warm {
+            return Ok(false);
+        }
+        let changes = self.catch_up_with_disk(given);
+        let files_came_or_went = !changes.created.is_empty() || !changes.deleted.is_empty();
+        let restart_for_files = launch.restart_on_created_or_deleted && files_came_or_went;
+        if changes.configs.is_empty() && !restart_for_files {
+            return Ok(true);
+        }
+        if changes.configs.is_empty() {
+            self.host.log(&format!(
+                "{}: files were created or deleted on the disk, which it does not take in while running: restarting it",
+                self.key.0
+            ));
+            self.drop_client(self.host.config().shutdown_grace());
+            self.start(launch, fingerprint, startup)?;
+            return Ok(false);
+        }
+        let names: Vec<String> = changes
+            .configs
+            .iter()
+            .map(|path| {
+                path.strip_prefix(&self.key.1)
+                    .unwrap_or(path)
+                    .display()
+                    .to_string()
+            })
+            .collect();
+        self.host.log(&format!(
+            "{}: its configuration changed on the disk ({}): restarting it",
+            self.key.0,
+            names.join(", ")
+        ));
+        self.drop_client(self.host.config().shutdown_grace());
+        self.start(launch, fingerprint, startup)?;
+        Ok(false)
+    }
+
+    /// Tells the running server what changed on the disk since it last
+    /// looked — by the Edit tools, a shell command, `git checkout`, another
+    /// program, while the daemon was idle: open documents get their new
+    /// text (or are closed when deleted), and every created, changed or
+    /// deleted file goes out as `workspace/didChangeWatchedFiles`, after
+    /// which no kept result is reused. The job's own files (`given`) are
+    /// sent by the job, and a change to them alone is not news. What
+    /// changed is returned: the caller restarts the server for a
+    /// configuration change.
+    fn catch_up_with_disk(&mut self, given: &[PathBuf]) -> DiskChanges {
+        let (Some(disk), Some(client)) = (&mut self.disk, &mut self.client) else {
+            return DiskChanges::default();
+        };
+        let walked_at = Instant::now();
+        let mut changes = disk.refresh();
+        // The job's own files go to the server with the job: not news.
+        let given: Vec<PathBuf> = given.iter().map(|path| uri::comparable(path)).collect();
+        changes.changed.retain(|path| !given.contains(path));
+        if changes.is_empty() {
+            return changes;
+        }
+        self.host.log(&format!(
+            "{}: {} on the disk since it last looked ({}; {} files walked in {} ms); telling it",
+            self.key.0,
+            changes.summary(),
+            changes.examples(&self.key.1, 3),
+            disk.len(),
+            walked_at.elapsed().as_millis()
+        ));
+        if !changes.configs.is_empty() {
+            return changes;
+        }
+        for path in &changes.changed {
+            if !client.is_open(path) {
+                continue;
+            }
+            match fsread::read_text(path, fsread::limits::SOURCE, fsread::Links::Follow) {
+                Ok(Some(text)) => client.sync_document(&OpenFile {
+                    path: path.clone(),
+                    text,
+                    // Only a first open sends it; this one is open.
+                    language_id: String::new(),
+                }),
+                // Gone, or no longer text: the server reads the disk itself.
+                _ => {
+                    client.close_document(path);
+                    self.files.remove(path);
+                }
+            }
+        }
+        for path in &changes.deleted {
+            if client.close_document(path) {
+                self.files.remove(path);
+            }
+        }
+        client.files_changed_on_disk(&changes.created, &changes.changed, &changes.deleted);
+        let open_files = self.files.len();
+        self.update_info(|info| info.open_files = open_files);
+        changes
+    }
+
     /// The request itself; the bool says whether a running server served
     /// it. A refusal (an error response) is an answer from a healthy server.
     fn call_on_server(&mut self, job: &CallJob) -> (Result<CallAnswer, LspError>, bool) {
@@ -720,7 +810,9 @@ impl Worker {
         if let Some(error) = self.recent_start_failure(&job.fingerprint) {
             return (Err(error), false);
         }
-        let warm = match self.ready_client(&job.launch, &job.fingerprint, time_left()) {
+        let given: Vec<PathBuf> = job.open.iter().map(|file| file.path.clone()).collect();
+        let warm = match self.ready_and_current(&job.launch, &job.fingerprint, time_left(), &given)
+        {
             Ok(warm) => warm,
             Err(error) => return (Err(error), false),
         };
@@ -795,7 +887,12 @@ impl Worker {
         if let Some(error) = self.recent_start_failure(&job.fingerprint) {
             return (Err(error), false, Duration::ZERO);
         }
-        let warm = match self.ready_client(&job.launch, &job.fingerprint, job.startup) {
+        let warm = match self.ready_and_current(
+            &job.launch,
+            &job.fingerprint,
+            job.startup,
+            std::slice::from_ref(&job.path),
+        ) {
             Ok(warm) => warm,
             Err(error) => return (Err(error), false, began.elapsed()),
         };
@@ -950,10 +1047,23 @@ impl Worker {
             procs::MARKER.to_string(),
             self.host.state_root().to_string_lossy().into_owned(),
         ));
+        // The disk as the server will find it: what changes after this walk
+        // is news to it (see `catch_up_with_disk`).
+        let mut disk = DiskView::new(
+            &launch.root,
+            &launch.extensions,
+            &[self.host.state_root().to_path_buf()],
+        );
+        disk.refresh();
         // Starting counts as warming: a check that stops waiting meanwhile
         // is told so (the start goes on).
-        self.update_info(|info| info.warming = true);
-        let client = match Client::start(&launch, deadline) {
+        self.update_info(|info| {
+            info.warming = true;
+            info.starting = true;
+        });
+        let started = Client::start(&launch, deadline);
+        self.update_info(|info| info.starting = false);
+        let client = match started {
             Ok(client) => client,
             Err(error) => {
                 self.update_info(|info| {
@@ -986,6 +1096,7 @@ impl Worker {
             }
         };
         self.start_failure = None;
+        self.disk = Some(disk);
         let pid = client.pid();
         let restart = self.ever_started;
         self.ever_started = true;
@@ -1090,7 +1201,7 @@ impl Worker {
             client.shutdown(grace);
         }
         self.files.clear();
-        self.on_disk.clear();
+        self.disk = None;
         self.warming_until = None;
         self.update_info(|info| {
             {

@@ -136,7 +136,59 @@ pub fn after_edit(ctx: &Ctx, tool: &ToolInput) -> anyhow::Result<HookOutput> {
         before_has_ast_grep = entry.ast_grep;
     }
     let mut pool = crate::daemon::pool(ctx);
+    // Linters beside the checker (ruff) go first, each within its own share
+    // of the file's time: they answer in milliseconds, and a checker that
+    // takes the whole deadline must not cost their findings.
+    let linters = resolve::linters(ctx, &settings, &path, target.server);
+    let mut linter_results: Vec<ServerResult> = Vec::new();
+    for linter in &linters {
+        let until = (Instant::now() + timeout.mul_f64(LINTER_SHARE)).min(deadline);
+        let limits = Limits {
+            deadline: until,
+            budget: None,
+            startup: linter.server.startup_timeout,
+        };
+        let old_result = match (&before, original.as_deref()) {
+            (None, Some(old)) if old != text && !old.is_empty() => Some(
+                resolve::lsp_diagnostics_within(
+                    &mut pool,
+                    linter,
+                    &path,
+                    old,
+                    min_severity,
+                    settings.config.unused,
+                    &limits,
+                )
+                .0
+                .ok(),
+            ),
+            _ => None,
+        };
+        let (after, _) = resolve::lsp_diagnostics_within(
+            &mut pool,
+            linter,
+            &path,
+            &text,
+            min_severity,
+            settings.config.unused,
+            &limits,
+        );
+        ctx.debug(format_args!(
+            "{display}: {} answered beside {server_name}: {}",
+            linter.server.name,
+            match &after {
+                Ok(diags) => format!("{} diagnostic(s)", diags.len()),
+                Err(error) => error.to_string(),
+            }
+        ));
+        linter_results.push(ServerResult {
+            name: linter.server.name.clone(),
+            before: old_result.flatten(),
+            after,
+        });
+    }
     let mut baseline_used = Duration::ZERO;
+    let mut primary_before: Option<Vec<Diag>> = None;
     if before.is_none() {
         match original.as_deref() {
             Some("") => {
@@ -146,7 +198,7 @@ pub fn after_edit(ctx: &Ctx, tool: &ToolInput) -> anyhow::Result<HookOutput> {
             Some(old) if old != text && target.server.await_progress.is_none() => {
                 let share = timeout.mul_f64(BASELINE_SHARE);
                 let limits = Limits {
-                    deadline: started + settings.warmup_wait() + share,
+                    deadline: (started + settings.warmup_wait() + share).min(deadline),
                     budget: Some(share),
                     startup,
                 };
@@ -163,7 +215,7 @@ pub fn after_edit(ctx: &Ctx, tool: &ToolInput) -> anyhow::Result<HookOutput> {
                 // What the old text's check took of the file's own time.
                 baseline_used = asked.elapsed().saturating_sub(warmup);
                 match result {
-                    Ok(diags) => before = Some(diags),
+                    Ok(diags) => primary_before = Some(diags),
                     Err(error) => ctx.debug(format_args!(
                         "{display}: could not check the text before the edit: {error}"
                     )),
@@ -171,6 +223,17 @@ pub fn after_edit(ctx: &Ctx, tool: &ToolInput) -> anyhow::Result<HookOutput> {
             }
             _ => {}
         }
+    }
+    // The old text's diagnostics count only when every server gave them
+    // (else a linter's old findings would all look new).
+    if before.is_none()
+        && let Some(mut old) = primary_before
+        && linter_results.iter().all(|r| r.before.is_some())
+    {
+        for result in &linter_results {
+            old.extend(result.before.iter().flatten().cloned());
+        }
+        before = Some(old);
     }
 
     let limits = Limits {
@@ -210,8 +273,16 @@ pub fn after_edit(ctx: &Ctx, tool: &ToolInput) -> anyhow::Result<HookOutput> {
         }
     });
 
-    let lsp_diags = match result {
-        Ok(diags) => diags,
+    // Every server that answered is reported; one that did not is named
+    // with why, and its silence never reads as clean.
+    let mut failures: Vec<String> = Vec::new();
+    let mut lsp_diags: Vec<Diag> = Vec::new();
+    let mut answered_by: Vec<String> = Vec::new();
+    match result {
+        Ok(diags) => {
+            lsp_diags.extend(diags);
+            answered_by.push(server_name.clone());
+        }
         Err(error) if resolve::looks_not_installed(&error) => {
             let language = target.server.language.clone();
             return not_installed(
@@ -225,21 +296,35 @@ pub fn after_edit(ctx: &Ctx, tool: &ToolInput) -> anyhow::Result<HookOutput> {
             record_touched(ctx, &path);
             return not_started(ctx, &display, &server_name, &error);
         }
-        Err(LspError::WarmingUp { .. }) => {
-            ctx.debug(format_args!(
-                "{display}: {server_name} is warming up: checked on the next edit"
-            ));
-            record_touched(ctx, &path);
-            let text = report::warming_up(&display, &server_name, started.elapsed().as_secs_f64());
-            return Ok(HookOutput::context(EventName::PostToolUse, text));
+        Err(error) => failures.push(failure_text(
+            ctx,
+            &display,
+            &server_name,
+            &error,
+            started.elapsed(),
+        )),
+    }
+    for linter in linter_results {
+        match linter.after {
+            Ok(diags) => {
+                lsp_diags.extend(diags);
+                answered_by.push(linter.name);
+            }
+            Err(error) if resolve::looks_not_installed(&error) => ctx.debug(format_args!(
+                "{display}: {} is not installed after all: {error}",
+                linter.name
+            )),
+            Err(error) => failures.push(failure_text(
+                ctx,
+                &display,
+                &linter.name,
+                &error,
+                started.elapsed(),
+            )),
         }
-        Err(error) => {
-            ctx.debug(format_args!("{display}: inconclusive: {error}"));
-            record_touched(ctx, &path);
-            let text = report::inconclusive(&display, &server_name, &error.to_string());
-            return Ok(HookOutput::context(EventName::PostToolUse, text));
-        }
-    };
+    }
+    resolve::sort_and_dedup(&mut lsp_diags);
+    let servers_label = answered_by.join(" + ");
 
     let map = line_map(tool, original.as_deref(), &text);
     let unchanged = original.as_deref() == Some(text.as_str());
@@ -252,25 +337,59 @@ pub fn after_edit(ctx: &Ctx, tool: &ToolInput) -> anyhow::Result<HookOutput> {
         &map,
     );
 
-    let mut after = lsp_diags.clone();
-    after.extend(ast_grep_findings.iter().flatten().cloned());
-    let entry = baseline_entry(ctx, &text, &server_name, ast_grep_findings.is_some(), after);
-    if let Err(error) = baseline::save_entries(ctx, vec![(display.clone(), entry)]) {
-        eprintln!("ralph-hooks: warning: cannot save the diagnostics baseline: {error:#}");
+    // A partial result is not kept as the file's baseline: the next edit
+    // would take the silent server's problems for new ones.
+    if failures.is_empty() {
+        let mut after = lsp_diags.clone();
+        after.extend(ast_grep_findings.iter().flatten().cloned());
+        let entry = baseline_entry(
+            ctx,
+            &text,
+            &servers_label,
+            ast_grep_findings.is_some(),
+            after,
+        );
+        if let Err(error) = baseline::save_entries(ctx, vec![(display.clone(), entry)]) {
+            eprintln!("ralph-hooks: warning: cannot save the diagnostics baseline: {error:#}");
+        }
     }
 
     let caps = Caps {
         max_items: settings.config.max_items,
         max_chars: settings.config.max_chars,
     };
-    let context = file_context(
-        &display,
-        &server_name,
-        &classification,
-        &ast_grep_extras,
-        min_severity,
-        caps,
-    );
+    let context = if failures.is_empty() {
+        file_context(
+            &display,
+            &servers_label,
+            &classification,
+            &ast_grep_extras,
+            min_severity,
+            caps,
+        )
+    } else {
+        let mut answered_label = answered_by.clone();
+        if ast_grep_findings.is_some() {
+            answered_label.push("the ast-grep rules".into());
+        }
+        let mut context = failures.join("\n");
+        if !answered_label.is_empty() {
+            context.push('\n');
+            context.push_str(&report::partial_context(
+                &display,
+                &answered_label.join(" and "),
+                &classification.items,
+                caps,
+            ));
+            let shown: Vec<&Diag> = classification.items.iter().map(|c| &c.diag).collect();
+            let extras = ast_grep::render_extras(&shown, &ast_grep_extras);
+            if !extras.is_empty() {
+                context.push('\n');
+                context.push_str(&extras);
+            }
+        }
+        context
+    };
     let running_loop = record_touched(ctx, &path);
     let blocking = running_loop
         .filter(|state| state.diagnostics)
@@ -278,16 +397,49 @@ pub fn after_edit(ctx: &Ctx, tool: &ToolInput) -> anyhow::Result<HookOutput> {
     let mut output = HookOutput::context(EventName::PostToolUse, context);
     if let Some((errors, introduced)) = blocking {
         let refs: Vec<&Diag> = errors.iter().collect();
+        let reported_by = if answered_by.is_empty() {
+            "the ast-grep rules".to_string()
+        } else {
+            servers_label.clone()
+        };
         output.decision = Some(Decision::Block);
         output.reason = Some(cap_chars(report::block_reason(
             &display,
-            &server_name,
+            &reported_by,
             &refs,
             introduced,
             caps,
         )));
     }
     Ok(output)
+}
+
+/// The share of a file's time a linter beside its checker may use.
+const LINTER_SHARE: f64 = 0.25;
+
+/// One server's answers for the edited file: the text before the edit
+/// (when it was checked) and after.
+struct ServerResult {
+    name: String,
+    before: Option<Vec<Diag>>,
+    after: Result<Vec<Diag>, LspError>,
+}
+
+/// Why a server gave no answer for the file, in words: still starting
+/// ("warming up"), running but silent ("timed out"), or another fault.
+fn failure_text(
+    ctx: &Ctx,
+    display: &str,
+    server: &str,
+    error: &LspError,
+    waited: Duration,
+) -> String {
+    ctx.debug(format_args!("{display}: {server}: no answer: {error}"));
+    match error {
+        LspError::WarmingUp { .. } => report::warming_up(display, server, waited.as_secs_f64()),
+        LspError::Timeout { .. } => report::timed_out(display, server, &error.to_string()),
+        _ => report::inconclusive(display, server, &error.to_string()),
+    }
 }
 
 /// The file's text before the edit: `originalFile`, or empty for a Write

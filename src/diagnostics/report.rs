@@ -49,6 +49,35 @@ pub fn edit_context(
         "LSP diagnostics for {display_path} ({server}): issues found — {}.{fixed_note}",
         counts(items.iter().map(|c| &c.diag))
     );
+    text.push_str(&grouped(display_path, items, caps));
+    text.trim_end().to_string()
+}
+
+/// The findings of the checks that did answer, when another (a server
+/// timing out or warming up) did not: never "clean", since the silent
+/// server's findings are missing.
+pub fn partial_context(
+    display_path: &str,
+    answered: &str,
+    items: &[Classified],
+    caps: Caps,
+) -> String {
+    if items.is_empty() {
+        return format!(
+            "Meanwhile {answered} found nothing in {display_path} (that is not clean: the server above did not check it)."
+        );
+    }
+    let mut text = format!(
+        "Meanwhile {answered} found in {display_path}: {}.\n",
+        counts(items.iter().map(|c| &c.diag))
+    );
+    text.push_str(&grouped(display_path, items, caps));
+    text.trim_end().to_string()
+}
+
+/// The items by origin (introduced, already there, unknown), capped.
+fn grouped(display_path: &str, items: &[Classified], caps: Caps) -> String {
+    let mut text = String::new();
     let groups = [
         (Origin::Introduced, "Introduced by this edit"),
         (Origin::PreExisting, "Already there before this edit"),
@@ -73,7 +102,7 @@ pub fn edit_context(
             &mut used,
         ));
     }
-    text.trim_end().to_string()
+    text
 }
 
 /// The reason of a block: the errors Claude must fix now.
@@ -111,6 +140,14 @@ pub fn block_reason(
 pub fn inconclusive(display_path: &str, server: &str, reason: &str) -> String {
     format!(
         "LSP diagnostics for {display_path} ({server}): inconclusive — {reason}. The file was not checked: do not take this as clean."
+    )
+}
+
+/// The server is running (it answered `initialize`) but gave no answer
+/// for this file in the edit's time: not clean, asked again next edit.
+pub fn timed_out(display_path: &str, server: &str, reason: &str) -> String {
+    format!(
+        "LSP diagnostics for {display_path} ({server}): inconclusive — timed out: {reason}. {server} is running but did not answer for this file in time (busy or stuck); it is asked again at the next edit. The file was not checked by it: do not take this as clean."
     )
 }
 

@@ -28,7 +28,13 @@ use crate::util::process::GroupChild;
 use crate::util::text::fnv1a;
 
 /// The files next to the checked ones whose change changes every answer.
-const CONFIG_FILES: &[&str] = &["pyrefly.toml", "ty.toml", "pyproject.toml"];
+const CONFIG_FILES: &[&str] = &[
+    "pyrefly.toml",
+    "ty.toml",
+    "pyproject.toml",
+    "ruff.toml",
+    ".ruff.toml",
+];
 
 /// A run in the daemon may go on after its caller stopped waiting, for the
 /// next check, but not longer than this.
@@ -211,6 +217,21 @@ fn execute(
         BatchCli::Ty => {
             command.args(["check", "--output-format", "gitlab", "--no-progress"]);
         }
+        // `--force-exclude`: the project's excludes hold for files named
+        // on the command line too; nothing is fixed, findings are no
+        // failure of the run, and no `.ruff_cache` is left in the project.
+        BatchCli::Ruff => {
+            command.args([
+                "check",
+                "--output-format",
+                "json",
+                "--no-fix",
+                "--exit-zero",
+                "--force-exclude",
+                "--no-cache",
+                "--quiet",
+            ]);
+        }
     }
     command
         .args(files)
@@ -244,6 +265,7 @@ fn execute(
     let parsed = match cli {
         BatchCli::Pyrefly => parse_pyrefly(&output, root),
         BatchCli::Ty => parse_ty(&output, root),
+        BatchCli::Ruff => parse_ruff(&output, root),
     };
     parsed.map_err(|why| {
         let last = stderr
@@ -297,6 +319,58 @@ fn parse_ty(output: &[u8], root: &Path) -> Result<HashMap<PathBuf, Vec<ServerDia
             "source": "ty",
             "message": message,
         });
+        if let Ok(diagnostic) = serde_json::from_value(diagnostic) {
+            by_file.entry(path).or_default().push(diagnostic);
+        }
+    }
+    Ok(by_file)
+}
+
+/// `ruff check --output-format json`: a list of `{"code", "message",
+/// "location": {"row", "column"}, "end_location", "filename", "fix":
+/// {"message"}}`, 1-based character columns, absolute file names. Made to
+/// read as `ruff server` says it after an edit: source `Ruff`, an error
+/// for a syntax error (`invalid-syntax`, or no code), an undefined name
+/// (F821) or a file it cannot read (E902), a warning for the rest, the fix's message as a
+/// `help:` line, unused imports and variables tagged unnecessary.
+fn parse_ruff(
+    output: &[u8],
+    root: &Path,
+) -> Result<HashMap<PathBuf, Vec<ServerDiagnostic>>, String> {
+    let value: Value =
+        serde_json::from_slice(output).map_err(|error| format!("not JSON ({error})"))?;
+    let entries = value.as_array().ok_or("not a list of findings")?;
+    let mut by_file: HashMap<PathBuf, Vec<ServerDiagnostic>> = HashMap::new();
+    let mut lines = SourceLines::default();
+    for entry in entries {
+        let Some(file) = entry["filename"].as_str() else {
+            continue;
+        };
+        let path = uri::comparable(&root.join(file));
+        let point = |key: &str, part: &str| entry[key][part].as_u64().unwrap_or(1).max(1) as u32;
+        let code = entry["code"].as_str();
+        let severity = match code {
+            None | Some("invalid-syntax") | Some("F821") | Some("E902") => 1,
+            _ => 2,
+        };
+        let mut message = entry["message"].as_str().unwrap_or_default().to_string();
+        if let Some(help) = entry["fix"]["message"].as_str() {
+            message.push_str("\n\nhelp: ");
+            message.push_str(help);
+        }
+        let mut diagnostic = json!({
+            "range": {
+                "start": lines.position(&path, point("location", "row"), point("location", "column")),
+                "end": lines.position(&path, point("end_location", "row"), point("end_location", "column")),
+            },
+            "severity": severity,
+            "code": code,
+            "source": "Ruff",
+            "message": message,
+        });
+        if matches!(code, Some("F401") | Some("F841")) {
+            diagnostic["tags"] = json!([1]);
+        }
         if let Ok(diagnostic) = serde_json::from_value(diagnostic) {
             by_file.entry(path).or_default().push(diagnostic);
         }
@@ -412,12 +486,17 @@ fn stamp_paths(paths: impl Iterator<Item = PathBuf>) -> u64 {
     let mut text = String::new();
     for path in paths {
         match std::fs::metadata(&path) {
+            // The status-change time too: a program can set the
+            // modification time back (`touch -r`, `cp -p`, `rsync -t`),
+            // never this one.
             Ok(metadata) => text.push_str(&format!(
-                "{}:{}:{}:{}\n",
+                "{}:{}:{}:{}:{}:{}\n",
                 metadata.ino(),
                 metadata.len(),
                 metadata.mtime(),
-                metadata.mtime_nsec()
+                metadata.mtime_nsec(),
+                metadata.ctime(),
+                metadata.ctime_nsec()
             )),
             Err(_) => text.push_str("missing\n"),
         }
@@ -482,6 +561,48 @@ mod tests {
             2
         );
         assert!(parse_ty(b"{}", &root).is_err());
+        std::fs::remove_dir_all(&root).unwrap();
+    }
+
+    #[test]
+    fn ruff_json_becomes_server_diagnostics_as_its_server_says_them() {
+        let root = std::env::temp_dir().join(format!("ralph-ruff-parse-{}", std::process::id()));
+        std::fs::create_dir_all(&root).unwrap();
+        std::fs::write(root.join("a.py"), "import os\nx = f\"é\"\ny = nope\n").unwrap();
+        let file = root.join("a.py").display().to_string();
+        let output = json!([
+            {"code": "F401", "message": "`os` imported but unused", "filename": file,
+             "location": {"row": 1, "column": 8}, "end_location": {"row": 1, "column": 10},
+             "fix": {"message": "Remove unused import: `os`"}},
+            {"code": "F541", "message": "f-string without any placeholders", "filename": file,
+             "location": {"row": 2, "column": 5}, "end_location": {"row": 2, "column": 9},
+             "fix": null},
+            {"code": "F821", "message": "Undefined name `nope`", "filename": file,
+             "location": {"row": 3, "column": 5}, "end_location": {"row": 3, "column": 9}},
+            {"code": "invalid-syntax", "message": "Expected `)`", "filename": file,
+             "location": {"row": 3, "column": 1}, "end_location": {"row": 3, "column": 2}}
+        ]);
+        let parsed = parse_ruff(output.to_string().as_bytes(), &root).unwrap();
+        let diagnostics = &parsed[&uri::comparable(&root.join("a.py"))];
+        let values: Vec<Value> = diagnostics
+            .iter()
+            .map(|d| serde_json::to_value(d).unwrap())
+            .collect();
+        assert_eq!(values[0]["severity"], 2);
+        assert_eq!(values[0]["source"], "Ruff");
+        assert_eq!(values[0]["tags"], json!([1]));
+        assert_eq!(
+            values[0]["message"],
+            "`os` imported but unused\n\nhelp: Remove unused import: `os`"
+        );
+        assert_eq!(values[1]["code"], "F541");
+        assert_eq!(
+            values[1]["range"]["start"],
+            json!({"line": 1, "character": 4})
+        );
+        assert_eq!(values[2]["severity"], 1);
+        assert_eq!(values[3]["severity"], 1, "a syntax error is an error");
+        assert!(parse_ruff(b"{}", &root).is_err());
         std::fs::remove_dir_all(&root).unwrap();
     }
 

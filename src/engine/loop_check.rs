@@ -41,6 +41,11 @@ pub const TOUCHED: &str = "diagnostics";
 const MAX_RECORDED: usize = 100;
 /// Lines of "fixed" and "new" listed in the report.
 const MAX_CHANGE_LINES: usize = 5;
+/// Problems listed when a loop ends FAILED (then "… and N more").
+const REMAINING_CAPS: Caps = Caps {
+    max_items: 10,
+    max_chars: 2_000,
+};
 
 /// How one touched file fared.
 #[derive(Debug, Clone)]
@@ -238,7 +243,54 @@ pub fn evaluate_in(
         report,
         fingerprint: format!("{:016x}", fnv1a(fingerprint_text.as_bytes())),
         record,
+        remaining: if holds {
+            String::new()
+        } else {
+            render_remaining(&problems, &inconclusive)
+        },
+        notes: Vec::new(),
     }
+}
+
+/// The problems still open, as `check` lists them, bounded: the first
+/// [`REMAINING_CAPS`] and a count of the rest; then the files that could
+/// not be checked. For the message of a loop that ends FAILED.
+fn render_remaining(problems: &[Problem], inconclusive: &[String]) -> String {
+    let mut text = String::new();
+    if !problems.is_empty() {
+        let diags: Vec<Diag> = problems.iter().map(Problem::diag).collect();
+        let _ = writeln!(text, "{} remain:", listing::counts(&diags));
+        let rendered: Vec<(&Diag, String)> = problems
+            .iter()
+            .zip(&diags)
+            .map(|(problem, diag)| (diag, problem.render()))
+            .collect();
+        let mut used = Caps {
+            max_items: 0,
+            max_chars: 0,
+        };
+        for line in listing::capped_lines(&rendered, REMAINING_CAPS, &mut used).lines() {
+            let _ = writeln!(text, "    {line}");
+        }
+    }
+    if !inconclusive.is_empty() {
+        let _ = writeln!(
+            text,
+            "{} file(s) could not be checked (never counted as clean):",
+            inconclusive.len()
+        );
+        for line in inconclusive.iter().take(MAX_CHANGE_LINES) {
+            let _ = writeln!(text, "    {line}");
+        }
+        if inconclusive.len() > MAX_CHANGE_LINES {
+            let _ = writeln!(
+                text,
+                "    … and {} more",
+                inconclusive.len() - MAX_CHANGE_LINES
+            );
+        }
+    }
+    text.trim_end().to_string()
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -412,6 +464,7 @@ pub fn condition(
                 report: String::new(),
                 fingerprint: "nothing to check".into(),
                 record: json!({"files": {}, "problems": []}),
+                ..ConditionOutcome::default()
             };
         }
         Some(Ok(report)) => report,
@@ -425,6 +478,7 @@ pub fn condition(
                 ),
                 fingerprint: format!("missing {path}"),
                 record: json!({"missing_path": path}),
+                ..ConditionOutcome::default()
             };
         }
     };
@@ -452,6 +506,14 @@ pub fn condition(
         scope == Scope::Touched,
     );
     outcome.name = key.into();
+    // The follow-up prompt says it too (`loop start` already has).
+    if !outcome.report.is_empty() && !outcome.notes.is_empty() {
+        outcome.report.push_str("\n  ast-grep rules not loaded:");
+        for note in &outcome.notes {
+            outcome.report.push_str("\n    ");
+            outcome.report.push_str(note);
+        }
+    }
     if !outcome.holds
         && let Some(record) = previous_record
     {
@@ -560,7 +622,27 @@ pub fn outcome(
         record.insert("checked_files".into(), json!(report.files.len()));
         record.insert("budget_ran_out".into(), json!(report.budget_ran_out));
     }
+    // A project rule file that does not load is said at every Stop (and
+    // kept in the record, so the events log has it), holding or not.
+    if !report.rule_problems.is_empty() {
+        outcome.notes = rule_notes(&report.rule_problems);
+        if let Some(record) = outcome.record.as_object_mut() {
+            record.insert("rule_problems".into(), json!(outcome.notes));
+        }
+    }
     outcome
+}
+
+/// The ast-grep rule files that did not load, one line each, safe to show
+/// (their text comes from files and parsers).
+pub fn rule_notes(problems: &[String]) -> Vec<String> {
+    problems
+        .iter()
+        .map(|problem| {
+            let line = problem.split_whitespace().collect::<Vec<_>>().join(" ");
+            format!("ast-grep: {}", crate::util::text::escape_controls(&line))
+        })
+        .collect()
 }
 
 /// Per-file results for the loop: files with problems, inconclusive files,

@@ -58,6 +58,7 @@ pub fn resolve<'s>(ctx: &Ctx, settings: &'s Settings, path: &Path) -> Resolved<'
 #[derive(Default)]
 pub struct Resolver<'s> {
     chosen: HashMap<(PathBuf, OsString), Resolved<'s>>,
+    beside: HashMap<(PathBuf, OsString), Vec<Target<'s>>>,
 }
 
 impl<'s> Resolver<'s> {
@@ -76,6 +77,54 @@ impl<'s> Resolver<'s> {
         self.chosen.insert(key, resolved.clone());
         resolved
     }
+
+    /// [`linters`] for `path`, chosen once per folder and extension like
+    /// the server.
+    pub fn linters(
+        &mut self,
+        ctx: &Ctx,
+        settings: &'s Settings,
+        path: &Path,
+        chosen: &ServerDef,
+    ) -> Vec<Target<'s>> {
+        let key = (
+            path.parent().unwrap_or(Path::new("")).to_path_buf(),
+            path.extension().unwrap_or_default().to_os_string(),
+        );
+        self.beside
+            .entry(key)
+            .or_insert_with(|| linters(ctx, settings, path, chosen))
+            .clone()
+    }
+}
+
+/// The linters that check `path` beside its server `chosen` (ruff beside
+/// a Python type checker), each reported under its own name.
+pub fn linters<'s>(
+    ctx: &Ctx,
+    settings: &'s Settings,
+    path: &Path,
+    chosen: &ServerDef,
+) -> Vec<Target<'s>> {
+    settings
+        .registry
+        .linters_beside(chosen, path, &ctx.project_root)
+        .into_iter()
+        .map(|beside| {
+            let reason = format!("it lints beside {}", chosen.name);
+            let root = workspace_root(beside.server, path, &ctx.project_root);
+            let mut launch = beside
+                .server
+                .launch(beside.program, root, &ctx.project_root);
+            launch.reason = Some(reason.clone());
+            Target {
+                server: beside.server,
+                launch,
+                language_id: beside.language_id,
+                reason: Some(reason),
+            }
+        })
+        .collect()
 }
 
 fn select_server<'s>(ctx: &Ctx, settings: &'s Settings, path: &Path) -> Resolved<'s> {

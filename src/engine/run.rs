@@ -144,10 +144,12 @@ enum Plan {
         language: String,
         server: String,
     },
-    /// (job, index in the job).
+    /// (job, index in the job), and the same for each linter beside the
+    /// file's server.
     Server {
         job: usize,
         index: usize,
+        beside: Vec<(usize, usize)>,
     },
 }
 
@@ -193,33 +195,41 @@ pub fn check_files(
                         server: target.server.name.clone(),
                     }
                 } else {
-                    let key = (target.launch.name.clone(), target.launch.root.clone());
-                    let job = *job_index.entry(key).or_insert_with(|| {
-                        jobs.push(ServerJob {
-                            launch: target.launch.clone(),
-                            startup: target.server.startup_timeout,
-                            silence: target.server.startup_timeout.map_or_else(
-                                || settings.file_timeout(target.server),
-                                |startup| startup.max(BATCH_SILENCE),
-                            ),
-                            cli: target.server.batch_cli,
-                            files: Vec::new(),
+                    let mut add = |target: &resolve::Target<'_>| {
+                        let key = (target.launch.name.clone(), target.launch.root.clone());
+                        let job = *job_index.entry(key).or_insert_with(|| {
+                            jobs.push(ServerJob {
+                                launch: target.launch.clone(),
+                                startup: target.server.startup_timeout,
+                                silence: target.server.startup_timeout.map_or_else(
+                                    || settings.file_timeout(target.server),
+                                    |startup| startup.max(BATCH_SILENCE),
+                                ),
+                                cli: target.server.batch_cli,
+                                files: Vec::new(),
+                            });
+                            job_meta.push((
+                                target.server.name.clone(),
+                                target.language_id.clone(),
+                                target.reason.clone(),
+                            ));
+                            jobs.len() - 1
                         });
-                        job_meta.push((
-                            target.server.name.clone(),
-                            target.language_id.clone(),
-                            target.reason.clone(),
-                        ));
-                        jobs.len() - 1
-                    });
-                    jobs[job].files.push(BatchFile {
-                        path: path.clone(),
-                        language_id: target.language_id.clone(),
-                    });
-                    Plan::Server {
-                        job,
-                        index: jobs[job].files.len() - 1,
-                    }
+                        jobs[job].files.push(BatchFile {
+                            path: path.clone(),
+                            language_id: target.language_id.clone(),
+                        });
+                        (job, jobs[job].files.len() - 1)
+                    };
+                    let (job, index) = add(&target);
+                    // Linters beside the checker (ruff) get the file too,
+                    // each as its own job, reported under its own name.
+                    let beside = resolver
+                        .linters(ctx, settings, path, target.server)
+                        .iter()
+                        .map(&mut add)
+                        .collect();
+                    Plan::Server { job, index, beside }
                 }
             }
         };
@@ -292,37 +302,39 @@ pub fn check_files(
                     resolve::MAX_FILE_BYTES / (1024 * 1024)
                 ))),
             ),
-            Plan::Server { job, index } => {
+            Plan::Server { job, index, beside } => {
                 let (name, language, reason) = job_meta[job].clone();
-                let answer = answers.get(job);
-                let status = match answer.map(|a| (&a.answers[index], &a.failure)) {
-                    Some((FileAnswer::Diagnostics(found), _)) => {
-                        items.extend(server_items(path, found, settings));
-                        None
-                    }
-                    Some((FileAnswer::Failed(why), _)) => Some(Status::Inconclusive(why.clone())),
-                    Some((FileAnswer::Pending, Some(LspError::WarmingUp { server, .. }))) => {
-                        report.budget_ran_out = true;
-                        Some(Status::Inconclusive(format!(
-                            "not checked yet: {server} is still starting and loading the project (it goes on in the daemon; the next check gets it)"
-                        )))
-                    }
-                    Some((FileAnswer::Pending, Some(failure))) => {
-                        if resolve::looks_not_installed(failure) {
-                            Some(Status::NoServer)
-                        } else {
-                            Some(Status::Inconclusive(failure.to_string()))
+                let mut status = answer_status(
+                    path,
+                    answers.get(job).map(|a| (&a.answers[index], &a.failure)),
+                    settings,
+                    &mut items,
+                    &mut report.budget_ran_out,
+                );
+                let mut servers = name;
+                for (linter_job, linter_index) in beside {
+                    let linter = &job_meta[linter_job].0;
+                    servers = format!("{servers} + {linter}");
+                    let linter_status = answer_status(
+                        path,
+                        answers
+                            .get(linter_job)
+                            .map(|a| (&a.answers[linter_index], &a.failure)),
+                        settings,
+                        &mut items,
+                        &mut report.budget_ran_out,
+                    );
+                    // A linter that could not answer leaves the file
+                    // inconclusive too, its reason named; a missing linter
+                    // binary is no reason (it was found a moment ago).
+                    status = match (status, linter_status) {
+                        (None, Some(Status::Inconclusive(why))) => {
+                            Some(Status::Inconclusive(format!("{linter}: {why}")))
                         }
-                    }
-                    Some((FileAnswer::Pending, None)) | None => {
-                        report.budget_ran_out = true;
-                        Some(Status::Inconclusive(
-                            "not checked yet: the time ran out before the server got to it (a warm daemon goes on checking it for the next check)"
-                                .into(),
-                        ))
-                    }
-                };
-                (language, Some(name), reason, status)
+                        (status, _) => status,
+                    };
+                }
+                (language, Some(servers), reason, status)
             }
         };
         items.retain(|item| item.diag.severity <= options.min_severity);
@@ -349,6 +361,44 @@ pub fn check_files(
         });
     }
     report
+}
+
+/// One server's answer for a file: its diagnostics go into `items`; the
+/// file's status when the server gave none (`None`: it answered).
+fn answer_status(
+    path: &Path,
+    answer: Option<(&FileAnswer, &Option<LspError>)>,
+    settings: &Settings,
+    items: &mut Vec<Item>,
+    budget_ran_out: &mut bool,
+) -> Option<Status> {
+    match answer {
+        Some((FileAnswer::Diagnostics(found), _)) => {
+            items.extend(server_items(path, found, settings));
+            None
+        }
+        Some((FileAnswer::Failed(why), _)) => Some(Status::Inconclusive(why.clone())),
+        Some((FileAnswer::Pending, Some(LspError::WarmingUp { server, .. }))) => {
+            *budget_ran_out = true;
+            Some(Status::Inconclusive(format!(
+                "not checked yet: {server} is still starting and loading the project (it goes on in the daemon; the next check gets it)"
+            )))
+        }
+        Some((FileAnswer::Pending, Some(failure))) => {
+            if resolve::looks_not_installed(failure) {
+                Some(Status::NoServer)
+            } else {
+                Some(Status::Inconclusive(failure.to_string()))
+            }
+        }
+        Some((FileAnswer::Pending, None)) | None => {
+            *budget_ran_out = true;
+            Some(Status::Inconclusive(
+                "not checked yet: the time ran out before the server got to it (a warm daemon goes on checking it for the next check)"
+                    .into(),
+            ))
+        }
+    }
 }
 
 /// A server's diagnostics for one file, with characters counted from its

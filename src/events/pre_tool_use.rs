@@ -1,20 +1,24 @@
 //! `ralph-pre-tool-stop-guard`: PreToolUse rules. Each rule either denies the
 //! call with a reason that says what to do instead, or stays silent; none
 //! ever answers `allow`, so the user's own permission prompts stay in charge.
+//! PreSkillShellCommand (a skill's `` !`…` `` line) gets the Bash rules
+//! ([`crate::guards::check_skill_shell`]).
 
 use crate::hook::Hook;
 use crate::hook::ctx::Ctx;
-use crate::hook::protocol::{EventName, HookInput, HookOutput};
+use crate::hook::protocol::{EventName, HookInput, HookOutput, ToolInput};
 
 pub struct PreToolStopGuard;
 
 impl Hook for PreToolStopGuard {
     const NAME: &'static str = "ralph-pre-tool-stop-guard";
-    const EVENTS: &'static [EventName] = &[EventName::PreToolUse];
+    const EVENTS: &'static [EventName] = &[EventName::PreToolUse, EventName::PreSkillShellCommand];
     const HELP: &'static str = "\
-ralph-pre-tool-stop-guard — Claude Code PreToolUse hook
+ralph-pre-tool-stop-guard — Claude Code PreToolUse and PreSkillShellCommand hook
 
-Reads one PreToolUse hook JSON object on stdin and denies (never allows):
+Reads one PreToolUse (or PreSkillShellCommand: a skill's or slash command's
+!`…` line the agent called; the user's own are left alone) hook JSON object
+on stdin and denies (never allows):
 completing a task while steps are open, risky commands while a Ralph loop runs
 unattended, direct edits of ralph-hooks' own state files, sub-agent prompts
 with unsubstituted {{PLACEHOLDERS}}, and orchestrator contract files that break
@@ -25,25 +29,49 @@ Config: <project>/.claude/ralph-hooks.json, section \"guard\".
 ";
 
     fn handle(ctx: &Ctx, input: HookInput) -> anyhow::Result<HookOutput> {
-        let HookInput::PreToolUse(tool) = input else {
-            return Ok(HookOutput::silent());
-        };
-        // A guard answer is either a deny, or only a note for the user that
-        // a rule could not be evaluated; a note must not hide the schema check.
-        let guard = crate::guards::check(ctx, &tool).unwrap_or_default();
-        if guard.hook_specific_output.is_some() {
-            return Ok(guard);
-        }
-        if let Some(mut output) = crate::orchestrator::schema::hook::check_write(ctx, &tool) {
-            if let Some(note) = guard.system_message {
-                let message = match output.system_message.take() {
-                    Some(own) => format!("{own}\n{note}"),
-                    None => note,
-                };
-                output.system_message = Some(message);
+        // A put-back that failed before (a full disk) is tried again before
+        // any rule reads the state.
+        let retried = crate::guards::effects::pending::retry(ctx);
+        let event = input.event();
+        let output = match input {
+            HookInput::PreToolUse(tool) => {
+                // A check owed for an earlier command comes first: the rules
+                // and this call's snapshot then see what was put back.
+                let made_up = crate::guards::effects::make_up(ctx, Some(&tool), false);
+                let output = decide(ctx, &tool)?;
+                match made_up {
+                    Some(told) => told.add_to(output, Some(EventName::PreToolUse)),
+                    None => output,
+                }
             }
-            return Ok(output);
-        }
-        Ok(guard)
+            HookInput::PreSkillShellCommand(line) => {
+                crate::guards::check_skill_shell(ctx, &line).unwrap_or_default()
+            }
+            _ => HookOutput::silent(),
+        };
+        Ok(match retried {
+            Some(outcome) => outcome.annotate(ctx, output, event),
+            None => output,
+        })
     }
+}
+
+fn decide(ctx: &Ctx, tool: &ToolInput) -> anyhow::Result<HookOutput> {
+    // A guard answer is either a deny, or only a note for the user that
+    // a rule could not be evaluated; a note must not hide the schema check.
+    let guard = crate::guards::check(ctx, tool).unwrap_or_default();
+    if guard.hook_specific_output.is_some() {
+        return Ok(guard);
+    }
+    if let Some(mut output) = crate::orchestrator::schema::hook::check_write(ctx, tool) {
+        if let Some(note) = guard.system_message {
+            let message = match output.system_message.take() {
+                Some(own) => format!("{own}\n{note}"),
+                None => note,
+            };
+            output.system_message = Some(message);
+        }
+        return Ok(output);
+    }
+    Ok(guard)
 }

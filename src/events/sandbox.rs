@@ -106,6 +106,8 @@ fn judge(ctx: &Ctx, args: &[String]) -> Option<String> {
         tool_input: json!({"command": command}),
         tool_response: serde_json::Value::Null,
         tool_use_id: None,
+        error: None,
+        is_interrupt: None,
     };
     let output = crate::guards::check(ctx, &tool)?;
     let specific = output.hook_specific_output?;

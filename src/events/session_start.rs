@@ -10,7 +10,7 @@ use std::fmt::Write as _;
 
 use crate::hook::Hook;
 use crate::hook::ctx::Ctx;
-use crate::hook::protocol::{EventName, HookInput, HookOutput};
+use crate::hook::protocol::{EventName, HookInput, HookOutput, SessionStartInput};
 use crate::ralph::budget;
 use crate::ralph::loop_state::{LOOP_FILE, LoopState, LoopStatus};
 use crate::ralph::loops;
@@ -37,6 +37,19 @@ Env: CLAUDE_PROJECT_DIR, RALPH_HOOKS_STATE_DIR, RALPH_HOOKS_DEBUG=1.
         let HookInput::SessionStart(start) = input else {
             return Ok(HookOutput::silent());
         };
+        // A check owed for a command of the last session comes first, so
+        // the state told below is what was put back.
+        let made_up = crate::guards::effects::make_up(ctx, None, false);
+        let output = on_start(ctx, &start)?;
+        Ok(match made_up {
+            Some(told) => told.add_to(output, Some(EventName::SessionStart)),
+            None => output,
+        })
+    }
+}
+
+fn on_start(ctx: &Ctx, start: &SessionStartInput) -> anyhow::Result<HookOutput> {
+    {
         let source = start.source.as_deref().unwrap_or("startup");
         // Writers killed mid-write leave hidden temp files; a session start is
         // a quiet moment to remove them.

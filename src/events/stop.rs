@@ -80,12 +80,24 @@ Env: CLAUDE_PROJECT_DIR, RALPH_HOOKS_STATE_DIR, RALPH_HOOKS_DEBUG=1.
 
     fn handle(ctx: &Ctx, input: HookInput) -> anyhow::Result<HookOutput> {
         match input {
-            HookInput::Stop(stop) => on_stop(ctx, &stop, Mode::Blocking),
+            HookInput::Stop(stop) => {
+                // A put-back that failed before (a full disk) is tried
+                // again first: the loop's own state may be what it restores.
+                let retried = crate::guards::effects::pending::retry(ctx);
+                let output = on_stop(ctx, &stop, Mode::Blocking);
+                crate::guards::effects::pending::at_stop(ctx, retried, output)
+            }
             // A loop is about the main agent's turn; a subagent ending must
-            // not run the checks or use an iteration.
-            HookInput::SubagentStop(_) => Ok(HookOutput::silent()),
+            // not run the checks or use an iteration. The main agent's
+            // calls may still run: a check owed is made, the snapshot kept.
+            HookInput::SubagentStop(_) => Ok(with_made_up(
+                crate::guards::effects::make_up(ctx, None, false),
+                HookOutput::silent(),
+            )),
             HookInput::StopFailure(failure) => {
                 crate::util::process::finish_despite_termination();
+                // The turn is over; the output is ignored, the put-back is not.
+                let _ = crate::guards::effects::make_up(ctx, None, true);
                 record_stop_failure(ctx, &failure)?;
                 Ok(HookOutput::silent())
             }
@@ -139,7 +151,37 @@ enum Mode {
     Rewake,
 }
 
+/// The turn is over: the checks still owed for its Bash calls (a post hook
+/// killed, a failure no hook saw) run first, so what the loop is judged on
+/// is what was put back — a loop cancelled and replaced by an easy one in
+/// a call whose check never ran is the old loop again here.
 fn on_stop(ctx: &Ctx, stop: &StopInput, mode: Mode) -> anyhow::Result<HookOutput> {
+    let made_up = crate::guards::effects::make_up(ctx, None, true);
+    let output = judge_stop(ctx, stop, mode)?;
+    Ok(with_made_up(made_up, output))
+}
+
+/// What a made-up check found, added to a Stop answer: for the user, and
+/// for Claude in a block's reason (a Stop that lets the turn end tells
+/// Claude nothing).
+fn with_made_up(
+    made_up: Option<crate::guards::effects::Told>,
+    mut output: HookOutput,
+) -> HookOutput {
+    let Some(mut told) = made_up else {
+        return output;
+    };
+    if let Some(reason) = output.reason.take() {
+        told.for_claude.push(reason);
+        output.reason = Some(crate::hook::protocol::cap_chars(
+            told.for_claude.join("\n\n"),
+        ));
+    }
+    told.for_claude.clear();
+    told.add_to(output, None)
+}
+
+fn judge_stop(ctx: &Ctx, stop: &StopInput, mode: Mode) -> anyhow::Result<HookOutput> {
     // What a Stop without a loop of ours does: the plain hook drives task
     // steps and todos; the rewake hook leaves that to it.
     let no_loop = |ctx: &Ctx| match mode {
@@ -683,11 +725,14 @@ fn stop_outcome(
             .and_then(serde_json::Value::as_u64)
             .unwrap_or(0);
         fixed += fixed_here;
-        checks.push(
-            json!({"kind": condition.name, "name": condition.name, "passed": condition.holds,
+        let mut check = json!({"kind": condition.name, "name": condition.name, "passed": condition.holds,
                            "inconclusive": condition.inconclusive, "durationMs": ms, "files": files,
-                           "errors": errors, "warnings": warnings, "fixed": fixed_here}),
-        );
+                           "errors": errors, "warnings": warnings, "fixed": fixed_here});
+        // A rule file that does not load, in the events log too.
+        if !condition.notes.is_empty() {
+            check["ruleProblems"] = json!(condition.notes);
+        }
+        checks.push(check);
     }
     let mut fields = serde_json::Map::new();
     fields.insert("since".into(), json!(stamp(since)));

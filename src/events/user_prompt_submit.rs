@@ -10,10 +10,22 @@
 //! records a turn Claude Code's block cap ended, and shows what waited for
 //! the user (a limit, an API error, the end of a woken loop).
 //!
-//! Only the user's prompts count: `source` `user` or absent (2.1.330 sends
-//! none), and not a `<task-notification>` (the turn an `asyncRewake` hook
-//! woke). A prompt from `sdk`, `system`, `loop_wakeup`, `schedule_wakeup`
-//! or `poll_event` says nothing about what the user wants.
+//! Only the user's prompts count: `source` `user`, and not a
+//! `<task-notification>` (the turn an `asyncRewake` hook woke). A prompt
+//! from `sdk`, `system`, `loop_wakeup`, `schedule_wakeup` or `poll_event`
+//! says nothing about what the user wants.
+//!
+//! A missing `source` is not proof that a person typed the prompt (2.1.330
+//! sent none at all; 2.1.332 sends none in `claude -p`), so the transcript
+//! is asked ([`prompt_not_the_users`]). At the time this hook runs, the
+//! prompt's own row is not written yet (seen with 2.1.332 in `-p`: the
+//! row, `promptSource: "sdk"`, `turnOrigin: "sdk"`, lands after the hook),
+//! so the evidence is what came before: a prompt the agent itself
+//! scheduled to come back (`ScheduleWakeup`, `CronCreate`: their `prompt`)
+//! is not the user's, nor is one whose row, if it is already there, is
+//! `isMeta` or names another origin. Without such evidence the prompt is
+//! taken as the user's: in `claude -p` the user's own prompt carries no
+//! sign at all, and their "stop" must keep working.
 //!
 //! This hook never blocks or rewrites the prompt. An ordinary prompt with no
 //! loop and no paused continuation costs the config read and two `stat`s
@@ -24,7 +36,8 @@ use std::path::Path;
 
 use crate::hook::Hook;
 use crate::hook::ctx::Ctx;
-use crate::hook::protocol::{EventName, HookInput, HookOutput};
+use crate::hook::protocol::{EventName, HookInput, HookOutput, UserPromptInput};
+use crate::hook::transcript;
 use crate::ralph::loops::{self, PromptEffect, PromptOutcome};
 use crate::ralph::notify::{self, Channel};
 use crate::ralph::stop_phrases::{self, ControlConfig};
@@ -57,10 +70,36 @@ Env: CLAUDE_PROJECT_DIR, RALPH_HOOKS_STATE_DIR, RALPH_HOOKS_DEBUG=1.
         let HookInput::UserPromptSubmit(input) = input else {
             return Ok(HookOutput::silent());
         };
+        // A put-back that failed before (a full disk) is tried again first,
+        // then a check owed for an earlier command of the agent's.
+        let retried = crate::guards::effects::pending::retry(ctx);
+        let made_up = crate::guards::effects::make_up(ctx, None, false);
+        let output = on_prompt(ctx, &input)?;
+        let output = match made_up {
+            Some(told) => told.add_to(output, Some(EventName::UserPromptSubmit)),
+            None => output,
+        };
+        Ok(match retried {
+            Some(outcome) => outcome.annotate(ctx, output, EventName::UserPromptSubmit),
+            None => output,
+        })
+    }
+}
+
+fn on_prompt(ctx: &Ctx, input: &UserPromptInput) -> anyhow::Result<HookOutput> {
+    {
         if !input.is_from_user() {
             ctx.debug(format_args!(
                 "a prompt that is not the user's (source {:?}): it neither stops, resumes nor resets anything",
                 input.source
+            ));
+            return Ok(HookOutput::silent());
+        }
+        if input.source.is_none()
+            && let Some(why) = prompt_not_the_users(&input)
+        {
+            ctx.debug(format_args!(
+                "a prompt without a source that is not the user's ({why}): it neither stops, resumes nor resets anything"
             ));
             return Ok(HookOutput::silent());
         }
@@ -69,7 +108,10 @@ Env: CLAUDE_PROJECT_DIR, RALPH_HOOKS_STATE_DIR, RALPH_HOOKS_DEBUG=1.
             Err(error) => {
                 // Better to hear the user with the default phrases than not
                 // at all because of a typo.
-                eprintln!("{}: using the default stop phrases: {error:#}", Self::NAME);
+                eprintln!(
+                    "{}: using the default stop phrases: {error:#}",
+                    UserPromptSubmit::NAME
+                );
                 ControlConfig::default()
             }
         };
@@ -217,4 +259,97 @@ fn open_task_of_this_session(ctx: &Ctx) -> Option<String> {
         return None;
     }
     Some(doc.id)
+}
+
+/// How much of the transcript's end is searched for the agent's schedules.
+const SCHEDULE_SCAN_BYTES: u64 = 4 * 1024 * 1024;
+
+/// Tools with which the agent makes a prompt come back later, by the input
+/// field that holds the prompt.
+const SCHEDULING_TOOLS: &[&str] = &["ScheduleWakeup", "CronCreate"];
+
+/// Origins a prompt's transcript row may name that are not a person's.
+const NOT_A_PERSON: &[&str] = &[
+    "system",
+    "loop_wakeup",
+    "schedule_wakeup",
+    "poll_event",
+    "task_notification",
+    "hook",
+];
+
+/// Why a prompt with no `source` is not the user's, from the transcript as
+/// it is now; `None` when nothing says so. An unreadable transcript says
+/// nothing (the user's "stop" must not be lost to a read error).
+pub fn prompt_not_the_users(input: &UserPromptInput) -> Option<String> {
+    let path = input.common.transcript_path.as_deref()?;
+    let lines = transcript::tail_lines(Path::new(path), SCHEDULE_SCAN_BYTES).ok()?;
+    let wanted = normalized(&input.prompt);
+    for line in lines.iter().rev() {
+        let Ok(row) = serde_json::from_str::<serde_json::Value>(line) else {
+            continue;
+        };
+        if let (Some(id), Some(row_id)) = (
+            input.common.prompt_id.as_deref(),
+            row.get("promptId").and_then(|v| v.as_str()),
+        ) && id == row_id
+            && row.get("type").and_then(|v| v.as_str()) == Some("user")
+            && row_text(&row).is_some_and(|text| normalized(&text) == wanted)
+        {
+            if row.get("isMeta").and_then(|v| v.as_bool()) == Some(true) {
+                return Some("its transcript row is a meta row".into());
+            }
+            for key in ["promptSource", "turnOrigin", "origin"] {
+                if let Some(origin) = row.get(key).and_then(|v| v.as_str())
+                    && NOT_A_PERSON.contains(&origin)
+                {
+                    return Some(format!("its transcript row says {key} {origin:?}"));
+                }
+            }
+        }
+        if row.get("type").and_then(|v| v.as_str()) != Some("assistant") {
+            continue;
+        }
+        let Some(content) = row.pointer("/message/content").and_then(|v| v.as_array()) else {
+            continue;
+        };
+        for block in content {
+            let name = block
+                .get("name")
+                .and_then(|v| v.as_str())
+                .unwrap_or_default();
+            if block.get("type").and_then(|v| v.as_str()) != Some("tool_use")
+                || !SCHEDULING_TOOLS.contains(&name)
+            {
+                continue;
+            }
+            let scheduled = block.pointer("/input/prompt").and_then(|v| v.as_str());
+            if scheduled.is_some_and(|text| normalized(text) == wanted) {
+                return Some(format!("the agent scheduled this prompt with {name}"));
+            }
+        }
+    }
+    None
+}
+
+/// A transcript row's text: a string content, or its text blocks joined.
+fn row_text(row: &serde_json::Value) -> Option<String> {
+    let content = row.pointer("/message/content")?;
+    if let Some(text) = content.as_str() {
+        return Some(text.to_string());
+    }
+    let parts: Vec<&str> = content
+        .as_array()?
+        .iter()
+        .filter_map(|block| block.get("text").and_then(|v| v.as_str()))
+        .collect();
+    Some(parts.join("\n"))
+}
+
+/// Whitespace collapsed and case folded: how a stop phrase is compared.
+fn normalized(text: &str) -> String {
+    text.split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+        .to_lowercase()
 }

@@ -29,6 +29,7 @@
 use super::shell;
 use crate::tasks::steps::{self, StepAction};
 use crate::tasks::{self, TaskDoc};
+use crate::util::text::escape_controls;
 
 /// The operator after a segment.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -177,11 +178,12 @@ fn judge_one(segments: &[Segment], complete: usize, doc: &TaskDoc) -> Option<Den
             Effect::Neutral | Effect::Complete { .. } => {}
             Effect::NestedComplete => {}
             Effect::Opaque(why) => {
-                opaque.get_or_insert_with(|| format!("`{}` {why}", segment.text));
+                opaque.get_or_insert_with(|| format!("`{}` {why}", escape_controls(&segment.text)));
             }
             Effect::Step(Err(error)) => notes.push(format!(
-                "`{}` would fail ({error}), so it changes nothing.",
-                segment.text
+                "`{}` would fail ({}), so it changes nothing.",
+                escape_controls(&segment.text),
+                escape_controls(&error.to_string())
             )),
             Effect::Step(Ok(action)) => {
                 let why = uncertainty(segments, index, complete);
@@ -192,7 +194,7 @@ fn judge_one(segments: &[Segment], complete: usize, doc: &TaskDoc) -> Option<Den
                 if let Some(why) = why {
                     notes.push(format!(
                         "`{}` {} because {why}.",
-                        action.describe(),
+                        escape_controls(&action.describe()),
                         if assume_ran {
                             "is counted as if it ran (it could open a step)"
                         } else {
@@ -204,10 +206,11 @@ fn judge_one(segments: &[Segment], complete: usize, doc: &TaskDoc) -> Option<Den
                     continue;
                 }
                 match steps::apply(&mut simulated, action) {
-                    Ok(_) => counted.push(action.describe()),
+                    Ok(_) => counted.push(escape_controls(&action.describe()).into_owned()),
                     Err(error) => notes.push(format!(
-                        "`{}` would fail ({error:#}), so it changes nothing.",
-                        action.describe()
+                        "`{}` would fail ({}), so it changes nothing.",
+                        escape_controls(&action.describe()),
+                        escape_controls(&format!("{error:#}"))
                     )),
                 }
             }

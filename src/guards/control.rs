@@ -45,24 +45,13 @@ pub fn bash(ctx: &Ctx, commands: &[Command], supervision: &Supervision) -> Optio
                     state.id
                 )
             }),
-            ["task", "complete", ..] if flag("--force") => open_task(supervision).map(|(doc, open)| {
-                format!(
-                    "Task {} still has open steps ({open}), and closing it anyway is the user's decision while the work runs unattended. Finish the open steps; skip one that no longer applies with a note saying why (`ralph-hooks task step skip <id> --note \"why\"`).",
-                    doc.id
-                )
-            }),
-            ["task", "cancel", ..] => open_task(supervision).map(|(doc, _)| {
-                format!(
-                    "Cancelling task {} would end the work the user set up to run unattended; that is their decision. If you cannot go on without them, block the task (`ralph-hooks task block --note \"what you need\"`) and ask.",
-                    doc.id
-                )
-            }),
-            ["task", "steps" | "step", "set", ..] => open_task(supervision).map(|(doc, open)| {
-                format!(
-                    "Setting new steps would drop the open steps of task {} ({open}). Finish them, skip the ones that no longer apply with a note (`ralph-hooks task step skip <id> --note \"why\"`), or add steps with `ralph-hooks task step add \"…\"`.",
-                    doc.id
-                )
-            }),
+            ["task", "complete", ..] if flag("--force") => {
+                task_write_refused(supervision, TaskWrite::ForceComplete)
+            }
+            ["task", "cancel", ..] => task_write_refused(supervision, TaskWrite::Cancel),
+            ["task", "steps" | "step", "set", ..] => {
+                task_write_refused(supervision, TaskWrite::SetSteps)
+            }
             ["install", ..] if flag("--uninstall") && supervision.unattended() => Some(
                 "Uninstalling the hooks would switch off the supervision of this unattended work; that is the user's decision.".to_string(),
             ),
@@ -73,6 +62,40 @@ pub fn bash(ctx: &Ctx, commands: &[Command], supervision: &Supervision) -> Optio
         }
     }
     None
+}
+
+/// A change to the active task that ends or weakens it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TaskWrite {
+    /// `task complete --force` with steps open.
+    ForceComplete,
+    /// `task cancel`.
+    Cancel,
+    /// `task steps set` (the monitor's `set_steps`): replaces the steps,
+    /// open ones included.
+    SetSteps,
+}
+
+/// Why the agent may not make `write` now, or `None`: the one policy for
+/// every way the agent can reach the task — its CLI through the Bash tool
+/// ([`bash`]) and the monitor's write API, whose token the agent can read
+/// from `monitor.json` (`ralph-hooks monitor`).
+pub fn task_write_refused(supervision: &Supervision, write: TaskWrite) -> Option<String> {
+    let (doc, open) = open_task(supervision)?;
+    Some(match write {
+        TaskWrite::ForceComplete => format!(
+            "Task {} still has open steps ({open}), and closing it anyway is the user's decision while the work runs unattended. Finish the open steps; skip one that no longer applies with a note saying why (`ralph-hooks task step skip <id> --note \"why\"`).",
+            doc.id
+        ),
+        TaskWrite::Cancel => format!(
+            "Cancelling task {} would end the work the user set up to run unattended; that is their decision. If you cannot go on without them, block the task (`ralph-hooks task block --note \"what you need\"`) and ask.",
+            doc.id
+        ),
+        TaskWrite::SetSteps => format!(
+            "Setting new steps would drop the open steps of task {} ({open}). Finish them, skip the ones that no longer apply with a note (`ralph-hooks task step skip <id> --note \"why\"`), or add steps with `ralph-hooks task step add \"…\"`.",
+            doc.id
+        ),
+    })
 }
 
 /// The active task and its open step ids, while the agent works

@@ -10,18 +10,25 @@
 //!    (`$XDG_STATE_HOME/ralph-hooks/<hash>/`, else `~/.local/state/…`; ours,
 //!    mode 0700), so `rm -rf .claude` cannot take it too. Copies of the
 //!    files are content-addressed and bounded ([`snapshot`]).
-//! 2. **After** (PostToolUse on Bash): the protected set again. A config or
+//! 2. **After** (PostToolUse on Bash, or PostToolUseFailure for a command
+//!    that failed or was interrupted): the protected set again. A config or
 //!    settings file that changed, appeared or vanished is put back. A state
 //!    file is put back unless ralph-hooks itself wrote what is there now
 //!    (its [`journal`]) — so `ralph-hooks task step complete` works and
 //!    `sed -i` on a task file does not — and even then when the write ended
-//!    or weakened the supervision from inside Claude Code (`loop cancel`,
-//!    `task complete --force`, `task cancel` or steps dropped, run through a
-//!    script the text reading could not see). An append-only log may only
-//!    grow. Claude is told what changed and that it was undone, the user
-//!    sees it too, and `events.jsonl` gets a `guard_event`. The loop goes on.
+//!    or weakened the supervision, whoever it claims to be (the journal's
+//!    writer name and `CLAUDECODE` flag are the command's to choose): the
+//!    loop by its identity and terms ([`terms`]: `loop cancel` and `loop
+//!    start` of an easy loop in its place), the task by its status and open
+//!    steps (`task complete --force`, `task cancel`, steps dropped). An
+//!    append-only log may only grow. Claude is told what changed and that it
+//!    was undone, the user sees it too (names and commands with control
+//!    characters escaped), and `events.jsonl` gets a `guard_event`. The loop
+//!    goes on. A snapshot whose check never ran (the hook killed, not run)
+//!    is checked at the next hook of any kind ([`make_up`]).
 //! 3. **Pushes and publishes** ([`refs`], [`publish`]): a remote-tracking
-//!    ref moved by a push, or a registry upload in the command's output,
+//!    ref moved by a push, a ref written in a remote on this machine, git's
+//!    push report or a registry upload in the command's output,
 //!    pauses the loop (`paused_by: "guard"`) and the task continuation; the
 //!    user is told exactly what went where. A push cannot be undone.
 //!
@@ -30,9 +37,11 @@
 //!
 //! [`journal`]: crate::state::journal
 
+pub mod pending;
 pub mod publish;
 pub mod refs;
 pub mod snapshot;
+pub mod terms;
 
 use std::collections::BTreeSet;
 use std::os::unix::fs::PermissionsExt;
@@ -46,12 +55,12 @@ use super::protect::{Kind, ProtectedSet};
 use super::{GuardConfig, Supervision};
 use crate::hook::ctx::Ctx;
 use crate::hook::protocol::{EventName, HookOutput, ToolInput};
-use crate::ralph::loop_state::{LOOP_FILE, LoopState, LoopStatus};
+use crate::ralph::loop_state::LOOP_FILE;
 use crate::state::FileLock;
 use crate::state::journal::{self, BASE_FILE, Record};
 use crate::tasks::{self, TaskDoc};
 use crate::util::private_dir;
-use crate::util::text::fnv1a;
+use crate::util::text::{escape_controls, fnv1a};
 use snapshot::{Blobs, Class, FileState, Manifest};
 
 const NAME: &str = "ralph-hooks guard";
@@ -66,8 +75,6 @@ const LOGS: &[&str] = &["events.jsonl", "daemon/daemon.log"];
 /// The binary that writes for the user's prompt: a stop phrase pauses the
 /// loop, and a `/cancel-loop` typed by the user follows.
 const PROMPT_HOOK: &str = "ralph-user-prompt-submit";
-/// The CLI: its writes from inside Claude Code may be the agent's.
-const CLI: &str = "ralph-hooks";
 
 /// One Bash call between its PreToolUse and PostToolUse.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -80,6 +87,13 @@ struct Window {
     /// Tree roots and the folders above protected files (inside the project
     /// or home): whether each was a real folder.
     dirs: Vec<(String, bool)>,
+    /// When a check made up for this call ran while it may still have been
+    /// running (a hook of another call): pushes before that were told then.
+    #[serde(default)]
+    checked_ms: Option<u64>,
+    /// The call's `tool_use_id`, for the check made up for it.
+    #[serde(default)]
+    tool_use_id: Option<String>,
 }
 
 const WINDOW_VERSION: u64 = 1;
@@ -210,7 +224,8 @@ pub fn before_bash(
 ) -> Option<HookOutput> {
     let watch = journal::watch_dir(&ctx.state_root)?;
     if !supervision.unattended() {
-        if watch.exists() {
+        // A put-back still pending keeps its copies (see [`pending`]).
+        if watch.exists() && !watch.join(pending::FILE).exists() {
             let _ = std::fs::remove_dir_all(&watch);
         }
         return None;
@@ -218,9 +233,9 @@ pub fn before_bash(
     match take_before(ctx, tool, config, &watch) {
         Ok(()) => None,
         Err(error) => {
-            let line = format!(
+            let line = shown(&format!(
                 "cannot take the snapshot before this command, so what it does is not checked: {error:#}"
-            );
+            ));
             eprintln!("{NAME}: {line}");
             Some(HookOutput::silent().with_system_message(format!("{NAME}: {line}")))
         }
@@ -258,6 +273,8 @@ fn take_before(
         manifest: manifest.clone(),
         refs: refs::snapshot(&ctx.project_root),
         dirs: guarded_dirs(ctx, &set),
+        checked_ms: None,
+        tool_use_id: tool.tool_use_id.clone(),
     };
     write_json(&window_path(watch, tool), &window)?;
     write_json(&base_path, &manifest)?;
@@ -288,16 +305,28 @@ fn sweep(watch: &Path, now: u64) {
 
 /// What happened to one protected file.
 #[derive(Debug, Clone)]
-struct Change {
-    path: String,
-    what: &'static str,
+pub struct Change {
+    pub path: String,
+    pub what: &'static str,
     /// Put back, or why not.
-    restored: Result<(), String>,
+    pub restored: Result<(), String>,
+    /// What the change did, when the guard can say (the loop replaced).
+    pub note: Option<String>,
 }
 
-/// After a Bash command: compares, puts back, looks for pushes and
+/// After a Bash command (PostToolUse, or PostToolUseFailure for one that
+/// failed or was interrupted): compares, puts back, looks for pushes and
 /// publishes. Silent when there is no snapshot for this call.
 pub fn after_bash(ctx: &Ctx, tool: &ToolInput) -> HookOutput {
+    let retried = pending::retry(ctx);
+    let output = after_bash_checked(ctx, tool);
+    match retried {
+        Some(outcome) => outcome.annotate(ctx, output, EventName::PostToolUse),
+        None => output,
+    }
+}
+
+fn after_bash_checked(ctx: &Ctx, tool: &ToolInput) -> HookOutput {
     let Some(watch) = journal::watch_dir(&ctx.state_root) else {
         return HookOutput::silent();
     };
@@ -305,28 +334,149 @@ pub fn after_bash(ctx: &Ctx, tool: &ToolInput) -> HookOutput {
     if !path.exists() {
         return HookOutput::silent();
     }
-    match check_after(ctx, tool, &watch, &path) {
-        Ok(output) => output,
+    let mut output_text: Vec<&str> = ["stdout", "stderr"]
+        .iter()
+        .filter_map(|key| tool.tool_response.get(*key).and_then(Value::as_str))
+        .collect();
+    // A failed call brings no `tool_response`; its `error` carries the output.
+    output_text.extend(tool.error.as_deref());
+    let output_text = output_text.join("\n");
+    let event = match tool.error.is_some() || tool.is_interrupt.is_some() {
+        true => EventName::PostToolUseFailure,
+        false => EventName::PostToolUse,
+    };
+    match check_after(ctx, &output_text, &watch, &path, Finish::Close, false) {
+        Ok(Some(told)) => told.into_output(event),
+        Ok(None) => HookOutput::silent(),
         Err(error) => {
-            let line = format!("cannot check what this command did: {error:#}");
+            let line = shown(&format!("cannot check what this command did: {error:#}"));
             eprintln!("{NAME}: {line}");
             HookOutput::silent().with_system_message(format!("{NAME}: {line}"))
         }
     }
 }
 
+/// What a check found, for Claude and for the user.
+#[derive(Debug, Clone, Default)]
+pub struct Told {
+    pub for_claude: Vec<String>,
+    pub for_user: Vec<String>,
+}
+
+impl Told {
+    /// As the answer of a hook that takes `additionalContext` for `event`.
+    pub fn into_output(self, event: EventName) -> HookOutput {
+        let mut output = HookOutput::silent();
+        if !self.for_claude.is_empty() {
+            output = HookOutput::context(event, self.for_claude.join("\n"));
+        }
+        if !self.for_user.is_empty() {
+            output = output.with_system_message(self.for_user.join("\n"));
+        }
+        output
+    }
+
+    /// Added to `output`: the user's part to its `systemMessage`; Claude's
+    /// to its `additionalContext` when `context` names the event it is
+    /// answered for, else to the user's part too (Claude cannot be told).
+    pub fn add_to(self, mut output: HookOutput, context: Option<EventName>) -> HookOutput {
+        let mut for_user = self.for_user;
+        match context {
+            Some(event) if !self.for_claude.is_empty() => {
+                let text = self.for_claude.join("\n");
+                let specific = output.hook_specific_output.get_or_insert_with(|| {
+                    crate::hook::protocol::HookSpecificOutput {
+                        hook_event_name: event.as_str(),
+                        ..Default::default()
+                    }
+                });
+                specific.additional_context = Some(match specific.additional_context.take() {
+                    Some(own) => format!("{text}\n{own}"),
+                    None => text,
+                });
+            }
+            _ => {}
+        }
+        if for_user.is_empty() {
+            return output;
+        }
+        if let Some(own) = output.system_message.take() {
+            for_user.push(own);
+        }
+        output.with_system_message(for_user.join("\n"))
+    }
+}
+
+/// What becomes of the call's snapshot after its check.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Finish {
+    /// The call is over: removed.
+    Close,
+    /// The call may still run (a check made up from another call's hook):
+    /// kept, so its own check after it still comes; pushes seen now are
+    /// not told twice.
+    Keep,
+}
+
+/// The checks owed for Bash calls whose check after never ran — its hook
+/// killed (a timeout, the session ended), not run (an older client, a
+/// failure no hook was registered for), or refused by another hook after
+/// ours took the snapshot — run at the next hook of any kind, before it
+/// decides anything. `own`: the calling hook's own tool call, left to its
+/// own check. `over`: no call can still be running (the turn ended, a
+/// prompt or a session started): every snapshot is closed; otherwise one
+/// is checked and kept. Costs one `readdir` of the watch folder, which
+/// exists only while the agent works unattended.
+pub fn make_up(ctx: &Ctx, own: Option<&ToolInput>, over: bool) -> Option<Told> {
+    let watch = journal::watch_dir(&ctx.state_root)?;
+    let entries = std::fs::read_dir(watch.join("windows")).ok()?;
+    let own = own.map(|tool| window_path(&watch, tool));
+    let mut pending: Vec<PathBuf> = entries
+        .filter_map(|e| e.ok())
+        .map(|e| e.path())
+        .filter(|path| path.extension().is_some_and(|ext| ext == "json"))
+        .filter(|path| own.as_ref() != Some(path))
+        .collect();
+    if pending.is_empty() {
+        return None;
+    }
+    pending.sort();
+    let finish = if over { Finish::Close } else { Finish::Keep };
+    let mut told = Told::default();
+    for path in pending {
+        match check_after(ctx, "", &watch, &path, finish, true) {
+            Ok(Some(found)) => {
+                told.for_claude.extend(found.for_claude);
+                told.for_user.extend(found.for_user);
+            }
+            Ok(None) => {}
+            Err(error) => {
+                let line = shown(&format!(
+                    "cannot check what an earlier command did (its own check never ran): {error:#}"
+                ));
+                eprintln!("{NAME}: {line}");
+                told.for_user.push(format!("{NAME}: {line}"));
+            }
+        }
+    }
+    (!told.for_claude.is_empty() || !told.for_user.is_empty()).then_some(told)
+}
+
 fn check_after(
     ctx: &Ctx,
-    tool: &ToolInput,
+    output_text: &str,
     watch: &Path,
     window_file: &Path,
-) -> anyhow::Result<HookOutput> {
+    finish: Finish,
+    made_up: bool,
+) -> anyhow::Result<Option<Told>> {
     let _lock = FileLock::acquire(&watch.join("lock"))?;
-    let Some(window) = read_json::<Window>(window_file) else {
+    let Some(mut window) = read_json::<Window>(window_file) else {
         let _ = std::fs::remove_file(window_file);
-        return Ok(HookOutput::silent());
+        return Ok(None);
     };
-    let _ = std::fs::remove_file(window_file);
+    // The snapshot goes only once the check is done: a hook killed half
+    // way leaves it for the next hook to make up for.
     let records = journal::read_since(watch, window.started_ms.saturating_sub(5));
     repair_dirs(&window.dirs);
     let config = GuardConfig::load(&ctx.project_root);
@@ -340,27 +490,86 @@ fn check_after(
     }
     let mut blobs = Blobs::new(watch.join("blobs"));
     let base: Option<Manifest> = read_json(&watch.join(BASE_FILE));
+    // Modes first: a file or folder made unreadable would read as changed
+    // and could not be put back.
+    let mut changes = snapshot::repair_dir_modes(&ctx.state_root);
+    changes.extend(snapshot::restore_modes(&window.manifest));
     let mut now = snapshot::take(&paths, base.as_ref(), &mut blobs, now_ms());
-    let changes = compare_and_restore(ctx, &window, &mut now, &records, &blobs);
+    changes.extend(compare_and_restore(
+        ctx, &window, &mut now, &records, &blobs,
+    ));
+    pending::record(watch, failed_put_backs(ctx, &window, &changes))?;
     write_json(&watch.join(BASE_FILE), &now)?;
+    let now_manifest = now.clone();
     let live: Vec<Manifest> = open_windows(watch);
+    let kept = pending::Pending::read(watch).manifest();
     let mut referenced: Vec<&Manifest> = live.iter().collect();
     referenced.push(&now);
+    referenced.push(&kept);
     blobs.collect_garbage(&referenced);
 
-    let pushes = refs::pushes(&window.refs, &ctx.project_root, window.started_ms);
-    let stdout = tool
-        .tool_response
-        .get("stdout")
-        .and_then(Value::as_str)
-        .unwrap_or_default();
-    let stderr = tool
-        .tool_response
-        .get("stderr")
-        .and_then(Value::as_str)
-        .unwrap_or_default();
-    let publishes = publish::detect(stdout, stderr);
-    Ok(report(ctx, &window, &changes, &pushes, &publishes))
+    let since = window.checked_ms.unwrap_or(window.started_ms);
+    let mut pushes = refs::pushes(&window.refs, &ctx.project_root, since);
+    // git's own report, for a push that moved no ref this repository or a
+    // remote on this machine shows (a tag, a remote elsewhere).
+    for push in refs::pushes_in_output(output_text) {
+        let told = pushes.iter().any(|seen| {
+            seen.branch == push.branch
+                && (seen.url.as_deref() == Some(push.remote.as_str()) || seen.remote == push.remote)
+        });
+        if !told {
+            pushes.push(push);
+        }
+    }
+    let publishes = publish::detect(output_text, "");
+    let told = report(ctx, &window, &changes, &pushes, &publishes, made_up);
+    match finish {
+        Finish::Close => {
+            let _ = std::fs::remove_file(window_file);
+        }
+        Finish::Keep => {
+            // From now on the call is judged against what is there now
+            // (what was put back stays put back).
+            window.manifest = now_manifest;
+            window.refs = refs::snapshot(&ctx.project_root);
+            window.checked_ms = Some(now_ms());
+            write_json(window_file, &window)?;
+        }
+    }
+    Ok(told)
+}
+
+/// The put-backs that failed and can be tried again (a copy was kept, or
+/// the file was not there before), for [`pending`].
+fn failed_put_backs(ctx: &Ctx, window: &Window, changes: &[Change]) -> Vec<pending::Entry> {
+    changes
+        .iter()
+        .filter_map(|change| {
+            let why = change.restored.as_ref().err()?;
+            let before = window.manifest.files.get(&change.path)?;
+            if before.exists()
+                && !before.kept
+                && !before
+                    .content
+                    .as_deref()
+                    .is_some_and(|c| c.starts_with("link:"))
+            {
+                return None;
+            }
+            let relative = Path::new(&change.path)
+                .strip_prefix(&ctx.state_root)
+                .ok()
+                .map(|r| r.to_string_lossy().into_owned());
+            Some(pending::Entry {
+                path: change.path.clone(),
+                before: before.clone(),
+                relative,
+                command: cap(&window.command, 400),
+                since_ms: window.started_ms,
+                error: why.clone(),
+            })
+        })
+        .collect()
 }
 
 fn open_windows(watch: &Path) -> Vec<Manifest> {
@@ -414,15 +623,28 @@ fn compare_and_restore(
     let user_spoke = records.iter().any(|r| r.writer == PROMPT_HOOK);
     let mut changes = Vec::new();
     let mut weakened_task = false;
+    // The loop whose state was put back: its archive written in this
+    // window (`loop cancel` copies it to `loops/<id>.json`) goes too.
+    let mut restored_loop: Option<String> = None;
     let mut keys: Vec<String> = window.manifest.files.keys().cloned().collect();
     for key in now.files.keys() {
         if !keys.contains(key) {
             keys.push(key.clone());
         }
     }
-    // Task files before `tasks/active.json`: whether a task was weakened
-    // decides whether the pointer's change stands.
-    keys.sort_by_key(|key| key.ends_with("tasks/active.json"));
+    // The loop first (its archive follows it), task files before
+    // `tasks/active.json`: whether a task was weakened decides whether the
+    // pointer's change stands.
+    let loop_key = ctx
+        .state_root
+        .join(LOOP_FILE)
+        .to_string_lossy()
+        .into_owned();
+    keys.sort_by_key(|key| match key {
+        key if *key == loop_key => 0,
+        key if key.ends_with("tasks/active.json") => 2,
+        _ => 1,
+    });
     for key in keys {
         let path = PathBuf::from(&key);
         let class = now
@@ -447,6 +669,7 @@ fn compare_and_restore(
         let relative = path
             .strip_prefix(&ctx.state_root)
             .map(|r| r.to_string_lossy().into_owned());
+        let mut note = None;
         let undo = match before.class {
             Class::Config => !restored_by_guard(records, &key, &after),
             // A log may grow; the daemon trimming its own log is ours too.
@@ -456,11 +679,24 @@ fn compare_and_restore(
             }
             Class::State => {
                 let relative = relative.clone().unwrap_or_else(|_| key.clone());
+                // Who wrote it (`argv[0]`, `CLAUDECODE`) is the command's to
+                // choose: a write of ralph-hooks' own is judged by what it
+                // did, whoever it claims to be.
                 match ours(records, &relative, &after) {
                     None => true,
-                    Some(record) if record.writer == CLI && record.in_claude && !user_spoke => {
+                    Some(_) if relative == LOOP_FILE => {
+                        note = loop_weakened(&before, &path, blobs, user_spoke);
+                        note.is_some()
+                    }
+                    Some(_) if is_archive_of(&relative, restored_loop.as_deref()) => {
+                        !before.exists()
+                    }
+                    Some(_) if !user_spoke => {
                         let weakens = weakens(&relative, &before, &path, blobs, weakened_task);
-                        weakened_task |= weakens && relative.starts_with("tasks/task_");
+                        if weakens && relative.starts_with("tasks/task_") {
+                            weakened_task = true;
+                            note = Some("the task was ended or its open steps dropped".into());
+                        }
                         weakens
                     }
                     Some(_) => false,
@@ -478,14 +714,54 @@ fn compare_and_restore(
         let restored = put_back(ctx, &path, &before, relative.ok().as_deref(), blobs);
         if restored.is_ok() {
             now.files.insert(key.clone(), before.clone());
+            if key == loop_key {
+                restored_loop = loop_id(&path);
+            }
         }
         changes.push(Change {
             path: key,
             what,
             restored,
+            note,
         });
     }
     changes
+}
+
+/// What a write of the loop's state during the window did that it may not
+/// ([`terms`]); `None` when it stands or the old state was not kept.
+fn loop_weakened(
+    before: &FileState,
+    path: &Path,
+    blobs: &Blobs,
+    user_spoke: bool,
+) -> Option<String> {
+    let old = before
+        .content
+        .as_deref()
+        .filter(|_| before.kept)
+        .and_then(|id| blobs.get(id))?;
+    let new = std::fs::read_to_string(path).ok();
+    terms::weakened(&String::from_utf8_lossy(&old), new.as_deref(), user_spoke)
+}
+
+/// The id of the loop in the state file at `path`.
+fn loop_id(path: &Path) -> Option<String> {
+    let text = std::fs::read_to_string(path).ok()?;
+    let state: Value = serde_json::from_str(&text).ok()?;
+    state.get("id")?.as_str().map(str::to_string)
+}
+
+/// `loops/<id>.json` of the loop whose state was put back.
+fn is_archive_of(relative: &str, loop_id: Option<&str>) -> bool {
+    let Some(id) = loop_id else {
+        return false;
+    };
+    relative
+        .strip_prefix(crate::ralph::loop_state::ARCHIVE_DIR)
+        .and_then(|rest| rest.strip_prefix('/'))
+        .and_then(|rest| rest.strip_suffix(".json"))
+        == Some(id)
 }
 
 /// The journal record of ralph-hooks writing exactly what is there now.
@@ -507,10 +783,10 @@ fn restored_by_guard(records: &[Record], key: &str, after: &FileState) -> bool {
     after.exists() && ours(records, key, after).is_some()
 }
 
-/// Whether a CLI write from inside Claude Code ended or weakened the
-/// supervision: the loop left RUNNING, the active task closed or cancelled
-/// with steps open, open steps dropped, or the pointer moved off a task
-/// that was weakened.
+/// Whether a write of ralph-hooks' own to a task file ended or weakened
+/// the supervision: the active task closed or cancelled with steps open,
+/// open steps dropped, or the pointer moved off a task that was weakened.
+/// (The loop's state is judged by [`terms`].)
 fn weakens(
     relative: &str,
     before: &FileState,
@@ -525,15 +801,6 @@ fn weakens(
         .and_then(|id| blobs.get(id))
         .map(|bytes| String::from_utf8_lossy(&bytes).into_owned());
     let new = std::fs::read_to_string(path).ok();
-    if relative == LOOP_FILE {
-        let status = |text: &Option<String>| {
-            text.as_deref()
-                .and_then(|t| serde_json::from_str::<LoopState>(t).ok())
-                .map(|state| state.status)
-        };
-        return status(&old) == Some(LoopStatus::Running)
-            && status(&new).is_some_and(|s| s != LoopStatus::Running);
-    }
     if relative == "tasks/active.json" {
         return task_weakened;
     }
@@ -640,9 +907,10 @@ fn report(
     changes: &[Change],
     pushes: &[refs::Push],
     publishes: &[String],
-) -> HookOutput {
+    made_up: bool,
+) -> Option<Told> {
     if changes.is_empty() && pushes.is_empty() && publishes.is_empty() {
-        return HookOutput::silent();
+        return None;
     }
     let mut for_claude: Vec<String> = Vec::new();
     let mut for_user: Vec<String> = Vec::new();
@@ -650,10 +918,18 @@ fn report(
         let listed: Vec<String> = changes
             .iter()
             .map(|change| {
-                let shown = ctx.display_path(Path::new(&change.path)).into_owned();
+                let path = shown(&ctx.display_path(Path::new(&change.path)));
+                let note = match &change.note {
+                    Some(note) => format!(" — {}", shown(note)),
+                    None => String::new(),
+                };
                 match &change.restored {
-                    Ok(()) => format!("{shown} ({}, put back)", change.what),
-                    Err(why) => format!("{shown} ({}, could NOT be put back: {why})", change.what),
+                    Ok(()) => format!("{path} ({}, put back){note}", change.what),
+                    Err(why) => format!(
+                        "{path} ({}, could NOT be put back: {}){note}",
+                        change.what,
+                        shown(why)
+                    ),
                 }
             })
             .collect();
@@ -661,11 +937,19 @@ fn report(
             "ralph-hooks guard: your last command changed files that supervise this work: {}. They were restored. While a Ralph loop or a task continuation runs unattended, the hooks' state, their config and Claude Code's settings are not yours to change; carry on with the work itself.",
             listed.join("; ")
         ));
-        for_user.push(format!(
+        let mut told = format!(
             "ralph-hooks guard: a Bash command (`{}`) changed {}.",
-            cap(&window.command, 200),
+            shown(&cap(&window.command, 200)),
             listed.join("; ")
-        ));
+        );
+        if changes.iter().any(|change| change.note.is_some()) {
+            // A change from the user's own terminal while the agent's
+            // command ran looks the same as the agent's.
+            told.push_str(
+                " If you changed the loop or the task from your own terminal meanwhile, do it again now.",
+            );
+        }
+        for_user.push(told);
         let files: Vec<Value> = changes
             .iter()
             .map(|change| {
@@ -682,9 +966,13 @@ fn report(
     if !pushes.is_empty() || !publishes.is_empty() {
         let mut seen: Vec<String> = pushes
             .iter()
-            .map(|push| format!("pushed {}", push.describe()))
+            .map(|push| format!("pushed {}", shown(&push.describe())))
             .collect();
-        seen.extend(publishes.iter().map(|what| format!("published {what}")));
+        seen.extend(
+            publishes
+                .iter()
+                .map(|what| format!("published {}", shown(what))),
+        );
         let what = seen.join("; ");
         let paused = pause(ctx, &what);
         for_user.push(format!(
@@ -701,8 +989,19 @@ fn report(
                 "publishes": publishes}),
         );
     }
-    HookOutput::context(EventName::PostToolUse, for_claude.join("\n"))
-        .with_system_message(for_user.join("\n"))
+    if made_up {
+        // Told at another call's hook: say which command it was about.
+        for line in &mut for_claude {
+            line.push_str(&format!(
+                " (This was found for an earlier command, `{}`, whose own check did not run.)",
+                shown(&cap(&window.command, 200))
+            ));
+        }
+    }
+    Some(Told {
+        for_claude,
+        for_user,
+    })
 }
 
 /// Pauses the loop (and this session's task continuation); says what was done.
@@ -714,15 +1013,24 @@ fn pause(ctx: &Ctx, what: &str) -> String {
             state.id
         )),
         Ok(None) => {}
-        Err(error) => done.push(format!("The loop could not be paused: {error:#}.")),
+        Err(error) => done.push(shown(&format!("The loop could not be paused: {error:#}."))),
     }
     if tasks::active(ctx.store()).ok().flatten().is_some() {
         match tasks::continuation::pause_for_user(ctx) {
             Ok(()) => done.push("Task continuation is paused until the user's next prompt.".into()),
-            Err(error) => done.push(format!("Task continuation could not be paused: {error:#}.")),
+            Err(error) => done.push(shown(&format!(
+                "Task continuation could not be paused: {error:#}."
+            ))),
         }
     }
     done.join(" ")
+}
+
+/// Text from the disk, a command or a tool as it may appear in a message:
+/// a control character (a newline forging a line, an ESC sequence reaching
+/// the user's terminal) is written as an escape.
+fn shown(text: &str) -> String {
+    escape_controls(text).into_owned()
 }
 
 fn cap(text: &str, max: usize) -> String {

@@ -7,10 +7,18 @@
 //!   schema instead);
 //! - the hooks' config: `.claude/ralph-hooks.json`, `.lsp.json`;
 //! - Claude Code's settings, where the hooks are registered and could be
-//!   switched off: `.claude/settings.json`, `.claude/settings.local.json`,
-//!   `~/.claude/settings.json`;
-//! - the user's own controls, `/cancel-loop` and `/resume-loop`
-//!   (`.claude/commands/{cancel,resume}-loop.md`);
+//!   switched off (one `disableAllHooks` silences them all):
+//!   `.claude/settings.json`, `.claude/settings.local.json`, the user's
+//!   `~/.claude/settings.json` and, when Claude Code runs with
+//!   `CLAUDE_CONFIG_DIR` (the hooks inherit its environment), the
+//!   `settings.json` there, which is the one it reads; and the managed
+//!   settings folder (`/etc/claude-code/` on Linux, `/Library/Application
+//!   Support/ClaudeCode/` on macOS: `managed-settings.json` and the rest);
+//! - the folders skills, slash commands and subagents load from, since a
+//!   skill's `` !`…` `` line runs where no Bash hook sees it:
+//!   `.claude/{skills,commands,agents}/` in the project, in `~/.claude/`
+//!   and in `CLAUDE_CONFIG_DIR` (this includes the user's own controls,
+//!   `/cancel-loop` and `/resume-loop`);
 //! - the paths the user lists in `guard.protected` (a folder: all of it).
 //!
 //! A path hits the set when it is a protected path, lies inside a protected
@@ -43,11 +51,16 @@ pub const AGENT_WRITTEN: &[&str] = &["sessions", "knowledge"];
 
 /// Where Claude Code registers hooks and can be told to skip them.
 pub const SETTINGS_FILES: &[&str] = &[".claude/settings.json", ".claude/settings.local.json"];
-/// The user's own ways to end or resume the loop from Claude Code.
-pub const CONTROL_COMMANDS: &[&str] = &[
-    ".claude/commands/cancel-loop.md",
-    ".claude/commands/resume-loop.md",
-];
+/// The folders (in `.claude/`, `~/.claude/`, `CLAUDE_CONFIG_DIR`) that
+/// Claude Code loads skills, slash commands and subagents from; the user's
+/// `/cancel-loop` and `/resume-loop` are in `commands/`.
+pub const LOADED_FROM: &[&str] = &["skills", "commands", "agents"];
+/// Where the administrator's managed settings live (`managed-settings.json`,
+/// its drop-in folder, `managed-mcp.json`): the whole folder is protected.
+#[cfg(target_os = "macos")]
+pub const MANAGED_DIRS: &[&str] = &["/Library/Application Support/ClaudeCode"];
+#[cfg(not(target_os = "macos"))]
+pub const MANAGED_DIRS: &[&str] = &["/etc/claude-code"];
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
@@ -80,17 +93,42 @@ pub struct Places {
     pub project_root: PathBuf,
     pub state_root: PathBuf,
     pub home: Option<PathBuf>,
+    /// `CLAUDE_CONFIG_DIR` as Claude Code (and so the hook) was started
+    /// with: the folder it reads the user's settings and skills from
+    /// instead of `~/.claude`.
+    pub config_dir: Option<PathBuf>,
+    /// The managed settings folders ([`MANAGED_DIRS`]).
+    pub managed: Vec<PathBuf>,
 }
 
 impl Places {
     pub fn from_env(project_root: &Path, state_root: &Path) -> Places {
+        let absolute = |name: &str| {
+            std::env::var_os(name)
+                .map(PathBuf::from)
+                .filter(|path| path.is_absolute())
+        };
         Places {
             project_root: project_root.to_path_buf(),
             state_root: state_root.to_path_buf(),
-            home: std::env::var_os("HOME")
-                .map(PathBuf::from)
-                .filter(|home| home.is_absolute()),
+            home: absolute("HOME"),
+            config_dir: absolute("CLAUDE_CONFIG_DIR"),
+            managed: MANAGED_DIRS.iter().map(PathBuf::from).collect(),
         }
+    }
+}
+
+impl Places {
+    /// Whether `path` lies in a folder Claude Code loads skills, slash
+    /// commands or subagents from ([`LOADED_FROM`]).
+    pub fn loads_commands(&self, path: &Path) -> bool {
+        let path = lexical_normalize(path);
+        let bases = std::iter::once(self.project_root.join(".claude"))
+            .chain(self.home.iter().map(|home| home.join(".claude")))
+            .chain(self.config_dir.clone());
+        bases
+            .flat_map(|base| LOADED_FROM.iter().map(move |name| base.join(name)))
+            .any(|dir| path.starts_with(lexical_normalize(&dir)))
     }
 }
 
@@ -113,13 +151,32 @@ impl ProtectedSet {
             kind: Kind::Config,
             except: Vec::new(),
         };
+        let tree = |path: PathBuf| Entry {
+            path: lexical_normalize(&path),
+            tree: true,
+            kind: Kind::Config,
+            except: Vec::new(),
+        };
         entries.push(file(config_file.to_path_buf()));
         entries.push(file(project.join(".lsp.json")));
-        for relative in SETTINGS_FILES.iter().chain(CONTROL_COMMANDS) {
+        for relative in SETTINGS_FILES {
             entries.push(file(project.join(relative)));
         }
-        if let Some(home) = &places.home {
-            entries.push(file(home.join(".claude").join("settings.json")));
+        let user_dirs = places
+            .home
+            .iter()
+            .map(|home| home.join(".claude"))
+            .chain(places.config_dir.clone());
+        for dir in std::iter::once(project.join(".claude")).chain(user_dirs.clone()) {
+            for name in LOADED_FROM {
+                entries.push(tree(dir.join(name)));
+            }
+        }
+        for dir in user_dirs {
+            entries.push(file(dir.join("settings.json")));
+        }
+        for dir in &places.managed {
+            entries.push(tree(dir.clone()));
         }
         for listed in user {
             let Some(expanded) = expand(listed, project, places) else {
@@ -248,7 +305,8 @@ fn walk(dir: &Path, except: &[PathBuf], out: &mut Vec<(PathBuf, Kind)>, kind: Ki
 }
 
 /// Expands what the guard can know in a path from a command: `~`, `$HOME`,
-/// `$PWD`/`$(pwd)` (the command's directory, `cwd`), `$CLAUDE_PROJECT_DIR`.
+/// `$PWD`/`$(pwd)` (the command's directory, `cwd`), `$CLAUDE_PROJECT_DIR`,
+/// `$CLAUDE_CONFIG_DIR` (when Claude Code has one).
 /// `None` when another variable or substitution is in it.
 pub fn expand(word: &str, cwd: &Path, places: &Places) -> Option<String> {
     let home = places
@@ -261,7 +319,13 @@ pub fn expand(word: &str, cwd: &Path, places: &Places) -> Option<String> {
     }
     let cwd_text = cwd.to_string_lossy().into_owned();
     let project = places.project_root.to_string_lossy().into_owned();
+    let config_dir = places
+        .config_dir
+        .as_ref()
+        .map(|dir| dir.to_string_lossy().into_owned());
     for (pattern, value) in [
+        ("${CLAUDE_CONFIG_DIR}", config_dir.clone()),
+        ("$CLAUDE_CONFIG_DIR", config_dir),
         ("${HOME}", home.clone()),
         ("$HOME", home),
         ("${PWD}", Some(cwd_text.clone())),
@@ -584,6 +648,8 @@ mod tests {
             project_root: dir.clone(),
             state_root: dir.join(".claude/orchestrator"),
             home: None,
+            config_dir: None,
+            managed: Vec::new(),
         };
         let set = ProtectedSet::new(
             &places,
@@ -603,13 +669,50 @@ mod tests {
             assert!(set.hit(&dir.join(hit)).is_some(), "{hit}");
         }
         for miss in [
-            ".claude/commands/x.md",
+            ".claude/notes.md",
             ".claude/orchestrator/sessions/abc/state.json",
             "src/main.rs",
             "notes.json",
         ] {
             assert!(set.hit(&dir.join(miss)).is_none(), "{miss}");
         }
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn the_settings_and_skill_folders_claude_code_reads_hit() {
+        let dir = temp("config-dir");
+        let places = Places {
+            project_root: dir.join("project"),
+            state_root: dir.join("project/.claude/orchestrator"),
+            home: Some(dir.join("home")),
+            config_dir: Some(dir.join("config")),
+            managed: vec![dir.join("etc/claude-code")],
+        };
+        let set = ProtectedSet::new(&places, &dir.join("project/.claude/ralph-hooks.json"), &[]);
+        for hit in [
+            "config/settings.json",
+            "config/skills/evil/SKILL.md",
+            "config/commands/x.md",
+            "config/agents/a.md",
+            "home/.claude/settings.json",
+            "home/.claude/skills/evil/SKILL.md",
+            "home/.claude/commands/x.md",
+            "project/.claude/skills/evil/SKILL.md",
+            "project/.claude/commands/x.md",
+            "project/.claude/agents/helper.md",
+            "etc/claude-code/managed-settings.json",
+            "etc/claude-code/managed-settings.d/10-off.json",
+        ] {
+            assert!(set.hit(&dir.join(hit)).is_some(), "{hit}");
+        }
+        for miss in ["config/projects/x.jsonl", "home/.claude/todos/a.json"] {
+            assert!(set.hit(&dir.join(miss)).is_none(), "{miss}");
+        }
+        assert_eq!(
+            expand("$CLAUDE_CONFIG_DIR/settings.json", &dir, &places).as_deref(),
+            Some(dir.join("config/settings.json").to_str().unwrap())
+        );
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
@@ -622,6 +725,8 @@ mod tests {
             project_root: dir.clone(),
             state_root: dir.join(".claude/orchestrator"),
             home: None,
+            config_dir: None,
+            managed: Vec::new(),
         };
         let found = paths_of(".claude/*", std::slice::from_ref(&dir), &places);
         assert!(

@@ -24,7 +24,7 @@
 
 /// Words that may precede the command itself and are not it.
 const RESERVED: &[&str] = &[
-    "!", "{", "}", "if", "then", "else", "elif", "do", "while", "until", "exec", "coproc",
+    "!", "{", "}", "if", "then", "else", "elif", "do", "while", "until", "coproc",
 ];
 
 const SHELLS: &[&str] = &[
@@ -735,7 +735,11 @@ pub fn command_part(words: &[String]) -> &[String] {
                 }
                 if option.starts_with('-') && option.len() > 1 {
                     index += 1;
-                    if wrapper.with_value.contains(&option) && index < words.len() {
+                    let takes_value = wrapper.with_value.contains(&option)
+                        // `exec -la NAME cmd`: bash's one-letter options
+                        // bundle, and `a` takes the next word as argv[0].
+                        || (name == "exec" && !option.starts_with("--") && option.contains('a'));
+                    if takes_value && index < words.len() {
                         index += 1;
                     }
                     continue;
@@ -1913,6 +1917,14 @@ pub(crate) mod tests {
             "coproc P { git push; }",
             "! git push",
             "exec git push",
+            "exec -a NAME git push",
+            "exec -a sh git push origin main",
+            "exec -c git push",
+            "exec -cl git push",
+            "exec -la NAME git push",
+            "exec -- git push",
+            "exec -c -a x -- git push",
+            "(exec -a build git push)",
             "xargs -n1 git push",
             "su -c 'git push' me",
             "watch -n 5 git push",

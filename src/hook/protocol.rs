@@ -16,12 +16,20 @@ pub enum EventName {
     UserPromptSubmit,
     PreToolUse,
     PostToolUse,
+    /// A tool call that failed — for Bash, a command whose exit status was
+    /// not 0 — or was interrupted (2.1.332 sends it instead of PostToolUse).
+    /// Its effects happened all the same. Honours `additionalContext` only.
+    PostToolUseFailure,
     Stop,
     SubagentStop,
     /// An API error ended the turn instead of a Stop (a rate or usage
     /// limit, an overloaded or failing server). Fire-and-forget: Claude
     /// Code ignores the hook's output and exit code.
     StopFailure,
+    /// A shell line of a skill or a slash command (`` !`cmd` ``) about to
+    /// run (2.1.332). Answered like PreToolUse: a `deny` keeps it from
+    /// running.
+    PreSkillShellCommand,
 }
 
 impl EventName {
@@ -31,9 +39,11 @@ impl EventName {
             EventName::UserPromptSubmit => "UserPromptSubmit",
             EventName::PreToolUse => "PreToolUse",
             EventName::PostToolUse => "PostToolUse",
+            EventName::PostToolUseFailure => "PostToolUseFailure",
             EventName::Stop => "Stop",
             EventName::SubagentStop => "SubagentStop",
             EventName::StopFailure => "StopFailure",
+            EventName::PreSkillShellCommand => "PreSkillShellCommand",
         }
     }
 
@@ -43,9 +53,11 @@ impl EventName {
             "UserPromptSubmit" => EventName::UserPromptSubmit,
             "PreToolUse" => EventName::PreToolUse,
             "PostToolUse" => EventName::PostToolUse,
+            "PostToolUseFailure" => EventName::PostToolUseFailure,
             "Stop" => EventName::Stop,
             "SubagentStop" => EventName::SubagentStop,
             "StopFailure" => EventName::StopFailure,
+            "PreSkillShellCommand" => EventName::PreSkillShellCommand,
             _ => return None,
         })
     }
@@ -92,7 +104,7 @@ pub struct UserPromptInput {
     /// (`-p`, the Agent SDK), `system` (task notifications, peer and
     /// channel messages, auto-continuation), `loop_wakeup`,
     /// `schedule_wakeup`, `poll_event`. Absent while the field rolls out:
-    /// 2.1.330 sends it on no prompt at all.
+    /// 2.1.330 sends it on no prompt at all, 2.1.332 on none in `-p`.
     #[serde(default)]
     pub source: Option<String>,
 }
@@ -103,10 +115,11 @@ pub struct UserPromptInput {
 pub const TASK_NOTIFICATION_PREFIX: &str = "<task-notification>";
 
 impl UserPromptInput {
-    /// Whether a person wrote this prompt: `source` is `user` or absent,
-    /// and it is not a task notification (a woken turn). Only such a
-    /// prompt may say "stop", lift a pause or reset the loop's count of
-    /// blocks in a row.
+    /// Whether a person may have written this prompt: `source` is `user`
+    /// or absent, and it is not a task notification (a woken turn). Only
+    /// such a prompt may say "stop", lift a pause or reset the loop's count
+    /// of blocks in a row. An absent `source` is not proof (2.1.332 sends
+    /// none in `claude -p`): the prompt hook asks the transcript too.
     pub fn is_from_user(&self) -> bool {
         let by_user = matches!(self.source.as_deref(), None | Some("user"));
         by_user
@@ -117,8 +130,9 @@ impl UserPromptInput {
     }
 }
 
-/// PreToolUse and PostToolUse share this shape; `tool_response` is only
-/// present on PostToolUse.
+/// PreToolUse, PostToolUse and PostToolUseFailure share this shape;
+/// `tool_response` is only present on PostToolUse, `error` and
+/// `is_interrupt` only on PostToolUseFailure.
 #[derive(Debug, Clone, Default, Deserialize)]
 pub struct ToolInput {
     #[serde(flatten)]
@@ -132,12 +146,57 @@ pub struct ToolInput {
     pub tool_response: Value,
     #[serde(default)]
     pub tool_use_id: Option<String>,
+    /// PostToolUseFailure: what went wrong (`Exit code 1`, with the
+    /// command's output after it when there was some).
+    #[serde(default, deserialize_with = "lenient_string")]
+    pub error: Option<String>,
+    /// PostToolUseFailure: the user interrupted the call.
+    #[serde(default)]
+    pub is_interrupt: Option<Value>,
+}
+
+/// A string field that is `None` when it is anything but a string.
+fn lenient_string<'de, D: serde::Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Option<String>, D::Error> {
+    Ok(match Value::deserialize(deserializer)? {
+        Value::String(text) => Some(text),
+        _ => None,
+    })
 }
 
 impl ToolInput {
     /// A string field of `tool_input`, if present and a string.
     pub fn input_str(&self, key: &str) -> Option<&str> {
         self.tool_input.get(key).and_then(Value::as_str)
+    }
+}
+
+/// PreSkillShellCommand (2.1.332): a `` !`cmd` `` line of a skill or a
+/// slash command, its arguments filled in, about to run with no Bash tool
+/// call (so no PreToolUse).
+#[derive(Debug, Clone, Default, Deserialize)]
+pub struct SkillShellInput {
+    /// The common fields, `tool_name` (`Bash` or `PowerShell`),
+    /// `tool_input.command` and `tool_use_id` (which names no tool call in
+    /// the transcript), read as a tool call.
+    #[serde(flatten)]
+    pub tool: ToolInput,
+    /// The skill or slash command the line belongs to.
+    #[serde(default)]
+    pub command_name: Option<String>,
+    #[serde(default)]
+    pub command_source: Option<Value>,
+    /// `user` (the user typed the slash command), `claude` (the Skill
+    /// tool), `other`; absent on no client seen so far.
+    #[serde(default)]
+    pub invoked_by: Option<String>,
+}
+
+impl SkillShellInput {
+    /// The user typed the slash command whose line this is.
+    pub fn invoked_by_user(&self) -> bool {
+        self.invoked_by.as_deref() == Some("user")
     }
 }
 
@@ -185,9 +244,14 @@ impl StopInput {
     /// Background tasks that are still running. An entry without a status is
     /// taken as running: Claude Code lists finished ones rarely, and holding a
     /// stop one time too many is cheaper than cutting off running work.
+    /// A Monitor's script (`type: monitor`, 2.1.329+) is not counted: it
+    /// watches and reports, it is not work the turn waits on, and it may run
+    /// for as long as the session does — counted, one `Monitor` call would
+    /// let every later stop through.
     pub fn running_background_tasks(&self) -> usize {
         self.background_tasks
             .iter()
+            .filter(|task| task.get("type").and_then(Value::as_str) != Some("monitor"))
             .filter(|task| {
                 let status = task
                     .get("status")
@@ -216,9 +280,11 @@ pub enum HookInput {
     UserPromptSubmit(UserPromptInput),
     PreToolUse(ToolInput),
     PostToolUse(ToolInput),
+    PostToolUseFailure(ToolInput),
     Stop(StopInput),
     SubagentStop(StopInput),
     StopFailure(StopFailureInput),
+    PreSkillShellCommand(SkillShellInput),
 }
 
 impl HookInput {
@@ -228,9 +294,11 @@ impl HookInput {
             HookInput::UserPromptSubmit(_) => EventName::UserPromptSubmit,
             HookInput::PreToolUse(_) => EventName::PreToolUse,
             HookInput::PostToolUse(_) => EventName::PostToolUse,
+            HookInput::PostToolUseFailure(_) => EventName::PostToolUseFailure,
             HookInput::Stop(_) => EventName::Stop,
             HookInput::SubagentStop(_) => EventName::SubagentStop,
             HookInput::StopFailure(_) => EventName::StopFailure,
+            HookInput::PreSkillShellCommand(_) => EventName::PreSkillShellCommand,
         }
     }
 
@@ -238,9 +306,12 @@ impl HookInput {
         match self {
             HookInput::SessionStart(input) => &input.common,
             HookInput::UserPromptSubmit(input) => &input.common,
-            HookInput::PreToolUse(input) | HookInput::PostToolUse(input) => &input.common,
+            HookInput::PreToolUse(input)
+            | HookInput::PostToolUse(input)
+            | HookInput::PostToolUseFailure(input) => &input.common,
             HookInput::Stop(input) | HookInput::SubagentStop(input) => &input.common,
             HookInput::StopFailure(input) => &input.common,
+            HookInput::PreSkillShellCommand(input) => &input.tool.common,
         }
     }
 }
@@ -350,7 +421,13 @@ pub fn parse_input(bytes: &[u8], accepted: &[EventName]) -> Result<HookInput, In
             got: event_name.to_string(),
             expected: accepted.iter().map(|e| e.as_str()).collect(),
         })?;
-    if matches!(event, EventName::PreToolUse | EventName::PostToolUse) {
+    if matches!(
+        event,
+        EventName::PreToolUse
+            | EventName::PostToolUse
+            | EventName::PostToolUseFailure
+            | EventName::PreSkillShellCommand
+    ) {
         check_tool_input(&value)?;
     }
     let bad = |error: serde_json::Error| InputError::BadField(error.to_string());
@@ -365,12 +442,18 @@ pub fn parse_input(bytes: &[u8], accepted: &[EventName]) -> Result<HookInput, In
         EventName::PostToolUse => {
             HookInput::PostToolUse(serde_json::from_value(value).map_err(bad)?)
         }
+        EventName::PostToolUseFailure => {
+            HookInput::PostToolUseFailure(serde_json::from_value(value).map_err(bad)?)
+        }
         EventName::Stop => HookInput::Stop(serde_json::from_value(value).map_err(bad)?),
         EventName::SubagentStop => {
             HookInput::SubagentStop(serde_json::from_value(value).map_err(bad)?)
         }
         EventName::StopFailure => {
             HookInput::StopFailure(serde_json::from_value(value).map_err(bad)?)
+        }
+        EventName::PreSkillShellCommand => {
+            HookInput::PreSkillShellCommand(serde_json::from_value(value).map_err(bad)?)
         }
     })
 }
@@ -646,12 +729,44 @@ mod tests {
     }
 
     #[test]
+    fn effort_and_a_skill_shell_line_parse() {
+        let input = parse_input(
+            br#"{"hook_event_name":"PreSkillShellCommand","session_id":"s","effort":{"level":"medium"},"tool_name":"Bash","tool_input":{"command":"ralph-hooks loop cancel"},"tool_use_id":"t","command_name":"finish","command_source":"projectSettings","invoked_by":"claude"}"#,
+            &[EventName::PreSkillShellCommand],
+        )
+        .unwrap();
+        let HookInput::PreSkillShellCommand(line) = input else {
+            panic!("not a skill line");
+        };
+        assert_eq!(
+            line.tool.input_str("command"),
+            Some("ralph-hooks loop cancel")
+        );
+        assert_eq!(line.tool.common.session_id.as_deref(), Some("s"));
+        assert!(!line.invoked_by_user());
+        let prompt = parse_input(
+            br#"{"hook_event_name":"UserPromptSubmit","effort":{"level":"high"},"prompt":"stop"}"#,
+            &[EventName::UserPromptSubmit],
+        );
+        assert!(prompt.is_ok());
+    }
+
+    #[test]
     fn background_tasks_count_running_only() {
         let stop: StopInput = serde_json::from_str(
             r#"{"background_tasks":[{"id":"a","status":"running"},{"id":"b","status":"completed"},{"id":"c"}]}"#,
         )
         .unwrap();
         assert_eq!(stop.running_background_tasks(), 2);
+        let with_monitor: StopInput = serde_json::from_str(
+            r#"{"background_tasks":[{"id":"m","type":"monitor","status":"running"},{"id":"s","type":"shell","status":"running"}]}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            with_monitor.running_background_tasks(),
+            1,
+            "a Monitor's script is not work the stop waits for"
+        );
     }
 
     #[test]

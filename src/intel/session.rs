@@ -96,6 +96,14 @@ impl<'c> Session<'c> {
         }
     }
 
+    /// Tells the user something about an answer, once (on stderr, when the
+    /// session closes).
+    pub fn note(&mut self, note: String) {
+        if !self.notes.contains(&note) {
+            self.notes.push(note);
+        }
+    }
+
     /// The servers for `path`: the one the registry chooses for it (the
     /// same as for its diagnostics), then installed linters that work
     /// beside it (ruff). An error says that no server handles this kind of
@@ -162,6 +170,23 @@ impl<'c> Session<'c> {
             );
         }
         Ok(servers)
+    }
+
+    /// The language id `server` knows `path`'s kind of file by (a rename
+    /// in a `.ts` file can touch `.tsx` files); the server's own for the
+    /// file it was chosen for when the extension is not one of its.
+    pub fn language_id(&self, server: &Server, path: &Path) -> String {
+        let extension = path
+            .extension()
+            .map(|e| format!(".{}", e.to_string_lossy()))
+            .unwrap_or_default();
+        self.settings
+            .registry
+            .candidates(&extension)
+            .into_iter()
+            .find(|candidate| candidate.name == server.name)
+            .and_then(|candidate| candidate.extensions.get(&extension).cloned())
+            .unwrap_or_else(|| server.language_id.clone())
     }
 
     /// The file as the server should see it (its text on disk now).

@@ -15,10 +15,19 @@
 //!    after we wrote it is not rolled back over their change; the error
 //!    says so.
 //!
+//! A file that is not the text its change was computed from is a [`Stale`]
+//! error. [`compute_and_apply`] is how the commands write: it computes the
+//! changes from the files as they are now, and when one changed before the
+//! first write (a formatter, an editor, a Bash command, a server answering
+//! from an older text) it computes them again from the new text, at most
+//! [`ATTEMPTS`] times in all, then refuses, naming the files. A change seen
+//! during the writes (step 2) is rolled back and refused, not retried.
+//!
 //! Tests inject a failure with `RALPH_HOOKS_FAIL_WRITE=<file name>`: the
 //! write of the file with that name fails as a full disk would. With
 //! `RALPH_HOOKS_PAUSE_BEFORE_WRITE=<path>` the command says so on stderr and
-//! waits (at most 30 s) for `<path>` to exist before its checks, and with
+//! waits (at most 30 s) for `<path>` to exist before its checks (and removes
+//! it, so each attempt of [`compute_and_apply`] waits), and with
 //! `RALPH_HOOKS_PAUSE_BETWEEN_WRITES=<path>` it does the same after the
 //! first file is written, so a test can change a file behind its back.
 
@@ -28,7 +37,7 @@ use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use anyhow::{Context as _, bail};
+use anyhow::{Context as _, anyhow, bail};
 
 use crate::state::{create_temp, temp_beside};
 use crate::util::fsread::{self, Links, limits};
@@ -39,6 +48,102 @@ pub const FAIL_WRITE_ENV: &str = "RALPH_HOOKS_FAIL_WRITE";
 pub const PAUSE_ENV: &str = "RALPH_HOOKS_PAUSE_BEFORE_WRITE";
 /// The environment variable that pauses after the first write, for tests.
 pub const PAUSE_BETWEEN_ENV: &str = "RALPH_HOOKS_PAUSE_BETWEEN_WRITES";
+
+/// How many times the changes are computed before a command gives up on
+/// files that keep changing under it.
+pub const ATTEMPTS: usize = 3;
+
+/// Files that are no longer the text their changes were computed from;
+/// nothing was written (or everything written was restored).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Stale {
+    pub paths: Vec<PathBuf>,
+    /// Why, after the list of files: "changed since the changes were
+    /// computed".
+    pub why: String,
+}
+
+impl std::fmt::Display for Stale {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let names: Vec<String> = self.paths.iter().map(|p| p.display().to_string()).collect();
+        write!(f, "{} {}", names.join(", "), self.why)
+    }
+}
+
+impl std::error::Error for Stale {}
+
+/// What a rollback did, on the error that caused it. A change seen while
+/// the files were being written is not computed again: someone is writing
+/// the project at this very moment, and our text has already been on disk.
+#[derive(Debug)]
+struct RolledBack(String);
+
+impl std::fmt::Display for RolledBack {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// The stale files of `error` when computing again can help: files
+/// changed under us before anything was written.
+pub fn stale_paths(error: &anyhow::Error) -> Option<&[PathBuf]> {
+    if error.downcast_ref::<RolledBack>().is_some() {
+        return None;
+    }
+    error.downcast_ref::<Stale>().map(|s| s.paths.as_slice())
+}
+
+/// Computes the changes and writes them (or only computes them, when
+/// `write` is false), all or nothing. `compute` is given the files found
+/// changed at the previous attempt (none at the first); when a file is not
+/// the text its change was computed from — at the check before writing, or
+/// as `compute` itself reports with a [`Stale`] error — everything is
+/// computed again from the files as they are now, at most [`ATTEMPTS`]
+/// times, each retry told to `note`. Then the command refuses: the error
+/// names the files that kept changing, and nothing is written.
+pub fn compute_and_apply(
+    bounds: Bounds<'_>,
+    write: bool,
+    what: &str,
+    mut compute: impl FnMut(&[PathBuf]) -> anyhow::Result<Vec<FileChange>>,
+    mut note: impl FnMut(String),
+) -> anyhow::Result<Vec<FileChange>> {
+    let mut stale: Vec<PathBuf> = Vec::new();
+    for attempt in 1..=ATTEMPTS {
+        let outcome = compute(&stale).and_then(|changes| match write {
+            true => apply_all(&changes, bounds).map(|()| changes),
+            false => Ok(changes),
+        });
+        let error = match outcome {
+            Ok(changes) => return Ok(changes),
+            Err(error) => error,
+        };
+        let Some(paths) = stale_paths(&error) else {
+            return Err(error);
+        };
+        if attempt == ATTEMPTS {
+            return Err(error.context(format!(
+                "the files kept changing while the {what} was computed ({ATTEMPTS} attempts); nothing written, run it again"
+            )));
+        }
+        let names: Vec<String> = paths
+            .iter()
+            .map(|p| {
+                p.strip_prefix(bounds.project)
+                    .unwrap_or(p)
+                    .display()
+                    .to_string()
+            })
+            .collect();
+        note(format!(
+            "{} changed since the {what} was computed; computing it again from the current text (attempt {} of {ATTEMPTS})",
+            names.join(", "),
+            attempt + 1
+        ));
+        stale = paths.to_vec();
+    }
+    Err(anyhow!("no attempt was made"))
+}
 
 /// One file's change: the text it had when the change was computed, and
 /// the text it gets.
@@ -94,7 +199,7 @@ struct Planned<'c> {
 /// failed and whether the rollback restored everything.
 pub fn apply_all(changes: &[FileChange], bounds: Bounds<'_>) -> anyhow::Result<()> {
     let fail_on = std::env::var(FAIL_WRITE_ENV).ok();
-    pause_for(PAUSE_ENV, "pausing before writing");
+    pause_for(PAUSE_ENV, "pausing before writing", true);
     apply_all_with(changes, bounds, |path, _index| {
         if let Some(name) = &fail_on
             && path
@@ -110,13 +215,18 @@ pub fn apply_all(changes: &[FileChange], bounds: Bounds<'_>) -> anyhow::Result<(
     })
 }
 
-/// Waits (at most 30 s) for the file named by `env` to exist, for tests.
-fn pause_for(env: &str, what: &str) {
+/// Waits (at most 30 s) for the file named by `env` to exist, for tests;
+/// `consume` removes it then, so that the next pause (a write computed
+/// again) waits for the test too.
+fn pause_for(env: &str, what: &str, consume: bool) {
     if let Some(go_on) = std::env::var_os(env) {
         eprintln!("ralph-hooks: {what} ({env})");
         let until = Instant::now() + Duration::from_secs(30);
         while !Path::new(&go_on).exists() && Instant::now() < until {
             std::thread::sleep(Duration::from_millis(10));
+        }
+        if consume {
+            let _ = fs::remove_file(&go_on);
         }
     }
 }
@@ -131,13 +241,33 @@ pub fn apply_all_with(
     let project = fs::canonicalize(bounds.project).unwrap_or_else(|_| bounds.project.into());
     let state = fs::canonicalize(bounds.state).unwrap_or_else(|_| bounds.state.into());
     let mut planned = Vec::new();
+    let mut stale = Vec::new();
+    let mut deleted = false;
     for change in changes.iter().filter(|c| c.before != c.after) {
-        planned.push(plan(change, &project, &state)?);
+        match plan(change, &project, &state)? {
+            Some(ready) => planned.push(ready),
+            None => {
+                deleted |= fs::symlink_metadata(&change.path).is_err();
+                stale.push(change.path.clone());
+            }
+        }
+    }
+    if !stale.is_empty() {
+        let how = if deleted {
+            "changed or went away"
+        } else {
+            "changed"
+        };
+        return Err(Stale {
+            paths: stale,
+            why: format!("{how} since the changes were computed"),
+        }
+        .into());
     }
     let mut written: Vec<(&Planned<'_>, Identity)> = Vec::new();
     for (index, plan) in planned.iter().enumerate() {
         if index == 1 {
-            pause_for(PAUSE_BETWEEN_ENV, "pausing after the first write");
+            pause_for(PAUSE_BETWEEN_ENV, "pausing after the first write", false);
         }
         let result = before_write(&plan.target, index).and_then(|()| write_one(plan));
         match result {
@@ -148,10 +278,21 @@ pub fn apply_all_with(
     Ok(())
 }
 
-/// Checks one change before anything is written.
-fn plan<'c>(change: &'c FileChange, project: &Path, state: &Path) -> anyhow::Result<Planned<'c>> {
+/// Checks one change before anything is written; `None` when the file is
+/// no longer the text the change was computed from.
+fn plan<'c>(
+    change: &'c FileChange,
+    project: &Path,
+    state: &Path,
+) -> anyhow::Result<Option<Planned<'c>>> {
     let path = &change.path;
     let is_link = fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink());
+    if !is_link
+        && fs::symlink_metadata(path).is_err_and(|e| e.kind() == std::io::ErrorKind::NotFound)
+    {
+        // Deleted since the change was computed: computing again can tell.
+        return Ok(None);
+    }
     let target = fs::canonicalize(path).with_context(|| {
         if is_link {
             format!(
@@ -183,21 +324,19 @@ fn plan<'c>(change: &'c FileChange, project: &Path, state: &Path) -> anyhow::Res
             target.display()
         );
     }
-    let (now, metadata) = read_with_metadata(&target)?
-        .with_context(|| format!("{} no longer exists; nothing written", path.display()))?;
+    let Some((now, metadata)) = read_with_metadata(&target)? else {
+        return Ok(None);
+    };
     if now != change.before {
-        bail!(
-            "{} changed since the preview was computed; nothing written",
-            path.display()
-        );
+        return Ok(None);
     }
-    Ok(Planned {
+    Ok(Some(Planned {
         change,
         target,
         checked: Identity::of(&metadata),
         mode: metadata.permissions().mode() & 0o7777,
         owner: (metadata.uid(), metadata.gid()),
-    })
+    }))
 }
 
 /// The file's text and what the file was while it was read (taken from
@@ -234,18 +373,34 @@ fn write_one(plan: &Planned<'_>) -> anyhow::Result<Identity> {
         plan.change.after.as_bytes(),
         plan.mode,
         plan.owner,
-        |target| match fs::symlink_metadata(target) {
-            Ok(metadata) if Identity::of(&metadata) == plan.checked => Ok(()),
-            Ok(_) => bail!(
-                "{} changed while the changes were being written (someone else wrote it)",
-                plan.change.path.display()
-            ),
-            Err(error) if error.kind() == std::io::ErrorKind::NotFound => bail!(
-                "{} was deleted while the changes were being written",
-                plan.change.path.display()
-            ),
-            Err(error) => {
-                Err(error).with_context(|| format!("cannot inspect {}", target.display()))
+        |target| {
+            let changed = |why: &str| Stale {
+                paths: vec![plan.change.path.clone()],
+                why: why.into(),
+            };
+            match fs::symlink_metadata(target) {
+                // Same identity and same text: an edit that kept the size
+                // within one tick of the file system's clock shows only in
+                // the text.
+                Ok(metadata)
+                    if Identity::of(&metadata) == plan.checked
+                        && read_with_metadata(target)
+                            .ok()
+                            .flatten()
+                            .is_some_and(|(text, _)| text == plan.change.before) =>
+                {
+                    Ok(())
+                }
+                Ok(_) => Err(changed(
+                    "changed while the changes were being written (someone else wrote it)",
+                )
+                .into()),
+                Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
+                    Err(changed("was deleted while the changes were being written").into())
+                }
+                Err(error) => {
+                    Err(error).with_context(|| format!("cannot inspect {}", target.display()))
+                }
             }
         },
     )
@@ -328,15 +483,15 @@ fn roll_back(written: &[(&Planned<'_>, Identity)], error: anyhow::Error) -> anyh
         }
     }
     if not_restored.is_empty() {
-        return error.context(format!(
+        return error.context(RolledBack(format!(
             "nothing changed: {} file(s) already written were restored",
             written.len()
-        ));
+        )));
     }
-    error.context(format!(
+    error.context(RolledBack(format!(
         "the rollback failed for {}",
         not_restored.join(", ")
-    ))
+    )))
 }
 
 #[cfg(test)]
@@ -403,7 +558,11 @@ mod tests {
         let stale = change(&dir, "a.py", "old", "new");
         fs::write(&stale.path, "edited meanwhile").unwrap();
         let error = apply_all(std::slice::from_ref(&stale), bounds).unwrap_err();
-        assert!(error.to_string().contains("changed since the preview"));
+        assert!(
+            error
+                .to_string()
+                .contains("changed since the changes were computed")
+        );
         fs::create_dir(dir.join("state")).unwrap();
         let inside = change(&dir.join("state"), "loop.json", "{}", "{\"x\":1}");
         let error = apply_all(&[inside], bounds).unwrap_err();

@@ -73,6 +73,14 @@ pub struct Launch {
     pub reopen_when_clean: bool,
     pub mode: DiagnosticMode,
     pub pull_capability: PullCapability,
+    /// The file extensions it handles (`.py`): the files a long-lived
+    /// holder watches on the disk for it (see `daemon::fresh`).
+    pub extensions: Vec<String>,
+    /// Files created or deleted behind its back are not taken in from
+    /// `workspace/didChangeWatchedFiles` (typescript-language-server: an
+    /// import of a file created later stays unresolved): a long-lived
+    /// holder restarts it instead.
+    pub restart_on_created_or_deleted: bool,
     /// Why this server handles the files it is launched for (the
     /// registry's choice), for `daemon status`; not part of its
     /// configuration.
@@ -269,6 +277,13 @@ pub struct Client {
     results: HashMap<PathBuf, SettledResult>,
     /// Counts the sends that changed a document's text on this server.
     changes: u64,
+    /// `changes` just after the server was last told of files changed on
+    /// the disk by someone else: a result kept from before is about files
+    /// as they were, and is never reused.
+    outside_epoch: u64,
+    /// When a change was last sent (a text, files changed on the disk): a
+    /// push server is quiet after it once nothing came for its quiet window.
+    last_change_at: Option<Instant>,
     /// `changes` when the server was last let go quiet for an unchanged
     /// document's re-check.
     quiet_after: u64,
@@ -344,6 +359,8 @@ impl Client {
             documents: HashMap::new(),
             results: HashMap::new(),
             changes: 0,
+            outside_epoch: 0,
+            last_change_at: None,
             quiet_after: 0,
             analysed: false,
             sent_texts: HashMap::new(),
@@ -499,6 +516,7 @@ impl Client {
         // check of this document must send its text, not reuse a result.
         self.results.remove(&key);
         self.changes += 1;
+        self.last_change_at = Some(Instant::now());
     }
 
     /// Brings every open document other than `given` up to date with the
@@ -616,16 +634,33 @@ impl Client {
         true
     }
 
-    /// Tells the server that files were created or deleted on the disk
-    /// (`workspace/didChangeWatchedFiles`): a server that resolves imports
-    /// from the disk (ty) keeps its view of the tree until told, and an
-    /// open of a new file does not change which modules exist.
-    pub fn files_created_or_deleted(&mut self, created: &[PathBuf], deleted: &[PathBuf]) {
+    /// Whether `path` is open on this server.
+    pub fn is_open(&self, path: &Path) -> bool {
+        self.documents.contains_key(&uri::comparable(path))
+    }
+
+    /// Tells the server that files were created, changed or deleted on the
+    /// disk by someone else (`workspace/didChangeWatchedFiles`): a server
+    /// reads the files it was not given from the disk once and keeps what
+    /// it read (pyright, ty), and an open of a new file does not change
+    /// which modules exist. Every kept result may depend on them (a type
+    /// checker's answer for one file depends on the files it imports), so
+    /// none is reused after this: each is asked again (the files of a
+    /// running batch too). Open documents are the caller's to bring
+    /// up to date ([`Client::sync_document`], [`Client::close_document`]).
+    pub fn files_changed_on_disk(
+        &mut self,
+        created: &[PathBuf],
+        changed: &[PathBuf],
+        deleted: &[PathBuf],
+    ) {
         const CREATED: u8 = 1;
+        const CHANGED: u8 = 2;
         const DELETED: u8 = 3;
         let changes: Vec<Value> = created
             .iter()
             .map(|path| (path, CREATED))
+            .chain(changed.iter().map(|path| (path, CHANGED)))
             .chain(deleted.iter().map(|path| (path, DELETED)))
             .map(|(path, kind)| json!({"uri": uri::from_path(path), "type": kind}))
             .collect();
@@ -633,10 +668,14 @@ impl Client {
             return;
         }
         self.changes += 1;
+        self.last_change_at = Some(Instant::now());
+        self.outside_epoch = self.changes;
         self.notify(
             "workspace/didChangeWatchedFiles",
             json!({ "changes": changes }),
         );
+        // A running project check's answers so far are about the old files.
+        self.batch_outside_change();
     }
 
     /// Closes a clean document so that its new text goes out as a fresh
@@ -682,6 +721,7 @@ impl Client {
         self.pump(Instant::now());
         if let Some(last) = self.results.get(&key)
             && last.text_hash == text_hash
+            && last.epoch >= self.outside_epoch
             && self.exited.is_none()
         {
             let last_at = last.at;
@@ -703,6 +743,7 @@ impl Client {
             return Ok(last.diagnostics.clone());
         }
         self.changes += 1;
+        self.last_change_at = Some(Instant::now());
         self.results.remove(&key);
         if self.launch.reopen_when_clean
             && self.documents.contains_key(&key)
@@ -1383,6 +1424,7 @@ impl Client {
         if known.is_some_and(|known| known != hash) {
             self.changes += 1;
         }
+        self.last_change_at = Some(Instant::now());
         self.documents.insert(key.to_path_buf(), version);
         self.sent_texts.insert(key.to_path_buf(), hash);
         self.publishes.remove(key);

@@ -103,6 +103,8 @@ pub struct ServerDef {
     pub quiet: Duration,
     pub await_progress: Option<String>,
     pub reopen_when_clean: bool,
+    /// See [`Launch::restart_on_created_or_deleted`].
+    pub restart_on_created_or_deleted: bool,
     /// What the server needs to know the files it was not given (clangd's
     /// compilation database); `None` when it finds the project by itself.
     pub project_index: Option<ProjectIndex>,
@@ -138,6 +140,10 @@ pub enum BatchCli {
     Pyrefly,
     /// `ty check --output-format gitlab FILE…`.
     Ty,
+    /// `ruff check --output-format json FILE…`: the linter beside the
+    /// type checker; its command line lints a 2,000-file project in a
+    /// fraction of the time a server takes to be asked about every file.
+    Ruff,
 }
 
 impl BatchCli {
@@ -191,6 +197,7 @@ impl ServerDef {
             quiet: DEFAULT_QUIET,
             await_progress: None,
             reopen_when_clean: false,
+            restart_on_created_or_deleted: false,
             project_index: None,
             mode: DiagnosticMode::Push,
             pull_capability: PullCapability::Undeclared,
@@ -208,6 +215,11 @@ impl ServerDef {
         self
     }
 
+    fn restart_on_created_or_deleted(mut self) -> ServerDef {
+        self.restart_on_created_or_deleted = true;
+        self
+    }
+
     fn reopen_when_clean(mut self) -> ServerDef {
         self.reopen_when_clean = true;
         self
@@ -218,10 +230,20 @@ impl ServerDef {
         self
     }
 
+    fn batch_cli(mut self, cli: BatchCli) -> ServerDef {
+        self.batch_cli = Some(cli);
+        self
+    }
+
     /// Pulled: the client declares pull diagnostics and asks for them.
     fn pulled(mut self, capability: PullCapability) -> ServerDef {
         self.mode = DiagnosticMode::Pull;
         self.pull_capability = capability;
+        self
+    }
+
+    fn initialization_options(mut self, options: Value) -> ServerDef {
+        self.initialization_options = Some(options);
         self
     }
 
@@ -334,6 +356,8 @@ impl ServerDef {
             reopen_when_clean: self.reopen_when_clean,
             mode: self.mode,
             pull_capability: self.pull_capability,
+            extensions: self.extensions.keys().cloned().collect(),
+            restart_on_created_or_deleted: self.restart_on_created_or_deleted,
             reason: None,
         }
     }
@@ -385,6 +409,7 @@ pub fn builtin_servers() -> Vec<ServerDef> {
     // its "cargo check" progress does; cold it needs 3–6 s (reference §1).
     rust_analyzer.await_progress = Some("cargo check".into());
     rust_analyzer.startup_timeout = Some(Duration::from_secs(30));
+    rust_analyzer.initialization_options = Some(rust_analyzer_memory_settings());
     let mut servers = vec![
         // pyright, basedpyright, ruff and clangd send one complete publish
         // for an open file, echoing its version (reference §3): the first
@@ -458,9 +483,13 @@ pub fn builtin_servers() -> Vec<ServerDef> {
         )
         .quiet_ms(0)
         .pulled(PullCapability::Declared)
-        .linter(),
+        .linter()
+        .batch_cli(BatchCli::Ruff),
         // It publishes `[]` first and the real list about 155 ms later, and
         // nothing at all when a clean document changes and stays clean.
+        // tsserver never took in a file created beside an open one (its
+        // import stayed unresolved, told or not, opened or not): the daemon
+        // restarts it when files come or go.
         ServerDef::builtin(
             "typescript-language-server",
             "TypeScript/JavaScript",
@@ -471,7 +500,9 @@ pub fn builtin_servers() -> Vec<ServerDef> {
             "npm install -g typescript-language-server typescript@5 (TypeScript 7 has no tsserver)",
         )
         .quiet_ms(300)
-        .reopen_when_clean(),
+        .reopen_when_clean()
+        .initialization_options(typescript_language_server_memory_options())
+        .restart_on_created_or_deleted(),
         // TypeScript 7's own server: pull only (it pushes nothing for .ts
         // files), answers are final. Chosen for a project whose TypeScript
         // is 7 or newer (see [`Registry::select`]).
@@ -532,6 +563,44 @@ pub fn builtin_servers() -> Vec<ServerDef> {
         server.startup_timeout.get_or_insert(BUILTIN_STARTUP);
     }
     servers
+}
+
+/// typescript-language-server's start options, chosen for memory (seed 004
+/// AC-PERF-002: five servers within 500 MB). By default it runs three
+/// Node processes beside itself: a syntax-only tsserver, the semantic
+/// tsserver and, under that, the typings installer that fetches `@types`
+/// packages from npm for plain JavaScript. On a small TypeScript 5 project
+/// that was 455 MB; with one tsserver that answers everything and no
+/// installer it is about 215 MB (`cargo bench --bench memory`). Diagnostics,
+/// references, renames and code actions all come from the semantic server
+/// either way; the syntax server only answers editor requests sooner while
+/// the project loads, which a hook never asks. Types downloaded behind the
+/// project's back would make a check depend on the network, not on what is
+/// on disk.
+fn typescript_language_server_memory_options() -> Value {
+    serde_json::json!({
+        "disableAutomaticTypingAcquisition": true,
+        "tsserver": { "useSyntaxServer": "never" },
+    })
+}
+
+/// rust-analyzer's settings, chosen for memory. Most of its memory on a small
+/// crate is the standard library: with the sysroot loaded it holds the item
+/// trees and name maps of `core`, `alloc` and `std` (about 480 MB resident
+/// for a one-file crate, 325 MB of it item trees by its own
+/// `analysis-stats`), against about 60 MB without. The errors the hooks
+/// report for Rust are rustc's own, from the `cargo check` rust-analyzer runs
+/// after each save (the compiler loads the standard library itself, in a
+/// process that ends); rust-analyzer's own analysis of the workspace stays,
+/// and where a type comes from `std` it is unknown to it, which it reports
+/// nothing about. Cache priming (indexing every crate at start) is off too:
+/// it only makes a first completion sooner. Trading the sysroot back is one
+/// line in `.lsp.json`: `"rust-analyzer": {"initializationOptions": {}}`.
+fn rust_analyzer_memory_settings() -> Value {
+    serde_json::json!({
+        "cargo": { "sysroot": null },
+        "cachePriming": { "enable": false },
+    })
 }
 
 /// The built-in servers' start-up time (see [`ServerDef::startup_timeout`]).
@@ -739,6 +808,54 @@ impl Registry {
             tried: candidates.iter().map(|s| s.command.clone()).collect(),
             hint: first.install_hint.clone(),
         }
+    }
+}
+
+/// A linter that runs beside a file's chosen server (see
+/// [`Registry::linters_beside`]).
+#[derive(Debug)]
+pub struct Beside<'r> {
+    pub server: &'r ServerDef,
+    pub program: PathBuf,
+    pub language_id: String,
+}
+
+impl Registry {
+    /// The linters (ruff) that check `file` beside its chosen server
+    /// `chosen`: ours, turned on, installed, and not the chosen server
+    /// itself. A project turns one off with `"ruff": {"disabled": true}`
+    /// in `.lsp.json` (or the `lsp` config section).
+    pub fn linters_beside(
+        &self,
+        chosen: &ServerDef,
+        file: &Path,
+        project_root: &Path,
+    ) -> Vec<Beside<'_>> {
+        let Some(extension) = file
+            .extension()
+            .map(|e| format!(".{}", e.to_string_lossy()))
+        else {
+            return Vec::new();
+        };
+        let search_roots = [file.parent().unwrap_or(project_root), project_root];
+        let mut candidates = self.candidates(&extension);
+        let mut extension = extension;
+        if candidates.is_empty() {
+            extension = extension.to_lowercase();
+            candidates = self.candidates(&extension);
+        }
+        candidates
+            .into_iter()
+            .filter(|server| server.linter && server.ours && server.name != chosen.name)
+            .filter_map(|server| {
+                let program = find_binary(&server.command, project_root, &search_roots)?;
+                Some(Beside {
+                    server,
+                    program,
+                    language_id: language_id_of(server, &extension),
+                })
+            })
+            .collect()
     }
 }
 

@@ -1,7 +1,10 @@
 //! The routes. Reads answer JSON in the shapes [`super::data`]
 //! builds; the one write,
 //! `POST /api/tasks/update`, needs `Authorization: Bearer <token>` and goes
-//! through [`crate::tasks::actions`], the CLI's locked update.
+//! through [`crate::tasks::actions`], the CLI's locked update. While the
+//! agent works unattended it is held to the agent's CLI policy
+//! ([`crate::guards::control::task_write_refused`]): the agent can read the
+//! token.
 //!
 //! Every request must name this server in `Host` (a DNS-rebinding page
 //! names its own domain) and, when it has an `Origin`, come from this
@@ -22,6 +25,8 @@ use serde_json::{Value, json};
 use super::data::{self, Filter};
 use super::live;
 use super::{Agent, AppState};
+use crate::guards::Supervision;
+use crate::guards::control::{self, TaskWrite};
 use crate::state::ids;
 use crate::tasks::{self, actions::StepAction};
 
@@ -282,6 +287,47 @@ async fn update(State(state): State<Shared>, headers: HeaderMap, body: Bytes) ->
     blocking(move || apply_update(&state, &agent_id, &task_id, body)).await
 }
 
+/// The agent can read the token from `monitor.json`, so while it works
+/// unattended this API grants no more than the agent's own CLI: the same
+/// policy ([`control::task_write_refused`]), judged on the state on disk
+/// now. A supervision that cannot be read refuses the write (the monitor is
+/// not the user's only way; failing closed here blocks no session).
+fn refused_while_unattended(agent: &Agent, task_id: &str, action: &StepAction) -> Option<Response> {
+    let write = match action {
+        StepAction::Set(_) => TaskWrite::SetSteps,
+        _ => return None,
+    };
+    let mut ctx = agent.ctx();
+    // The active task's own session: a stop phrase of that session pauses
+    // its continuation, and then the work is attended again.
+    ctx.session_id = tasks::active(ctx.store())
+        .ok()
+        .flatten()
+        .and_then(|doc| doc.field("Session").map(str::to_string));
+    let supervision = match Supervision::read(&ctx) {
+        Ok(supervision) => supervision,
+        Err(problem) => {
+            return Some(error(
+                StatusCode::SERVICE_UNAVAILABLE,
+                format!(
+                    "cannot tell whether the work runs unattended, so the steps are left as they are: {problem:#}"
+                ),
+            ));
+        }
+    };
+    // Only the active task is under the policy, as for the CLI.
+    if supervision.task.as_ref().map(|doc| doc.id.as_str()) != Some(task_id) {
+        return None;
+    }
+    let reason = control::task_write_refused(&supervision, write)?;
+    Some(error(
+        StatusCode::FORBIDDEN,
+        format!(
+            "refused while the work runs unattended (the monitor's writes follow the agent's rules then): {reason}"
+        ),
+    ))
+}
+
 fn apply_update(state: &AppState, agent_id: &str, task_id: &str, body: UpdateBody) -> Response {
     if let Err(problem) = ids::check("task", task_id) {
         return error(StatusCode::BAD_REQUEST, format!("{problem:#}"));
@@ -346,6 +392,11 @@ fn apply_update(state: &AppState, agent_id: &str, task_id: &str, body: UpdateBod
         Ok(action) => action,
         Err(message) => return error(StatusCode::BAD_REQUEST, message),
     };
+    if let Some(action) = &action
+        && let Some(refused) = refused_while_unattended(agent, task_id, action)
+    {
+        return refused;
+    }
     let result = match (action, body.progress.as_deref()) {
         (Some(action), _) => {
             if let Some(step) = body.step_id.as_deref()

@@ -6,7 +6,7 @@
 //! [`conflicts`] is pure; [`Repository::read`] asks git.
 
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 
 use serde_json::{Map, Value};
 
@@ -30,9 +30,7 @@ pub enum Commit {
 }
 
 fn git(root: &Path, args: &[&str]) -> Option<std::process::Output> {
-    Command::new("git")
-        .arg("-C")
-        .arg(root)
+    crate::util::git::command(root)
         .args(args)
         .stdin(Stdio::null())
         .output()

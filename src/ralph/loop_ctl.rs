@@ -53,6 +53,12 @@ pub struct ConditionOutcome {
     pub fingerprint: String,
     /// What to keep in the history entry.
     pub record: Value,
+    /// The problems still open, bounded (the first few and a count of the
+    /// rest), for the message of a loop that ends FAILED.
+    pub remaining: String,
+    /// Said in every Stop message whether the condition holds or not: a
+    /// project ast-grep rule file that does not load.
+    pub notes: Vec<String>,
 }
 
 /// Everything the Stop handler found out about this Stop.
@@ -169,6 +175,7 @@ pub fn decide(
                 budget::summary(&next.spend, next.active_secs(now))
             );
         }
+        message.push_str(&notes(evidence));
         return (
             next,
             StopDecision::Complete {
@@ -201,7 +208,7 @@ pub fn decide(
         return (
             next,
             StopDecision::Fail {
-                system_message: message,
+                system_message: message + &notes(evidence),
             },
         );
     }
@@ -216,7 +223,7 @@ pub fn decide(
         return (
             next,
             StopDecision::Fail {
-                system_message: message,
+                system_message: message + &notes(evidence),
             },
         );
     }
@@ -230,7 +237,7 @@ pub fn decide(
         return (
             next,
             StopDecision::Fail {
-                system_message: message,
+                system_message: message + &notes(evidence),
             },
         );
     }
@@ -270,7 +277,7 @@ pub fn decide(
             return (
                 next,
                 StopDecision::Fail {
-                    system_message: message,
+                    system_message: message + &notes(evidence),
                 },
             );
         }
@@ -290,6 +297,7 @@ pub fn decide(
         state.max_iterations,
         failed.join(", ")
     );
+    system_message.push_str(&notes(evidence));
     for line in budget::newly_near(&budget_lines, &state.budget_warned) {
         next.budget_warned.insert(line.kind.as_str().to_string());
         let _ = write!(system_message, "\nBudget warning — {}.", line.describe());
@@ -428,10 +436,29 @@ fn failing_summary(failed: &[String], evidence: &Evidence) -> String {
         } else if name == "promise" {
             lines.push("- the promise was not given".to_string());
         } else {
-            lines.push(format!("- {name}"));
+            let remaining = evidence
+                .conditions
+                .iter()
+                .find(|c| &c.name == name)
+                .map(|c| c.remaining.trim())
+                .filter(|text| !text.is_empty());
+            match remaining {
+                Some(text) => lines.push(format!("- {name}: {text}")),
+                None => lines.push(format!("- {name}")),
+            }
         }
     }
     lines.join("\n")
+}
+
+/// The conditions' notes (a rule file that does not load), one per line,
+/// for every Stop message.
+fn notes(evidence: &Evidence) -> String {
+    let mut text = String::new();
+    for note in evidence.conditions.iter().flat_map(|c| &c.notes) {
+        let _ = write!(text, "\nNote — {note}");
+    }
+    text
 }
 
 fn follow_up_prompt(

@@ -104,6 +104,9 @@ pub struct StartRequest {
     pub budget: Budget,
     /// Wake the session after each turn instead of blocking its end.
     pub rewake: bool,
+    /// Project ast-grep rule files that do not load (said at the start and
+    /// logged with it).
+    pub rule_problems: Vec<String>,
 }
 
 /// Starts a loop, refusing while another one is running.
@@ -222,6 +225,9 @@ pub fn start(ctx: &Ctx, request: StartRequest) -> anyhow::Result<LoopState> {
     }
     if state.rewake {
         data["rewake"] = json!(true);
+    }
+    if !request.rule_problems.is_empty() {
+        data["ruleProblems"] = json!(request.rule_problems);
     }
     let _ = ctx.log_event("loop_event", ("loopId", &state.id), data);
     Ok(state)

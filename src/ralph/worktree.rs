@@ -12,7 +12,7 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::time::UNIX_EPOCH;
 
 use crate::util::fsread::{self, Links, limits};
@@ -173,13 +173,14 @@ fn git_top(root: &Path) -> Option<PathBuf> {
 /// top of the work tree), untracked files included, renames as add + delete;
 /// `None` when `root` is not in a git work tree or git is missing.
 fn git_status_entries(root: &Path) -> Option<Vec<Vec<u8>>> {
-    let output = Command::new("git")
+    let output = crate::util::git::command(root)
         .args([
             "status",
             "--porcelain=v1",
             "-z",
             "--untracked-files=all",
             "--no-renames",
+            "--ignore-submodules=all",
         ])
         .current_dir(root)
         .stdin(Stdio::null())

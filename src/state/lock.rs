@@ -13,6 +13,12 @@
 //! - anything at the path that is not a regular file (a FIFO, a directory,
 //!   a socket, a symlink) is moved aside as damaged state, under the lock
 //!   of the folder that holds it, and a fresh lock file is made;
+//! - a lock file (or its folder) whose mode keeps us from opening it for
+//!   writing (`chmod 0444`, seen from an ordinary user: root ignores modes)
+//!   gets its owner's read-write (folder: read-write-search) bits back when
+//!   it is ours, and is otherwise moved aside like any damaged entry: we own
+//!   the state root, and a lock nobody can open would fail every hook open
+//!   and refuse the user's own `loop cancel`;
 //! - a lock another process holds is waited for at most [`WAIT`]: holders
 //!   keep one for a read-modify-write (milliseconds), so longer means a
 //!   stuck or stopped process, and the caller gets an error naming the lock
@@ -72,6 +78,7 @@ fn open_lock_file(path: &Path) -> anyhow::Result<(File, Option<String>)> {
         fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
     }
     let mut repaired = None;
+    let mut modes_repaired = false;
     // Twice is enough for anything but a process replacing the entry in a
     // loop, which gets an error.
     for _ in 0..3 {
@@ -103,6 +110,14 @@ fn open_lock_file(path: &Path) -> anyhow::Result<(File, Option<String>)> {
                         Err(_) => "not a regular file",
                     }
                 }
+                Some(libc::EACCES) | Some(libc::EPERM) if !modes_repaired => {
+                    modes_repaired = true;
+                    if let Some(message) = repair_modes(path) {
+                        repaired = Some(message);
+                    }
+                    continue;
+                }
+                Some(libc::EACCES) | Some(libc::EPERM) => "a file we may not open for writing",
                 _ => {
                     return Err(error)
                         .with_context(|| format!("cannot open lock file {}", path.display()));
@@ -119,6 +134,44 @@ fn open_lock_file(path: &Path) -> anyhow::Result<(File, Option<String>)> {
     )
 }
 
+/// Gives a lock file and its folder that are ours their owner's bits back
+/// (file: read-write; folder: read-write-search), when a mode change took
+/// them away; says what was repaired. What is not ours, or cannot be
+/// changed, is left for the caller (a lock file is then moved aside).
+fn repair_modes(path: &Path) -> Option<String> {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    let uid = unsafe { libc::geteuid() };
+    let mut done = Vec::new();
+    let mut repair = |target: &Path, wanted: u32| {
+        let Ok(metadata) = fs::symlink_metadata(target) else {
+            return;
+        };
+        let mode = metadata.mode() & 0o7777;
+        if metadata.uid() != uid || metadata.file_type().is_symlink() || mode & wanted == wanted {
+            return;
+        }
+        let fixed = mode | wanted;
+        if fs::set_permissions(target, fs::Permissions::from_mode(fixed)).is_ok() {
+            done.push(format!(
+                "{} had mode {mode:04o}, set back to {fixed:04o}",
+                target.display()
+            ));
+        }
+    };
+    if let Some(dir) = path.parent() {
+        repair(dir, 0o700);
+    }
+    if fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_file()) {
+        repair(path, 0o600);
+    }
+    if done.is_empty() {
+        return None;
+    }
+    let message = format!("lock {}: {}", path.display(), done.join("; "));
+    eprintln!("ralph-hooks: warning: {message}");
+    Some(message)
+}
+
 /// Moves what is at `path` aside (`<name>.corrupt-<UTC time>`) when it is
 /// still not a regular file, under the lock of its folder: two processes
 /// repairing the same path must not move aside the fresh lock file one of
@@ -127,7 +180,15 @@ fn move_aside_under_folder_lock(path: &Path, kind: &str) -> anyhow::Result<Optio
     let dir = path.parent().context("a lock file has no folder")?;
     let folder = File::open(dir).with_context(|| format!("cannot open {}", dir.display()))?;
     lock_within(&folder, dir, WAIT)?;
-    let still_bad = fs::symlink_metadata(path).is_ok_and(|m| !m.file_type().is_file());
+    let unopenable = || {
+        OpenOptions::new()
+            .write(true)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC | libc::O_NONBLOCK)
+            .open(path)
+            .is_err_and(|e| matches!(e.raw_os_error(), Some(libc::EACCES) | Some(libc::EPERM)))
+    };
+    let still_bad =
+        fs::symlink_metadata(path).is_ok_and(|m| !m.file_type().is_file() || unopenable());
     if !still_bad {
         return Ok(None);
     }

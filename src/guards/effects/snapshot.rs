@@ -6,6 +6,12 @@
 //! last snapshot saw is not read again: `ctime` cannot be set back by a
 //! process, so an unchanged signature means unchanged content. Only a
 //! changed file is read, hashed and copied.
+//!
+//! A mode change alone (`chmod 0444`, `chmod 000`: from an ordinary user
+//! it makes the hooks' own reads and writes fail, every hook then failing
+//! open) is put back too ([`restore_modes`]), and the state root's folders
+//! get their owner's bits back ([`repair_dir_modes`]). Ownership is not
+//! restored: only root can give a file away, and root ignores modes.
 
 use std::collections::BTreeMap;
 use std::os::unix::fs::MetadataExt;
@@ -13,6 +19,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use super::Change;
 use crate::state::journal::content_id;
 
 /// A copy is kept of files up to this size…
@@ -308,4 +315,68 @@ fn read_range(path: &Path, from: u64, to: u64) -> std::io::Result<Vec<u8>> {
     let mut bytes = vec![0; (to - from) as usize];
     file.read_exact(&mut bytes)?;
     Ok(bytes)
+}
+
+/// The permission bits of each file `before` saw, put back where they
+/// changed (whatever happened to the content, which is checked next).
+pub fn restore_modes(before: &Manifest) -> Vec<Change> {
+    use std::os::unix::fs::PermissionsExt;
+    let mut changes = Vec::new();
+    for (key, was) in &before.files {
+        let Some(was_sig) = &was.sig else {
+            continue;
+        };
+        let Ok(metadata) = std::fs::symlink_metadata(key) else {
+            continue;
+        };
+        let mode = was_sig.mode & 0o7777;
+        if was_sig.is_link()
+            || was_sig.is_dir()
+            || !metadata.is_file()
+            || metadata.mode() & 0o7777 == mode
+        {
+            continue;
+        }
+        let restored = std::fs::set_permissions(key, std::fs::Permissions::from_mode(mode))
+            .map_err(|error| format!("cannot set its mode back to {mode:04o}: {error}"));
+        changes.push(Change {
+            path: key.clone(),
+            what: "mode changed",
+            restored,
+            note: None,
+        });
+    }
+    changes
+}
+
+/// The state root and the folders in it (one level: `.locks`, `tasks`,
+/// `loops`, …) that are ours but lost their owner's read, write or search
+/// bit get it back: every lock and state write of the hooks needs them.
+pub fn repair_dir_modes(state_root: &Path) -> Vec<Change> {
+    use std::os::unix::fs::PermissionsExt;
+    let uid = unsafe { libc::geteuid() };
+    let mut dirs = vec![state_root.to_path_buf()];
+    if let Ok(entries) = std::fs::read_dir(state_root) {
+        dirs.extend(entries.filter_map(|e| e.ok()).map(|e| e.path()));
+    }
+    let mut changes = Vec::new();
+    for dir in dirs {
+        let Ok(metadata) = std::fs::symlink_metadata(&dir) else {
+            continue;
+        };
+        let mode = metadata.mode() & 0o7777;
+        if !metadata.is_dir() || metadata.uid() != uid || mode & 0o700 == 0o700 {
+            continue;
+        }
+        let fixed = mode | 0o700;
+        let restored = std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(fixed))
+            .map_err(|error| format!("cannot set its mode back to {fixed:04o}: {error}"));
+        changes.push(Change {
+            path: dir.to_string_lossy().into_owned(),
+            what: "mode changed",
+            restored,
+            note: None,
+        });
+    }
+    changes
 }

@@ -348,7 +348,15 @@ impl Client {
             tracked.text_hash = hash;
             let has_text = self.sent_texts.get(&key) == Some(&hash);
             let has_answer = self.results.contains_key(&key) || self.publishes.contains_key(&key);
-            if !pull && has_text && has_answer {
+            // A result from before files changed on the disk behind the
+            // server's back: waiting for a re-publish would trust the server
+            // to notice the change on its own, in time; a fresh open makes
+            // it publish for this very version.
+            let before_outside_change = self
+                .results
+                .get(&key)
+                .is_some_and(|r| r.epoch < self.outside_epoch);
+            if !pull && has_text && has_answer && !before_outside_change {
                 // A push server re-publishes what changes on its own: this
                 // file's latest publish after the quiet window stands.
                 let tracked = batch.files.get_mut(&key).expect("tracked above");
@@ -357,8 +365,9 @@ impl Client {
             }
             if !has_text || !pull {
                 if has_text {
-                    // Open with this text but never answered: a fresh open
-                    // makes a push server publish.
+                    // Open with this text but never answered (or answered
+                    // before an outside change): a fresh open makes a push
+                    // server publish.
                     self.close_document(&key);
                 }
                 self.send_text(&key, &text, &language_id);
@@ -476,7 +485,10 @@ impl Client {
         }
         // Every sent file is answered; the files that were not sent (and
         // late re-publishes of those that were) need the server quiet.
-        let mut last_activity = batch.last_send.unwrap_or(now);
+        // A batch that sent nothing itself (its files were sent before, and
+        // only changes elsewhere make them worth another look) waits for
+        // the quiet after the last change sent to the server.
+        let mut last_activity = batch.last_send.or(self.last_change_at).unwrap_or(now);
         for publish in self.publishes.values() {
             last_activity = last_activity.max(publish.at);
         }
@@ -597,6 +609,19 @@ impl Client {
                 Stage::Sent => tracked.stale = true,
                 _ => {}
             }
+        }
+    }
+
+    /// Files changed on the disk by someone else: every answer of the
+    /// running batch so far may be stale, so each file is asked again (a
+    /// push server's latest publish after the quiet window stands).
+    pub(super) fn batch_outside_change(&mut self) {
+        self.batch_refresh();
+        if let Some(batch) = self.batch.as_mut() {
+            batch.settled = false;
+            batch.awaited_progress_done = false;
+            // The quiet window counts from the news, not from older sends.
+            batch.last_send = Some(Instant::now());
         }
     }
 

@@ -1,0 +1,499 @@
+//! What a warm server's workspace looks like on the disk, and what changed
+//! there since the server last looked: the daemon's side of "every answer is
+//! computed from the files as they are now".
+//!
+//! A server reads the files it has not been given (every file but the open
+//! documents) from the disk, once, and keeps what it read. Nothing tells it
+//! when a shell command, a script, `git checkout` or another program changes
+//! them later, so before each job the worker walks the server's workspace
+//! root ([`DiskView::refresh`]) and compares every source file's stamp with
+//! the one the last walk saw; what moved is told to the server
+//! (`workspace/didChangeWatchedFiles`, open documents re-sent or closed, see
+//! `worker`), and a changed configuration file restarts the server.
+//!
+//! A stamp is the file's size, inode, modification and status-change times
+//! (nanoseconds): an editor or `sed -i` that writes a new file and renames
+//! it in changes the inode, an in-place write changes the times. Two writes
+//! of the same size within one tick of the file system's clock leave equal
+//! times, so a file whose times are close to the walk that saw it is
+//! *racy* (as git calls it): its content hash is kept and compared at the
+//! next walk, whatever its stamp says.
+//!
+//! The walk is the project check's (`.gitignore` honoured, hidden files,
+//! `node_modules/`, `target/`, `.git/`, virtual environments and the hooks'
+//! state root skipped), restricted to the server's file extensions and the
+//! configuration files below; symbolic links are not followed.
+
+use std::collections::HashMap;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use crate::engine::files::NEVER;
+use crate::util::text::fnv1a;
+
+/// Files whose change changes a server's answers for every file (the
+/// checkers' and build systems' configuration): a change restarts the
+/// server, which reads them again from scratch. `tsconfig*.json` are
+/// matched by prefix too (`tsconfig.base.json`).
+pub const CONFIG_FILES: &[&str] = &[
+    "pyproject.toml",
+    "pyrightconfig.json",
+    "setup.cfg",
+    "ty.toml",
+    "pyrefly.toml",
+    "mypy.ini",
+    "ruff.toml",
+    ".ruff.toml",
+    "tsconfig.json",
+    "jsconfig.json",
+    "package.json",
+    "Cargo.toml",
+    "go.mod",
+    "go.work",
+    "compile_commands.json",
+    "compile_flags.txt",
+    ".clangd",
+];
+
+/// Hidden configuration files: the walk skips hidden files, so these are
+/// looked at directly in the root.
+const HIDDEN_CONFIG_FILES: &[&str] = &[".ruff.toml", ".clangd"];
+
+/// How close to the walk a file's times must be for the walk to be unsure
+/// it saw the file's final content (a coarse file-system clock ticks every
+/// few milliseconds; some file systems keep whole seconds).
+const RACY_WINDOW: Duration = Duration::from_secs(2);
+
+/// What identifies a file's content without reading it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Stamp {
+    len: u64,
+    ino: u64,
+    dev: u64,
+    mtime: (i64, i64),
+    ctime: (i64, i64),
+}
+
+impl Stamp {
+    fn of(metadata: &std::fs::Metadata) -> Stamp {
+        Stamp {
+            len: metadata.len(),
+            ino: metadata.ino(),
+            dev: metadata.dev(),
+            mtime: (metadata.mtime(), metadata.mtime_nsec()),
+            ctime: (metadata.ctime(), metadata.ctime_nsec()),
+        }
+    }
+
+    /// The later of its modification and status-change times.
+    fn latest(&self) -> SystemTime {
+        let at = |(secs, nanos): (i64, i64)| {
+            UNIX_EPOCH
+                + Duration::from_secs(secs.max(0) as u64)
+                + Duration::from_nanos(nanos.max(0) as u64)
+        };
+        at(self.mtime).max(at(self.ctime))
+    }
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Entry {
+    stamp: Stamp,
+    /// The content's hash, kept while the stamp is too close to a walk to
+    /// tell two versions apart.
+    racy_hash: Option<u64>,
+}
+
+/// What changed on the disk since the last walk. Paths are absolute, under
+/// the canonical root.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct DiskChanges {
+    pub created: Vec<PathBuf>,
+    pub changed: Vec<PathBuf>,
+    pub deleted: Vec<PathBuf>,
+    /// Configuration files created, changed or deleted.
+    pub configs: Vec<PathBuf>,
+}
+
+impl DiskChanges {
+    pub fn is_empty(&self) -> bool {
+        self.created.is_empty()
+            && self.changed.is_empty()
+            && self.deleted.is_empty()
+            && self.configs.is_empty()
+    }
+
+    /// The first `n` paths, relative to `root`, and how many more.
+    pub fn examples(&self, root: &Path, n: usize) -> String {
+        let all: Vec<&PathBuf> = self
+            .changed
+            .iter()
+            .chain(&self.created)
+            .chain(&self.deleted)
+            .chain(&self.configs)
+            .collect();
+        let mut text: Vec<String> = all
+            .iter()
+            .take(n)
+            .map(|path| {
+                crate::util::text::escape_controls(
+                    &path.strip_prefix(root).unwrap_or(path).to_string_lossy(),
+                )
+                .into_owned()
+            })
+            .collect();
+        if all.len() > n {
+            text.push(format!("{} more", all.len() - n));
+        }
+        text.join(", ")
+    }
+
+    /// "2 changed, 1 created, 1 deleted" for the daemon's log.
+    pub fn summary(&self) -> String {
+        let parts: Vec<String> = [
+            (self.changed.len(), "changed"),
+            (self.created.len(), "created"),
+            (self.deleted.len(), "deleted"),
+            (self.configs.len(), "configuration file(s) changed"),
+        ]
+        .iter()
+        .filter(|(n, _)| *n > 0)
+        .map(|(n, what)| format!("{n} {what}"))
+        .collect();
+        parts.join(", ")
+    }
+}
+
+/// The stamps of a server's files as the last walk saw them.
+#[derive(Debug)]
+pub struct DiskView {
+    root: PathBuf,
+    /// Lower-case extensions with their dot (`.py`).
+    extensions: Vec<String>,
+    /// Folders never walked besides [`NEVER`] (the hooks' state root).
+    skip: Vec<PathBuf>,
+    files: HashMap<PathBuf, Entry>,
+    configs: HashMap<PathBuf, Entry>,
+    /// Whether a walk has set the baseline.
+    walked: bool,
+}
+
+impl DiskView {
+    /// A view of `root` for a server of `extensions`, never looking into
+    /// `skip`. Nothing is walked until [`DiskView::refresh`].
+    pub fn new(root: &Path, extensions: &[String], skip: &[PathBuf]) -> DiskView {
+        DiskView {
+            root: root.canonicalize().unwrap_or_else(|_| root.to_path_buf()),
+            extensions: extensions.iter().map(|e| e.to_lowercase()).collect(),
+            skip: skip
+                .iter()
+                .map(|p| p.canonicalize().unwrap_or_else(|_| p.clone()))
+                .collect(),
+            files: HashMap::new(),
+            configs: HashMap::new(),
+            walked: false,
+        }
+    }
+
+    /// Forgets everything: the next refresh sets a new baseline (a server
+    /// that starts reads the disk as it is).
+    pub fn reset(&mut self) {
+        self.files.clear();
+        self.configs.clear();
+        self.walked = false;
+    }
+
+    /// How many source files the last walk saw.
+    pub fn len(&self) -> usize {
+        self.files.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.files.is_empty()
+    }
+
+    /// Walks the root and returns what changed since the last walk (nothing
+    /// the first time: that walk is the baseline).
+    pub fn refresh(&mut self) -> DiskChanges {
+        let walk_started = SystemTime::now();
+        let mut files = HashMap::with_capacity(self.files.len());
+        let mut configs = HashMap::new();
+        let skip = self.skip.clone();
+        let walker = ignore::WalkBuilder::new(&self.root)
+            .require_git(false)
+            .follow_links(false)
+            .filter_entry(move |entry| {
+                let is_dir = entry.file_type().is_some_and(|t| t.is_dir());
+                if !is_dir {
+                    return true;
+                }
+                let name = entry.file_name().to_string_lossy();
+                !(NEVER.contains(&name.as_ref()) || skip.iter().any(|s| entry.path() == s))
+            })
+            .build();
+        for entry in walker.flatten() {
+            if !entry.file_type().is_some_and(|t| t.is_file()) {
+                continue;
+            }
+            let name = entry.file_name().to_string_lossy();
+            let is_config = is_config_name(&name);
+            if !is_config && !self.handles(&name) {
+                continue;
+            }
+            let Ok(metadata) = entry.metadata() else {
+                continue;
+            };
+            let target = if is_config { &mut configs } else { &mut files };
+            target.insert(
+                entry.into_path(),
+                Entry {
+                    stamp: Stamp::of(&metadata),
+                    racy_hash: None,
+                },
+            );
+        }
+        for name in HIDDEN_CONFIG_FILES {
+            let path = self.root.join(name);
+            if let Ok(metadata) = std::fs::symlink_metadata(&path)
+                && metadata.is_file()
+            {
+                configs.insert(
+                    path,
+                    Entry {
+                        stamp: Stamp::of(&metadata),
+                        racy_hash: None,
+                    },
+                );
+            }
+        }
+        let mut changes = DiskChanges::default();
+        let first = !self.walked;
+        diff(
+            &self.files,
+            &mut files,
+            walk_started,
+            first,
+            &mut |path, how| match how {
+                How::Created => changes.created.push(path),
+                How::Changed => changes.changed.push(path),
+                How::Deleted => changes.deleted.push(path),
+            },
+        );
+        diff(
+            &self.configs,
+            &mut configs,
+            walk_started,
+            first,
+            &mut |path, _| changes.configs.push(path),
+        );
+        self.files = files;
+        self.configs = configs;
+        self.walked = true;
+        for list in [
+            &mut changes.created,
+            &mut changes.changed,
+            &mut changes.deleted,
+            &mut changes.configs,
+        ] {
+            list.sort();
+        }
+        changes
+    }
+
+    fn handles(&self, name: &str) -> bool {
+        let lower = name.to_lowercase();
+        self.extensions
+            .iter()
+            .any(|extension| lower.ends_with(extension.as_str()) && lower.len() > extension.len())
+    }
+}
+
+fn is_config_name(name: &str) -> bool {
+    CONFIG_FILES.contains(&name) || (name.starts_with("tsconfig") && name.ends_with(".json"))
+}
+
+enum How {
+    Created,
+    Changed,
+    Deleted,
+}
+
+/// Compares the new walk with the old one, reports each difference, and
+/// sets the racy hashes of the new entries.
+fn diff(
+    old: &HashMap<PathBuf, Entry>,
+    new: &mut HashMap<PathBuf, Entry>,
+    walk_started: SystemTime,
+    first: bool,
+    report: &mut dyn FnMut(PathBuf, How),
+) {
+    let racy_since = walk_started.checked_sub(RACY_WINDOW).unwrap_or(UNIX_EPOCH);
+    for (path, entry) in new.iter_mut() {
+        let racy = entry.stamp.latest() >= racy_since;
+        let previous = old.get(path);
+        // Hashed when it is racy now, or was racy and looks the same: only
+        // then can equal stamps hide a change.
+        let needs_hash = racy || previous.is_some_and(|p| p.racy_hash.is_some());
+        let hash = needs_hash.then(|| content_hash(path)).flatten();
+        if racy {
+            entry.racy_hash = hash;
+        }
+        if first {
+            continue;
+        }
+        match previous {
+            None => report(path.clone(), How::Created),
+            Some(previous) => {
+                let moved = previous.stamp != entry.stamp
+                    || matches!((previous.racy_hash, hash), (Some(a), Some(b)) if a != b);
+                if moved {
+                    report(path.clone(), How::Changed);
+                }
+            }
+        }
+    }
+    if first {
+        return;
+    }
+    for path in old.keys() {
+        if !new.contains_key(path) {
+            report(path.clone(), How::Deleted);
+        }
+    }
+}
+
+fn content_hash(path: &Path) -> Option<u64> {
+    std::fs::read(path).ok().map(|bytes| fnv1a(&bytes))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn temp(label: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!(
+            "ralph-fresh-{label}-{}-{}",
+            std::process::id(),
+            SystemTime::now()
+                .duration_since(UNIX_EPOCH)
+                .unwrap()
+                .subsec_nanos()
+        ));
+        std::fs::create_dir_all(&dir).unwrap();
+        dir.canonicalize().unwrap()
+    }
+
+    fn view(root: &Path) -> DiskView {
+        DiskView::new(root, &[".py".to_string(), ".pyi".to_string()], &[])
+    }
+
+    #[test]
+    fn the_first_walk_is_the_baseline_then_every_kind_of_change_is_seen() {
+        let root = temp("kinds");
+        std::fs::write(root.join("a.py"), "x = 1\n").unwrap();
+        std::fs::write(root.join("b.py"), "y = 2\n").unwrap();
+        std::fs::write(root.join("notes.txt"), "not a source\n").unwrap();
+        let mut view = view(&root);
+        assert!(view.refresh().is_empty());
+        assert_eq!(view.len(), 2);
+        assert!(view.refresh().is_empty(), "nothing changed");
+
+        std::fs::write(root.join("a.py"), "x = 'one'\n").unwrap();
+        std::fs::write(root.join("c.py"), "z = 3\n").unwrap();
+        std::fs::remove_file(root.join("b.py")).unwrap();
+        std::fs::write(root.join("notes.txt"), "still not a source\n").unwrap();
+        let changes = view.refresh();
+        assert_eq!(changes.changed, [root.join("a.py")]);
+        assert_eq!(changes.created, [root.join("c.py")]);
+        assert_eq!(changes.deleted, [root.join("b.py")]);
+        assert!(changes.configs.is_empty());
+        assert!(view.refresh().is_empty());
+        let _ = std::fs::remove_dir_all(&root);
+    }
+
+    #[test]
+    fn a_same_size_rewrite_with_equal_stamps_is_seen_by_its_hash() {
+        // Two writes of the same size within one tick of the clock: equal
+        // stamps, the content alone differs.
+        let root = temp("racy");
+        let file = root.join("a.py");
+        std::fs::write(&file, "x: str = 1\n").unwrap();
+        let stamp = Stamp::of(&std::fs::metadata(&file).unwrap());
+        let old = HashMap::from([(
+            file.clone(),
+            Entry {
+                stamp,
+                racy_hash: Some(fnv1a(b"x: int = 1\n")),
+            },
+        )]);
+        let mut new = HashMap::from([(
+            file.clone(),
+            Entry {
+                stamp,
+                racy_hash: None,
+            },
+        )]);
+        let mut seen = Vec::new();
+        diff(
+            &old,
+            &mut new,
+            SystemTime::now(),
+            false,
+            &mut |path, how| seen.push((path, matches!(how, How::Changed))),
+        );
+        assert_eq!(seen, [(file.clone(), true)]);
+        assert_eq!(new[&file].racy_hash, Some(fnv1a(b"x: str = 1\n")));
+        // The same content again: no change.
+        let old = new.clone();
+        let mut seen = Vec::new();
+        diff(&old, &mut new, SystemTime::now(), false, &mut |path, _| {
+            seen.push(path)
+        });
+        assert!(seen.is_empty());
+        let _ = std::fs::remove_dir_all(&root);
+    }
+
+    #[test]
+    fn a_file_renamed_over_another_is_a_change() {
+        // `sed -i` writes a new file and renames it over the old one.
+        let root = temp("renamed");
+        let file = root.join("a.py");
+        std::fs::write(&file, "x: int = 1\n").unwrap();
+        let mut view = view(&root);
+        view.refresh();
+        let new = root.join(".a.py.tmp");
+        std::fs::write(&new, "x: str = 1\n").unwrap();
+        std::fs::rename(&new, &file).unwrap();
+        assert_eq!(view.refresh().changed, std::slice::from_ref(&file));
+        let _ = std::fs::remove_dir_all(&root);
+    }
+
+    #[test]
+    fn configuration_files_ignored_folders_and_the_state_root() {
+        let root = temp("configs");
+        let state = root.join(".claude/orchestrator");
+        std::fs::create_dir_all(&state).unwrap();
+        std::fs::create_dir_all(root.join("node_modules/dep")).unwrap();
+        std::fs::create_dir_all(root.join("sub")).unwrap();
+        std::fs::write(root.join("a.py"), "x = 1\n").unwrap();
+        let mut view = DiskView::new(&root, &[".py".to_string()], std::slice::from_ref(&state));
+        view.refresh();
+        std::fs::write(root.join("pyproject.toml"), "[tool.pyright]\n").unwrap();
+        std::fs::write(root.join("sub/tsconfig.base.json"), "{}").unwrap();
+        std::fs::write(root.join(".ruff.toml"), "").unwrap();
+        std::fs::write(root.join("node_modules/dep/x.py"), "").unwrap();
+        std::fs::write(state.join("y.py"), "").unwrap();
+        let changes = view.refresh();
+        assert_eq!(
+            changes.configs,
+            [
+                root.join(".ruff.toml"),
+                root.join("pyproject.toml"),
+                root.join("sub/tsconfig.base.json")
+            ]
+        );
+        assert!(changes.created.is_empty(), "{changes:?}");
+        let _ = std::fs::remove_dir_all(&root);
+    }
+}

@@ -1,0 +1,531 @@
+//! The warm daemon answers from the files as they are on the disk (issue
+//! 30, items 1 and 3): after a dependency is changed by a shell command,
+//! by `git checkout` of another branch, by a file created and by a file
+//! deleted — none of it through the hooks — `check`, the post-edit hook on
+//! a file that depends on it, and the Stop of a loop report what a cold
+//! check (no daemon) reports; `refs` sees files created and changed by the
+//! shell. Real servers: pyright, ty (its server answers the hook; the
+//! daemon's project checks ask it once it knows the project), TypeScript 5
+//! through typescript-language-server and TypeScript 7's own server.
+//! Skipped (failed under RALPH_HOOKS_REQUIRE_SERVERS=1) when a server is
+//! missing.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+use serde_json::{Value, json};
+
+use crate::util::{self, TempDir};
+
+const SESSION: &str = "fresh-session";
+
+/// (file, line, code) of every error in a `check --json` report.
+type ErrorSet = BTreeSet<(String, u64, String)>;
+
+/// One language's version of the scenario: `a` defines `helper`, `b` uses
+/// its result as a number, `c` imports `thing` from `d`, which does not
+/// exist at first.
+struct Lang {
+    ext: &'static str,
+    a_number: &'static str,
+    a_string: &'static str,
+    /// A shell command that turns `a` from `a_number` into `a_string`.
+    sed: &'static str,
+    b: &'static str,
+    c: &'static str,
+    d: &'static str,
+    /// The line of `b`'s error when `helper` returns a string, and of
+    /// `c`'s when `d` is missing.
+    b_line: u64,
+    c_line: u64,
+}
+
+const PYTHON: Lang = Lang {
+    ext: "py",
+    a_number: "def helper() -> int:\n    return 1\n",
+    a_string: "def helper() -> str:\n    return \"s\"\n",
+    sed: "sed -i 's/-> int:/-> str:/; s/return 1/return \"s\"/' a.py",
+    b: "from a import helper\n\nx: int = helper()\n",
+    c: "from d import thing\n\ny: int = thing\n",
+    d: "thing = 1\n",
+    b_line: 3,
+    c_line: 1,
+};
+
+const TYPESCRIPT: Lang = Lang {
+    ext: "ts",
+    a_number: "export function helper(): number {\n  return 1;\n}\n",
+    a_string: "export function helper(): string {\n  return \"s\";\n}\n",
+    sed: "sed -i 's/: number {/: string {/; s/return 1;/return \"s\";/' a.ts",
+    b: "import { helper } from \"./a\";\n\nexport const x: number = helper();\n",
+    c: "import { thing } from \"./d\";\n\nexport const y: number = thing;\n",
+    d: "export const thing = 1;\n",
+    b_line: 3,
+    c_line: 1,
+};
+
+fn write(root: &Path, relative: &str, text: &str) {
+    let path = root.join(relative);
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, text).unwrap();
+}
+
+fn git(root: &Path, args: &[&str]) {
+    let output = Command::new("git")
+        .args([
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@t",
+            "-c",
+            "commit.gpgsign=false",
+        ])
+        .args(args)
+        .current_dir(root)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
+
+/// A change made the way a Bash tool call makes it: `sh -c` in the project.
+fn shell(root: &Path, script: &str) {
+    let status = Command::new("sh")
+        .args(["-c", script])
+        .current_dir(root)
+        .stdin(Stdio::null())
+        .status()
+        .unwrap();
+    assert!(status.success(), "{script}");
+}
+
+/// A project whose daemon is stopped when it is dropped.
+struct Project {
+    dir: TempDir,
+}
+
+impl Drop for Project {
+    fn drop(&mut self) {
+        let _ = self.cli(&["daemon", "stop"], true);
+    }
+}
+
+impl Project {
+    fn new(label: &str) -> Project {
+        let dir = TempDir::new(label);
+        write(
+            dir.path(),
+            ".claude/ralph-hooks.json",
+            &json!({
+                "diagnostics": {"timeout_ms": 60_000, "ast_grep": false},
+                "daemon": {"start_timeout_ms": 60_000},
+            })
+            .to_string(),
+        );
+        Project { dir }
+    }
+
+    fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// `ralph-hooks ARGS`, through the daemon or in this process only.
+    fn cli(&self, args: &[&str], daemon: bool) -> Output {
+        let mut command = util::command("ralph-hooks", self.path());
+        if daemon {
+            command.env_remove("RALPH_HOOKS_DAEMON");
+        }
+        command
+            .env("CLAUDE_CODE_SESSION_ID", SESSION)
+            .args(args)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap()
+    }
+
+    /// The errors `check --json` reports, warm (the daemon) or cold.
+    fn errors(&self, daemon: bool) -> ErrorSet {
+        let output = self.cli(&["check", "--json", "--no-ast-grep"], daemon);
+        let report: Value = serde_json::from_slice(&output.stdout).unwrap_or_else(|e| {
+            panic!(
+                "check --json is not JSON ({e}): {}\n{}",
+                String::from_utf8_lossy(&output.stdout),
+                String::from_utf8_lossy(&output.stderr)
+            )
+        });
+        assert_eq!(report["summary"]["inconclusive"], 0, "{report:#}");
+        let mut errors = ErrorSet::new();
+        for file in report["files"].as_array().unwrap() {
+            for diag in file["diagnostics"].as_array().unwrap() {
+                if diag["severity"] == "error" {
+                    errors.insert((
+                        file["path"].as_str().unwrap().to_string(),
+                        diag["line"].as_u64().unwrap(),
+                        diag["code"].as_str().unwrap_or_default().to_string(),
+                    ));
+                }
+            }
+        }
+        errors
+    }
+
+    /// A hook with the daemon on.
+    fn hook(&self, binary: &str, payload: &Value) -> (String, String) {
+        let mut command = util::command(binary, self.path());
+        command
+            .env_remove("RALPH_HOOKS_DAEMON")
+            .env("RALPH_HOOKS_DEBUG", "1");
+        let output = util::run_with_stdin(command, payload.to_string().as_bytes());
+        let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+        assert_eq!(output.status.code(), Some(0), "{stderr}");
+        (String::from_utf8_lossy(&output.stdout).into_owned(), stderr)
+    }
+
+    /// Claude writes `relative` (its current text again) and the post-edit
+    /// hook reports on it: the report's text.
+    fn write_through_hook(&self, relative: &str) -> String {
+        let file = self.path().join(relative);
+        let text = std::fs::read_to_string(&file).unwrap();
+        std::fs::write(&file, &text).unwrap();
+        let payload = json!({
+            "session_id": SESSION,
+            "hook_event_name": "PostToolUse",
+            "tool_name": "Write",
+            "tool_input": {"file_path": file, "content": text},
+            "tool_response": {"type": "update", "filePath": file},
+        });
+        let (stdout, stderr) = self.hook("ralph-post-tool-lsp-diagnostic", &payload);
+        let value: Value = serde_json::from_str(stdout.trim())
+            .unwrap_or_else(|e| panic!("not JSON ({e}): {stdout:?}; {stderr}"));
+        value["hookSpecificOutput"]["additionalContext"]
+            .as_str()
+            .unwrap_or_else(|| panic!("no additionalContext in {value}; {stderr}"))
+            .to_string()
+    }
+
+    /// The loop's Stop: its decision's text (the block reason or the
+    /// system message).
+    fn stop(&self) -> (Value, String) {
+        let payload = json!({
+            "session_id": SESSION, "hook_event_name": "Stop",
+            "stop_hook_active": false, "last_assistant_message": "done",
+        });
+        let (stdout, stderr) = self.hook("ralph-stop-loop-controller", &payload);
+        let value = if stdout.trim().is_empty() {
+            Value::Null
+        } else {
+            serde_json::from_str(stdout.trim()).unwrap()
+        };
+        (value, stderr)
+    }
+
+    fn log(&self) -> String {
+        std::fs::read_to_string(self.path().join(".claude/orchestrator/daemon/daemon.log"))
+            .unwrap_or_default()
+    }
+}
+
+/// The scenario for one language and server, in a project `configure`
+/// has prepared (its configuration files, its TypeScript).
+fn warm_answers_equal_cold_after_outside_changes(
+    lang: &Lang,
+    label: &str,
+    configure: impl Fn(&Path),
+) {
+    let project = Project::new(label);
+    let root = project.path();
+    let name = |stem: &str| format!("{stem}.{}", lang.ext);
+    let (a, b, c, d) = (name("a"), name("b"), name("c"), name("d"));
+    configure(root);
+    write(root, ".gitignore", ".claude/\nnode_modules\n");
+    write(root, &a, lang.a_number);
+    write(root, &b, lang.b);
+    write(root, &c, lang.c);
+    git(root, &["init", "-q", "-b", "main"]);
+    git(root, &["add", "-A"]);
+    git(root, &["commit", "-q", "-m", "number"]);
+    git(root, &["checkout", "-q", "-b", "other"]);
+    write(root, &a, lang.a_string);
+    git(root, &["commit", "-q", "-am", "string"]);
+    git(root, &["checkout", "-q", "main"]);
+
+    // A loop whose condition is "no errors in the files it touched"; b and
+    // c are written through the hook, which starts the daemon's server.
+    let started = project.cli(&["loop", "start", "keep it clean", "--check", "true"], true);
+    assert!(
+        started.status.success(),
+        "{}",
+        String::from_utf8_lossy(&started.stderr)
+    );
+    project.write_through_hook(&b);
+    project.write_through_hook(&c);
+
+    let d_path = root.join(&d);
+    // (what happened, the change, b broken after it, c broken after it)
+    type Step<'a> = (&'a str, Box<dyn Fn() + 'a>, bool, bool);
+    let steps: Vec<Step> = vec![
+        (
+            "a changed by sed",
+            Box::new(|| shell(root, lang.sed)),
+            true,
+            true,
+        ),
+        (
+            "a restored by git checkout -- a",
+            Box::new(|| git(root, &["checkout", "-q", "--", &a])),
+            false,
+            true,
+        ),
+        (
+            "git checkout of the branch where helper returns a string",
+            Box::new(|| git(root, &["checkout", "-q", "other"])),
+            true,
+            true,
+        ),
+        (
+            "d created by the shell",
+            Box::new(|| shell(root, &format!("printf '%s' '{}' > {d}", lang.d))),
+            true,
+            false,
+        ),
+        (
+            "d deleted by the shell",
+            Box::new(|| std::fs::remove_file(&d_path).unwrap()),
+            true,
+            true,
+        ),
+        (
+            "git checkout of main",
+            Box::new(|| git(root, &["checkout", "-q", "main"])),
+            false,
+            true,
+        ),
+    ];
+    for (step, change, b_broken, c_broken) in steps {
+        change();
+        let cold = project.errors(false);
+        let has = |errors: &ErrorSet, file: &str, line: u64| {
+            errors
+                .iter()
+                .any(|(path, at, _)| path == file && *at == line)
+        };
+        assert_eq!(
+            has(&cold, &b, lang.b_line),
+            b_broken,
+            "{step}: cold {cold:?}"
+        );
+        assert_eq!(
+            has(&cold, &c, lang.c_line),
+            c_broken,
+            "{step}: cold {cold:?}"
+        );
+
+        let warm = project.errors(true);
+        assert_eq!(
+            warm,
+            cold,
+            "{step}: warm check vs cold check\n{}",
+            project.log()
+        );
+
+        for (file, line, broken) in [(&b, lang.b_line, b_broken), (&c, lang.c_line, c_broken)] {
+            let report = project.write_through_hook(file);
+            let at = format!("{file}:{line}:");
+            assert_eq!(
+                report.contains(&at),
+                broken,
+                "{step}: the post-edit hook on {file}:\n{report}\n{}",
+                project.log()
+            );
+        }
+
+        let (decision, stderr) = project.stop();
+        assert_eq!(
+            decision["decision"], "block",
+            "{step}: {decision}\n{stderr}"
+        );
+        let reason = decision["reason"].as_str().unwrap_or_default();
+        // What remains, not what the loop fixed since the previous Stop.
+        let remaining = reason
+            .split("Fixed since the previous iteration")
+            .next()
+            .unwrap_or_default();
+        for (file, line, broken) in [(&b, lang.b_line, b_broken), (&c, lang.c_line, c_broken)] {
+            assert_eq!(
+                remaining.contains(&format!("{file}:{line}:")),
+                broken,
+                "{step}: the Stop on {file}:\n{reason}\n{}",
+                project.log()
+            );
+        }
+    }
+}
+
+#[test]
+fn pyright_warm_answers_equal_cold_after_outside_changes() {
+    if util::require_tool("pyright-langserver", "the pyright freshness test").is_none() {
+        return;
+    }
+    warm_answers_equal_cold_after_outside_changes(&PYTHON, "fresh-pyright", |_| {});
+}
+
+#[test]
+fn ty_warm_answers_equal_cold_after_outside_changes() {
+    if util::require_tool("ty", "the ty freshness test").is_none() {
+        return;
+    }
+    warm_answers_equal_cold_after_outside_changes(&PYTHON, "fresh-ty", |root| {
+        write(root, "ty.toml", "");
+    });
+}
+
+#[test]
+fn typescript_5_warm_answers_equal_cold_after_outside_changes() {
+    if util::require_tool(
+        "typescript-language-server",
+        "the TypeScript 5 freshness test",
+    )
+    .is_none()
+    {
+        return;
+    }
+    let Some(typescript) = crate::lsp_real::typescript_with_tsserver() else {
+        if util::servers_required() {
+            panic!("no global typescript with lib/tsserver.js (npm install -g typescript@5)");
+        }
+        eprintln!("skipping: no global TypeScript 5");
+        return;
+    };
+    warm_answers_equal_cold_after_outside_changes(&TYPESCRIPT, "fresh-ts5", |root| {
+        typescript_project(root, &typescript);
+    });
+}
+
+#[test]
+fn typescript_7_warm_answers_equal_cold_after_outside_changes() {
+    let typescript = test_cache().join("typescript7/node_modules/typescript");
+    if !typescript.join("package.json").is_file() {
+        if util::servers_required() {
+            panic!(
+                "no TypeScript 7 in {} (run .ci/install-servers.sh)",
+                typescript.display()
+            );
+        }
+        eprintln!("skipping: no TypeScript 7 (run .ci/install-servers.sh)");
+        return;
+    }
+    warm_answers_equal_cold_after_outside_changes(&TYPESCRIPT, "fresh-ts7", |root| {
+        typescript_project(root, &typescript);
+    });
+}
+
+fn typescript_project(root: &Path, typescript: &Path) {
+    write(
+        root,
+        "tsconfig.json",
+        r#"{"compilerOptions": {"strict": true, "noEmit": true, "module": "esnext",
+            "moduleResolution": "bundler", "target": "esnext"}, "include": ["*.ts"]}"#,
+    );
+    std::fs::create_dir_all(root.join("node_modules")).unwrap();
+    std::os::unix::fs::symlink(typescript, root.join("node_modules/typescript")).unwrap();
+}
+
+/// The test cache `.ci/install-servers.sh` fills.
+fn test_cache() -> PathBuf {
+    std::env::var_os("RALPH_HOOKS_TEST_CACHE")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(std::env::var("HOME").unwrap()).join(".cache/ralph-hooks"))
+}
+
+/// `refs --json`'s references as (file, line, column), warm or cold.
+fn references(project: &Project, daemon: bool) -> BTreeSet<(String, u64, u64)> {
+    let output = project.cli(&["refs", "a.py", "helper", "--json"], daemon);
+    let value: Value = serde_json::from_slice(&output.stdout).unwrap_or_else(|e| {
+        panic!(
+            "refs --json is not JSON ({e}): {}\n{}",
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        )
+    });
+    value["references"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no references in {value}"))
+        .iter()
+        .map(|r| {
+            (
+                r["path"].as_str().unwrap().to_string(),
+                r["line"].as_u64().unwrap(),
+                r["column"].as_u64().unwrap(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn refs_and_rename_with_pyright_warm_see_files_the_shell_created_and_changed() {
+    if util::require_tool("pyright-langserver", "the pyright refs freshness test").is_none() {
+        return;
+    }
+    let project = Project::new("fresh-refs");
+    let root = project.path();
+    write(root, "a.py", PYTHON.a_number);
+    write(root, "b.py", PYTHON.b);
+    // Warm: the hook's check, then a first `refs`, both in the daemon.
+    project.write_through_hook("b.py");
+    let first = references(&project, true);
+    assert_eq!(first, references(&project, false), "before any change");
+    assert_eq!(first.len(), 3, "{first:?}");
+
+    // A new file using it, created by the shell.
+    shell(
+        root,
+        "printf 'from a import helper\\n\\nhelper()\\n' > c.py",
+    );
+    let warm = references(&project, true);
+    assert!(
+        warm.contains(&("c.py".to_string(), 3, 1)),
+        "the new file's use: {warm:?}\n{}",
+        project.log()
+    );
+    assert_eq!(
+        warm,
+        references(&project, false),
+        "after a file was created"
+    );
+
+    // Lines inserted above the uses of an existing file, by the shell.
+    shell(root, "sed -i '1i # one\\n# two' b.py");
+    let warm = references(&project, true);
+    assert!(
+        warm.contains(&("b.py".to_string(), 5, 10)),
+        "the moved use: {warm:?}\n{}",
+        project.log()
+    );
+    assert_eq!(
+        warm,
+        references(&project, false),
+        "after lines were inserted"
+    );
+
+    // `rename`'s plan (nothing written) covers the same files, at the same
+    // places, as a cold one.
+    let plan = |daemon: bool| {
+        let output = project.cli(&["rename", "a.py", "helper", "assist", "--json"], daemon);
+        let value: Value = serde_json::from_slice(&output.stdout).unwrap_or_else(|e| {
+            panic!(
+                "rename --json is not JSON ({e}): {}\n{}",
+                String::from_utf8_lossy(&output.stdout),
+                String::from_utf8_lossy(&output.stderr)
+            )
+        });
+        (value["edits"].clone(), value["files"].clone())
+    };
+    let warm = plan(true);
+    assert_eq!(warm.0, 5, "{warm:?}\n{}", project.log());
+    assert_eq!(warm, plan(false), "rename's plan, warm vs cold");
+}
