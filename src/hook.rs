@@ -28,6 +28,7 @@ pub mod config;
 pub mod ctx;
 pub mod protocol;
 pub mod sandbox;
+pub mod supervision;
 pub mod transcript;
 
 use std::io::{Read, Write};

@@ -2443,6 +2443,69 @@ fn files_over_the_limit_are_never_clean_nor_silently_skipped() {
     }
 }
 
+// ---- sandbox mode: a server the agent planted (attack finding F2) ----
+
+#[test]
+fn sandbox_mode_runs_a_planted_project_server_only_inside_the_walls() {
+    if util::require_tool("bwrap", "the confined servers (Debian: bubblewrap)").is_none() {
+        return;
+    }
+    // Not under /tmp, which the confinement replaces with its own: a write
+    // outside the project meets the read-only file system there.
+    let base = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("planted-server-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&base);
+    let project = base.join("project");
+    let state = project.join(".claude/orchestrator");
+    std::fs::create_dir_all(&state).unwrap();
+    std::fs::write(
+        state.join("sandbox.json"),
+        r#"{"version":1,"set":[],"added":[]}"#,
+    )
+    .unwrap();
+    let bin = project.join("node_modules/.bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let ran = project.join("ran.txt");
+    let escaped = state.join("ESCAPED");
+    let outside = base.join("ESCAPED-outside");
+    let script = bin.join("pyright-langserver");
+    std::fs::write(
+        &script,
+        format!(
+            "#!/bin/sh\necho ran > '{}'\necho x > '{}'\necho x > '{}'\nexit 1\n",
+            ran.display(),
+            escaped.display(),
+            outside.display()
+        ),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt as _;
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let file = project.join("app.py");
+    std::fs::write(&file, "x = 1\n").unwrap();
+    let input = json!({"session_id": "s", "cwd": project, "hook_event_name": "PostToolUse",
+        "tool_name": "Write", "tool_input": {"file_path": file, "content": "x = 1\n"}});
+    let output = util::run_with_stdin(
+        util::command("ralph-post-tool-lsp-diagnostic", &project),
+        input.to_string().as_bytes(),
+    );
+    assert!(
+        output.status.success(),
+        "fails open: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(
+        ran.exists(),
+        "the planted server was started (inside the walls)"
+    );
+    assert!(!escaped.exists(), "the planted server wrote the state root");
+    assert!(
+        !outside.exists(),
+        "the planted server wrote outside the project"
+    );
+    std::fs::remove_dir_all(&base).unwrap();
+}
+
 // ---- issue 31 (without a sandbox): skills, settings Claude Code reads ----
 
 /// The guard with extra environment (Claude Code's: `HOME`,

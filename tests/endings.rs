@@ -1232,6 +1232,61 @@ fn a_capped_turn_is_notified() {
     assert_eq!(next_body(&bodies, "capped")["event"], "capped");
 }
 
+// ---------------------------------------------------------------------------
+// A check is project code the agent may edit (attack finding F4).
+
+#[test]
+fn a_check_that_cancels_the_loop_does_not_end_it() {
+    for with_bwrap in [true, false] {
+        if with_bwrap
+            && util::require_tool("bwrap", "the confined check (Debian: bubblewrap)").is_none()
+        {
+            continue;
+        }
+        let temp = TempDir::new(if with_bwrap {
+            "endings-check-cancels-bwrap"
+        } else {
+            "endings-check-cancels-plain"
+        });
+        let project = temp.path();
+        let check = format!(
+            "'{}' loop cancel; exit 1",
+            util::bin("ralph-hooks").display()
+        );
+        start(project, &["--check", &check]);
+        // Without bubblewrap: a PATH with only what the hook and the check
+        // need.
+        let tools = TempDir::new("endings-check-cancels-tools");
+        for tool in ["sh", "git"] {
+            let found = util::require_tool(tool, "the stop hook").unwrap();
+            std::os::unix::fs::symlink(found, tools.path().join(tool)).unwrap();
+        }
+        let path = tools.path().display().to_string();
+        let env: Vec<(&str, &str)> = if with_bwrap {
+            Vec::new()
+        } else {
+            vec![("PATH", path.as_str())]
+        };
+        let out = stop_env(project, false, None, &env);
+        assert_eq!(out["decision"], "block", "bwrap {with_bwrap}: {out}");
+        let state = loop_state(project);
+        assert_eq!(state["status"], "RUNNING", "bwrap {with_bwrap}: {state}");
+        assert_eq!(state["iteration"], 1, "{state}");
+        if !with_bwrap {
+            assert!(
+                events(project).contains("protected_restored"),
+                "{}",
+                events(project)
+            );
+            assert!(text(&out, "systemMessage").contains("put back"), "{out}");
+        }
+        // The next Stop still judges the same loop.
+        let again = stop_env(project, true, None, &env);
+        assert_eq!(again["decision"], "block", "{again}");
+        assert_eq!(loop_state(project)["status"], "RUNNING");
+    }
+}
+
 /// Issue 30 item 6: a loop that ends FAILED lists the problems still open
 /// (the first ten, then a count of the rest), not just the condition's
 /// name; and a project rule file that does not load is said at the start,

@@ -166,6 +166,25 @@ fn sandbox_section(ctx: &Ctx, settings: Option<&Value>) -> usize {
         Ok(what) => println!("  ok    available here: {what}"),
         Err(why) => println!("  --    not available here: {why}"),
     }
+    let walls = crate::util::confine::bwrap().is_some();
+    let mut problems = 0;
+    match (walls, installed) {
+        (true, true) => println!(
+            "  ok    the loop's checks and every language server (the project's own in node_modules/.bin and .venv/bin included) run inside bubblewrap: system read-only, project writable, no network"
+        ),
+        (true, false) => println!(
+            "  ok    the loop's checks run inside bubblewrap (system read-only, no network); language servers do not: one in the project's node_modules/.bin or .venv/bin is project code run as you (sandbox mode walls them in)"
+        ),
+        (false, true) => {
+            problems += 1;
+            println!(
+                "  PROBLEM bubblewrap cannot build a sandbox here: in sandbox mode the loop's checks do not run and language servers do not start"
+            );
+        }
+        (false, false) => println!(
+            "  --    no usable bubblewrap: the loop's checks run as you (a loop they change is put back) and so do language servers from the project (node_modules/.bin, .venv/bin)"
+        ),
+    }
     let empty = Value::Object(Default::default());
     let settings = settings.unwrap_or(&empty);
     let enabled = settings
@@ -182,9 +201,8 @@ fn sandbox_section(ctx: &Ctx, settings: Option<&Value>) -> usize {
                 "  --    off: the hook guard alone keeps the loop (see the README's guard section)"
             ),
         }
-        return 0;
+        return problems;
     }
-    let mut problems = 0;
     if installed && available.is_err() {
         problems += 1;
         println!(

@@ -85,7 +85,12 @@ const TEST_TIMEOUT: Duration = Duration::from_secs(600);
 pub fn run(ctx: &Ctx, command: PipelineCommand) -> anyhow::Result<ExitCode> {
     // The run phase is checked with the Ralph loop's own check runner.
     let verify = |command: &str| -> anyhow::Result<Option<String>> {
-        let run = crate::ralph::checks::run(&ctx.project_root, command, TEST_TIMEOUT, &[])?;
+        let run = crate::ralph::checks::run(
+            &ctx.project_root,
+            command,
+            TEST_TIMEOUT,
+            &crate::ralph::checks::Walls::None,
+        )?;
         Ok((!run.passed()).then(|| format!("{}\n{}", run.describe_status(), run.tail.trim_end())))
     };
     match command {

@@ -13,7 +13,7 @@ use std::collections::HashMap;
 use std::io::Read as _;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
@@ -208,7 +208,8 @@ fn execute(
     files: &[PathBuf],
     until: Instant,
 ) -> Result<HashMap<PathBuf, Vec<ServerDiagnostic>>, String> {
-    let mut command = Command::new(program);
+    let mut command = crate::util::confine::server_command(program)
+        .map_err(|error| format!("cannot start {}: {error}", program.display()))?;
     match cli {
         BatchCli::Pyrefly => {
             command.args(["check", "--output-format", "json", "--min-severity", "warn"]);

@@ -284,8 +284,24 @@ fn judge_stop(ctx: &Ctx, stop: &StopInput, mode: Mode) -> anyhow::Result<HookOut
 
     let store = ctx.store();
     let locked = store.lock(LOOP_FILE)?;
-    let Some(mut current) = locked.load_json::<LoopState>()? else {
-        return Ok(HookOutput::silent());
+    let loaded = locked.load_json::<LoopState>()?;
+    // A check that ran outside the confinement could write the loop's
+    // state (`ralph-hooks loop cancel` in the test script): the loop this
+    // Stop judges is the one it held before the checks, put back if they
+    // changed its terms.
+    let unconfined = evidence.checks.iter().any(|run| !run.confined);
+    let mut restored_after_check = false;
+    let mut current = match loaded {
+        Some(current) if unconfined && terms_changed(&state, &current) => {
+            restored_after_check = true;
+            state.clone()
+        }
+        Some(current) => current,
+        None if unconfined => {
+            restored_after_check = true;
+            state.clone()
+        }
+        None => return Ok(HookOutput::silent()),
     };
     // For a rewake loop, another Stop that decided meanwhile (a woken turn's
     // Stop overtaking a slow check in the background) has the newer
@@ -329,6 +345,18 @@ fn judge_stop(ctx: &Ctx, stop: &StopInput, mode: Mode) -> anyhow::Result<HookOut
     }
     locked.save_json(&next)?;
     drop(locked);
+    let restored_note = restored_after_check.then(|| {
+        log_event(
+            ctx,
+            &next,
+            "protected_restored",
+            json!({"files": [LOOP_FILE], "by": "check"}),
+        );
+        "ralph-hooks: the loop's state changed while its check ran outside any sandbox \
+         (no usable bubblewrap here) and was put back: the loop goes on. If you changed it \
+         yourself meanwhile, do it again now."
+            .to_string()
+    });
 
     let channel = Channel::OutputAndWebhook;
     let mut output = match decision {
@@ -404,6 +432,9 @@ fn judge_stop(ctx: &Ctx, stop: &StopInput, mode: Mode) -> anyhow::Result<HookOut
                 .with_terminal_sequence(sequence)
         }
     };
+    if let Some(note) = restored_note {
+        output = output.append_system_message(&note);
+    }
     if let Some(message) = capped {
         let sequence = notify::notify(ctx, notify::Event::Capped, &next, &message, channel);
         let after = output.system_message.take();
@@ -415,6 +446,30 @@ fn judge_stop(ctx: &Ctx, stop: &StopInput, mode: Mode) -> anyhow::Result<HookOut
         }
     }
     Ok(output)
+}
+
+/// Whether `after` is another loop than `before`, or the same on other
+/// terms: its identity, status, goal, conditions, iterations or budgets.
+fn terms_changed(before: &LoopState, after: &LoopState) -> bool {
+    let terms = |state: &LoopState| {
+        json!([
+            state.id,
+            state.status.as_str(),
+            state.goal,
+            state.promise,
+            state.checks,
+            state.check_timeout_secs,
+            state.diagnostics,
+            state.no_warnings,
+            state.project,
+            state.paths,
+            state.iteration,
+            state.max_iterations,
+            state.rewake,
+            serde_json::to_value(&state.budget).unwrap_or_default(),
+        ])
+    };
+    terms(before) != terms(after)
 }
 
 /// How long a Stop of a loop with a budget waits for the transcript to
@@ -747,11 +802,11 @@ fn gather_evidence(
     });
     let timeout = Duration::from_secs(state.check_timeout_secs.max(1));
     let mut runs = Vec::new();
-    // Sandbox mode: the project's code the check runs cannot change the
-    // supervision from out here either.
-    let read_only = crate::hook::sandbox::confined_paths(ctx);
+    // The project's code the check runs (the agent writes it) cannot change
+    // the supervision from out here either: see `checks::Walls`.
+    let walls = crate::ralph::loops::LoopConfig::load(ctx).check_walls(ctx);
     for command in &state.checks {
-        let run = checks::run(&ctx.project_root, command, timeout, &read_only)
+        let run = checks::run(&ctx.project_root, command, timeout, &walls)
             .with_context(|| format!("check `{command}` could not run"))?;
         ctx.debug(format_args!(
             "check `{command}`: {} in {} ms",

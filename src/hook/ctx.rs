@@ -76,7 +76,7 @@ impl Ctx {
             project_root.display()
         );
         refuse_shared_root(&state_root)?;
-        Ok(Ctx {
+        let ctx = Ctx {
             store: Store::new(state_root.clone()),
             project_root,
             state_root,
@@ -87,7 +87,29 @@ impl Ctx {
             now: now_from_env(),
             config: OnceCell::new(),
             first_event_at: Cell::new(None),
-        })
+        };
+        ctx.confine_servers();
+        Ok(ctx)
+    }
+
+    /// In sandbox mode, out here (the state root writable: not inside
+    /// Claude Code's sandbox, where a second bubblewrap cannot be built and
+    /// is not needed), the language servers this process starts run
+    /// walled in like a sandboxed Bash command: they run code the agent
+    /// can write. One `stat` when sandbox mode is off.
+    fn confine_servers(&self) {
+        use crate::hook::supervision;
+        let confinement = (self.state_root.join(supervision::RECORD).is_file()
+            && !supervision::read_only(&self.state_root))
+        .then(|| crate::util::confine::Confinement {
+            project: self.project_root.clone(),
+            read_only: supervision::supervision_paths(&self.project_root, &self.state_root),
+            writable: Vec::new(),
+            network: false,
+            // The home is read-only in there; caches go to the private /tmp.
+            env: vec![("XDG_CACHE_HOME".into(), "/tmp/.cache".into())],
+        });
+        crate::util::confine::set_for_servers(confinement);
     }
 
     fn new(project_root: PathBuf, session_id: Option<String>) -> anyhow::Result<Ctx> {
@@ -97,7 +119,7 @@ impl Ctx {
             None => project_root.join(".claude").join("orchestrator"),
         };
         refuse_shared_root(&state_root)?;
-        Ok(Ctx {
+        let ctx = Ctx {
             store: Store::new(state_root.clone()),
             project_root,
             state_root,
@@ -108,7 +130,9 @@ impl Ctx {
             now: now_from_env(),
             config: OnceCell::new(),
             first_event_at: Cell::new(None),
-        })
+        };
+        ctx.confine_servers();
+        Ok(ctx)
     }
 
     /// The current time. `$RALPH_HOOKS_NOW` (RFC 3339) pins it, for tests.

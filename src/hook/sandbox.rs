@@ -18,46 +18,13 @@ use anyhow::Context as _;
 use serde::{Deserialize, Serialize};
 
 use crate::hook::ctx::Ctx;
+use crate::hook::supervision::read_only;
+pub use crate::hook::supervision::{PROTECTED, RECORD, supervision_paths};
 use crate::util::fsread::{self, Links};
-
-/// What `install --sandbox` added to the settings, relative to the state
-/// root; read back by `--uninstall` to remove exactly that.
-pub const RECORD: &str = "sandbox.json";
 
 /// The inbox, relative to the project: writable inside the sandbox, never
 /// trusted.
 pub const INBOX: &str = ".claude/ralph-hooks-inbox";
-
-/// The paths the agent must not change, relative to the project, besides
-/// the state root: the hooks' config, the language-server config, the hook
-/// registrations and the folders Claude Code loads skills, slash commands
-/// and sub-agents from. Directories end with `/`.
-pub const PROTECTED: &[&str] = &[
-    ".claude/ralph-hooks.json",
-    ".lsp.json",
-    ".claude/settings.json",
-    ".claude/settings.local.json",
-    ".claude/skills/",
-    ".claude/commands/",
-    ".claude/agents/",
-];
-
-/// In sandbox mode, what a command the hooks run outside Claude Code's
-/// sandbox on the agent's behalf (a loop's check, which runs the project's
-/// own code: a test suite, a build) must find read-only: the state root and
-/// every protected path. Empty when sandbox mode is off.
-pub fn confined_paths(ctx: &Ctx) -> Vec<PathBuf> {
-    if !installed(ctx) {
-        return Vec::new();
-    }
-    std::iter::once(ctx.state_root.clone())
-        .chain(
-            PROTECTED
-                .iter()
-                .map(|p| ctx.project_root.join(p.trim_end_matches('/'))),
-        )
-        .collect()
-}
 
 /// The largest request file a hook reads.
 const MAX_REQUEST_BYTES: u64 = 16 * 1024;
@@ -74,16 +41,6 @@ pub fn installed(ctx: &Ctx) -> bool {
 /// problem is not the sandbox, and the caller goes its ordinary way.
 pub fn state_read_only(ctx: &Ctx) -> bool {
     read_only(&ctx.state_root)
-}
-
-fn read_only(dir: &Path) -> bool {
-    use std::os::unix::ffi::OsStrExt;
-    let Ok(path) = std::ffi::CString::new(dir.as_os_str().as_bytes()) else {
-        return false;
-    };
-    // SAFETY: `path` is a valid NUL-terminated string for the call's length.
-    let result = unsafe { libc::access(path.as_ptr(), libc::W_OK) };
-    result != 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::EROFS)
 }
 
 /// One request from inside the sandbox: the arguments of a `ralph-hooks`

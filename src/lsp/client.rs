@@ -12,7 +12,6 @@
 use std::collections::{HashMap, HashSet};
 use std::fmt;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::{Duration, Instant};
 
 use lsp_server::{ErrorCode, Message, Notification, Request, RequestId, Response};
@@ -334,7 +333,13 @@ pub struct Client {
 impl Client {
     /// Starts the server and runs the initialize handshake, all before `deadline`.
     pub fn start(launch: &Launch, deadline: Instant) -> Result<Client, LspError> {
-        let mut command = Command::new(&launch.program);
+        let mut command =
+            crate::util::confine::server_command(&launch.program).map_err(|error| {
+                LspError::Spawn {
+                    program: launch.program.clone(),
+                    error,
+                }
+            })?;
         command
             .args(&launch.args)
             .current_dir(&launch.root)

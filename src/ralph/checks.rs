@@ -2,11 +2,13 @@
 //! timeout, output captured to a file (stdout and stderr interleaved as the
 //! command wrote them, and no pipe that could fill up and stall it).
 //!
-//! In sandbox mode a check runs the project's own code (its tests, its
-//! build), which the agent writes, from the Stop hook, outside Claude
-//! Code's sandbox: it runs in a bubblewrap of its own where the state and
-//! the protected paths are read-only, and a protected file that did not
-//! exist and appears during the check is moved aside after it.
+//! A check runs the project's own code (its tests, its build), which the
+//! agent writes, from the Stop hook, outside Claude Code's sandbox: it runs
+//! in [`crate::util::confine`]'s bubblewrap (the file system read-only but
+//! the project and a private `/tmp`, the state and the protected paths
+//! read-only, no network), in sandbox mode always, in plain mode where
+//! bubblewrap works; a protected file that did not exist and appears
+//! during the check is moved aside after it.
 
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
@@ -17,6 +19,7 @@ use std::time::{Duration, Instant};
 use anyhow::Context as _;
 use serde::{Deserialize, Serialize};
 
+use crate::util::confine::{self, Confinement};
 use crate::util::process::GroupChild;
 use crate::util::text::{fnv1a, tail_lines_of};
 
@@ -40,6 +43,11 @@ pub struct CheckRun {
     pub output_hash: String,
     /// The last [`TAIL_LINES`] lines of the output.
     pub tail: String,
+    /// Whether it ran inside the confinement (the loop's state read-only
+    /// to it); if not, whatever changed the loop meanwhile may be the check.
+    /// Only for the Stop that ran it: not kept in the loop's history.
+    #[serde(skip)]
+    pub confined: bool,
 }
 
 impl CheckRun {
@@ -56,27 +64,29 @@ impl CheckRun {
     }
 }
 
-/// `sh`, or in sandbox mode `bwrap … sh`: the whole system as it is, the
-/// existing `read_only` paths bound read-only. Without bubblewrap (which
-/// sandbox mode needs anyway, and `doctor` reports) the check runs as is.
-fn confined_shell(read_only: &[PathBuf]) -> Command {
-    let existing: Vec<&PathBuf> = read_only
-        .iter()
-        .filter(|path| path.symlink_metadata().is_ok())
-        .collect();
-    if existing.is_empty() {
-        return Command::new("sh");
-    }
-    let Ok(bwrap) = which::which("bwrap") else {
-        return Command::new("sh");
+/// How walled in a check runs.
+#[derive(Debug, Clone)]
+pub enum Walls {
+    /// As is: the CLI's own pipeline, run by the user, and a loop's check
+    /// in plain mode.
+    None,
+    /// In the confinement or not at all (sandbox mode: the check would
+    /// otherwise be the agent's door out of Claude Code's sandbox).
+    Required(Confinement),
+}
+
+/// `sh`, or `bwrap … sh` with the confinement; `None` when the walls are
+/// required and cannot be built. The bool: whether it is confined.
+fn shell(walls: &Walls) -> Option<(Command, bool)> {
+    let confinement = match walls {
+        Walls::None => return Some((Command::new("sh"), false)),
+        Walls::Required(confinement) => confinement,
     };
-    let mut command = Command::new(bwrap);
-    command.args(["--dev-bind", "/", "/"]);
-    for path in existing {
-        command.arg("--ro-bind").arg(path).arg(path);
+    match confine::bwrap() {
+        Some(bwrap) => Some((confinement.command(bwrap, Path::new("sh")), true)),
+        None if matches!(walls, Walls::Required(_)) => None,
+        None => Some((Command::new("sh"), false)),
     }
-    command.args(["--", "sh"]);
-    command
 }
 
 /// `<path>.created-by-check-<seconds>`: where a protected file the check
@@ -92,13 +102,31 @@ fn moved_aside_name(path: &Path) -> PathBuf {
 }
 
 /// Runs `command` in `root`, killing it (and everything it started) after
-/// `timeout`; `read_only`: the paths it must not change (sandbox mode).
+/// `timeout`, inside `walls`.
 pub fn run(
     root: &Path,
     command: &str,
     timeout: Duration,
-    read_only: &[PathBuf],
+    walls: &Walls,
 ) -> anyhow::Result<CheckRun> {
+    let read_only: &[PathBuf] = match walls {
+        Walls::None => &[],
+        Walls::Required(c) => &c.read_only,
+    };
+    let Some((mut shell, confined)) = shell(walls) else {
+        return Ok(CheckRun {
+            command: command.to_string(),
+            exit_code: None,
+            timed_out: false,
+            duration_ms: 0,
+            output_hash: String::new(),
+            tail: "[ralph-hooks: not run: sandbox mode runs a check only inside bubblewrap, \
+                   which cannot build a sandbox here (is `bwrap` installed, are user \
+                   namespaces allowed?); `ralph-hooks doctor` says more]"
+                .to_string(),
+            confined: false,
+        });
+    };
     let mut output = tempfile_in_tmp().context("cannot create a temp file for check output")?;
     let stdout = output
         .try_clone()
@@ -111,7 +139,6 @@ pub fn run(
         .iter()
         .filter(|path| path.symlink_metadata().is_err())
         .collect();
-    let mut shell = confined_shell(read_only);
     let mut child = GroupChild::spawn(
         shell
             .arg("-c")
@@ -171,6 +198,7 @@ pub fn run(
         duration_ms,
         output_hash: format!("{:016x}", fnv1a(masked.as_bytes())),
         tail,
+        confined,
     })
 }
 
@@ -211,43 +239,137 @@ mod tests {
     #[test]
     fn passing_and_failing_checks() {
         let root = std::env::temp_dir();
-        let ok = run(&root, "echo fine", Duration::from_secs(10), &[]).unwrap();
+        let ok = run(&root, "echo fine", Duration::from_secs(10), &Walls::None).unwrap();
         assert!(ok.passed());
         assert_eq!(ok.tail, "fine");
         let bad = run(
             &root,
             "echo out; echo err >&2; exit 3",
             Duration::from_secs(10),
-            &[],
+            &Walls::None,
         )
         .unwrap();
         assert_eq!(bad.exit_code, Some(3));
         assert_eq!(bad.tail, "out\nerr");
     }
 
+    fn git(dir: &Path, args: &[&str]) {
+        let status = Command::new("git")
+            .args([
+                "-c",
+                "user.name=t",
+                "-c",
+                "user.email=t@t",
+                "-c",
+                "init.defaultBranch=main",
+            ])
+            .args(args)
+            .current_dir(dir)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .unwrap();
+        assert!(status.success(), "git {args:?}");
+    }
+
     #[test]
-    fn in_sandbox_mode_a_check_cannot_change_the_supervision() {
-        if which::which("bwrap").is_err() {
-            eprintln!("skipping: bwrap is not on PATH");
+    fn a_confined_check_changes_the_project_and_nothing_else() {
+        let Some(_) = confine::bwrap() else {
+            eprintln!("skipping: bubblewrap cannot build a sandbox here");
             return;
-        }
-        let root = std::env::temp_dir().join(format!("ralph-confined-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&root);
-        std::fs::create_dir_all(root.join("state")).unwrap();
-        std::fs::write(root.join("state/loop.json"), "{}").unwrap();
-        let read_only = [root.join("state"), root.join(".lsp.json")];
-        let run = run(
-            &root,
-            "rm -f state/loop.json; echo '{}' > .lsp.json; echo work > out.txt; echo done",
-            Duration::from_secs(30),
-            &read_only,
+        };
+        // Not under /tmp, which the check sees as its own tmpfs: a write
+        // outside the project must meet the read-only file system.
+        let base = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("target")
+            .join(format!("confine-test-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&base);
+        let root = base.join("project");
+        let outside = base.join("home");
+        std::fs::create_dir_all(root.join(".claude/orchestrator")).unwrap();
+        std::fs::create_dir_all(outside.join(".claude")).unwrap();
+        std::fs::write(root.join(".claude/orchestrator/loop.json"), "{}").unwrap();
+        std::fs::write(root.join(".claude/settings.json"), "{}").unwrap();
+        std::fs::write(root.join("app.py"), "x = 1\n").unwrap();
+        std::fs::write(
+            root.join("test_app.py"),
+            "import unittest, app\nclass T(unittest.TestCase):\n    def test(self):\n        self.assertEqual(app.x, 1)\n",
         )
         .unwrap();
+        git(&base, &["init", "-q", "--bare", "origin.git"]);
+        git(&root, &["init", "-q"]);
+        git(&root, &["add", "app.py"]);
+        git(&root, &["commit", "-q", "-m", "one"]);
+        git(
+            &root,
+            &[
+                "remote",
+                "add",
+                "origin",
+                &base.join("origin.git").to_string_lossy(),
+            ],
+        );
+        let etc_probe = format!("/etc/ralph-hooks-confine-probe-{}", std::process::id());
+        let script = format!(
+            "rm -f .claude/orchestrator/loop.json; echo '{{\"disableAllHooks\":true}}' > .claude/settings.json; \
+             echo '{{\"disableAllHooks\":true}}' > {home}/.claude/settings.json; echo x > {etc}; \
+             git config core.fsmonitor ./x.sh; mkdir -p .git/hooks; echo x > .git/hooks/pre-commit; \
+             echo '{{}}' > .lsp.json; \
+             git -c user.name=a -c user.email=a@b push -q origin HEAD:refs/heads/from-check; \
+             echo tmp > /tmp/scratch && cat /tmp/scratch; \
+             python3 -m unittest -q test_app 2>&1 | tail -1; echo work > out.txt; echo done",
+            home = outside.display(),
+            etc = etc_probe,
+        );
+        let walls = Walls::Required(Confinement {
+            project: root.clone(),
+            read_only: crate::hook::sandbox::supervision_paths(
+                &root,
+                &root.join(".claude/orchestrator"),
+            ),
+            ..Confinement::default()
+        });
+        let run = run(&root, &script, Duration::from_secs(60), &walls).unwrap();
+        let etc_written = Path::new(&etc_probe).exists();
+        let _ = std::fs::remove_file(&etc_probe);
+        assert!(run.confined);
         assert!(run.tail.contains("done"), "{}", run.tail);
         assert!(
-            root.join("state/loop.json").exists(),
+            run.tail.contains("tmp"),
+            "a private /tmp is writable: {}",
+            run.tail
+        );
+        assert!(
+            run.tail.contains("OK"),
+            "a python unittest runs: {}",
+            run.tail
+        );
+        assert!(
+            root.join(".claude/orchestrator/loop.json").exists(),
             "the state is read-only"
         );
+        assert_eq!(
+            std::fs::read_to_string(root.join(".claude/settings.json")).unwrap(),
+            "{}"
+        );
+        assert!(
+            !outside.join(".claude/settings.json").exists(),
+            "the home is read-only"
+        );
+        assert!(!etc_written, "/etc is read-only");
+        let config = std::fs::read_to_string(root.join(".git/config")).unwrap();
+        assert!(!config.contains("fsmonitor"), "{config}");
+        assert!(!root.join(".git/hooks/pre-commit").exists());
+        let pushed = Command::new("git")
+            .args([
+                "--git-dir",
+                &base.join("origin.git").to_string_lossy(),
+                "branch",
+                "--list",
+            ])
+            .output()
+            .unwrap();
+        assert!(pushed.stdout.is_empty(), "nothing was pushed: {pushed:?}");
         assert!(
             !root.join(".lsp.json").exists(),
             "a created protected file is moved aside"
@@ -258,7 +380,7 @@ mod tests {
             "work\n",
             "the project is writable"
         );
-        std::fs::remove_dir_all(&root).unwrap();
+        std::fs::remove_dir_all(&base).unwrap();
     }
 
     #[test]
@@ -269,7 +391,7 @@ mod tests {
             &root,
             "sleep 30 & sleep 30; echo never",
             Duration::from_millis(300),
-            &[],
+            &Walls::None,
         )
         .unwrap();
         assert!(run.timed_out);
@@ -284,14 +406,14 @@ mod tests {
             &root,
             "echo 'finished in 0.12s'; exit 1",
             Duration::from_secs(10),
-            &[],
+            &Walls::None,
         )
         .unwrap();
         let b = run(
             &root,
             "echo 'finished in 0.97s'; exit 1",
             Duration::from_secs(10),
-            &[],
+            &Walls::None,
         )
         .unwrap();
         assert_eq!(a.output_hash, b.output_hash);

@@ -653,6 +653,7 @@ mod tests {
             duration_ms: 5,
             output_hash: hash.into(),
             tail: "test result: FAILED".into(),
+            confined: true,
         }
     }
 

@@ -35,6 +35,15 @@ pub struct LoopConfig {
     /// `--stop-when-stuck`'s number of iterations (default 3).
     #[serde(default)]
     pub stuck_after: Option<u32>,
+    /// The loop's checks keep the network (they run with loopback only:
+    /// no push, no registry). The user's choice, in a file the agent
+    /// cannot change in sandbox mode.
+    #[serde(default)]
+    pub check_network: bool,
+    /// Places outside the project the checks may write (a cache: `~/.cargo`,
+    /// `~/.npm`); `~/` is the home folder.
+    #[serde(default)]
+    pub check_writable: Vec<String>,
 }
 
 impl LoopConfig {
@@ -44,6 +53,34 @@ impl LoopConfig {
             eprintln!("ralph-hooks: warning: ignoring the `loop` config section: {error:#}");
             LoopConfig::default()
         })
+    }
+
+    /// The walls a loop's checks run in: the confinement in sandbox mode.
+    /// Plain mode runs the check as is (its process group is ours to signal
+    /// and kill); the loop's state is compared after it and put back if the
+    /// check changed it.
+    pub fn check_walls(&self, ctx: &Ctx) -> crate::ralph::checks::Walls {
+        if !crate::hook::sandbox::installed(ctx) {
+            return crate::ralph::checks::Walls::None;
+        }
+        let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
+        let writable = self
+            .check_writable
+            .iter()
+            .filter_map(|place| match (place.strip_prefix("~/"), &home) {
+                (Some(rest), Some(home)) => Some(home.join(rest)),
+                (Some(_), None) => None,
+                (None, _) => Some(ctx.project_root.join(place)),
+            })
+            .collect();
+        let confinement = crate::util::confine::Confinement {
+            project: ctx.project_root.clone(),
+            read_only: crate::hook::sandbox::supervision_paths(&ctx.project_root, &ctx.state_root),
+            writable,
+            network: self.check_network,
+            env: Vec::new(),
+        };
+        crate::ralph::checks::Walls::Required(confinement)
     }
 
     pub fn auto_resume_margin_secs(&self) -> u64 {

@@ -1,0 +1,164 @@
+//! A bubblewrap confinement for code the hooks run outside Claude Code's
+//! sandbox on the agent's behalf (a loop's check, a language server that
+//! loads the project): the whole file system read-only, the project
+//! writable, a private `/tmp`, the supervision (state root, hook and
+//! settings files, `.git`) read-only on top, no network but loopback, its
+//! own process ids, killed with us. The same walls Claude Code puts around
+//! a Bash command, so what the agent could not do from Bash it cannot do
+//! through code it wrote and a hook ran.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::{Mutex, OnceLock};
+
+/// What one confined run may and may not change.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Confinement {
+    /// Writable (the project).
+    pub project: PathBuf,
+    /// Read-only on top of the writable places; a path that does not exist
+    /// is skipped (bubblewrap cannot bind it).
+    pub read_only: Vec<PathBuf>,
+    /// Extra writable places the user allowed (caches, say).
+    pub writable: Vec<PathBuf>,
+    /// Whether the network stays (the user's choice); else loopback only.
+    pub network: bool,
+    /// Environment variables set inside (a cache moved into `/tmp`).
+    pub env: Vec<(String, String)>,
+}
+
+/// The bubblewrap binary, if one is installed and can build a sandbox here
+/// (it cannot where user namespaces are off and it is not setuid). Probed
+/// once per process.
+pub fn bwrap() -> Option<&'static Path> {
+    static FOUND: OnceLock<Option<PathBuf>> = OnceLock::new();
+    FOUND
+        .get_or_init(|| {
+            let bwrap = which::which("bwrap").ok()?;
+            let works = Command::new(&bwrap)
+                .args([
+                    "--ro-bind",
+                    "/",
+                    "/",
+                    "--dev",
+                    "/dev",
+                    "--unshare-net",
+                    "--unshare-pid",
+                    "--",
+                    "true",
+                ])
+                .stdin(std::process::Stdio::null())
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::null())
+                .status()
+                .is_ok_and(|status| status.success());
+            works.then_some(bwrap)
+        })
+        .as_deref()
+}
+
+impl Confinement {
+    /// `bwrap … -- program`: the caller adds the arguments, the working
+    /// directory and the rest.
+    pub fn command(&self, bwrap: &Path, program: &Path) -> Command {
+        let mut command = Command::new(bwrap);
+        command.args(["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]);
+        command.args(["--tmpfs", "/dev/shm", "--tmpfs", "/tmp"]);
+        // After the tmpfs: a project under /tmp is bound back over it.
+        command.arg("--bind").arg(&self.project).arg(&self.project);
+        for place in &self.writable {
+            if place.exists() {
+                command.arg("--bind").arg(place).arg(place);
+            }
+        }
+        for path in &self.read_only {
+            if path.symlink_metadata().is_ok() {
+                command.arg("--ro-bind").arg(path).arg(path);
+            }
+        }
+        if !self.network {
+            command.arg("--unshare-net");
+        }
+        command.args([
+            "--unshare-pid",
+            "--unshare-ipc",
+            "--die-with-parent",
+            "--new-session",
+        ]);
+        command.args(["--setenv", "TMPDIR", "/tmp"]);
+        for (key, value) in &self.env {
+            command.arg("--setenv").arg(key).arg(value);
+        }
+        command.arg("--").arg(program);
+        command
+    }
+}
+
+/// The confinement language servers (and their command-line runs) start
+/// in, for this process: set in sandbox mode by whoever knows the project
+/// (see `Ctx`), outside Claude Code's sandbox. A server loads the project:
+/// a binary in its `node_modules/.bin` or `.venv/bin`, the TypeScript it
+/// ships, its build scripts (rust-analyzer), its Python (pyright) — all of
+/// it the agent can write.
+static SERVERS: Mutex<Option<Confinement>> = Mutex::new(None);
+
+/// Sets (or clears) the servers' confinement for this process.
+pub fn set_for_servers(confinement: Option<Confinement>) {
+    if let Ok(mut servers) = SERVERS.lock() {
+        *servers = confinement;
+    }
+}
+
+/// The command that starts a server's `program`: as is, or inside the
+/// servers' confinement; an error when it must be confined and bubblewrap
+/// cannot build a sandbox here (the server is then reported as not
+/// starting, and no check waits for it).
+pub fn server_command(program: &Path) -> std::io::Result<Command> {
+    let confinement = SERVERS.lock().ok().and_then(|servers| servers.clone());
+    let Some(confinement) = confinement else {
+        return Ok(Command::new(program));
+    };
+    match bwrap() {
+        Some(bwrap) => Ok(confinement.command(bwrap, program)),
+        None => Err(std::io::Error::other(
+            "sandbox mode starts language servers only inside bubblewrap, which cannot build a sandbox here",
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_walls_are_the_sandboxs() {
+        let confinement = Confinement {
+            project: PathBuf::from("/"),
+            read_only: vec![PathBuf::from("/"), PathBuf::from("/no/such/path")],
+            writable: vec![],
+            network: false,
+            env: vec![("A".into(), "b".into())],
+        };
+        let command = confinement.command(Path::new("bwrap"), Path::new("sh"));
+        let args: Vec<String> = command
+            .get_args()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect();
+        let line = args.join(" ");
+        assert!(
+            line.starts_with("--ro-bind / / --dev /dev --proc /proc"),
+            "{line}"
+        );
+        assert!(line.contains("--tmpfs /tmp --bind / /"), "{line}");
+        assert!(!line.contains("/no/such/path"), "{line}");
+        for flag in [
+            "--unshare-net",
+            "--unshare-pid",
+            "--die-with-parent",
+            "--new-session",
+        ] {
+            assert!(line.contains(flag), "{flag}: {line}");
+        }
+        assert!(line.ends_with("--setenv A b -- sh"), "{line}");
+    }
+}
