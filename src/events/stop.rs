@@ -449,7 +449,9 @@ fn judge_stop(ctx: &Ctx, stop: &StopInput, mode: Mode) -> anyhow::Result<HookOut
 }
 
 /// Whether `after` is another loop than `before`, or the same on other
-/// terms: its identity, status, goal, conditions, iterations or budgets.
+/// terms: its identity, status, goal, conditions, iteration limit or
+/// budgets. Not the iteration count: parallel Stops each count one while
+/// this one's check runs, and putting the loop back would lose theirs.
 fn terms_changed(before: &LoopState, after: &LoopState) -> bool {
     let terms = |state: &LoopState| {
         json!([
@@ -463,7 +465,6 @@ fn terms_changed(before: &LoopState, after: &LoopState) -> bool {
             state.no_warnings,
             state.project,
             state.paths,
-            state.iteration,
             state.max_iterations,
             state.rewake,
             serde_json::to_value(&state.budget).unwrap_or_default(),
