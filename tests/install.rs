@@ -613,11 +613,21 @@ fn in_sandbox_mode_the_file_tools_write_only_inside_the_project_while_unattended
     assert!(!write_decision(project, outside).contains("\"deny\""));
     let started = run(
         project,
-        &["loop", "start", "tidy", "--promise", "DONE", "--no-diagnostics"],
+        &[
+            "loop",
+            "start",
+            "tidy",
+            "--promise",
+            "DONE",
+            "--no-diagnostics",
+        ],
     );
     assert!(started.status.success(), "{started:?}");
     let denied = write_decision(project, outside);
-    assert!(denied.contains("\"deny\"") && denied.contains("outside the project"), "{denied}");
+    assert!(
+        denied.contains("\"deny\"") && denied.contains("outside the project"),
+        "{denied}"
+    );
     // Through a link inside the project, too.
     std::os::unix::fs::symlink("/etc", project.join("etc-link")).unwrap();
     let denied = write_decision(project, &project.join("etc-link/gitconfig"));

@@ -58,10 +58,8 @@ fn answer(ctx: &Ctx, tool: &ToolInput, event: EventName) -> anyhow::Result<HookO
     }
     if tool.tool_name == "Bash" {
         let effects = crate::guards::effects::after_bash(ctx, tool);
-        let output = crate::guards::effects::combined(
-            effects,
-            crate::diagnostics::after_bash(ctx, tool),
-        )?;
+        let output =
+            crate::guards::effects::combined(effects, crate::diagnostics::after_bash(ctx, tool))?;
         // Sandbox mode: what the agent's CLI asked for from inside the
         // sandbox, applied after the check of the command's effects.
         let note = crate::events::sandbox::apply_inbox(ctx);

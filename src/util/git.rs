@@ -66,7 +66,11 @@ mod tests {
         run(&["init", "-q"]);
         let marker = dir.join("ran");
         let script = dir.join("fsm.sh");
-        std::fs::write(&script, format!("#!/bin/sh\ntouch '{}'\n", marker.display())).unwrap();
+        std::fs::write(
+            &script,
+            format!("#!/bin/sh\ntouch '{}'\n", marker.display()),
+        )
+        .unwrap();
         use std::os::unix::fs::PermissionsExt;
         std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
         run(&["config", "core.fsmonitor", script.to_str().unwrap()]);
@@ -83,7 +87,10 @@ mod tests {
             .arg(&dir)
             .args(["status", "--porcelain=v1"])
             .output();
-        assert!(marker.exists(), "plain git status should have run the fsmonitor");
+        assert!(
+            marker.exists(),
+            "plain git status should have run the fsmonitor"
+        );
         let _ = std::fs::remove_dir_all(&dir);
     }
 }
