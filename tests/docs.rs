@@ -59,9 +59,14 @@ fn lines_with_fences(text: &str) -> Vec<(usize, &str, bool)> {
             .chars()
             .take_while(|c| *c == '`' || *c == '~')
             .collect();
-        let is_fence = marker.len() >= 3 && marker.chars().all(|c| c == marker.as_bytes()[0] as char);
+        let is_fence =
+            marker.len() >= 3 && marker.chars().all(|c| c == marker.as_bytes()[0] as char);
         match &fence {
-            Some(open) if is_fence && marker.starts_with(open.as_str()) && trimmed[marker.len()..].trim().is_empty() => {
+            Some(open)
+                if is_fence
+                    && marker.starts_with(open.as_str())
+                    && trimmed[marker.len()..].trim().is_empty() =>
+            {
                 out.push((index + 1, line, true));
                 fence = None;
             }
@@ -128,7 +133,11 @@ fn without_code_spans(line: &str) -> String {
             }
             match closed {
                 Some(end) => {
-                    out.extend(chars[i..end].iter().map(|c| if *c == '\n' { '\n' } else { ' ' }));
+                    out.extend(
+                        chars[i..end]
+                            .iter()
+                            .map(|c| if *c == '\n' { '\n' } else { ' ' }),
+                    );
                     i = end;
                 }
                 None => {
@@ -265,7 +274,10 @@ fn every_link_and_anchor_resolves_and_none_leaves_the_repository() {
         for (number, prose) in prose_lines(&text) {
             let at = format!("{}:{number}", page.display());
             for target in link_targets(&prose) {
-                if target.contains("://") || target.starts_with("mailto:") || target.starts_with("//") {
+                if target.contains("://")
+                    || target.starts_with("mailto:")
+                    || target.starts_with("//")
+                {
                     problems.push(format!("{at}: a link leaves the repository: {target}"));
                     continue;
                 }
@@ -282,7 +294,10 @@ fn every_link_and_anchor_resolves_and_none_leaves_the_repository() {
                         continue;
                     };
                     if !root.join(&resolved).exists() {
-                        problems.push(format!("{at}: {target}: no such file ({})", resolved.display()));
+                        problems.push(format!(
+                            "{at}: {target}: no such file ({})",
+                            resolved.display()
+                        ));
                         continue;
                     }
                     let anchors_there = (resolved.extension().is_some_and(|ext| ext == "md")
@@ -301,23 +316,34 @@ fn every_link_and_anchor_resolves_and_none_leaves_the_repository() {
                         }
                     }
                     None => {
-                        let line_anchor = anchor
-                            .strip_prefix('L')
-                            .is_some_and(|n| !n.is_empty() && n.chars().all(|c| c.is_ascii_digit() || c == '-' || c == 'L'));
+                        let line_anchor = anchor.strip_prefix('L').is_some_and(|n| {
+                            !n.is_empty()
+                                && n.chars()
+                                    .all(|c| c.is_ascii_digit() || c == '-' || c == 'L')
+                        });
                         if !line_anchor {
-                            problems.push(format!("{at}: #{anchor} on {}, which has no headings", resolved.display()));
+                            problems.push(format!(
+                                "{at}: #{anchor} on {}, which has no headings",
+                                resolved.display()
+                            ));
                         }
                     }
                 }
             }
             for scheme in ["http://", "https://"] {
-                if prose.contains(scheme) && !link_targets(&prose).iter().any(|t| t.starts_with(scheme)) {
+                if prose.contains(scheme)
+                    && !link_targets(&prose).iter().any(|t| t.starts_with(scheme))
+                {
                     problems.push(format!("{at}: a bare {scheme} address in prose becomes a link out of the repository"));
                 }
             }
         }
     }
-    assert!(problems.is_empty(), "broken or outside links:\n{}", problems.join("\n"));
+    assert!(
+        problems.is_empty(),
+        "broken or outside links:\n{}",
+        problems.join("\n")
+    );
 }
 
 /// Whether `text` cites a tracker item (`issue 12`, `issues 21–27`, `#12`)
@@ -335,7 +361,11 @@ fn citations(text: &str) -> Vec<String> {
         while let Some(at) = rest.find(word) {
             let before_ok = at == 0 || !rest[..at].ends_with(|c: char| c.is_alphanumeric());
             let after = &rest[at + word.len()..];
-            if before_ok && after.trim_start_matches('#').starts_with(|c: char| c.is_ascii_digit()) {
+            if before_ok
+                && after
+                    .trim_start_matches('#')
+                    .starts_with(|c: char| c.is_ascii_digit())
+            {
                 found.push(format!("{word}{}", &after[..after.len().min(6)]));
             }
             rest = after;
@@ -343,7 +373,8 @@ fn citations(text: &str) -> Vec<String> {
     }
     let chars: Vec<char> = text.chars().collect();
     for (i, c) in chars.iter().enumerate() {
-        let before_ok = i == 0 || chars[i - 1].is_whitespace() || matches!(chars[i - 1], '(' | '[' | ',');
+        let before_ok =
+            i == 0 || chars[i - 1].is_whitespace() || matches!(chars[i - 1], '(' | '[' | ',');
         if *c == '#' && before_ok && chars.get(i + 1).is_some_and(|n| n.is_ascii_digit()) {
             found.push(chars[i..(i + 6).min(chars.len())].iter().collect());
         }
@@ -361,7 +392,11 @@ fn no_tracker_numbers_and_no_documents_the_reader_does_not_have() {
             }
         }
     }
-    assert!(problems.is_empty(), "citations a reader cannot follow:\n{}", problems.join("\n"));
+    assert!(
+        problems.is_empty(),
+        "citations a reader cannot follow:\n{}",
+        problems.join("\n")
+    );
 }
 
 #[test]
@@ -375,10 +410,19 @@ fn the_citation_check_finds_what_it_looks_for() {
 
 #[test]
 fn the_anchor_rules_are_githubs() {
-    assert_eq!(slug("How a loop ends: budgets, the block cap"), "how-a-loop-ends-budgets-the-block-cap");
+    assert_eq!(
+        slug("How a loop ends: budgets, the block cap"),
+        "how-a-loop-ends-budgets-the-block-cap"
+    );
     assert_eq!(slug("`ralph-hooks check`"), "ralph-hooks-check");
-    assert_eq!(slug("Warm language servers (daemon)"), "warm-language-servers-daemon");
-    assert_eq!(slug("The pipeline: `/ralph` = plan → run → sync"), "the-pipeline-ralph--plan--run--sync");
+    assert_eq!(
+        slug("Warm language servers (daemon)"),
+        "warm-language-servers-daemon"
+    );
+    assert_eq!(
+        slug("The pipeline: `/ralph` = plan → run → sync"),
+        "the-pipeline-ralph--plan--run--sync"
+    );
     assert_eq!(slug("Link [here](x.md) too"), "link-here-too");
     let text = "# A\n## A\n```\n# not a heading\n```\n## B <a id=\"custom\"></a>\n";
     let found = anchors(text);
@@ -398,7 +442,10 @@ fn code_spans_are_not_prose_even_over_two_lines() {
 #[test]
 fn the_readme_fits_one_screen() {
     let lines = read(Path::new("README.md")).lines().count();
-    assert!(lines <= README_MAX_LINES, "README.md has {lines} lines, at most {README_MAX_LINES}");
+    assert!(
+        lines <= README_MAX_LINES,
+        "README.md has {lines} lines, at most {README_MAX_LINES}"
+    );
 }
 
 /// The shell lines of the README's quick start: the `sh` blocks under the
@@ -431,19 +478,29 @@ fn quick_start() -> Vec<String> {
 #[test]
 fn every_command_of_the_quick_start_runs() {
     let commands = quick_start();
-    assert!(commands.len() >= 2, "no quick start found in README.md: {commands:?}");
+    assert!(
+        commands.len() >= 2,
+        "no quick start found in README.md: {commands:?}"
+    );
     let project = TempDir::new("docs-quick-start");
     let dir = project.path();
     // A small project of the kind the quick start is for: a test that fails.
     std::fs::create_dir_all(dir.join("app")).unwrap();
     std::fs::write(dir.join("app/__init__.py"), "").unwrap();
-    std::fs::write(dir.join("app/calc.py"), "def add(a, b):\n    return a - b\n").unwrap();
+    std::fs::write(
+        dir.join("app/calc.py"),
+        "def add(a, b):\n    return a - b\n",
+    )
+    .unwrap();
     std::fs::write(
         dir.join("test_calc.py"),
         "import unittest\nfrom app.calc import add\n\nclass T(unittest.TestCase):\n    def test_add(self):\n        self.assertEqual(add(2, 2), 4)\n",
     )
     .unwrap();
-    let git = Command::new("git").args(["init", "-q"]).current_dir(dir).status();
+    let git = Command::new("git")
+        .args(["init", "-q"])
+        .current_dir(dir)
+        .status();
     assert!(git.is_ok_and(|status| status.success()), "git init");
 
     let bin_dir = bin("ralph-hooks").parent().unwrap().to_path_buf();
@@ -481,9 +538,28 @@ fn every_command_of_the_quick_start_runs() {
         );
     }
     let settings = std::fs::read_to_string(dir.join(".claude/settings.json")).unwrap_or_default();
-    assert!(settings.contains("ralph-stop-loop-controller"), "the quick start did not register the hooks");
-    let loop_state = std::fs::read_to_string(dir.join(".claude/orchestrator/loop.json")).unwrap_or_default();
-    assert!(loop_state.contains("RUNNING"), "the quick start did not start a loop: {loop_state}");
+    assert!(
+        settings.contains("ralph-stop-loop-controller"),
+        "the quick start did not register the hooks"
+    );
+    let loop_state =
+        std::fs::read_to_string(dir.join(".claude/orchestrator/loop.json")).unwrap_or_default();
+    assert!(
+        loop_state.contains("RUNNING"),
+        "the quick start did not start a loop: {loop_state}"
+    );
+}
+
+#[test]
+fn the_readme_states_the_rust_version_cargo_enforces() {
+    let version = env!("CARGO_PKG_RUST_VERSION");
+    assert!(!version.is_empty(), "Cargo.toml has no rust-version");
+    let readme = read(Path::new("README.md"));
+    let stated = format!("Rust {version} or newer");
+    assert!(
+        readme.contains(&stated),
+        "README.md does not say {stated:?} (Cargo.toml's rust-version)"
+    );
 }
 
 #[test]
