@@ -73,13 +73,28 @@ fn collect(command: &clap::Command, path: &mut Vec<String>, out: &mut Vec<(Vec<S
         .to_string();
     let help: Vec<&str> = help.lines().map(str::trim_end).collect();
     out.push((path.clone(), help.join("\n").trim_end().to_string()));
-    for sub in command.get_subcommands() {
-        if sub.is_hide_set() || sub.get_name() == "help" {
-            continue;
-        }
+    for sub in in_help_order(command, path.len() == 1) {
         collect(sub, path, out);
     }
     path.pop();
+}
+
+/// The visible subcommands: at the top in the order of the grouped
+/// `--help` (loop, check, code, …), below it as declared.
+fn in_help_order(command: &clap::Command, top: bool) -> Vec<&clap::Command> {
+    let visible = |sub: &&clap::Command| !sub.is_hide_set() && sub.get_name() != "help";
+    let mut subs: Vec<&clap::Command> = command.get_subcommands().filter(visible).collect();
+    if top {
+        let rank = |name: &str| {
+            super::parser::GROUPS
+                .iter()
+                .flat_map(|(_, names)| names.iter())
+                .position(|listed| *listed == name)
+                .unwrap_or(usize::MAX)
+        };
+        subs.sort_by_key(|sub| rank(sub.get_name()));
+    }
+    subs
 }
 
 #[cfg(test)]
@@ -92,11 +107,19 @@ mod tests {
         for needle in [
             "## ralph-hooks\n",
             "### ralph-hooks check\n",
-            "#### ralph-hooks task step add\n",
+            "##### ralph-hooks task step add\n",
             "- [`ralph-hooks loop start`](#ralph-hooks-loop-start)",
         ] {
             assert!(text.contains(needle), "missing {needle:?}");
         }
+    }
+
+    #[test]
+    fn the_top_commands_come_in_the_order_of_the_grouped_help() {
+        let text = markdown();
+        let at = |title: &str| text.find(&format!("\n### {title}\n")).unwrap();
+        assert!(at("ralph-hooks loop") < at("ralph-hooks check"));
+        assert!(at("ralph-hooks check") < at("ralph-hooks monitor"));
     }
 
     #[test]
