@@ -9,7 +9,7 @@
 //! - its CPU while idle (nothing changing) over 1,000 task files and over
 //!   one task of 5,000 steps, beside an idle `sleep` (what costs nothing);
 //! - the size of each binary (the hooks must not grow: compare with a
-//!   build of `main`, see the README).
+//!   build of `main`, see docs/performance.md).
 //!
 //! Run with `cargo bench --bench monitor` (release build). `BENCH_RUNS=N`
 //! changes the number of requests/changes per row (default 300/60).

@@ -21,6 +21,7 @@ mod notify;
 mod parser;
 mod pipeline;
 mod progress;
+pub mod reference;
 mod resume;
 mod sandbox;
 mod sandboxed;

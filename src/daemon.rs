@@ -15,8 +15,8 @@
 //!   [`procs`]: RSS and leftover process groups from /proc;
 //!   [`config`]: the `daemon` config section.
 //!
-//! Configuration and behaviour are described in README.md, "Warm language
-//! servers (daemon)".
+//! Configuration and behaviour are described in docs/engine.md, "Warm
+//! language servers (daemon)".
 //!
 //! Uses [`crate::engine`] (the project check it runs), [`crate::lsp`] and
 //! the layers below; used by the diagnostics (its [`pool`]), the Stop hook

@@ -2,7 +2,7 @@
 //! work is really done, and tell it right after each edit what the edit broke.
 //!
 //! The parts, lowest layer first; a part uses only the parts above it in
-//! this list (README.md, "Architecture", has the picture):
+//! this list (docs/architecture.md has the picture):
 //! - [`util`]: text helpers and child processes we own.
 //! - [`state`]: every byte on disk goes through it (locks, atomic writes,
 //!   corrupt files moved aside), with [`state::ids`] checking ids before they

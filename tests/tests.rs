@@ -66,3 +66,5 @@ mod endings;
 mod server_memory;
 // Warm answers equal cold ones after outside changes (issue 30), real servers.
 mod fresh;
+// README.md and docs/: links, anchors, no tracker numbers, the quick start runs, docs/cli.md current.
+mod docs;

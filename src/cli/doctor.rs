@@ -198,7 +198,7 @@ fn sandbox_section(ctx: &Ctx, settings: Option<&Value>) -> usize {
                 "  --    off. Recommended for unattended loops: `ralph-hooks install --sandbox` makes the loop's state, the hooks' config and registrations read-only to every Bash command"
             ),
             Err(_) => println!(
-                "  --    off: the hook guard alone keeps the loop (see the README's guard section)"
+                "  --    off: the hook guard alone keeps the loop (see docs/guard-modes.md)"
             ),
         }
         return problems;

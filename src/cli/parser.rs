@@ -161,7 +161,7 @@ Examples:
 
 /// The top-level help's sections, as the commands are used. Every command
 /// is in exactly one (a unit test holds that).
-const GROUPS: &[(&str, &[&str])] = &[
+pub(super) const GROUPS: &[(&str, &[&str])] = &[
     ("Loop", &["loop", "notify"]),
     ("Check", &["check"]),
     ("Code", &["refs", "rename", "search", "rewrite", "fix"]),

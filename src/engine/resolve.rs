@@ -15,7 +15,7 @@ use crate::lsp::servers::{ServerDef, workspace_root};
 use crate::lsp::{Launch, LspError, Pool};
 
 /// Files larger than this are not sent to a server: they are reported as
-/// not checked (the same limit as every source read, README "Reliability").
+/// not checked (the same limit as every source read, docs/architecture.md, "Reliability").
 pub const MAX_FILE_BYTES: u64 = crate::util::fsread::limits::SOURCE;
 
 /// What to do with one file.

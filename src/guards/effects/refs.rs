@@ -27,7 +27,7 @@
 //! silenced (`-q`, output discarded) and that moved no remote-tracking ref;
 //! a repository with `core.logAllRefUpdates=false`; the `reftable` ref
 //! format; a push from another repository. Sandbox mode closes these (see
-//! the README). A pre-push hook was weighed and left out: `--no-verify` or
+//! docs/guard-modes.md). A pre-push hook was weighed and left out: `--no-verify` or
 //! `-c core.hooksPath=` skip it, and writing into the user's hooks folder
 //! (or a tracked one such as husky's) is not ours to do.
 
