@@ -121,9 +121,28 @@ fn purge_stops_the_daemon_and_removes_the_state() {
     assert!(kept.contains("--purge"), "{kept}");
     assert_eq!(status(project), "", "the kept state is ignored by git");
     assert!(project.join(".claude/orchestrator/loop.json").is_file());
+    // The guard's watch folder, as the guard leaves it after watching.
+    let watch = watch_dir(project);
+    std::fs::create_dir_all(&watch).unwrap();
+    std::fs::write(watch.join("journal"), "").unwrap();
     ok(run(project, &["install", "--uninstall", "--purge"]));
     assert_eq!(status(project), "");
     assert!(!project.join(".claude").exists());
+    assert!(!watch.exists(), "--purge left {}", watch.display());
+}
+
+/// The guard's watch folder for the project's state root (as
+/// `state::journal::watch_dir` names it).
+fn watch_dir(project: &Path) -> std::path::PathBuf {
+    let root = project.join(".claude/orchestrator");
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for byte in root.to_string_lossy().as_bytes() {
+        hash ^= u64::from(*byte);
+        hash = hash.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    util::test_state_home()
+        .join("ralph-hooks")
+        .join(format!("{hash:016x}"))
 }
 
 #[test]

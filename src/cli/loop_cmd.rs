@@ -470,7 +470,7 @@ pub fn describe(state: &LoopState, now: chrono::DateTime<chrono::Utc>) -> String
         let _ = writeln!(
             text,
             "  API error:  {} {}: {}",
-            failure.at.format(TIME).to_string(),
+            failure.at.format(TIME),
             failure.error,
             failure.message
         );
