@@ -14,6 +14,7 @@ mod daemon;
 mod doctor;
 mod examples;
 pub mod install;
+mod install_record;
 mod intel;
 mod loop_cmd;
 mod monitor;
@@ -163,6 +164,7 @@ pub fn run(args: Vec<OsString>) -> anyhow::Result<ExitCode> {
         Command::Render(args) => resume::render(&ctx, &args),
         Command::Path(args) => resume::path(&ctx, &args),
         Command::Pipeline(action) => pipeline::run(&ctx, action),
+        Command::Install(args) if args.uninstall => uninstall::run(&ctx, args.purge),
         Command::Install(args) => install::run(&ctx, &args),
         Command::Doctor => doctor::run(&ctx),
         Command::Daemon(args) => daemon::run(&ctx, &args),

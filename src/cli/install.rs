@@ -8,8 +8,9 @@
 //! The merge keeps every other key and hook as it was (key order included).
 //! Our handlers are recognised by the file name of their command, so
 //! installing twice, or from a new location, replaces them instead of adding
-//! duplicates, and `--uninstall` removes exactly them ([`super::uninstall`]
-//! puts the project back as it was, formatting included).
+//! duplicates, and `--uninstall` removes exactly them (`super::uninstall`
+//! puts the project back as it was, formatting included, from what
+//! [`super::install_record`] kept).
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -282,14 +283,15 @@ pub fn run(ctx: &Ctx, args: &InstallArgs) -> anyhow::Result<ExitCode> {
         bail!("project directory {} does not exist", project.display());
     }
     if uninstall {
-        return super::uninstall::run(ctx, args.purge);
+        bail!("--uninstall is carried out by `uninstall::run`");
     }
-    // How the project was, for --uninstall (the first install's record stands).
-    let first_look = super::uninstall::before_install(ctx)?;
     let settings_path = project.join(".claude").join("settings.json");
     let settings_text = fsread::read_text(&settings_path, limits::CONFIG, Links::Follow)?;
     let mut settings = read_settings(&settings_path)?;
-    remove_ours(&mut settings);
+    let had_ours =
+        remove_ours(&mut settings) > 0 || settings.get("statusLine").is_some_and(is_our_statusline);
+    // How the project was, for --uninstall (the first install's record stands).
+    let first_look = super::install_record::before_install(ctx, settings_text.as_deref(), had_ours);
     let sandbox_record = read_sandbox_record(ctx)?;
     let bin_dir = binary_dir()?;
     let auto_resume = crate::ralph::loops::LoopConfig::load(ctx).auto_resume;
@@ -310,7 +312,7 @@ pub fn run(ctx: &Ctx, args: &InstallArgs) -> anyhow::Result<ExitCode> {
     let settings_changed = write_settings(&settings_path, settings_text.as_deref(), &settings)?;
     let state_ignored = ctx.store().ignore_in_git()?;
     if let Some(record) = &first_look {
-        super::uninstall::save_record(ctx, record)?;
+        super::install_record::save(ctx, record)?;
     }
     let sandbox_changed = match &sandbox_note {
         Some((record, _)) if sandbox_record.as_ref() != Some(record) => {

@@ -1,9 +1,9 @@
 //! `ralph-hooks install --uninstall [--purge]`: puts the project back as it
 //! was before `install`.
 //!
-//! Install keeps a record of how it found the project ([`InstallRecord`],
-//! `install.json` in the state root, taken at the first install and kept
-//! by later ones): which folders and files did not exist yet, and the
+//! Install keeps a record of how it found the project
+//! ([`super::install_record`], taken at the first install and kept by
+//! later ones): which folders and files did not exist yet, and the
 //! settings file's bytes. Uninstall then
 //! - takes our handlers, status line and sandbox settings out of
 //!   `.claude/settings.json`: when what is left is what the file said
@@ -22,42 +22,13 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::Context as _;
-use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
+use super::install_record::{INSTALL_RECORD, InstallRecord};
 use crate::hook::ctx::Ctx;
 use crate::state::write_atomic;
 use crate::util::fsread::{self, Links, limits};
 use crate::util::json_splice;
-
-/// The record of how install found the project, relative to the state root.
-pub const INSTALL_RECORD: &str = "install.json";
-
-/// How the project was before the first install.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct InstallRecord {
-    /// `.claude/` did not exist.
-    #[serde(default)]
-    pub claude_dir_created: bool,
-    /// `.claude/commands/` did not exist.
-    #[serde(default)]
-    pub commands_dir_created: bool,
-    /// The state folder did not exist.
-    #[serde(default)]
-    pub state_root_created: bool,
-    /// `.claude/settings.json` did not exist.
-    #[serde(default)]
-    pub settings_created: bool,
-    /// The settings file's text before install; absent when there was no
-    /// file, or it already held our handlers (an install older than this
-    /// record).
-    #[serde(default)]
-    pub settings_before: Option<String>,
-}
-
-impl crate::state::Versioned for InstallRecord {
-    const VERSION: u64 = 1;
-}
 
 fn settings_path(ctx: &Ctx) -> PathBuf {
     ctx.project_root.join(".claude").join("settings.json")
@@ -66,34 +37,6 @@ fn settings_path(ctx: &Ctx) -> PathBuf {
 fn read_text(path: &Path) -> anyhow::Result<Option<String>> {
     fsread::read_text(path, limits::CONFIG, Links::Follow)
         .with_context(|| format!("cannot read {}", path.display()))
-}
-
-/// How the project looks before install writes anything, unless an
-/// earlier install recorded it already (`None` then: that record stands).
-pub fn before_install(ctx: &Ctx) -> anyhow::Result<Option<InstallRecord>> {
-    if ctx.store().exists(INSTALL_RECORD) {
-        return Ok(None);
-    }
-    let claude = ctx.project_root.join(".claude");
-    let settings = read_text(&settings_path(ctx))?;
-    let holds_ours = settings.as_deref().is_some_and(|text| {
-        serde_json::from_str::<Value>(text).is_ok_and(|mut value| {
-            super::install::remove_ours(&mut value) > 0
-                || super::install::remove_statusline(&mut value)
-        })
-    });
-    Ok(Some(InstallRecord {
-        claude_dir_created: !claude.exists(),
-        commands_dir_created: !claude.join("commands").exists(),
-        state_root_created: !ctx.state_root.exists(),
-        settings_created: settings.is_none(),
-        settings_before: settings.filter(|_| !holds_ours),
-    }))
-}
-
-/// Keeps the record of the first install (after install created the state folder).
-pub fn save_record(ctx: &Ctx, record: &InstallRecord) -> anyhow::Result<()> {
-    ctx.store().lock(INSTALL_RECORD)?.save_json(record)
 }
 
 /// What to do with the settings file.
