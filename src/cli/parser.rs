@@ -152,6 +152,7 @@ pub enum Command {
 const STATUSLINE_EXAMPLES: &str = "\
 Examples:
   echo '{\"session_id\": \"abc\"}' | ralph-hooks statusline
+  echo '{\"session_id\": \"abc\"}' | ralph-hooks statusline --debug   # says why when it prints nothing
   ralph-hooks install --project . --statusline   # sets it as Claude Code's status line";
 
 const DOCTOR_EXAMPLES: &str = "\
