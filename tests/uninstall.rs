@@ -259,3 +259,21 @@ fn check_in_a_project_never_installed_into_leaves_git_clean_and_says_it_started_
     );
     assert_eq!(status(project), "", "{stderr}");
 }
+
+#[test]
+fn hooks_in_a_project_never_installed_into_leave_git_clean() {
+    let temp = git_project("uninstall-hooks");
+    let project = temp.path();
+    let edit = serde_json::json!({
+        "hook_event_name": "PostToolUse", "session_id": "s1", "cwd": project,
+        "tool_name": "Write", "tool_use_id": "t1",
+        "tool_input": {"file_path": project.join("app.py"), "content": "x = 1\n"},
+        "tool_response": {}
+    });
+    let output = util::run_with_stdin(
+        util::command("ralph-post-tool-lsp-diagnostic", project),
+        edit.to_string().as_bytes(),
+    );
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+    assert_eq!(status(project), "");
+}
