@@ -18,6 +18,8 @@ mod install;
 mod uninstall;
 // What the CLI says: a loop's coverage, times, hints, completions, the empty status line.
 mod cli_polish;
+// A settings file's text edited in place: property tests of util::json_splice.
+mod settings_text;
 // tests/e2e/scenarios/<name>/: the real Claude Code CLI against a scripted mock API.
 mod e2e;
 // Orchestrator file schemas: seed examples and mutations (issue 5).
