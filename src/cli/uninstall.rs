@@ -160,6 +160,12 @@ pub fn run(ctx: &Ctx, purge: bool) -> anyhow::Result<ExitCode> {
         if let Some(watch) = crate::state::journal::watch_dir(&ctx.state_root) {
             remove_tree(&watch)?;
         }
+        // A state folder with a long path has its daemon's socket in the
+        // runtime folder instead.
+        let paths = crate::daemon::paths::Paths::new(&ctx.state_root);
+        if paths.socket_in_runtime_dir() {
+            let _ = std::fs::remove_file(&paths.socket);
+        }
         println!(
             "Purged the state folder {} (loops, tasks, logs) and the guard's watch folder.",
             ctx.state_root.display()
