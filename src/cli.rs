@@ -14,6 +14,7 @@ mod daemon;
 mod doctor;
 mod examples;
 pub mod install;
+mod install_record;
 mod intel;
 mod loop_cmd;
 mod monitor;
@@ -29,6 +30,7 @@ mod status;
 mod statusline;
 mod task;
 mod telemetry;
+mod uninstall;
 mod validate;
 
 use std::ffi::OsString;
@@ -145,29 +147,41 @@ pub fn run(args: Vec<OsString>) -> anyhow::Result<ExitCode> {
     if let Some(code) = sandboxed::gate(&ctx, &command, &raw_args) {
         return Ok(code);
     }
-    let code = match command {
-        Command::Loop(action) => loop_cmd::run(&ctx, action)?,
-        Command::Check(args) => check::run(&ctx, &args, paint)?,
-        Command::Refs(args) => intel::refs(&ctx, &args)?,
-        Command::Rename(args) => intel::rename(&ctx, &args, paint)?,
-        Command::Search(args) => intel::search(&ctx, &args)?,
-        Command::Rewrite(args) => intel::rewrite(&ctx, &args, paint)?,
-        Command::Fix(args) => intel::fix(&ctx, &args, paint)?,
-        Command::Task(action) => task::run(&ctx, action)?,
-        Command::Status(args) => status::run(&ctx, &args)?,
-        Command::Validate(args) => validate::run(&ctx, &args)?,
-        Command::Resume(action) => resume::run(&ctx, action)?,
-        Command::Render(args) => resume::render(&ctx, &args)?,
-        Command::Path(args) => resume::path(&ctx, &args)?,
-        Command::Pipeline(action) => pipeline::run(&ctx, action)?,
-        Command::Install(args) => install::run(&ctx, &args)?,
-        Command::Doctor => doctor::run(&ctx)?,
-        Command::Daemon(args) => daemon::run(&ctx, &args)?,
-        Command::Telemetry(args) => telemetry::run(&ctx, &args)?,
-        Command::Monitor(args) => monitor::run(&ctx, args)?,
-        Command::Notify(action) => notify::run(&ctx, &action)?,
+    if !matches!(command, Command::Daemon(_)) {
+        crate::daemon::remote::announce_start();
+    }
+    let result = match command {
+        Command::Loop(action) => loop_cmd::run(&ctx, action),
+        Command::Check(args) => check::run(&ctx, &args, paint),
+        Command::Refs(args) => intel::refs(&ctx, &args),
+        Command::Rename(args) => intel::rename(&ctx, &args, paint),
+        Command::Search(args) => intel::search(&ctx, &args),
+        Command::Rewrite(args) => intel::rewrite(&ctx, &args, paint),
+        Command::Fix(args) => intel::fix(&ctx, &args, paint),
+        Command::Task(action) => task::run(&ctx, action),
+        Command::Status(args) => status::run(&ctx, &args),
+        Command::Validate(args) => validate::run(&ctx, &args),
+        Command::Resume(action) => resume::run(&ctx, action),
+        Command::Render(args) => resume::render(&ctx, &args),
+        Command::Path(args) => resume::path(&ctx, &args),
+        Command::Pipeline(action) => pipeline::run(&ctx, action),
+        Command::Install(args) if args.uninstall => uninstall::run(&ctx, args.purge),
+        Command::Install(args) => install::run(&ctx, &args),
+        Command::Doctor => doctor::run(&ctx),
+        Command::Daemon(args) => daemon::run(&ctx, &args),
+        Command::Telemetry(args) => telemetry::run(&ctx, &args),
+        Command::Monitor(args) => monitor::run(&ctx, args),
+        Command::Notify(action) => notify::run(&ctx, &action),
         Command::Statusline | Command::Completions(_) => unreachable!("handled above"),
     };
+    // Whatever the command wrote (a loop, a lock, a daemon's files) stays
+    // out of git, also in a project never installed into.
+    if ctx.state_root.is_dir()
+        && let Err(error) = ctx.store().ignore_in_git()
+    {
+        eprintln!("ralph-hooks: warning: {error:#}");
+    }
+    let code = result?;
     // A command that logged an event (loop start, a task step) starts the
     // telemetry exporter when telemetry is on, as a hook does.
     crate::telemetry::after_events(&ctx);

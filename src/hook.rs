@@ -112,6 +112,12 @@ pub fn run_then<H: Hook>(after: fn(&Ctx)) -> ExitCode {
         Ok(output) => emit::<H>(&with_store_warnings(output, ctx.store().take_warnings())),
         Err(error) => fault::<H>(&format!("{error:#}")),
     };
+    // State this call wrote stays out of git, also in a project where
+    // `ralph-hooks install` never ran (the plugin route): once the folder
+    // has its `.gitignore`, this is one `stat`.
+    if ctx.state_root.is_dir() {
+        let _ = ctx.store().ignore_in_git();
+    }
     after(&ctx);
     code
 }

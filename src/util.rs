@@ -3,13 +3,15 @@
 //! groups we own and always reap, also when we are killed) and [`fsread`]
 //! (the one function every file read goes through: type-checked, bounded),
 //! [`git`] (git that runs none of the project's code), [`private_dir`]
-//! (folders of this user only, in shared places) and [`confine`] (a
+//! (folders of this user only, in shared places), [`json_splice`] (a
+//! JSON file's text edited in place, its formatting kept) and [`confine`] (a
 //! bubblewrap around code the hooks run for the agent). Every
 //! other part may use them; they use nothing of this crate.
 
 pub mod confine;
 pub mod fsread;
 pub mod git;
+pub mod json_splice;
 pub mod private_dir;
 pub mod process;
 pub mod text;

@@ -164,7 +164,10 @@ fn check_errors_equal_tsc_noemit() {
         if util::servers_required() {
             panic!("no global typescript with lib/tsserver.js (npm install -g typescript@5)");
         }
-        eprintln!("skipping the tsc parity test: no global typescript@5");
+        util::skip(
+            "the tsc parity test",
+            "no global typescript@5 with tsserver",
+        );
         return;
     };
     let dir = TempDir::new("parity-ts");
@@ -235,7 +238,7 @@ fn stdlib_project(label: &str, config: (&str, &str)) -> Option<TempDir> {
         if util::servers_required() {
             panic!("no python3 standard library found");
         }
-        eprintln!("skipping: no python3 standard library found");
+        util::skip("a pyright parity test", "no python3 standard library found");
         return None;
     };
     let dir = TempDir::new(label);
@@ -473,7 +476,10 @@ fn rxjs_project(label: &str, typescript: &Path) -> Option<TempDir> {
                 sources.display()
             );
         }
-        eprintln!("skipping: no rxjs sources (run .ci/install-servers.sh)");
+        util::skip(
+            "a TypeScript parity test",
+            "no rxjs sources (run .ci/install-servers.sh)",
+        );
         return None;
     }
     let dir = TempDir::new(label);
@@ -562,7 +568,10 @@ fn check_errors_equal_typescript_7_tsc_on_rxjs() {
                 typescript.display()
             );
         }
-        eprintln!("skipping: no TypeScript 7 (run .ci/install-servers.sh)");
+        util::skip(
+            "the TypeScript 7 parity test",
+            "no TypeScript 7 (run .ci/install-servers.sh)",
+        );
         return;
     }
     let Some(dir) = rxjs_project("parity-ts7", &typescript) else {

@@ -95,9 +95,7 @@ fn find_claude() -> Option<PathBuf> {
     if util::servers_required() {
         panic!("the end-to-end tests are required (RALPH_HOOKS_REQUIRE_SERVERS=1), but {why}");
     }
-    eprintln!(
-        "skipping the end-to-end tests: {why} (set RALPH_HOOKS_REQUIRE_SERVERS=1 to make this a failure)"
-    );
+    util::skip("the end-to-end tests (real Claude Code CLI)", &why);
     None
 }
 

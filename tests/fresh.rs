@@ -398,7 +398,10 @@ fn typescript_5_warm_answers_equal_cold_after_outside_changes() {
         if util::servers_required() {
             panic!("no global typescript with lib/tsserver.js (npm install -g typescript@5)");
         }
-        eprintln!("skipping: no global TypeScript 5");
+        util::skip(
+            "the TypeScript 5 freshness test",
+            "no global typescript@5 with tsserver",
+        );
         return;
     };
     warm_answers_equal_cold_after_outside_changes(&TYPESCRIPT, "fresh-ts5", |root| {
@@ -416,7 +419,10 @@ fn typescript_7_warm_answers_equal_cold_after_outside_changes() {
                 typescript.display()
             );
         }
-        eprintln!("skipping: no TypeScript 7 (run .ci/install-servers.sh)");
+        util::skip(
+            "the TypeScript 7 freshness test",
+            "no TypeScript 7 (run .ci/install-servers.sh)",
+        );
         return;
     }
     warm_answers_equal_cold_after_outside_changes(&TYPESCRIPT, "fresh-ts7", |root| {

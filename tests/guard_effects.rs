@@ -991,7 +991,10 @@ impl SmallDisk {
                     "a small filesystem is required (RALPH_HOOKS_REQUIRE_SERVERS=1): mount: {why}"
                 );
             }
-            eprintln!("skipping the full-disk test: cannot mount a tmpfs ({why})");
+            util::skip(
+                "the full-disk test",
+                &format!("cannot mount a tmpfs ({why})"),
+            );
             return None;
         }
         util::copy_tree(&saved, at);

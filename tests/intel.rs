@@ -1111,7 +1111,10 @@ fn refs_and_rename_with_rust_analyzer() {
             !util::servers_required(),
             "rust-analyzer is on PATH but does not run"
         );
-        eprintln!("skipping: rust-analyzer is on PATH but does not run");
+        util::skip(
+            "a rust-analyzer test",
+            "rust-analyzer is on PATH but does not run",
+        );
         return;
     }
     let dir = project(&[

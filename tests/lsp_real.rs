@@ -36,7 +36,7 @@ fn require_working(name: &str, version_args: &[&str], why: &str) -> Option<PathB
             version_args.join(" ")
         );
     }
-    eprintln!("skipping {why}: {name} is on PATH but does not run");
+    util::skip(why, &format!("{name} is on PATH but does not run"));
     None
 }
 
@@ -263,7 +263,10 @@ fn typescript_language_server_reports_a_type_error() {
         if util::servers_required() {
             panic!("no global typescript with lib/tsserver.js (npm install -g typescript@5)");
         }
-        eprintln!("skipping the TypeScript test: no global typescript@5 with tsserver");
+        util::skip(
+            "the TypeScript test",
+            "no global typescript@5 with tsserver",
+        );
         return;
     };
     let dir = project(json!({}));

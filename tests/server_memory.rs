@@ -133,7 +133,10 @@ fn typescript_language_server_runs_one_tsserver_and_no_typings_installer() {
         if util::servers_required() {
             panic!("no global typescript with lib/tsserver.js (npm install -g typescript@5)");
         }
-        eprintln!("skipping the tsserver memory test: no global typescript@5 with tsserver");
+        util::skip(
+            "the tsserver memory test",
+            "no global typescript@5 with tsserver",
+        );
         return;
     };
     let dir = TempDir::new("memory-ts5");
@@ -189,7 +192,10 @@ fn rust_analyzer_leaves_the_standard_library_to_cargo_check() {
         if util::servers_required() {
             panic!("rust-analyzer is on PATH but does not run");
         }
-        eprintln!("skipping the rust-analyzer memory test: rust-analyzer does not run");
+        util::skip(
+            "the rust-analyzer memory test",
+            "rust-analyzer does not run",
+        );
         return;
     }
     let dir = TempDir::new("memory-rust");

@@ -2,6 +2,8 @@
 
 // Temp dirs, clean environments, wildcard comparison.
 mod util;
+// Skipped tests listed after the run, where cargo's capture cannot hide them.
+mod skips;
 // fixtures/golden/<binary>/<case>/: stdin in, stdout and state out.
 mod golden;
 // hooks-config/ agrees with the installer.
@@ -12,6 +14,12 @@ mod properties;
 mod concurrency;
 // ralph-hooks install / --uninstall / doctor on a real folder.
 mod install;
+// Install then uninstall leaves a git project clean; nothing git shows before install.
+mod uninstall;
+// What the CLI says: a loop's coverage, times, hints, completions, the empty status line.
+mod cli_polish;
+// A settings file's text edited in place: property tests of util::json_splice.
+mod settings_text;
 // tests/e2e/scenarios/<name>/: the real Claude Code CLI against a scripted mock API.
 mod e2e;
 // Orchestrator file schemas: seed examples and mutations (issue 5).

@@ -16,7 +16,10 @@ fn typescript_project(config: Value) -> Option<util::TempDir> {
         if util::servers_required() {
             panic!("no global typescript with lib/tsserver.js (npm install -g typescript@5)");
         }
-        eprintln!("skipping: no global typescript@5 with tsserver");
+        util::skip(
+            "the TypeScript unused-variable test",
+            "no global typescript@5 with tsserver",
+        );
         return None;
     };
     let dir = project(config);

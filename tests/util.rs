@@ -227,6 +227,12 @@ pub fn wildcard_match(pattern: &str, text: &str) -> bool {
     rest.ends_with(parts[parts.len() - 1])
 }
 
+/// Says that `what` did not run here and why; listed again after the run
+/// ([`crate::skips`]), and a failure under `.ci/run`.
+pub fn skip(what: &str, why: &str) {
+    crate::skips::record(what, why);
+}
+
 /// Whether `RALPH_HOOKS_REQUIRE_SERVERS=1` turns a missing tool into a failure.
 pub fn servers_required() -> bool {
     std::env::var("RALPH_HOOKS_REQUIRE_SERVERS").is_ok_and(|v| v == "1")
@@ -241,9 +247,7 @@ pub fn require_tool(name: &str, why: &str) -> Option<PathBuf> {
             panic!("{name} is required (RALPH_HOOKS_REQUIRE_SERVERS=1) for {why}, but not on PATH")
         }
         Err(_) => {
-            eprintln!(
-                "skipping {why}: {name} is not on PATH (set RALPH_HOOKS_REQUIRE_SERVERS=1 to make this a failure)"
-            );
+            skip(why, &format!("{name} is not on PATH"));
             None
         }
     }
@@ -302,7 +306,7 @@ impl Unprivileged {
                     "a test as an ordinary user is required (RALPH_HOOKS_REQUIRE_SERVERS=1): {why}"
                 );
             }
-            eprintln!("skipping a test as an ordinary user: {why}");
+            skip("a test as an ordinary user", &why);
             return None;
         }
         Some(user)

@@ -2,22 +2,31 @@
 //! every command, option and listed value, made by clap_complete from the
 //! same grammar the CLI parses with.
 
+use std::path::PathBuf;
 use std::process::ExitCode;
+
+use anyhow::Context as _;
 
 use clap_complete::Shell;
 
 pub const EXAMPLES: &str = "\
 Examples (install the script, then open a new shell):
-  bash:  ralph-hooks completions bash > ~/.local/share/bash-completion/completions/ralph-hooks
-  zsh:   ralph-hooks completions zsh > ~/.zfunc/_ralph-hooks
+  ralph-hooks completions bash --install   # writes it where bash looks, creating the folder
+  bash:  mkdir -p ~/.local/share/bash-completion/completions &&
+         ralph-hooks completions bash > ~/.local/share/bash-completion/completions/ralph-hooks
+  zsh:   mkdir -p ~/.zfunc && ralph-hooks completions zsh > ~/.zfunc/_ralph-hooks
          (with `fpath=(~/.zfunc $fpath); autoload -Uz compinit; compinit` in ~/.zshrc)
-  fish:  ralph-hooks completions fish > ~/.config/fish/completions/ralph-hooks.fish";
+  fish:  mkdir -p ~/.config/fish/completions &&
+         ralph-hooks completions fish > ~/.config/fish/completions/ralph-hooks.fish";
 
 #[derive(Debug, clap::Args)]
 pub struct CompletionsArgs {
     /// The shell
     #[arg(value_parser = ["bash", "zsh", "fish"])]
     pub shell: String,
+    /// Write the script where the shell looks for it (creating the folder) instead of printing it
+    #[arg(long)]
+    pub install: bool,
 }
 
 pub fn run(args: &CompletionsArgs) -> anyhow::Result<ExitCode> {
@@ -27,11 +36,45 @@ pub fn run(args: &CompletionsArgs) -> anyhow::Result<ExitCode> {
         _ => Shell::Fish,
     };
     let script = script(shell);
+    if args.install {
+        let path = install_path(shell, &|name| std::env::var_os(name))?;
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir)
+                .with_context(|| format!("cannot create {}", dir.display()))?;
+        }
+        std::fs::write(&path, script.as_bytes())
+            .with_context(|| format!("cannot write {}", path.display()))?;
+        println!("Wrote {}; open a new shell to use it.", path.display());
+        if shell == Shell::Zsh {
+            println!(
+                "zsh reads it when ~/.zshrc has: fpath=(~/.zfunc $fpath); autoload -Uz compinit; compinit"
+            );
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
     use std::io::Write as _;
     let mut stdout = std::io::stdout().lock();
     stdout.write_all(script.as_bytes())?;
     stdout.flush()?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// Where `shell` looks for the script of a command (the user's own folders).
+fn install_path(
+    shell: Shell,
+    env: &dyn Fn(&str) -> Option<std::ffi::OsString>,
+) -> anyhow::Result<PathBuf> {
+    let absolute = |name: &str| env(name).map(PathBuf::from).filter(|p| p.is_absolute());
+    let home = absolute("HOME").context("HOME is not set: give the path yourself with `>`")?;
+    Ok(match shell {
+        Shell::Bash => absolute("XDG_DATA_HOME")
+            .unwrap_or_else(|| home.join(".local/share"))
+            .join("bash-completion/completions/ralph-hooks"),
+        Shell::Zsh => home.join(".zfunc/_ralph-hooks"),
+        _ => absolute("XDG_CONFIG_HOME")
+            .unwrap_or_else(|| home.join(".config"))
+            .join("fish/completions/ralph-hooks.fish"),
+    })
 }
 
 /// The script for `shell`.

@@ -80,10 +80,10 @@ pub fn run(ctx: &Ctx, args: &DaemonArgs) -> anyhow::Result<ExitCode> {
             Ok(code)
         }
         DaemonCommand::Stop => {
-            if let Some(pid) = crate::telemetry::status::stop(ctx)? {
-                println!("stopped telemetry exporter {pid}");
+            for line in stop_all(ctx)? {
+                println!("{line}");
             }
-            stop(ctx, &target)
+            Ok(ExitCode::SUCCESS)
         }
     }
 }
@@ -216,7 +216,18 @@ pub fn render_status(status: &StatusReply) -> String {
     text
 }
 
-fn stop(ctx: &Ctx, target: &Target) -> anyhow::Result<ExitCode> {
+/// Stops the telemetry exporter and the daemon of this state root (what
+/// `daemon stop` and `install --uninstall` do); what happened, line by line.
+pub fn stop_all(ctx: &Ctx) -> anyhow::Result<Vec<String>> {
+    let mut lines = Vec::new();
+    if let Some(pid) = crate::telemetry::status::stop(ctx)? {
+        lines.push(format!("stopped telemetry exporter {pid}"));
+    }
+    lines.extend(stop(ctx, &Target::for_ctx(ctx)));
+    Ok(lines)
+}
+
+fn stop(ctx: &Ctx, target: &Target) -> Vec<String> {
     let store = Store::new(ctx.state_root.clone());
     let mut lines = Vec::new();
     match remote::connect_existing(target) {
@@ -261,10 +272,7 @@ fn stop(ctx: &Ctx, target: &Target) -> anyhow::Result<ExitCode> {
             lines.push(format!("cleaned up: {note}"));
         }
     }
-    for line in lines {
-        println!("{line}");
-    }
-    Ok(ExitCode::SUCCESS)
+    lines
 }
 
 /// Waits until no daemon holds the life lock.

@@ -8,7 +8,9 @@
 //! The merge keeps every other key and hook as it was (key order included).
 //! Our handlers are recognised by the file name of their command, so
 //! installing twice, or from a new location, replaces them instead of adding
-//! duplicates, and `--uninstall` removes exactly them.
+//! duplicates, and `--uninstall` removes exactly them (`super::uninstall`
+//! puts the project back as it was, formatting included, from what
+//! [`super::install_record`] kept).
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -255,13 +257,17 @@ Examples:
   ralph-hooks install --project ~/code/app
   ralph-hooks install --project . --statusline
   ralph-hooks install --project . --sandbox      # the supervision read-only to every Bash command
-  ralph-hooks install --project . --uninstall";
+  ralph-hooks install --project . --uninstall           # the project as it was before install
+  ralph-hooks install --project . --uninstall --purge   # and the state folder (loops, tasks, logs)";
 
 #[derive(Debug, clap::Args)]
 pub struct InstallArgs {
-    /// Remove exactly what install added
+    /// Put the project back as it was before install (see docs/uninstall.md)
     #[arg(long)]
     pub uninstall: bool,
+    /// With --uninstall: also remove the state folder (loops, tasks, logs) and the guard's watch folder
+    #[arg(long, requires = "uninstall")]
+    pub purge: bool,
     /// Also set `ralph-hooks statusline` as Claude Code's status line (unless you have one)
     #[arg(long)]
     pub statusline: bool,
@@ -276,32 +282,17 @@ pub fn run(ctx: &Ctx, args: &InstallArgs) -> anyhow::Result<ExitCode> {
     if !project.is_dir() {
         bail!("project directory {} does not exist", project.display());
     }
-    let settings_path = project.join(".claude").join("settings.json");
-    let mut settings = read_settings(&settings_path)?;
-    let removed = remove_ours(&mut settings);
-    let sandbox_record = read_sandbox_record(ctx)?;
     if uninstall {
-        if remove_statusline(&mut settings) {
-            println!("Removed the ralph-hooks status line.");
-        }
-        if let Some(record) = &sandbox_record {
-            super::sandbox::remove(&mut settings, record);
-        }
-        write_settings(&settings_path, &settings)?;
-        if sandbox_record.is_some() {
-            let locked = ctx.store().lock(SANDBOX_RECORD)?;
-            locked.remove()?;
-            println!(
-                "Removed sandbox mode: the sandbox settings, deny rules and allowed registries it added."
-            );
-        }
-        let n_commands = remove_commands(project)?;
-        println!(
-            "Removed {removed} ralph-hooks handler(s) from {} and {n_commands} slash command(s). Other settings are untouched.",
-            settings_path.display()
-        );
-        return Ok(ExitCode::SUCCESS);
+        bail!("--uninstall is carried out by `uninstall::run`");
     }
+    let settings_path = project.join(".claude").join("settings.json");
+    let settings_text = fsread::read_text(&settings_path, limits::CONFIG, Links::Follow)?;
+    let mut settings = read_settings(&settings_path)?;
+    let had_ours =
+        remove_ours(&mut settings) > 0 || settings.get("statusLine").is_some_and(is_our_statusline);
+    // How the project was, for --uninstall (the first install's record stands).
+    let first_look = super::install_record::before_install(ctx, settings_text.as_deref(), had_ours);
+    let sandbox_record = read_sandbox_record(ctx)?;
     let bin_dir = binary_dir()?;
     let auto_resume = crate::ralph::loops::LoopConfig::load(ctx).auto_resume;
     add_ours(&mut settings, &bin_dir, auto_resume);
@@ -318,17 +309,32 @@ pub fn run(ctx: &Ctx, args: &InstallArgs) -> anyhow::Result<ExitCode> {
     // The settings, then each slash command: on a slow disk that is a count.
     let progress = Progress::start("installing", progress::wanted(false));
     let total = COMMANDS.len() + 1;
-    write_settings(&settings_path, &settings)?;
+    let settings_changed = write_settings(&settings_path, settings_text.as_deref(), &settings)?;
     let state_ignored = ctx.store().ignore_in_git()?;
-    if let Some((record, _)) = &sandbox_note {
-        ctx.store().lock(SANDBOX_RECORD)?.save_json(record)?;
+    if let Some(record) = &first_look {
+        super::install_record::save(ctx, record)?;
     }
+    let sandbox_changed = match &sandbox_note {
+        Some((record, _)) if sandbox_record.as_ref() != Some(record) => {
+            ctx.store().lock(SANDBOX_RECORD)?.save_json(record)?;
+            true
+        }
+        _ => false,
+    };
     progress.set(1, total);
     let cli = shell_quote(&bin_dir.join("ralph-hooks"));
-    install_commands(project, &cli, sandbox_note.is_some(), &|done| {
+    let commands_changed = install_commands(project, &cli, sandbox_note.is_some(), &|done| {
         progress.set(1 + done, total)
     })?;
     progress.finish();
+    if !settings_changed && !sandbox_changed && commands_changed == 0 && first_look.is_none() {
+        println!(
+            "ralph-hooks is already registered in {} (binaries in {}); nothing changed.",
+            settings_path.display(),
+            bin_dir.display()
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
     if state_ignored {
         println!(
             "The hooks' state in {} is ignored by git ({}).",
@@ -374,9 +380,9 @@ pub fn run(ctx: &Ctx, args: &InstallArgs) -> anyhow::Result<ExitCode> {
 }
 
 /// The record of sandbox mode's install, relative to the state root.
-const SANDBOX_RECORD: &str = crate::hook::sandbox::RECORD;
+pub(super) const SANDBOX_RECORD: &str = crate::hook::sandbox::RECORD;
 
-fn read_sandbox_record(ctx: &Ctx) -> anyhow::Result<Option<super::sandbox::Record>> {
+pub(super) fn read_sandbox_record(ctx: &Ctx) -> anyhow::Result<Option<super::sandbox::Record>> {
     ctx.store()
         .read_json::<super::sandbox::Record>(SANDBOX_RECORD)
 }
@@ -479,10 +485,26 @@ fn read_settings(path: &Path) -> anyhow::Result<Value> {
     Ok(value)
 }
 
-fn write_settings(path: &Path, settings: &Value) -> anyhow::Result<()> {
-    let mut text = serde_json::to_string_pretty(settings).context("cannot encode settings")?;
-    text.push('\n');
-    write_atomic(path, text.as_bytes())
+/// Writes the settings, editing the file's text in place so that its
+/// formatting stays ([`crate::util::json_splice`]); true when it changed.
+fn write_settings(path: &Path, before: Option<&str>, settings: &Value) -> anyhow::Result<bool> {
+    let spliced = before
+        .filter(|text| !text.trim().is_empty())
+        .and_then(|text| crate::util::json_splice::rewrite(text, settings));
+    let text = match spliced {
+        Some(text) => text,
+        None => {
+            let mut text =
+                serde_json::to_string_pretty(settings).context("cannot encode settings")?;
+            text.push('\n');
+            text
+        }
+    };
+    if before == Some(text.as_str()) {
+        return Ok(false);
+    }
+    write_atomic(path, text.as_bytes())?;
+    Ok(true)
 }
 
 /// Whether a handler runs one of our binaries.
@@ -668,7 +690,8 @@ fn install_commands(
     cli: &str,
     sandbox: bool,
     written: &dyn Fn(usize),
-) -> anyhow::Result<()> {
+) -> anyhow::Result<usize> {
+    let mut changed = 0;
     let dir = project.join(".claude").join("commands");
     for (done, (name, text)) in COMMANDS.iter().enumerate() {
         written(done);
@@ -687,12 +710,17 @@ fn install_commands(
             continue;
         }
         let body = text.replace("ralph-hooks ", &format!("{cli} "));
-        write_atomic(&path, format!("{body}\n{COMMAND_MARKER}\n").as_bytes())?;
+        let body = format!("{body}\n{COMMAND_MARKER}\n");
+        if std::fs::read(&path).is_ok_and(|existing| existing == body.as_bytes()) {
+            continue;
+        }
+        write_atomic(&path, body.as_bytes())?;
+        changed += 1;
     }
-    Ok(())
+    Ok(changed)
 }
 
-fn remove_commands(project: &Path) -> anyhow::Result<usize> {
+pub(super) fn remove_commands(project: &Path) -> anyhow::Result<usize> {
     let dir = project.join(".claude").join("commands");
     let mut removed = 0;
     for (name, _) in COMMANDS {

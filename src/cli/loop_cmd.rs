@@ -14,6 +14,9 @@ use crate::ralph::checks;
 use crate::ralph::loop_state::{DEFAULT_MAX_ITERATIONS, LOOP_FILE, LoopState, LoopStatus};
 use crate::ralph::loops::{self, LoopConfig, StartRequest};
 
+/// How times print for a person: to the second, no nanoseconds.
+pub const TIME: &str = "%Y-%m-%d %H:%M:%S UTC";
+
 pub const EXAMPLES: &str = "\
 Examples:
   ralph-hooks loop start \"fix all type errors\"       # until the project has no errors
@@ -201,6 +204,7 @@ fn start(ctx: &Ctx, args: StartArgs) -> anyhow::Result<ExitCode> {
     for line in state.condition_lines() {
         let _ = writeln!(text, "- {line}");
     }
+    let _ = writeln!(text, "{}", coverage_note(&state));
     let budget_lines = budget::lines(&state.budget, &state.spend, 0);
     if !budget_lines.is_empty() {
         let _ = writeln!(text, "Budget (it ends as FAILED when one runs out):");
@@ -249,6 +253,36 @@ fn start(ctx: &Ctx, args: StartArgs) -> anyhow::Result<ExitCode> {
         println!("\n{}", first_feedback(ctx, &state));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// What the conditions look at, said so that nobody takes the goal for a
+/// condition: the goal's words are never checked, and with a --check or a
+/// --promise the language-server condition sees only the files the loop
+/// touches.
+pub fn coverage_note(state: &LoopState) -> String {
+    let mut text = String::from(
+        "NOTE: the goal text is not checked; it is what Claude is asked to do. The loop ends when the conditions above hold, whatever the goal says.",
+    );
+    if state.project && !state.paths.is_empty() {
+        let _ = write!(
+            text,
+            "\nNOTE: language-server errors are checked ONLY in {}; errors elsewhere do not keep the loop running. Leave out --path to cover the whole project.",
+            state.paths.join(", ")
+        );
+    } else if state.project {
+        text.push_str(
+            "\nLanguage-server errors are checked in EVERY file of the project (what `ralph-hooks check` reports).",
+        );
+    } else if state.diagnostics {
+        text.push_str(
+            "\nNOTE: language-server errors are checked ONLY in the files this loop touches; an error in a file it never edits does not keep it running. Add --diagnostics to require the whole project to have no errors.",
+        );
+    } else {
+        text.push_str(
+            "\nNOTE: language-server errors are not checked at all (--no-diagnostics). Add --diagnostics to require the whole project to have no errors.",
+        );
+    }
+    text
 }
 
 /// `--max-tokens 200000`, `200k`, `2M`.
@@ -400,7 +434,7 @@ pub fn describe(state: &LoopState, now: chrono::DateTime<chrono::Utc>) -> String
         "  session:    {}",
         state.session_id.as_deref().unwrap_or("(not claimed yet)")
     );
-    let _ = writeln!(text, "  started:    {}", state.started_at.to_rfc3339());
+    let _ = writeln!(text, "  started:    {}", state.started_at.format(TIME));
     if state.rewake {
         let _ = writeln!(
             text,
@@ -426,14 +460,17 @@ pub fn describe(state: &LoopState, now: chrono::DateTime<chrono::Utc>) -> String
             text,
             "  capped:     {} turn(s) ended at Claude Code's block cap (last {})",
             state.capped,
-            state.capped_at.map(|t| t.to_rfc3339()).unwrap_or_default()
+            state
+                .capped_at
+                .map(|t| t.format(TIME).to_string())
+                .unwrap_or_default()
         );
     }
     for failure in &state.api_failures {
         let _ = writeln!(
             text,
             "  API error:  {} {}: {}",
-            failure.at.to_rfc3339(),
+            failure.at.format(TIME),
             failure.error,
             failure.message
         );
@@ -442,24 +479,33 @@ pub fn describe(state: &LoopState, now: chrono::DateTime<chrono::Utc>) -> String
         let _ = writeln!(
             text,
             "  paused:     {} by a usage limit{} — it blocks no stop; your next message in Claude Code (or `ralph-hooks loop resume`) runs it again",
-            state.paused_at.map(|t| t.to_rfc3339()).unwrap_or_default(),
+            state
+                .paused_at
+                .map(|t| t.format(TIME).to_string())
+                .unwrap_or_default(),
             state
                 .resets_at
-                .map(|at| format!(" (resets {})", at.to_rfc3339()))
+                .map(|at| format!(" (resets {})", at.format(TIME)))
                 .unwrap_or_default()
         );
     } else if state.status == LoopStatus::Paused {
         let _ = writeln!(
             text,
             "  paused:     {} by the user — it blocks no stop; `ralph-hooks loop resume` (or /resume-loop) runs it again, `ralph-hooks loop cancel` ends it",
-            state.paused_at.map(|t| t.to_rfc3339()).unwrap_or_default()
+            state
+                .paused_at
+                .map(|t| t.format(TIME).to_string())
+                .unwrap_or_default()
         );
     }
     if let Some(reason) = &state.completion_reason {
         let _ = writeln!(
             text,
             "  ended:      {} ({reason}{})",
-            state.ended_at.map(|t| t.to_rfc3339()).unwrap_or_default(),
+            state
+                .ended_at
+                .map(|t| t.format(TIME).to_string())
+                .unwrap_or_default(),
             state
                 .completion_detail
                 .as_deref()

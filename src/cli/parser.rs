@@ -57,7 +57,7 @@ impl Cli {
 /// Options every command takes, before or after its name.
 #[derive(Debug, Args)]
 pub struct Global {
-    /// The project (default: $CLAUDE_PROJECT_DIR, else the current directory)
+    /// The project (default: $CLAUDE_PROJECT_DIR, else the nearest folder at or above the current one with a .claude/ folder, else the top of its git work tree, else the current directory)
     #[arg(
         long,
         global = true,
@@ -152,6 +152,7 @@ pub enum Command {
 const STATUSLINE_EXAMPLES: &str = "\
 Examples:
   echo '{\"session_id\": \"abc\"}' | ralph-hooks statusline
+  echo '{\"session_id\": \"abc\"}' | ralph-hooks statusline --debug   # says why when it prints nothing
   ralph-hooks install --project . --statusline   # sets it as Claude Code's status line";
 
 const DOCTOR_EXAMPLES: &str = "\

@@ -135,7 +135,7 @@ pub fn run(ctx: &Ctx, args: &StatusArgs) -> anyhow::Result<ExitCode> {
             "Continuation ({} {}): {state}, last at {}",
             counter.source,
             counter.subject,
-            counter.updated_at.to_rfc3339()
+            counter.updated_at.format(super::loop_cmd::TIME)
         );
     }
     if let Some(monitor) = &monitor {

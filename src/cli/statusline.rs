@@ -122,8 +122,69 @@ pub fn run(project: Option<&str>, debug: bool) -> anyhow::Result<ExitCode> {
     let line = line_for(&ctx)?;
     if !line.is_empty() {
         println!("{line}");
+    } else if ctx.debug {
+        // An empty line looks like a broken status line: say why.
+        eprintln!("[DEBUG] statusline: prints nothing: {}", why_empty(&ctx)?);
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Why the line is empty, for `--debug`.
+fn why_empty(ctx: &Ctx) -> anyhow::Result<String> {
+    let store = ctx.store();
+    if !store.root().is_dir() {
+        return Ok(format!(
+            "no state folder at {} (no loop or task was ever started for this project; --project DIR names another)",
+            store.root().display()
+        ));
+    }
+    let loop_state = if store.exists(LOOP_FILE) {
+        store.read_json::<LoopState>(LOOP_FILE)?
+    } else {
+        None
+    };
+    let task = tasks::active(store)?;
+    Ok(empty_reason(
+        loop_state.as_ref(),
+        task.as_ref(),
+        ctx.session_id.as_deref(),
+    ))
+}
+
+/// Why [`render`] shows nothing for these inputs, in words.
+pub fn empty_reason(
+    loop_state: Option<&LoopState>,
+    task: Option<&TaskDoc>,
+    session: Option<&str>,
+) -> String {
+    let mut reasons = Vec::new();
+    match loop_state {
+        None => reasons.push("no loop".to_string()),
+        Some(state) if loop_ctl::ownership(state, session) == Ownership::Other => {
+            reasons.push(format!(
+                "loop {} belongs to session {}, and this is {} (the line shows only this session's loop; `ralph-hooks loop status` shows it)",
+                state.id,
+                state.session_id.as_deref().unwrap_or("?"),
+                session.map_or_else(
+                    || "no session (no session_id on stdin)".to_string(),
+                    |s| format!("session {s}")
+                )
+            ));
+        }
+        Some(state) => reasons.push(format!(
+            "loop {} is {} (a finished loop is history: `ralph-hooks loop status` shows it)",
+            state.id,
+            state.status.as_str()
+        )),
+    }
+    match task {
+        None => reasons.push("no active task".to_string()),
+        Some(doc) => reasons.push(format!(
+            "the active task belongs to session {}",
+            doc.field("Session").unwrap_or("?")
+        )),
+    }
+    reasons.join("; ")
 }
 
 /// Reads what the line shows; a missing state root is the idle case.

@@ -17,6 +17,7 @@
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use super::config::{self, DaemonConfig};
@@ -314,6 +315,16 @@ pub fn life_lock_free(paths: &Paths) -> bool {
     !paths.life_lock.exists() || matches!(FileLock::try_acquire(&paths.life_lock), Ok(Some(_)))
 }
 
+/// Whether the next daemon this process starts is announced on stderr: the
+/// CLI says so once (a person should know a process stays behind); a
+/// hook's stderr belongs to Claude Code and stays quiet.
+static ANNOUNCE_START: AtomicBool = AtomicBool::new(false);
+
+/// Say on stderr, once, when this process starts a daemon.
+pub fn announce_start() {
+    ANNOUNCE_START.store(true, Ordering::Relaxed);
+}
+
 /// Starts `ralph-hooks daemon` detached: its own session, no terminal, all
 /// three streams on /dev/null (a daemon holding the hook's stdout would make
 /// Claude Code wait for it). With `prestart` it starts the servers the
@@ -325,6 +336,11 @@ pub fn spawn_daemon(target: &Target, prestart: bool) -> anyhow::Result<std::proc
         .exe
         .as_deref()
         .ok_or_else(|| anyhow::anyhow!("no ralph-hooks binary"))?;
+    // The daemon's files (socket, record, log, locks) go into the state
+    // folder: git must not see them, also in a project never installed into.
+    if let Err(error) = crate::state::Store::new(target.state_root.clone()).ignore_in_git() {
+        eprintln!("ralph-hooks: warning: {error:#}");
+    }
     let mut command = Command::new(exe);
     command
         .arg("--project")
@@ -349,7 +365,16 @@ pub fn spawn_daemon(target: &Target, prestart: bool) -> anyhow::Result<std::proc
     let mut attempts = 0;
     loop {
         match command.spawn() {
-            Ok(child) => return Ok(child),
+            Ok(child) => {
+                if ANNOUNCE_START.swap(false, Ordering::Relaxed) {
+                    eprintln!(
+                        "ralph-hooks: started the daemon that keeps language servers warm (pid {}, {}); `ralph-hooks daemon stop` stops it",
+                        child.id(),
+                        target.project_root.display()
+                    );
+                }
+                return Ok(child);
+            }
             Err(error)
                 if error.kind() == std::io::ErrorKind::ExecutableFileBusy && attempts < 10 =>
             {

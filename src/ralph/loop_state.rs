@@ -280,6 +280,14 @@ impl LoopState {
         if self.no_warnings {
             command.push_str(" --no-warnings");
         }
+        if self.max_iterations != DEFAULT_MAX_ITERATIONS {
+            command.push_str(&format!(" --max-iterations {}", self.max_iterations));
+        }
+        if !self.checks.is_empty()
+            && self.check_timeout_secs != crate::ralph::checks::DEFAULT_TIMEOUT.as_secs()
+        {
+            command.push_str(&format!(" --check-timeout {}", self.check_timeout_secs));
+        }
         if let Some(tokens) = self.budget.max_tokens {
             command.push_str(&format!(" --max-tokens {tokens}"));
         }
