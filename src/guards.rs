@@ -850,16 +850,29 @@ fn outside_the_project(
     .iter()
     .flat_map(|root| protect::forms(root))
     .collect();
-    let escapes = protect::forms(path)
+    let forms = protect::forms(path);
+    let escapes = forms
         .iter()
         .any(|form| !allowed.iter().any(|root| form.starts_with(root)));
-    if !escapes || !supervision.get()?.unattended() {
+    // Claude Code's sandbox keeps a repository's `.git` read-only to Bash
+    // only; the file tools are not sandboxed, and a `.git/config` they
+    // write names programs (drivers, hooks) that git runs for whoever runs
+    // it next, the hooks outside the sandbox included.
+    let in_git_dir = forms
+        .iter()
+        .any(|form| form.components().any(|part| part.as_os_str() == ".git"));
+    if !(escapes || in_git_dir) || !supervision.get()?.unattended() {
         return Ok(None);
     }
     let written = path.to_string_lossy();
     let shown = crate::util::text::escape_controls(&written);
+    if escapes {
+        return Ok(Some(HookOutput::deny(format!(
+            "Not while the Ralph loop runs unattended in sandbox mode: {shown} is outside the project. The file tools write only inside the project (and the temp folders) until the loop ends; keep the work in the project, or tell the user what should change outside it."
+        ))));
+    }
     Ok(Some(HookOutput::deny(format!(
-        "Not while the Ralph loop runs unattended in sandbox mode: {shown} is outside the project. The file tools write only inside the project (and the temp folders) until the loop ends; keep the work in the project, or tell the user what should change outside it."
+        "Not while the Ralph loop runs unattended in sandbox mode: {shown} is inside a repository's .git folder, which the file tools do not write until the loop ends (git's own commands do that); tell the user what should change there."
     ))))
 }
 

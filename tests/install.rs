@@ -632,6 +632,20 @@ fn in_sandbox_mode_the_file_tools_write_only_inside_the_project_while_unattended
     std::os::unix::fs::symlink("/etc", project.join("etc-link")).unwrap();
     let denied = write_decision(project, &project.join("etc-link/gitconfig"));
     assert!(denied.contains("\"deny\""), "{denied}");
+    // A repository's .git folder inside the project: its config and hooks
+    // name programs git runs for the hooks too.
+    for inside_git in [
+        ".git/config",
+        ".git/hooks/pre-commit",
+        "vendor/lib/.git/config",
+    ] {
+        let denied = write_decision(project, &project.join(inside_git));
+        assert!(
+            denied.contains("\"deny\"") && denied.contains(".git folder"),
+            "{inside_git}: {denied}"
+        );
+    }
     // Inside the project: ordinary work.
     assert!(!write_decision(project, &project.join("src/app.py")).contains("\"deny\""));
+    assert!(!write_decision(project, &project.join(".gitignore")).contains("\"deny\""));
 }
