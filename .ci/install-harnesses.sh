@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Installs the other agent harnesses' CLIs that the harness end-to-end tests
+# (tests/harness_e2e.rs) drive offline against a scripted mock of their model
+# API on loopback.
+#
+#   Codex CLI: @openai/codex (override the version: CODEX_VERSION). It reads
+#   a custom model provider with a loopback base_url from its config.toml,
+#   so it can run with no network at all.
+#
+#   Prefix: $RALPH_HOOKS_HARNESS_PREFIX, default $HOME/.cache/ralph-hooks/harnesses;
+#   the binaries end up in <prefix>/node_modules/.bin/, where the tests look
+#   when $CODEX_BIN is not set.
+#
+# Idempotent: a version already there is kept. Prints each binary's path.
+set -euo pipefail
+
+codex_version="${CODEX_VERSION:-0.169.0}"
+prefix="${RALPH_HOOKS_HARNESS_PREFIX:-${HOME:?HOME is not set}/.cache/ralph-hooks/harnesses}"
+codex="$prefix/node_modules/.bin/codex"
+
+if ! command -v npm >/dev/null 2>&1; then
+  echo "install-harnesses: npm is not on PATH; install Node.js and npm first" >&2
+  exit 1
+fi
+
+mkdir -p "$prefix"
+if [ -x "$codex" ] && "$codex" --version 2>/dev/null | grep -q "$codex_version"; then
+  echo "codex $codex_version already installed in $prefix" >&2
+else
+  echo "installing @openai/codex@$codex_version into $prefix" >&2
+  npm install --prefix "$prefix" --no-audit --no-fund --loglevel=error \
+    --engine-strict=false "@openai/codex@$codex_version" >&2
+fi
+"$codex" --version >&2
+echo "$codex"
