@@ -30,24 +30,40 @@ pub struct Detecting {
 
 /// Which harness sent `payload`, as far as its fields tell; `None` for
 /// Claude Code's own (and anything unrecognised).
+///
+/// One pass over the keys, comparing names (no hashing): this runs on every
+/// Claude Code call, whose start-up it must not slow down.
 pub fn detect(payload: &Value) -> Option<Harness> {
     let map = payload.as_object()?;
-    if super::cursor::is_cursor(map) {
-        return Some(Harness::Cursor);
+    let (mut cursor_fields, mut copilot_fields, mut snake_event) = (0, 0, false);
+    let mut codex = false;
+    let mut gemini = false;
+    for (key, value) in map {
+        match key.as_str() {
+            "cursor_version" => return Some(Harness::Cursor),
+            "conversation_id" | "workspace_roots" => cursor_fields += 1,
+            "hookEventName" | "sessionId" | "toolName" | "toolArgs" => copilot_fields += 1,
+            // Codex CLI's payloads are Claude Code's but for `turn_id`,
+            // which every one of them carries.
+            "turn_id" => codex = true,
+            "hook_event_name" => {
+                snake_event = true;
+                gemini = value.as_str().is_some_and(super::gemini::is_gemini_event);
+            }
+            _ => {}
+        }
     }
-    let event = super::text(map, "hook_event_name");
-    if event.is_some_and(super::gemini::is_gemini_event) {
-        return Some(Harness::Gemini);
+    if cursor_fields == 2 {
+        Some(Harness::Cursor)
+    } else if gemini {
+        Some(Harness::Gemini)
+    } else if copilot_fields > 0 && !snake_event {
+        Some(Harness::Copilot)
+    } else if codex {
+        Some(Harness::Codex)
+    } else {
+        None
     }
-    if super::copilot::is_copilot(map) {
-        return Some(Harness::Copilot);
-    }
-    // Codex CLI's payloads are Claude Code's but for `turn_id`, which every
-    // one of them carries.
-    if map.contains_key("turn_id") {
-        return Some(Harness::Codex);
-    }
-    None
 }
 
 /// The one line a Cursor payload at a Claude Code hook gets.

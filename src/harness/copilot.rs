@@ -25,14 +25,6 @@ pub struct Copilot {
     pub event: Option<String>,
 }
 
-/// Whether a payload is Copilot's camelCase dialect.
-pub fn is_copilot(map: &Map<String, Value>) -> bool {
-    !map.contains_key("hook_event_name")
-        && ["hookEventName", "sessionId", "toolName", "toolArgs"]
-            .iter()
-            .any(|key| map.contains_key(*key))
-}
-
 /// Copilot's tool names as Claude Code's.
 fn tool_name(name: &str) -> &str {
     match name {

@@ -30,13 +30,6 @@ pub struct Cursor;
 /// ends it sooner when smaller.
 pub const LOOP_LIMIT: u32 = 50;
 
-/// Whether a payload is Cursor's: its own fields, whatever the event name
-/// (its third-party mode maps the names onto Claude Code's).
-pub fn is_cursor(map: &serde_json::Map<String, Value>) -> bool {
-    map.contains_key("cursor_version")
-        || (map.contains_key("conversation_id") && map.contains_key("workspace_roots"))
-}
-
 /// Cursor's tool names as Claude Code's.
 fn tool_name(name: &str) -> &str {
     match name {
