@@ -7,16 +7,26 @@
 #   a custom model provider with a loopback base_url from its config.toml,
 #   so it can run with no network at all.
 #
+#   Gemini CLI: @google/gemini-cli (override: GEMINI_CLI_VERSION). An API key
+#   sign-in takes its base URL from GOOGLE_GEMINI_BASE_URL, which may be a
+#   loopback one.
+#
+#   Not installed: Copilot CLI (@github/copilot) signs in to GitHub's service
+#   and has no setting for another model endpoint, so it cannot run offline;
+#   Cursor's agent does not install from npm.
+#
 #   Prefix: $RALPH_HOOKS_HARNESS_PREFIX, default $HOME/.cache/ralph-hooks/harnesses;
 #   the binaries end up in <prefix>/node_modules/.bin/, where the tests look
-#   when $CODEX_BIN is not set.
+#   when $CODEX_BIN / $GEMINI_BIN is not set.
 #
 # Idempotent: a version already there is kept. Prints each binary's path.
 set -euo pipefail
 
 codex_version="${CODEX_VERSION:-0.169.0}"
+gemini_version="${GEMINI_CLI_VERSION:-0.61.0}"
 prefix="${RALPH_HOOKS_HARNESS_PREFIX:-${HOME:?HOME is not set}/.cache/ralph-hooks/harnesses}"
 codex="$prefix/node_modules/.bin/codex"
+gemini="$prefix/node_modules/.bin/gemini"
 
 if ! command -v npm >/dev/null 2>&1; then
   echo "install-harnesses: npm is not on PATH; install Node.js and npm first" >&2
@@ -31,5 +41,14 @@ else
   npm install --prefix "$prefix" --no-audit --no-fund --loglevel=error \
     --engine-strict=false "@openai/codex@$codex_version" >&2
 fi
+if [ -x "$gemini" ] && [ "$("$gemini" --version 2>/dev/null)" = "$gemini_version" ]; then
+  echo "gemini $gemini_version already installed in $prefix" >&2
+else
+  echo "installing @google/gemini-cli@$gemini_version into $prefix" >&2
+  npm install --prefix "$prefix" --no-audit --no-fund --loglevel=error \
+    --engine-strict=false "@google/gemini-cli@$gemini_version" >&2
+fi
 "$codex" --version >&2
+"$gemini" --version >&2
 echo "$codex"
+echo "$gemini"

@@ -72,7 +72,7 @@ const GEMINI: &[HarnessHook] = &[
     hook("BeforeAgent", None, PROMPT, 10),
     hook(
         "BeforeTool",
-        Some("run_shell_command|write_file|replace|mcp__.*"),
+        Some("run_shell_command|write_file|replace|mcp_.*"),
         GUARD,
         15,
     ),
