@@ -155,6 +155,33 @@ fn with_file_path(mut input: Value) -> Value {
     input
 }
 
+/// The prompts our own Stop answers make: the loop's follow-up (possibly
+/// after a note about an owed check), task continuation, a resumed loop.
+const OUR_FOLLOW_UPS: [&str; 3] = [
+    "[RALPH LOOP — iteration ",
+    "[SELF-DRIVING ",
+    "[ralph-hooks] ",
+];
+
+/// Marks a prompt that one of our Stop answers made as not the user's
+/// (`source: "system"`). Claude Code never runs the prompt hook for a
+/// Stop's continuation; Gemini, Cursor and Copilot submit it as the next
+/// prompt, through that hook, with nothing else to tell it from the
+/// user's — and only the user's prompts may lift a pause or reset the
+/// loop's count of blocks in a row.
+fn mark_our_follow_up(map: &mut Map<String, Value>) {
+    let ours = text(map, "prompt").is_some_and(|prompt| {
+        let prompt = prompt.trim_start();
+        prompt.contains(OUR_FOLLOW_UPS[0])
+            || OUR_FOLLOW_UPS[1..]
+                .iter()
+                .any(|marker| prompt.starts_with(marker))
+    });
+    if ours && !map.contains_key("source") {
+        map.insert("source".into(), Value::String("system".into()));
+    }
+}
+
 /// The kernel's answer as the text a harness should see: a block's reason
 /// (a loop's follow-up) and the context, in that order.
 fn context_and_reason(output: &crate::hook::protocol::HookOutput) -> Option<String> {

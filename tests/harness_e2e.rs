@@ -1,7 +1,9 @@
 //! End to end under other agent harnesses: the real Codex CLI
-//! (`@openai/codex`) and Gemini CLI (`@google/gemini-cli`), installed by
-//! `.ci/install-harnesses.sh`, run offline against a scripted mock of their
-//! model API on 127.0.0.1 (OpenAI's Responses API; the Gemini API), in a
+//! (`@openai/codex`), Gemini CLI (`@google/gemini-cli`) and Copilot CLI
+//! (`@github/copilot`, in its offline mode with a custom provider),
+//! installed by `.ci/install-harnesses.sh`, run offline against a scripted
+//! mock of their model API on 127.0.0.1 (OpenAI's Responses API for Codex
+//! and Copilot; the Gemini API), in a
 //! project where `ralph-hooks install --harness <name>` wrote the harness's
 //! hook configuration for our freshly built binaries.
 //!
@@ -16,8 +18,9 @@
 //! review); the test passes `--dangerously-bypass-hook-trust`, meant for
 //! automation that vets its hooks, as this one does. Gemini CLI runs a
 //! headless session only in a trusted folder: `GEMINI_CLI_TRUST_WORKSPACE`.
+//! Copilot CLI likewise: `COPILOT_ALLOW_ALL=true`.
 //!
-//! Each binary is `$CODEX_BIN` / `$GEMINI_BIN`, else the one
+//! Each binary is `$CODEX_BIN` / `$GEMINI_BIN` / `$COPILOT_BIN`, else the one
 //! `.ci/install-harnesses.sh` installs (`$RALPH_HOOKS_HARNESS_PREFIX`,
 //! default `~/.cache/ralph-hooks/harnesses`, then `node_modules/.bin/`).
 //! Without it the test says why and passes, unless
@@ -72,18 +75,21 @@ type Seen = Arc<Mutex<Vec<Value>>>;
 /// (path, request body, how many requests came before it).
 type Responder = fn(&str, &Value, usize) -> (&'static str, String);
 
-/// The scripted model: what to answer to one Responses API request.
-fn codex_script(request: &Value) -> Value {
+/// The scripted model: what to answer to one Responses API request, the
+/// shell call being `shell_call` (each harness names its shell tool and its
+/// arguments its own way).
+fn responses_script(request: &Value, shell_call: Value) -> Value {
     let input = request["input"].as_array().cloned().unwrap_or_default();
     let last = input.last().cloned().unwrap_or(Value::Null);
-    let text = serde_json::to_string(&input).unwrap_or_default();
     if last["type"] == "function_call_output" {
         return json!({"type": "message", "role": "assistant", "id": "msg_done",
             "content": [{"type": "output_text", "text": "I created done.txt; the check should pass now."}]});
     }
-    if text.contains("[RALPH LOOP — iteration") {
-        return json!({"type": "function_call", "id": "fc_1", "call_id": "call_touch",
-            "name": "exec_command", "arguments": json!({"cmd": "touch done.txt"}).to_string()});
+    if serde_json::to_string(&input)
+        .unwrap_or_default()
+        .contains("[RALPH LOOP — iteration")
+    {
+        return shell_call;
     }
     json!({"type": "message", "role": "assistant", "id": "msg_first",
         "content": [{"type": "output_text", "text": "I looked at the project. All done."}]})
@@ -94,25 +100,44 @@ fn sse(kind: &str, mut data: Value) -> String {
     format!("event: {kind}\ndata: {data}\n\n")
 }
 
-/// Codex CLI's model API: OpenAI's Responses API, streamed.
-fn responses_api(path: &str, request: &Value, n: usize) -> (&'static str, String) {
+/// OpenAI's Responses API, streamed, answering with `item`.
+fn responses_stream(item: Value, n: usize) -> (&'static str, String) {
+    let id = format!("resp_{n}");
+    let mut events = sse("response.created", json!({"response": {"id": id}}));
+    events.push_str(&sse(
+        "response.output_item.done",
+        json!({"item": item.clone()}),
+    ));
+    events.push_str(&sse(
+        "response.completed",
+        json!({"response": {"id": id, "object": "response", "status": "completed", "output": [item],
+            "usage": {"input_tokens": 10, "output_tokens": 5, "total_tokens": 15}}}),
+    ));
+    ("text/event-stream", events)
+}
+
+/// Codex CLI's model API; its shell tool is `exec_command` with `cmd`.
+fn codex_api(path: &str, request: &Value, n: usize) -> (&'static str, String) {
     if !path.contains("/responses") {
         return (
             "application/json",
             json!({"data": [], "models": []}).to_string(),
         );
     }
-    let id = format!("resp_{n}");
-    let mut events = sse("response.created", json!({"response": {"id": id}}));
-    events.push_str(&sse(
-        "response.output_item.done",
-        json!({"item": codex_script(request)}),
-    ));
-    events.push_str(&sse(
-        "response.completed",
-        json!({"response": {"id": id, "usage": {"input_tokens": 10, "output_tokens": 5, "total_tokens": 15}}}),
-    ));
-    ("text/event-stream", events)
+    let call = json!({"type": "function_call", "id": "fc_1", "call_id": "call_touch",
+        "name": "exec_command", "arguments": json!({"cmd": "touch done.txt"}).to_string()});
+    responses_stream(responses_script(request, call), n)
+}
+
+/// Copilot CLI's model API with a custom provider (`COPILOT_PROVIDER_*`,
+/// wire API `responses`); its shell tool is `bash` with `command`.
+fn copilot_api(path: &str, request: &Value, n: usize) -> (&'static str, String) {
+    if !path.contains("/responses") {
+        return ("application/json", json!({"data": []}).to_string());
+    }
+    let call = json!({"type": "function_call", "id": "fc_1", "call_id": "call_touch",
+        "name": "bash", "arguments": json!({"command": "touch done.txt", "description": "make the check pass"}).to_string()});
+    responses_stream(responses_script(request, call), n)
 }
 
 /// The scripted Gemini model: the parts of its answer to one request.
@@ -374,7 +399,7 @@ fn codex_runs_a_loop_with_a_check_to_completion() {
     let codex_home = temp.path().join("codex-home");
     std::fs::create_dir_all(&codex_home).unwrap();
     let seen: Seen = Arc::default();
-    let port = start_mock(seen.clone(), responses_api);
+    let port = start_mock(seen.clone(), codex_api);
     let config = format!(
         "model = \"mock-model\"\nmodel_provider = \"mock\"\n\n[model_providers.mock]\nname = \"mock\"\nbase_url = \"http://127.0.0.1:{port}/v1\"\nwire_api = \"responses\"\n\n[projects.\"{}\"]\ntrust_level = \"trusted\"\n",
         project.display()
@@ -457,4 +482,39 @@ fn gemini_runs_a_loop_with_a_check_to_completion() {
         output.contains("Ralph loop iteration 1/5: still failing"),
         "Gemini did not show the AfterAgent hook's message\n{report}"
     );
+}
+
+#[test]
+fn copilot_runs_a_loop_with_a_check_to_completion() {
+    let Some(copilot) = find_cli("copilot", "COPILOT_BIN") else {
+        return;
+    };
+    let temp = TempDir::new("copilot-e2e");
+    let project = prepare(&temp, "copilot");
+    assert!(project.join(".github/hooks/ralph-hooks.json").is_file());
+    let home = temp.path().join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    let seen: Seen = Arc::default();
+    let port = start_mock(seen.clone(), copilot_api);
+
+    let mut command = clean_command(&copilot, &project);
+    command
+        .args(["-p", "Do the work of the loop."])
+        .env("HOME", &home)
+        .env("COPILOT_HOME", home.join(".copilot"))
+        // No GitHub sign-in and no network: a custom provider on loopback.
+        .env("COPILOT_OFFLINE", "true")
+        .env(
+            "COPILOT_PROVIDER_BASE_URL",
+            format!("http://127.0.0.1:{port}/v1"),
+        )
+        .env("COPILOT_PROVIDER_WIRE_API", "responses")
+        .env("COPILOT_MODEL", "gpt-5")
+        .env("COPILOT_AUTO_UPDATE", "false")
+        // Tools run without asking, and this folder (its hooks) is trusted.
+        .env("COPILOT_ALLOW_ALL", "true");
+    let (status, output, took) = run_agent(command);
+    let requests = seen.lock().unwrap().clone();
+    let report = assert_loop_completed(&project, &requests, status, &output, took);
+    assert!(output.contains("touch done.txt"), "{report}");
 }

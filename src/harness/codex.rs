@@ -24,6 +24,9 @@ impl Dialect for Codex {
     fn read(&self, payload: Value, _accepted: &[EventName]) -> Result<Reading, String> {
         let mut map = super::object(payload);
         map.remove("transcript_path");
+        if super::text(&map, "hook_event_name") == Some("UserPromptSubmit") {
+            super::mark_our_follow_up(&mut map);
+        }
         if super::text(&map, "tool_name") == Some("apply_patch") {
             let patch = map
                 .get("tool_input")

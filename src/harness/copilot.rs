@@ -8,7 +8,10 @@
 //! answers.
 //!
 //! - `agentStop` / `subagentStop`: `decision: "block"` with a `reason`,
-//!   which is queued as the next prompt. No cap on blocks in a row.
+//!   which is queued as the next prompt (and goes through
+//!   `userPromptSubmitted`: it is marked as not the user's). No cap on
+//!   blocks in a row; the payload says `stop_hook_active` (snake_case, as
+//!   Copilot CLI 1.0.102 sends it).
 //! - `preToolUse`: `permissionDecision: "deny"` with
 //!   `permissionDecisionReason`; never `allow` or `ask`.
 //! - `postToolUse`, `sessionStart`, `userPromptSubmitted`:
@@ -62,6 +65,10 @@ impl Dialect for Copilot {
         map.remove("transcriptPath");
         map.insert("hook_event_name".into(), json!(event));
         super::rename(&mut map, "sessionId", "session_id");
+        if event == "UserPromptSubmit" {
+            // agentStop's block reason comes back as a prompt.
+            super::mark_our_follow_up(&mut map);
+        }
         super::rename(&mut map, "stopHookActive", "stop_hook_active");
         if let Some(name) = super::text(&map, "toolName").map(tool_name) {
             let name = name.to_string();

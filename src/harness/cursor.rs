@@ -68,7 +68,11 @@ impl Dialect for Cursor {
                 ("Stop", None)
             }
             "sessionStart" => ("SessionStart", None),
-            "beforeSubmitPrompt" => ("UserPromptSubmit", None),
+            "beforeSubmitPrompt" => {
+                // The stop's `followup_message` comes back as a prompt.
+                super::mark_our_follow_up(&mut map);
+                ("UserPromptSubmit", None)
+            }
             "beforeShellExecution" => ("PreToolUse", Some("Bash")),
             "afterShellExecution" => ("PostToolUse", Some("Bash")),
             "afterFileEdit" => ("PostToolUse", Some("Edit")),

@@ -62,6 +62,9 @@ impl Dialect for Gemini {
             _ => return Ok(Reading::Inputs(Vec::new())),
         };
         map.insert("hook_event_name".into(), json!(event));
+        if event == "UserPromptSubmit" {
+            super::mark_our_follow_up(&mut map);
+        }
         if event == "Stop" {
             super::rename(&mut map, "prompt_response", "last_assistant_message");
             // The original prompt is not a prompt the kernel should read.
