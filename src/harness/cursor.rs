@@ -47,12 +47,14 @@ impl Dialect for Cursor {
         let mut map = super::object(payload);
         map.remove("transcript_path");
         super::rename(&mut map, "conversation_id", "session_id");
-        if !map.contains_key("cwd")
-            && let Some(root) = map
-                .get("workspace_roots")
-                .and_then(Value::as_array)
-                .and_then(|roots| roots.first())
-                .cloned()
+        // The project is the first workspace root: a shell call's `cwd` may
+        // be a folder inside it, where no loop lives.
+        if let Some(root) = map
+            .get("workspace_roots")
+            .and_then(Value::as_array)
+            .and_then(|roots| roots.first())
+            .filter(|root| root.as_str().is_some_and(|root| !root.is_empty()))
+            .cloned()
         {
             map.insert("cwd".into(), root);
         }

@@ -849,6 +849,22 @@ mod tests {
     }
 
     #[test]
+    fn merged_answers_keep_a_deny_and_join_the_rest() {
+        let context = |text: &str| HookOutput::context(EventName::PostToolUse, text);
+        let merged = context("a.py: 1 error").merged_with(context("b.py: clean"));
+        assert_eq!(
+            merged
+                .hook_specific_output
+                .and_then(|specific| specific.additional_context)
+                .as_deref(),
+            Some("a.py: 1 error\nb.py: clean")
+        );
+        let denied = HookOutput::silent().merged_with(HookOutput::deny("no"));
+        assert!(denied.denies());
+        assert!(HookOutput::deny("first").merged_with(context("x")).denies());
+    }
+
+    #[test]
     fn long_text_is_capped() {
         let text = "x".repeat(20_000);
         assert_eq!(cap_chars(text).chars().count(), MAX_OUTPUT_CHARS);
