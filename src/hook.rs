@@ -16,6 +16,12 @@
 //!   `claude -p`, where the hook is not backgrounded, the same exit 2 is an
 //!   ordinary blocking Stop, so the answer means the same in both.
 //!
+//! Other agent harnesses speak the same protocol in other words: a
+//! [`Dialect`] reads their payload as Claude Code's and says the handler's
+//! answer in theirs, with the same exit-code rules (never 2, a fault is 1).
+//! The dialects themselves are in `crate::harness`; Claude Code's own,
+//! [`ClaudeCode`], passes both through untouched.
+//!
 //! The part also holds what every handler is given: [`protocol`] (the wire
 //! types, tolerant of unknown and missing fields), [`ctx`] (project root,
 //! state root, clock, config, built once per call), [`config`]
