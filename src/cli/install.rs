@@ -270,7 +270,7 @@ pub struct InstallArgs {
     #[arg(long)]
     pub sandbox: bool,
     /// Another agent harness's own hook configuration instead: codex, gemini, cursor or copilot
-    #[arg(long, value_name = "HARNESS")]
+    #[arg(long, value_name = "HARNESS", conflicts_with_all = ["statusline", "sandbox"])]
     pub harness: Option<String>,
 }
 
