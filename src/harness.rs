@@ -103,9 +103,9 @@ pub fn arg_value<'a>(args: &'a [String], name: &str) -> Option<&'a str> {
 pub fn run<H: Hook>(after: fn(&Ctx)) -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     match arg_value(&args, HARNESS_ARG) {
-        None => crate::hook::run_dialect::<H>(&claude::Detecting::default(), after),
+        None => crate::hook::run_dialect::<H>(&args, &claude::Detecting::default(), after),
         Some(name) => match Harness::parse(name) {
-            Some(harness) => crate::hook::run_dialect::<H>(&*harness.dialect(&args), after),
+            Some(harness) => crate::hook::run_dialect::<H>(&args, &*harness.dialect(&args), after),
             None => {
                 eprintln!(
                     "{}: unknown harness {name:?} (known: claude, codex, gemini, cursor, copilot)",

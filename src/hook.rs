@@ -83,7 +83,8 @@ pub fn run<H: Hook>() -> ExitCode {
 /// (whatever it was): the front end's place for work that must not change
 /// the answer, such as starting the telemetry exporter.
 pub fn run_then<H: Hook>(after: fn(&Ctx)) -> ExitCode {
-    run_dialect::<H>(&ClaudeCode, after)
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    run_dialect::<H>(&args, &ClaudeCode, after)
 }
 
 /// How one agent harness speaks the hook protocol: what its payload says in
@@ -141,9 +142,9 @@ pub fn harness_block_cap() -> Option<u32> {
     HARNESS_BLOCK_CAP.get().copied()
 }
 
-/// [`run_then`] for a harness's [`Dialect`].
-pub fn run_dialect<H: Hook>(dialect: &dyn Dialect, after: fn(&Ctx)) -> ExitCode {
-    let args: Vec<String> = std::env::args().skip(1).collect();
+/// [`run_then`] for a harness's [`Dialect`]; `args` are the binary's
+/// arguments.
+pub fn run_dialect<H: Hook>(args: &[String], dialect: &dyn Dialect, after: fn(&Ctx)) -> ExitCode {
     if args.iter().any(|arg| arg == "--help" || arg == "-h") {
         print!("{}", H::HELP);
         return ExitCode::SUCCESS;
@@ -177,6 +178,7 @@ pub fn run_dialect<H: Hook>(dialect: &dyn Dialect, after: fn(&Ctx)) -> ExitCode 
     if let Some(cap) = dialect.block_cap() {
         let _ = HARNESS_BLOCK_CAP.set(cap);
     }
+    // Every input is checked before any is handled: bad input changes nothing.
     let mut inputs = Vec::with_capacity(values.len());
     for value in values {
         match protocol::input_from_value(value, H::EVENTS) {
