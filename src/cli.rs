@@ -13,6 +13,7 @@ mod completions;
 mod daemon;
 mod doctor;
 mod examples;
+mod harness_install;
 pub mod install;
 mod install_record;
 mod intel;
@@ -165,8 +166,11 @@ pub fn run(args: Vec<OsString>) -> anyhow::Result<ExitCode> {
         Command::Render(args) => resume::render(&ctx, &args),
         Command::Path(args) => resume::path(&ctx, &args),
         Command::Pipeline(action) => pipeline::run(&ctx, action),
-        Command::Install(args) if args.uninstall => uninstall::run(&ctx, args.purge),
-        Command::Install(args) => install::run(&ctx, &args),
+        Command::Install(args) => match &args.harness {
+            Some(harness) => harness_install::run(&ctx, harness, args.uninstall),
+            None if args.uninstall => uninstall::run(&ctx, args.purge),
+            None => install::run(&ctx, &args),
+        },
         Command::Doctor => doctor::run(&ctx),
         Command::Daemon(args) => daemon::run(&ctx, &args),
         Command::Telemetry(args) => telemetry::run(&ctx, &args),

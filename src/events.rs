@@ -15,9 +15,10 @@ pub mod session_start;
 pub mod stop;
 pub mod user_prompt_submit;
 
-/// Runs hook `H` as a process (each binary's `main`): the hook contract of
+/// Runs hook `H` as a process (each binary's `main`) for the harness its
+/// arguments or payload name ([`crate::harness::run`]): the hook contract of
 /// [`crate::hook::run`], then, when the call logged an event and telemetry
 /// is on, the exporter is started if it is not running (never waited for).
 pub fn run<H: Hook>() -> ExitCode {
-    crate::hook::run_then::<H>(crate::telemetry::after_events)
+    crate::harness::run::<H>(crate::telemetry::after_events)
 }

@@ -16,6 +16,12 @@
 //!   `claude -p`, where the hook is not backgrounded, the same exit 2 is an
 //!   ordinary blocking Stop, so the answer means the same in both.
 //!
+//! Other agent harnesses speak the same protocol in other words: a
+//! [`Dialect`] reads their payload as Claude Code's and says the handler's
+//! answer in theirs, with the same exit-code rules (never 2, a fault is 1).
+//! The dialects themselves are in `crate::harness`; Claude Code's own,
+//! [`ClaudeCode`], passes both through untouched.
+//!
 //! The part also holds what every handler is given: [`protocol`] (the wire
 //! types, tolerant of unknown and missing fields), [`ctx`] (project root,
 //! state root, clock, config, built once per call), [`config`]
@@ -33,6 +39,8 @@ pub mod transcript;
 
 use std::io::{Read, Write};
 use std::process::ExitCode;
+
+use serde_json::Value;
 
 use crate::hook::ctx::Ctx;
 use protocol::{EventName, HookInput, HookOutput};
@@ -76,6 +84,67 @@ pub fn run<H: Hook>() -> ExitCode {
 /// the answer, such as starting the telemetry exporter.
 pub fn run_then<H: Hook>(after: fn(&Ctx)) -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
+    run_dialect::<H>(&args, &ClaudeCode, after)
+}
+
+/// How one agent harness speaks the hook protocol: what its payload says in
+/// Claude Code's words, and how Claude Code's answer is said back to it.
+/// The handlers (the kernel) only ever see Claude Code's shape; the
+/// adapters live in `crate::harness`.
+pub trait Dialect {
+    /// The payload (one JSON object) as zero or more Claude Code-shaped
+    /// inputs for `accepted` events, each handled in turn: a Codex patch
+    /// that edits three files is three edits. `Err` is bad input.
+    fn read(&self, payload: Value, accepted: &[EventName]) -> Result<Reading, String>;
+    /// The answer for the harness; `None` prints Claude Code's own.
+    fn answer(&self, event: EventName, output: &HookOutput) -> Option<Answer> {
+        let _ = (event, output);
+        None
+    }
+    /// The harness's cap on Stop blocks in a row, when it is not Claude
+    /// Code's (`Some(0)`: it has none).
+    fn block_cap(&self) -> Option<u32> {
+        None
+    }
+}
+
+/// What a [`Dialect`] made of a payload.
+pub enum Reading {
+    /// Claude Code-shaped inputs for the handler, in order.
+    Inputs(Vec<Value>),
+    /// Not ours to answer: one line on stderr, exit 0, nothing on stdout.
+    StepAside(String),
+}
+
+/// A harness's answer: what goes to stdout (nothing when `None`) and the
+/// exit code (never 2: see the module doc).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Answer {
+    pub stdout: Option<String>,
+    pub code: u8,
+}
+
+/// Claude Code's own dialect: the payload as it is, the answer as it is.
+pub struct ClaudeCode;
+
+impl Dialect for ClaudeCode {
+    fn read(&self, payload: Value, _accepted: &[EventName]) -> Result<Reading, String> {
+        Ok(Reading::Inputs(vec![payload]))
+    }
+}
+
+/// The Stop block cap the running dialect declared, if not Claude Code's.
+static HARNESS_BLOCK_CAP: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
+
+/// The cap on Stop blocks in a row of the harness this process answers,
+/// when it is not Claude Code (whose cap the Stop hook knows itself).
+pub fn harness_block_cap() -> Option<u32> {
+    HARNESS_BLOCK_CAP.get().copied()
+}
+
+/// [`run_then`] for a harness's [`Dialect`]; `args` are the binary's
+/// arguments.
+pub fn run_dialect<H: Hook>(args: &[String], dialect: &dyn Dialect, after: fn(&Ctx)) -> ExitCode {
     if args.iter().any(|arg| arg == "--help" || arg == "-h") {
         print!("{}", H::HELP);
         return ExitCode::SUCCESS;
@@ -94,23 +163,68 @@ pub fn run_then<H: Hook>(after: fn(&Ctx)) -> ExitCode {
     if let Err(error) = std::io::stdin().lock().take(limit).read_to_end(&mut bytes) {
         return fault::<H>(&format!("cannot read stdin: {error}"));
     }
-    let input = match protocol::parse_input(&bytes, H::EVENTS) {
-        Ok(input) => input,
+    let payload = match protocol::parse_object(&bytes) {
+        Ok(payload) => payload,
         Err(error) => return fault::<H>(&error.to_string()),
     };
-    let ctx = match Ctx::from_env(input.common()) {
+    let values = match dialect.read(payload, H::EVENTS) {
+        Ok(Reading::Inputs(values)) => values,
+        Ok(Reading::StepAside(why)) => {
+            eprintln!("{}: {}", H::NAME, why.replace(['\n', '\r'], " "));
+            return ExitCode::SUCCESS;
+        }
+        Err(error) => return fault::<H>(&error),
+    };
+    if let Some(cap) = dialect.block_cap() {
+        let _ = HARNESS_BLOCK_CAP.set(cap);
+    }
+    // Every input is checked before any is handled: bad input changes nothing.
+    let mut inputs = Vec::with_capacity(values.len());
+    for value in values {
+        match protocol::input_from_value(value, H::EVENTS) {
+            Ok(input) => inputs.push(input),
+            Err(error) => return fault::<H>(&error.to_string()),
+        }
+    }
+    let Some(first) = inputs.first() else {
+        // Nothing in the payload for the kernel (a Codex patch naming no file).
+        return ExitCode::SUCCESS;
+    };
+    let event = first.event();
+    let ctx = match Ctx::from_env(first.common()) {
         Ok(ctx) => ctx,
         Err(error) => return fault::<H>(&format!("{error:#}")),
     };
-    ctx.debug(format_args!(
-        "{} handling {} (session {:?})",
-        H::NAME,
-        input.event().as_str(),
-        input.common().session_id
-    ));
-    let code = match H::handle(&ctx, input) {
-        Ok(output) => emit::<H>(&with_store_warnings(output, ctx.store().take_warnings())),
-        Err(error) => fault::<H>(&format!("{error:#}")),
+    let mut answered: Option<HookOutput> = None;
+    for input in inputs {
+        ctx.debug(format_args!(
+            "{} handling {} (session {:?})",
+            H::NAME,
+            input.event().as_str(),
+            input.common().session_id
+        ));
+        match H::handle(&ctx, input) {
+            Ok(output) => {
+                let denied = output.denies();
+                answered = Some(match answered {
+                    Some(before) => before.merged_with(output),
+                    None => output,
+                });
+                if denied {
+                    break;
+                }
+            }
+            Err(error) => {
+                let code = fault::<H>(&format!("{error:#}"));
+                after(&ctx);
+                return code;
+            }
+        }
+    }
+    let output = with_store_warnings(answered.unwrap_or_default(), ctx.store().take_warnings());
+    let code = match dialect.answer(event, &output) {
+        None => emit::<H>(&output),
+        Some(answer) => write_answer(&answer),
     };
     // State this call wrote stays out of git, also in a project where
     // `ralph-hooks install` never ran (the plugin route): once the folder
@@ -120,6 +234,19 @@ pub fn run_then<H: Hook>(after: fn(&Ctx)) -> ExitCode {
     }
     after(&ctx);
     code
+}
+
+/// Prints a harness's answer; exit 2 is never written (see the module doc).
+fn write_answer(answer: &Answer) -> ExitCode {
+    if let Some(text) = &answer.stdout {
+        let mut stdout = std::io::stdout().lock();
+        let _ = writeln!(stdout, "{text}").and_then(|()| stdout.flush());
+    }
+    ExitCode::from(if answer.code == EXIT_WAKE {
+        EXIT_FAULT
+    } else {
+        answer.code
+    })
 }
 
 /// Tells the user about state files that were found corrupt and moved aside.

@@ -9,6 +9,8 @@
 //!   become paths and [`state::events_log`] (`events.jsonl`).
 //! - [`hook`]: the hook contract — the wire format, the one function that
 //!   owns stdin, stdout and the exit code, the per-call context and config.
+//! - [`harness`]: the other agent harnesses' dialects (Codex CLI, Gemini
+//!   CLI, Cursor, Copilot CLI) in front of the same handlers.
 //! - [`lsp`]: just enough of a language-server client to get diagnostics.
 //! - [`astgrep`]: the in-process ast-grep engine (rules, scans, patterns).
 //! - The features, each a folder: [`ralph`] (the Ralph loop), [`tasks`]
@@ -29,6 +31,7 @@ pub mod engine;
 pub mod events;
 pub mod exporter;
 pub mod guards;
+pub mod harness;
 pub mod hook;
 pub mod intel;
 pub mod lsp;

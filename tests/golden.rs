@@ -24,6 +24,10 @@
 //! - or `steps/NN/` folders, each a case of its own run in order on the same
 //!   project.
 //!
+//! `fixtures/golden/<harness>/<binary>/<case>/` holds the same for another
+//! agent harness (codex, gemini, cursor, copilot): payloads as its
+//! documentation gives them, answers in its format.
+//!
 //! `BLESS=1` rewrites `expected.json` and existing `expected-state/` files
 //! from what the binaries did. Every mismatch of every case is reported before
 //! the test fails.
@@ -46,7 +50,7 @@ fn golden_cases() {
     let filter = std::env::var("GOLDEN_FILTER").ok();
     let mut failures = Vec::new();
     let mut n_cases = 0;
-    for binary_dir in sorted_dirs(&root) {
+    for (prefix, binary_dir) in binary_dirs(&root) {
         let binary = binary_dir
             .file_name()
             .unwrap()
@@ -54,7 +58,7 @@ fn golden_cases() {
             .into_owned();
         for case_dir in sorted_dirs(&binary_dir) {
             let name = format!(
-                "{binary}/{}",
+                "{prefix}{binary}/{}",
                 case_dir.file_name().unwrap().to_string_lossy()
             );
             if filter.as_deref().is_some_and(|f| !name.contains(f)) {
@@ -78,6 +82,24 @@ fn golden_cases() {
         "golden mismatches (BLESS=1 rewrites expectations):\n\n{}",
         failures.join("\n\n")
     );
+}
+
+/// The folders named after a binary: `fixtures/golden/<binary>/`, and
+/// `fixtures/golden/<harness>/<binary>/` for another agent harness's
+/// payloads (its cases pass `--harness <name>` in `case.json`).
+fn binary_dirs(root: &Path) -> Vec<(String, PathBuf)> {
+    let mut dirs = Vec::new();
+    for dir in sorted_dirs(root) {
+        let name = dir.file_name().unwrap().to_string_lossy().into_owned();
+        if ralph_hooks::harness::Harness::parse(&name).is_some() {
+            for binary_dir in sorted_dirs(&dir) {
+                dirs.push((format!("{name}/"), binary_dir));
+            }
+        } else {
+            dirs.push((String::new(), dir));
+        }
+    }
+    dirs
 }
 
 fn sorted_dirs(dir: &Path) -> Vec<PathBuf> {

@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 /// The front ends (`events`, `cli`) may use every part but each other
 /// (and only the CLI reaches `monitor` and `exporter`).
 const BELOW_FRONT_ENDS: &[&str] = &[
+    "harness",
     "telemetry",
     "guards",
     "intel",
@@ -28,6 +29,7 @@ const BELOW_FRONT_ENDS: &[&str] = &[
 /// What the CLI may use: everything below the front ends, the monitor and
 /// the OpenTelemetry exporter.
 const BELOW_FRONT_ENDS_AND_MONITOR: &[&str] = &[
+    "harness",
     "monitor",
     "exporter",
     "telemetry",
@@ -51,6 +53,8 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("util", &[]),
     ("state", &["util"]),
     ("hook", &["state", "util"]),
+    // The other agent harnesses' dialects, in front of the handlers.
+    ("harness", &["hook", "util"]),
     ("lsp", &["hook", "state", "util"]),
     ("astgrep", &["hook", "state", "util"]),
     ("ralph", &["hook", "state", "util"]),

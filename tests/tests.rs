@@ -22,6 +22,8 @@ mod cli_polish;
 mod settings_text;
 // tests/e2e/scenarios/<name>/: the real Claude Code CLI against a scripted mock API.
 mod e2e;
+// The real Codex CLI offline against a mock Responses API: a loop under another harness.
+mod harness_e2e;
 // Orchestrator file schemas: seed examples and mutations (issue 5).
 mod schema;
 // Seed 000 command state, resume, render and path (issue 5).

@@ -77,6 +77,7 @@ pub fn run(ctx: &Ctx) -> anyhow::Result<ExitCode> {
 
     println!("\nsandbox mode:");
     problems += sandbox_section(ctx, settings.as_ref());
+    problems += super::harness_install::doctor_section(&ctx.project_root);
 
     println!("\nloop:");
     match ctx.store().read_json::<LoopState>(LOOP_FILE) {

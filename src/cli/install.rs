@@ -258,7 +258,8 @@ Examples:
   ralph-hooks install --project . --statusline
   ralph-hooks install --project . --sandbox      # the supervision read-only to every Bash command
   ralph-hooks install --project . --uninstall           # the project as it was before install
-  ralph-hooks install --project . --uninstall --purge   # and the state folder (loops, tasks, logs)";
+  ralph-hooks install --project . --uninstall --purge   # and the state folder (loops, tasks, logs)
+  ralph-hooks install --project . --harness codex       # .codex/hooks.json (also gemini, cursor, copilot)";
 
 #[derive(Debug, clap::Args)]
 pub struct InstallArgs {
@@ -274,6 +275,9 @@ pub struct InstallArgs {
     /// Sandbox mode: Claude Code runs every Bash command in its OS sandbox, where the loop's state, the hooks' config and registrations, skills and commands are read-only (needs bubblewrap and socat on Linux)
     #[arg(long)]
     pub sandbox: bool,
+    /// Another agent harness's own hook configuration instead: codex, gemini, cursor or copilot
+    #[arg(long, value_name = "HARNESS", conflicts_with_all = ["statusline", "sandbox"])]
+    pub harness: Option<String>,
 }
 
 pub fn run(ctx: &Ctx, args: &InstallArgs) -> anyhow::Result<ExitCode> {

@@ -865,6 +865,10 @@ fn gather_evidence(
 
 /// Claude Code's own cap on consecutive Stop blocks, as configured for it.
 fn block_cap() -> u32 {
+    // Another harness's own rule (none for Codex, Cursor's `loop_limit`).
+    if let Some(cap) = crate::hook::harness_block_cap() {
+        return cap;
+    }
     std::env::var("CLAUDE_CODE_STOP_HOOK_BLOCK_CAP")
         .ok()
         .and_then(|v| v.parse().ok())

@@ -378,6 +378,12 @@ pub const MAX_INPUT_BYTES: usize = 8 * 1024 * 1024;
 
 /// Parses raw stdin bytes into a typed input, accepting only `accepted` events.
 pub fn parse_input(bytes: &[u8], accepted: &[EventName]) -> Result<HookInput, InputError> {
+    input_from_value(parse_object(bytes)?, accepted)
+}
+
+/// The first half of [`parse_input`]: stdin as one JSON object, before any
+/// field is read (a harness adapter rewrites it into Claude Code's shape).
+pub fn parse_object(bytes: &[u8]) -> Result<Value, InputError> {
     if bytes.len() > MAX_INPUT_BYTES {
         return Err(InputError::TooLarge {
             limit: MAX_INPUT_BYTES,
@@ -411,6 +417,12 @@ pub fn parse_input(bytes: &[u8], accepted: &[EventName]) -> Result<HookInput, In
     if let Some(kind) = object_kind {
         return Err(InputError::NotObject(kind));
     }
+    Ok(value)
+}
+
+/// The second half of [`parse_input`]: a JSON object in Claude Code's shape
+/// as a typed input, accepting only `accepted` events.
+pub fn input_from_value(value: Value, accepted: &[EventName]) -> Result<HookInput, InputError> {
     let event_name = value
         .get("hook_event_name")
         .and_then(Value::as_str)
@@ -666,6 +678,43 @@ impl HookOutput {
         self
     }
 
+    /// A PreToolUse deny.
+    pub fn denies(&self) -> bool {
+        self.hook_specific_output
+            .as_ref()
+            .is_some_and(|specific| specific.permission_decision == Some(PermissionDecision::Deny))
+    }
+
+    /// Two answers to parts of one call (a harness's one tool call that
+    /// edits several files) as one: a deny wins; otherwise a block, the
+    /// context and the user's message say what each said.
+    pub fn merged_with(self, other: HookOutput) -> HookOutput {
+        if self.denies() {
+            return self;
+        }
+        if other.denies() {
+            return other;
+        }
+        let join = |a: Option<String>, b: Option<String>| match (a, b) {
+            (Some(a), Some(b)) => Some(cap_chars(format!("{a}\n{b}"))),
+            (a, b) => a.or(b),
+        };
+        let specific = match (self.hook_specific_output, other.hook_specific_output) {
+            (Some(mut a), Some(b)) => {
+                a.additional_context = join(a.additional_context, b.additional_context);
+                Some(a)
+            }
+            (a, b) => a.or(b),
+        };
+        HookOutput {
+            decision: self.decision.or(other.decision),
+            reason: join(self.reason, other.reason),
+            system_message: join(self.system_message, other.system_message),
+            terminal_sequence: join(self.terminal_sequence, other.terminal_sequence),
+            hook_specific_output: specific,
+        }
+    }
+
     /// Adds terminal escape sequences (a desktop notification) after any
     /// already there.
     pub fn with_terminal_sequence(mut self, sequence: Option<String>) -> HookOutput {
@@ -797,6 +846,22 @@ mod tests {
             let error = parse_input(json.as_bytes(), &[EventName::PreToolUse]).unwrap_err();
             assert!(matches!(error, InputError::BadField(_)), "{body}: {error}");
         }
+    }
+
+    #[test]
+    fn merged_answers_keep_a_deny_and_join_the_rest() {
+        let context = |text: &str| HookOutput::context(EventName::PostToolUse, text);
+        let merged = context("a.py: 1 error").merged_with(context("b.py: clean"));
+        assert_eq!(
+            merged
+                .hook_specific_output
+                .and_then(|specific| specific.additional_context)
+                .as_deref(),
+            Some("a.py: 1 error\nb.py: clean")
+        );
+        let denied = HookOutput::silent().merged_with(HookOutput::deny("no"));
+        assert!(denied.denies());
+        assert!(HookOutput::deny("first").merged_with(context("x")).denies());
     }
 
     #[test]
