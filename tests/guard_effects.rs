@@ -1236,3 +1236,46 @@ fn a_pending_put_back_is_retried_when_a_session_starts() {
     assert_eq!(loop_status(project), "RUNNING");
     assert!(!watch_dir(project).join("pending.json").exists());
 }
+
+// See: attack finding F9: the empty files Claude Code's sandbox creates on
+// the host to mask absent protected paths were reported as the agent's
+// tampering ("created, put back") and moved aside into the project.
+#[test]
+fn an_empty_placeholder_for_an_absent_protected_file_is_no_change() {
+    let dir = supervised("effects-placeholder");
+    let project = dir.path();
+    let local = project.join(".claude/settings.local.json");
+    assert!(!local.exists());
+    // What bubblewrap leaves on the host: an empty, read-only file.
+    let (output, _) = call(
+        project,
+        "toolu_ph",
+        "python3 -c \"import os; p='.cl'+'aude/settings.lo'+'cal.json'; open(p,'w').close(); os.chmod(p, 0o444)\"",
+    );
+    assert_eq!(output, Value::Null, "nothing to say: {output}");
+    let aside = std::fs::read_dir(project.join(".claude"))
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .any(|e| {
+            e.file_name()
+                .to_string_lossy()
+                .contains("undone-by-ralph-hooks")
+        });
+    assert!(!aside, "nothing moved aside");
+    // Claude Code removes it after the sandbox is gone.
+    let (output, _) = call(
+        project,
+        "toolu_ph2",
+        "python3 -c \"import os; os.remove('.cl'+'aude/settings.lo'+'cal.json')\"",
+    );
+    assert_eq!(output, Value::Null, "{output}");
+    assert!(!local.exists(), "not put back either");
+    // A file with content in its place is still tampering.
+    let (output, _) = call(
+        project,
+        "toolu_ph3",
+        "python3 -c \"open('.cl'+'aude/settings.lo'+'cal.json','w').write('{\\\"disableAllHooks\\\": true}')\"",
+    );
+    assert!(message(&output).contains("settings.local.json"), "{output}");
+    assert!(!local.exists());
+}

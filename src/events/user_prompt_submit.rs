@@ -121,7 +121,7 @@ fn on_prompt(ctx: &Ctx, input: &UserPromptInput) -> anyhow::Result<HookOutput> {
             return Ok(HookOutput::silent());
         }
         if input.source.is_none()
-            && let Some(why) = prompt_not_the_users(&input)
+            && let Some(why) = prompt_not_the_users(input)
         {
             ctx.debug(format_args!(
                 "a prompt without a source that is not the user's ({why}): it neither stops, resumes nor resets anything"
