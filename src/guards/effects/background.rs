@@ -14,21 +14,20 @@
 //! time in `/proc/<pid>/stat`, which neither `setsid`, `nohup`, `env -i`
 //! nor a renamed `argv[0]` changes), still alive when the call's check
 //! runs, and orphaned: a process the call's shell started outlives that
-//! shell, so by then it (or the top of its tree) hangs under init or the
-//! nearest subreaper above Claude Code — an ancestor of this hook above
-//! Claude Code. Processes under anything else (Claude Code's other hooks
-//! and helpers, another program's builds) are not the call's. A
-//! `run_in_background` call is the exception: its shell is Claude Code's
-//! direct child and is what it leaves behind. The hooks' own processes
-//! (the daemon, the language servers under it) are not counted. Another
-//! orphan of the same user born in that window can be counted too; then
-//! changes between hooks are put back a little longer than needed, never
-//! less.
+//! shell, so by then it (or the oldest survivor of its tree) is a direct
+//! child of init or of the nearest subreaper above Claude Code — an
+//! ancestor of this hook above Claude Code. Only those ancestors' children
+//! are read, not the whole process table. Processes under anything else
+//! (Claude Code's other hooks and helpers, another program's builds) are
+//! not the call's. A `run_in_background` call is the exception: its shell
+//! is Claude Code's direct child and is what it leaves behind. The hooks'
+//! own daemon is not counted. Another orphan of the same user born in that
+//! window can be counted too; then changes between hooks are put back a
+//! little longer than needed, never less.
 //!
 //! Linux only (`/proc`); elsewhere nothing is noted and changes between
 //! hooks stand (docs/guard.md says so).
 
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -103,78 +102,84 @@ pub fn alive(proc: &Proc) -> bool {
 
 /// The processes started at or after `since_ticks` that the call left
 /// behind (see the module doc). `own_children_count`: the call ran in the
-/// background (`run_in_background`), so a direct child of this hook's
-/// ancestors counts too.
+/// background (`run_in_background`), so a direct child of Claude Code
+/// counts too. Only the children of this hook's ancestors are read (from
+/// `/proc/<pid>/task/*/children`), not the whole process table: an orphan
+/// is a direct child of init or of a subreaper among them.
 pub fn left_behind(since_ticks: u64, own_children_count: bool) -> Vec<Proc> {
-    let Ok(entries) = std::fs::read_dir("/proc") else {
-        return Vec::new();
-    };
-    let uid = unsafe { libc::geteuid() };
-    let mut table: HashMap<u32, Stat> = HashMap::new();
-    for entry in entries.filter_map(|e| e.ok()) {
-        let Some(pid) = entry
-            .file_name()
-            .to_str()
-            .and_then(|s| s.parse::<u32>().ok())
-        else {
-            continue;
-        };
-        if let Some(stat) = read_stat(pid) {
-            table.insert(pid, stat);
-        }
-    }
-    let ancestors = ancestors_of_self(&table);
+    let ancestors = ancestors_of_self();
     let spawners = spawners(&ancestors);
+    let mut parents: Vec<u32> = ancestors
+        .iter()
+        .copied()
+        .filter(|pid| !spawners.contains(pid))
+        .collect();
+    if own_children_count {
+        parents.extend(spawners.last().copied());
+    }
+    let uid = unsafe { libc::geteuid() };
     let ours = our_bin_dir();
     let mut found = Vec::new();
-    for (&pid, stat) in &table {
-        if stat.start_ticks < since_ticks
-            || stat.zombie
-            || pid <= 2
-            || stat.ppid == 2
-            || ancestors.contains(&pid)
-            || owner(pid) != Some(uid)
-        {
-            continue;
-        }
-        // The topmost process of its tree started in the window, and who
-        // that one hangs under.
-        let mut top = pid;
-        let mut ralph = is_ours(pid, ours.as_deref());
-        while let Some(parent) = table.get(&top).map(|s| s.ppid) {
-            match table.get(&parent) {
-                Some(up) if up.start_ticks >= since_ticks && !ancestors.contains(&parent) => {
-                    ralph |= is_ours(parent, ours.as_deref());
-                    top = parent;
-                }
-                _ => break,
+    for parent in parents {
+        // An orphan is handed to the reaper's first live thread, its
+        // leader; Claude Code may fork from any of its threads.
+        let all_threads = own_children_count && spawners.last() == Some(&parent);
+        for pid in children_of(parent, all_threads) {
+            if ancestors.contains(&pid) || found.iter().any(|p: &Proc| p.pid == pid) {
+                continue;
             }
+            let Some(stat) = read_stat(pid) else {
+                continue;
+            };
+            if stat.start_ticks < since_ticks
+                || stat.zombie
+                || owner(pid) != Some(uid)
+                || is_ours(pid, ours.as_deref())
+            {
+                continue;
+            }
+            found.push(Proc {
+                pid,
+                start_ticks: stat.start_ticks,
+                name: crate::util::text::escape_controls(&stat.name).into_owned(),
+            });
         }
-        let under = table.get(&top).map(|s| s.ppid).unwrap_or(0);
-        // A process the call's shell left behind was orphaned when that
-        // shell ended, and hangs now under init or the nearest subreaper
-        // above Claude Code: an ancestor of this hook beyond its spawners.
-        // One under any other process (a build another program runs) is
-        // not the call's.
-        let orphaned = ancestors.contains(&under) && !spawners.contains(&under);
-        let backgrounded = own_children_count && spawners.contains(&under);
-        if ralph || !(orphaned || backgrounded) {
-            continue;
-        }
-        found.push(Proc {
-            pid,
-            start_ticks: stat.start_ticks,
-            name: crate::util::text::escape_controls(&stat.name).into_owned(),
-        });
     }
     found.sort_by_key(|p| p.pid);
     found
 }
 
-fn ancestors_of_self(table: &HashMap<u32, Stat>) -> Vec<u32> {
+/// The direct children of `pid`: of its leader thread, or of all its
+/// threads.
+fn children_of(pid: u32, all_threads: bool) -> Vec<u32> {
+    let parse = |text: String| -> Vec<u32> {
+        text.split_whitespace()
+            .filter_map(|w| w.parse::<u32>().ok())
+            .collect()
+    };
+    if !all_threads {
+        return std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children"))
+            .map(parse)
+            .unwrap_or_default();
+    }
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return Vec::new();
+    };
+    let mut children = Vec::new();
+    for task in tasks.filter_map(|e| e.ok()) {
+        if let Ok(text) = std::fs::read_to_string(task.path().join("children")) {
+            children.extend(parse(text));
+        }
+    }
+    children
+}
+
+/// This process and its ancestors, nearest first, up to init.
+fn ancestors_of_self() -> Vec<u32> {
     let mut chain = vec![std::process::id()];
     let mut pid = std::process::id();
-    while let Some(stat) = table.get(&pid) {
+    for _ in 0..128 {
+        let Some(stat) = read_stat(pid) else { break };
         if stat.ppid == 0 || chain.contains(&stat.ppid) {
             break;
         }
