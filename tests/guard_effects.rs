@@ -538,6 +538,9 @@ fn a_publish_in_the_output_pauses_the_loop() {
 /// back and nothing is said; the watch folder of an earlier loop goes away.
 #[test]
 fn outside_unattended_work_nothing_happens() {
+    let _quiet = NOTHING_LEFT_RUNNING
+        .read()
+        .unwrap_or_else(|e| e.into_inner());
     let dir = supervised("effects-idle");
     let project = dir.path();
     call(project, "toolu_1", "true");
@@ -593,6 +596,9 @@ fn fnv1a(bytes: &[u8]) -> u64 {
 /// from a terminal) is taken as it is.
 #[test]
 fn snapshots_live_outside_the_project_and_the_users_changes_stand() {
+    let _quiet = NOTHING_LEFT_RUNNING
+        .read()
+        .unwrap_or_else(|e| e.into_inner());
     use std::os::unix::fs::PermissionsExt;
     let dir = supervised("effects-watch");
     let project = dir.path();
@@ -1106,11 +1112,17 @@ fn let_late_writer_write(project: &Path, n: u32) {
     }
 }
 
+/// Held (shared) by the tests whose calls must leave no process running
+/// behind them, and (alone) while [`LATE_WRITER`] is started: the check after
+/// a call counts any orphan born during it, another test's included.
+static NOTHING_LEFT_RUNNING: std::sync::RwLock<()> = std::sync::RwLock::new(());
+
 /// A detached process that outlives its Bash call and, each time it is let
 /// (`.go1`, `.go2`), overwrites loop.json with `{}` and turns every hook off
 /// in settings.local.json — spelled so that no text rule sees it, as in the
-/// attack.
-const LATE_WRITER: &str = r#"setsid sh -c 'for n in 1 2; do while [ ! -e .go$n ]; do sleep 0.02; done; python3 -c "
+/// attack. It gives up waiting after a minute, so a failed test leaves no
+/// process behind for long.
+const LATE_WRITER: &str = r#"setsid sh -c 'for n in 1 2; do i=0; while [ ! -e .go$n ] && [ $i -lt 3000 ]; do i=$((i+1)); sleep 0.02; done; python3 -c "
 s = \".cl\" + \"aude/\"
 open(s + \"orch\" + \"estrator/loop.json\", \"w\").write(\"{}\")
 open(s + \"settings.lo\" + \"cal.json\", \"w\").write(\"{\\\"disableAllHooks\\\": true}\")"; touch .done$n; done' > /dev/null 2>&1 < /dev/null & echo started"#;
@@ -1126,7 +1138,14 @@ fn a_write_that_lands_after_the_check_is_put_back_at_the_next_hook() {
     let loop_file = project.join(".claude/orchestrator/loop.json");
     let local = project.join(".claude/settings.local.json");
     let before = read(loop_file.clone());
-    let (output, _) = call(project, "toolu_bg", LATE_WRITER);
+    let (output, _) = {
+        // Its process is an orphan born in the window of any call beside
+        // it: the tests that need none left running wait.
+        let _alone = NOTHING_LEFT_RUNNING
+            .write()
+            .unwrap_or_else(|e| e.into_inner());
+        call(project, "toolu_bg", LATE_WRITER)
+    };
     assert_eq!(output, Value::Null, "nothing changed yet: silent");
 
     // The writes land after the check, while no Bash call is open; the
@@ -1179,6 +1198,9 @@ fn a_write_that_lands_after_the_check_is_put_back_at_the_next_hook() {
 /// while the loop runs.
 #[test]
 fn a_change_between_hooks_with_nothing_left_running_stands() {
+    let _quiet = NOTHING_LEFT_RUNNING
+        .read()
+        .unwrap_or_else(|e| e.into_inner());
     let dir = supervised("effects-late-none");
     let project = dir.path();
     let (output, _) = call(project, "toolu_1", "echo quick");
