@@ -405,6 +405,18 @@ fn check_call(ctx: &Ctx, tool: &ToolInput, snapshot: bool) -> Option<HookOutput>
                 }
             })
             .or_else(|| {
+                if config.loop_control {
+                    outcome(
+                        "hook_binaries",
+                        supervision
+                            .get()
+                            .map(|watch| control::hook_binary(text, &bash.commands, watch)),
+                    )
+                } else {
+                    None
+                }
+            })
+            .or_else(|| {
                 outcome(
                     "loop_commands",
                     loop_command(ctx, &bash, &config.loop_commands, &supervision),

@@ -26,4 +26,5 @@ pub mod loops;
 pub mod notify;
 pub mod promise;
 pub mod stop_phrases;
+pub mod turns;
 pub mod worktree;

@@ -538,6 +538,9 @@ fn a_publish_in_the_output_pauses_the_loop() {
 /// back and nothing is said; the watch folder of an earlier loop goes away.
 #[test]
 fn outside_unattended_work_nothing_happens() {
+    let _quiet = NOTHING_LEFT_RUNNING
+        .read()
+        .unwrap_or_else(|e| e.into_inner());
     let dir = supervised("effects-idle");
     let project = dir.path();
     call(project, "toolu_1", "true");
@@ -593,6 +596,9 @@ fn fnv1a(bytes: &[u8]) -> u64 {
 /// from a terminal) is taken as it is.
 #[test]
 fn snapshots_live_outside_the_project_and_the_users_changes_stand() {
+    let _quiet = NOTHING_LEFT_RUNNING
+        .read()
+        .unwrap_or_else(|e| e.into_inner());
     use std::os::unix::fs::PermissionsExt;
     let dir = supervised("effects-watch");
     let project = dir.path();
@@ -1034,6 +1040,10 @@ fn a_put_back_that_fails_on_a_full_disk_is_retried_at_every_hook() {
         said.contains("loop.json (deleted, could NOT be put back"),
         "{said}"
     );
+    // The context Claude gets must not say the opposite (attack F7).
+    let told = context(&output);
+    assert!(!told.contains("They were restored"), "{told}");
+    assert!(told.contains("NOT put back"), "{told}");
     assert!(!loop_file.exists());
     // Still full: a Stop is not let through while the loop's state is
     // missing, and says why.
@@ -1073,4 +1083,224 @@ fn a_put_back_that_fails_on_a_full_disk_is_retried_at_every_hook() {
     assert_eq!(read(loop_file), before);
     assert_eq!(loop_status(project), "RUNNING");
     assert!(!watch_dir(project).join("pending.json").exists());
+}
+
+fn write_tool_post(project: &Path) -> Output {
+    let input = json!({
+        "hook_event_name": "PostToolUse", "session_id": SESSION, "cwd": project,
+        "tool_name": "Write", "tool_use_id": "toolu_write",
+        "tool_input": {"file_path": project.join("src/app.txt"), "content": "two\n"},
+        "tool_response": {"type": "update", "filePath": project.join("src/app.txt")},
+    });
+    std::fs::create_dir_all(project.join("src")).unwrap();
+    std::fs::write(project.join("src/app.txt"), "two\n").unwrap();
+    util::run_with_stdin(
+        util::command("ralph-post-tool-lsp-diagnostic", project),
+        &serde_json::to_vec(&input).unwrap(),
+    )
+}
+
+/// Lets the background process of [`LATE_WRITER`] do its round `n` and
+/// waits until it did (a generous deadline, not a timing assertion).
+fn let_late_writer_write(project: &Path, n: u32) {
+    std::fs::write(project.join(format!(".go{n}")), "").unwrap();
+    let done = project.join(format!(".done{n}"));
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while !done.exists() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the background writer never wrote"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
+/// Held (shared) by the tests whose calls must leave no process running
+/// behind them, and (alone) while [`LATE_WRITER`] is started: the check after
+/// a call counts any orphan born during it, another test's included.
+static NOTHING_LEFT_RUNNING: std::sync::RwLock<()> = std::sync::RwLock::new(());
+
+/// A detached process that outlives its Bash call and, each time it is let
+/// (`.go1`, `.go2`), overwrites loop.json with `{}` and turns every hook off
+/// in settings.local.json — spelled so that no text rule sees it, as in the
+/// attack. It gives up waiting after a minute, so a failed test leaves no
+/// process behind for long.
+const LATE_WRITER: &str = r#"setsid sh -c 'for n in 1 2; do i=0; while [ ! -e .go$n ] && [ $i -lt 3000 ]; do i=$((i+1)); sleep 0.02; done; python3 -c "
+s = \".cl\" + \"aude/\"
+open(s + \"orch\" + \"estrator/loop.json\", \"w\").write(\"{}\")
+open(s + \"settings.lo\" + \"cal.json\", \"w\").write(\"{\\\"disableAllHooks\\\": true}\")"; touch .done$n; done' > /dev/null 2>&1 < /dev/null & echo started"#;
+
+// See: attack findings F5/F5b: a write that lands after the Bash call's
+// check (a detached `setsid sh -c 'sleep 2; …'`) was never put back:
+// loop.json overwritten with `{}` was moved aside as corrupt by the next
+// reader, and a late `disableAllHooks` in settings.local.json stayed.
+#[test]
+fn a_write_that_lands_after_the_check_is_put_back_at_the_next_hook() {
+    let dir = supervised("effects-late-write");
+    let project = dir.path();
+    let loop_file = project.join(".claude/orchestrator/loop.json");
+    let local = project.join(".claude/settings.local.json");
+    let before = read(loop_file.clone());
+    let (output, _) = {
+        // Its process is an orphan born in the window of any call beside
+        // it: the tests that need none left running wait.
+        let _alone = NOTHING_LEFT_RUNNING
+            .write()
+            .unwrap_or_else(|e| e.into_inner());
+        call(project, "toolu_bg", LATE_WRITER)
+    };
+    assert_eq!(output, Value::Null, "nothing changed yet: silent");
+
+    // The writes land after the check, while no Bash call is open; the
+    // next hook is a Write tool's.
+    let_late_writer_write(project, 1);
+    let written = write_tool_post(project);
+    assert_eq!(
+        written.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&written.stderr)
+    );
+    assert_eq!(read(loop_file.clone()), before, "loop.json put back");
+    assert!(!local.exists(), "the late settings file is undone");
+    let corrupt = std::fs::read_dir(project.join(".claude/orchestrator"))
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .any(|e| e.file_name().to_string_lossy().contains(".corrupt-"));
+    assert!(!corrupt, "not moved aside as corrupt");
+    let said = String::from_utf8_lossy(&written.stdout).into_owned();
+    assert!(said.contains("were put back"), "{said}");
+    assert_eq!(loop_status(project), "RUNNING");
+
+    // Again, with a Stop as the next hook: the loop's state is back before
+    // it is read, and the stop is blocked.
+    let_late_writer_write(project, 2);
+    let stop = util::run_with_stdin(
+        util::command("ralph-stop-loop-controller", project),
+        json!({"hook_event_name": "Stop", "session_id": SESSION, "cwd": project,
+               "stop_hook_active": false, "last_assistant_message": "All done."})
+        .to_string()
+        .as_bytes(),
+    );
+    let stopped: Value = serde_json::from_slice(&stop.stdout).unwrap_or(Value::Null);
+    assert_eq!(
+        stopped["decision"],
+        "block",
+        "{}",
+        String::from_utf8_lossy(&stop.stdout)
+    );
+    assert!(!local.exists());
+    assert_eq!(loop_status(project), "RUNNING");
+    let state: Value = serde_json::from_str(&read(loop_file)).unwrap();
+    assert_eq!(state["id"], "loop-20261121T110000Z-0001", "the same loop");
+    assert_eq!(state["iteration"], 3, "judged on its own state: one more");
+}
+
+/// With no process left behind by the agent's calls, a change between
+/// hooks is someone else's (the user's, from a terminal): it stands, even
+/// while the loop runs.
+#[test]
+fn a_change_between_hooks_with_nothing_left_running_stands() {
+    let _quiet = NOTHING_LEFT_RUNNING
+        .read()
+        .unwrap_or_else(|e| e.into_inner());
+    let dir = supervised("effects-late-none");
+    let project = dir.path();
+    let (output, _) = call(project, "toolu_1", "echo quick");
+    assert_eq!(output, Value::Null);
+    assert!(
+        !watch_dir(project).join("background.json").exists(),
+        "nothing left running"
+    );
+    let local = project.join(".claude/settings.local.json");
+    std::fs::write(&local, "{\"env\": {}}").unwrap();
+    let written = write_tool_post(project);
+    assert_eq!(written.status.code(), Some(0));
+    assert_eq!(read(local), "{\"env\": {}}");
+}
+
+// See: issue 31, item "disk full", and the hooks of a new session: a put-back
+// that failed for lack of space is tried again when a session starts.
+#[test]
+fn a_pending_put_back_is_retried_when_a_session_starts() {
+    let dir = supervised("effects-disk-full-start");
+    let project = dir.path();
+    let Some(_disk) = SmallDisk::mount(&project.join(".claude"), "256k") else {
+        return;
+    };
+    let loop_file = project.join(".claude/orchestrator/loop.json");
+    let before = read(loop_file.clone());
+    let (output, _) = call(
+        project,
+        "toolu_fill",
+        "python3 -c \"import os; os.remove('.claude/orchestrator/loop.json')\"; head -c 10M /dev/zero > .claude/filler || true",
+    );
+    assert!(
+        message(&output).contains("could NOT be put back"),
+        "{output}"
+    );
+    assert!(!loop_file.exists());
+    std::fs::remove_file(project.join(".claude/filler")).unwrap();
+    // `claude --continue` after the last session ended on the full disk.
+    let start = util::run_with_stdin(
+        util::command("ralph-session-start", project),
+        json!({"hook_event_name": "SessionStart", "session_id": SESSION, "cwd": project,
+               "source": "resume"})
+        .to_string()
+        .as_bytes(),
+    );
+    assert_eq!(
+        start.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&start.stderr)
+    );
+    let said = String::from_utf8_lossy(&start.stdout).into_owned();
+    assert!(said.contains("put back at last"), "{said}");
+    assert_eq!(read(loop_file), before);
+    assert_eq!(loop_status(project), "RUNNING");
+    assert!(!watch_dir(project).join("pending.json").exists());
+}
+
+// See: attack finding F9: the empty files Claude Code's sandbox creates on
+// the host to mask absent protected paths were reported as the agent's
+// tampering ("created, put back") and moved aside into the project.
+#[test]
+fn an_empty_placeholder_for_an_absent_protected_file_is_no_change() {
+    let dir = supervised("effects-placeholder");
+    let project = dir.path();
+    let local = project.join(".claude/settings.local.json");
+    assert!(!local.exists());
+    // What bubblewrap leaves on the host: an empty, read-only file.
+    let (output, _) = call(
+        project,
+        "toolu_ph",
+        "python3 -c \"import os; p='.cl'+'aude/settings.lo'+'cal.json'; open(p,'w').close(); os.chmod(p, 0o444)\"",
+    );
+    assert_eq!(output, Value::Null, "nothing to say: {output}");
+    let aside = std::fs::read_dir(project.join(".claude"))
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .any(|e| {
+            e.file_name()
+                .to_string_lossy()
+                .contains("undone-by-ralph-hooks")
+        });
+    assert!(!aside, "nothing moved aside");
+    // Claude Code removes it after the sandbox is gone.
+    let (output, _) = call(
+        project,
+        "toolu_ph2",
+        "python3 -c \"import os; os.remove('.cl'+'aude/settings.lo'+'cal.json')\"",
+    );
+    assert_eq!(output, Value::Null, "{output}");
+    assert!(!local.exists(), "not put back either");
+    // A file with content in its place is still tampering.
+    let (output, _) = call(
+        project,
+        "toolu_ph3",
+        "python3 -c \"open('.cl'+'aude/settings.lo'+'cal.json','w').write('{\\\"disableAllHooks\\\": true}')\"",
+    );
+    assert!(message(&output).contains("settings.local.json"), "{output}");
+    assert!(!local.exists());
 }

@@ -66,6 +66,8 @@ mod intel;
 mod edit_races;
 // The guard's check of what a Bash command did: restores, pushes, publishes.
 mod guard_effects;
+// Whose prompt it is: the turn a queued prompt arrives in (attack F1).
+mod guard_turns;
 // OpenTelemetry export against OTLP receivers on loopback.
 mod telemetry;
 // The CLI as a person meets it: help, typos, completions, progress, colour.

@@ -37,6 +37,17 @@ Config: <project>/.lsp.json and <project>/.claude/ralph-hooks.json (\"lsp\", \"d
             HookInput::PostToolUseFailure(tool) => (tool, EventName::PostToolUseFailure),
             _ => return Ok(HookOutput::silent()),
         };
+        if event == EventName::PostToolUseFailure
+            && tool.is_interrupt.as_ref().and_then(|v| v.as_bool()) == Some(true)
+        {
+            // The user interrupted the turn (Esc during a tool call): it is
+            // over without a Stop, and their next prompt starts one.
+            if let Err(error) = crate::ralph::turns::end(ctx) {
+                eprintln!(
+                    "ralph-post-tool-lsp-diagnostic: cannot record the end of the turn: {error:#}"
+                );
+            }
+        }
         let made_up = crate::guards::effects::make_up(ctx, Some(&tool), false);
         let output = answer(ctx, &tool, event)?;
         let output = match event {
@@ -66,7 +77,14 @@ fn answer(ctx: &Ctx, tool: &ToolInput, event: EventName) -> anyhow::Result<HookO
         return Ok(crate::events::sandbox::with_note(output, event, note));
     }
     if event == EventName::PostToolUse {
-        return crate::diagnostics::after_edit(ctx, tool);
+        // A late write of a background process is put back before the
+        // edit's checks read any state (the Bash path does it in after_bash).
+        let retried = crate::guards::effects::pending::retry(ctx);
+        let output = crate::diagnostics::after_edit(ctx, tool)?;
+        return Ok(match retried {
+            Some(outcome) => outcome.annotate(ctx, output, EventName::PostToolUse),
+            None => output,
+        });
     }
     Ok(HookOutput::silent())
 }

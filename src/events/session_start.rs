@@ -34,6 +34,19 @@ Env: CLAUDE_PROJECT_DIR, RALPH_HOOKS_STATE_DIR, RALPH_HOOKS_DEBUG=1.
 ";
 
     fn handle(ctx: &Ctx, input: HookInput) -> anyhow::Result<HookOutput> {
+        // What changed while no hook ran (a background process of the last
+        // session) is put back, and failed put-backs tried again, first.
+        let retried = crate::guards::effects::pending::retry(ctx);
+        let output = start_session(ctx, input)?;
+        Ok(match retried {
+            Some(outcome) => outcome.annotate(ctx, output, EventName::SessionStart),
+            None => output,
+        })
+    }
+}
+
+fn start_session(ctx: &Ctx, input: HookInput) -> anyhow::Result<HookOutput> {
+    {
         let HookInput::SessionStart(start) = input else {
             return Ok(HookOutput::silent());
         };
@@ -51,6 +64,11 @@ Env: CLAUDE_PROJECT_DIR, RALPH_HOOKS_STATE_DIR, RALPH_HOOKS_DEBUG=1.
 fn on_start(ctx: &Ctx, start: &SessionStartInput) -> anyhow::Result<HookOutput> {
     {
         let source = start.source.as_deref().unwrap_or("startup");
+        // A new process (or a cleared conversation): no turn of this
+        // session is open, whatever a killed process left behind.
+        if let Err(error) = crate::ralph::turns::end(ctx) {
+            eprintln!("ralph-session-start: cannot record the session's start: {error:#}");
+        }
         // Writers killed mid-write leave hidden temp files; a session start is
         // a quiet moment to remove them.
         if ctx.store().root().is_dir() {

@@ -85,7 +85,17 @@ Env: CLAUDE_PROJECT_DIR, RALPH_HOOKS_STATE_DIR, RALPH_HOOKS_DEBUG=1.
                 // again first: the loop's own state may be what it restores.
                 let retried = crate::guards::effects::pending::retry(ctx);
                 let output = on_stop(ctx, &stop, Mode::Blocking);
-                crate::guards::effects::pending::at_stop(ctx, retried, output)
+                let output = crate::guards::effects::pending::at_stop(ctx, retried, output);
+                // The turn ends when this Stop lets it, or when Claude Code
+                // overrides this block (its cap): either way the session's
+                // next prompt is at a turn's start.
+                if output
+                    .as_ref()
+                    .is_ok_and(|output| output.decision.is_none() || block_overridden(ctx))
+                {
+                    end_turn(ctx);
+                }
+                output
             }
             // A loop is about the main agent's turn; a subagent ending must
             // not run the checks or use an iteration. The main agent's
@@ -98,12 +108,36 @@ Env: CLAUDE_PROJECT_DIR, RALPH_HOOKS_STATE_DIR, RALPH_HOOKS_DEBUG=1.
                 crate::util::process::finish_despite_termination();
                 // The turn is over; the output is ignored, the put-back is not.
                 let _ = crate::guards::effects::make_up(ctx, None, true);
+                end_turn(ctx);
                 record_stop_failure(ctx, &failure)?;
                 Ok(HookOutput::silent())
             }
             _ => Ok(HookOutput::silent()),
         }
     }
+}
+
+/// The session's turn ends here: a prompt without `source` after this is
+/// at a turn's start (see [`crate::ralph::turns`]). A failure to record it
+/// is said and changes nothing else.
+fn end_turn(ctx: &Ctx) {
+    if let Err(error) = crate::ralph::turns::end(ctx) {
+        eprintln!("ralph-stop-loop-controller: cannot record the end of the turn: {error:#}");
+    }
+}
+
+/// Whether the block just given is one Claude Code overrides: the loop's
+/// blocks in a row now exceed the cap Claude Code honours, so the turn
+/// ends all the same.
+fn block_overridden(ctx: &Ctx) -> bool {
+    let cap = block_cap();
+    cap > 0
+        && ctx
+            .store()
+            .read_json::<LoopState>(LOOP_FILE)
+            .ok()
+            .flatten()
+            .is_some_and(|state| !state.rewake && state.consecutive_blocks > cap)
 }
 
 /// The `asyncRewake` registration: `ralph-stop-loop-controller --rewake`.

@@ -27,6 +27,14 @@
 //! taken as the user's: in `claude -p` the user's own prompt carries no
 //! sign at all, and their "stop" must keep working.
 //!
+//! A prompt without `source` that arrives while this session's turn is
+//! still open in the same Claude Code process ([`crate::ralph::turns`]) is
+//! not the user's either: the agent's own Bash command can queue one
+//! through Claude Code's messaging socket (`CLAUDE_CODE_MESSAGING_SOCKET`,
+//! 2.1.332), and its payload is the same as a typed one's (2.1.332 sends
+//! `source` to no command hook). When such a prompt asks to stop, the user
+//! is told it was not taken and what stops the loop instead.
+//!
 //! This hook never blocks or rewrites the prompt. An ordinary prompt with no
 //! loop and no paused continuation costs the config read and two `stat`s
 //! and writes nothing.
@@ -87,7 +95,24 @@ Env: CLAUDE_PROJECT_DIR, RALPH_HOOKS_STATE_DIR, RALPH_HOOKS_DEBUG=1.
 }
 
 fn on_prompt(ctx: &Ctx, input: &UserPromptInput) -> anyhow::Result<HookOutput> {
+    // Whatever sent it, a turn starts (or goes on) now.
+    let mid_turn = match crate::ralph::turns::begin(ctx) {
+        Ok(open) => open,
+        Err(error) => {
+            eprintln!(
+                "{}: cannot record the turn: {error:#}",
+                UserPromptSubmit::NAME
+            );
+            false
+        }
+    };
     {
+        if input.source.is_none() && mid_turn {
+            ctx.debug(format_args!(
+                "a prompt without a source in the middle of an open turn (the agent's own command can queue one through Claude Code's messaging socket): it neither stops, resumes nor resets anything"
+            ));
+            return Ok(mid_turn_answer(ctx, input));
+        }
         if !input.is_from_user() {
             ctx.debug(format_args!(
                 "a prompt that is not the user's (source {:?}): it neither stops, resumes nor resets anything",
@@ -96,7 +121,7 @@ fn on_prompt(ctx: &Ctx, input: &UserPromptInput) -> anyhow::Result<HookOutput> {
             return Ok(HookOutput::silent());
         }
         if input.source.is_none()
-            && let Some(why) = prompt_not_the_users(&input)
+            && let Some(why) = prompt_not_the_users(input)
         {
             ctx.debug(format_args!(
                 "a prompt without a source that is not the user's ({why}): it neither stops, resumes nor resets anything"
@@ -135,6 +160,33 @@ fn on_prompt(ctx: &Ctx, input: &UserPromptInput) -> anyhow::Result<HookOutput> {
             },
         )
     }
+}
+
+/// A prompt that arrived while Claude's turn was still running changes
+/// nothing; when it asks to stop, the user is told (and Claude is not) why
+/// it was not taken and what stops the loop instead: the agent's own
+/// command can queue such a prompt, and so can a person typing while
+/// Claude works, and the hook cannot tell which.
+fn mid_turn_answer(ctx: &Ctx, input: &UserPromptInput) -> HookOutput {
+    let config = ctx
+        .config()
+        .section::<ControlConfig>("control")
+        .unwrap_or_default();
+    if !stop_phrases::is_stop_request(&input.prompt, &config.stop_phrases) {
+        return HookOutput::silent();
+    }
+    let running = ctx
+        .store()
+        .read_json::<crate::ralph::loop_state::LoopState>(crate::ralph::loop_state::LOOP_FILE)
+        .ok()
+        .flatten()
+        .is_some_and(|state| state.is_running());
+    if !running {
+        return HookOutput::silent();
+    }
+    HookOutput::silent().with_system_message(
+        "ralph-hooks: a stop request arrived while Claude's turn was still running (typed ahead, or queued by a command of the agent's), so the loop keeps RUNNING: ralph-hooks cannot tell the two apart. If it was yours, run `ralph-hooks loop pause` in a terminal, or say stop again after this turn ends.".to_string(),
+    )
 }
 
 fn on_ordinary_prompt(ctx: &Ctx, transcript: Option<&Path>) -> anyhow::Result<HookOutput> {

@@ -64,6 +64,54 @@ pub fn bash(ctx: &Ctx, commands: &[Command], supervision: &Supervision) -> Optio
     None
 }
 
+/// The hook binaries. Claude Code runs them; a command of the agent's that
+/// runs one feeds it a payload of its own making (attack finding F10: a
+/// forged StopFailure "rate_limit" pauses the loop, a forged SessionStart
+/// or Stop ends the turn so that a queued "stop" counts).
+pub const HOOK_BINARIES: &[&str] = &[
+    "ralph-stop-loop-controller",
+    "ralph-user-prompt-submit",
+    "ralph-session-start",
+    "ralph-pre-tool-stop-guard",
+    "ralph-post-tool-lsp-diagnostic",
+];
+
+/// While the agent works unattended, denies a command that runs a hook
+/// binary (`… | ralph-stop-loop-controller`, `exec -a x ralph-session-start`)
+/// or whose text carries a hook payload beside a hook binary's name (an
+/// interpreter one-liner). `--help` and `--version` pass. A name built at
+/// run time passes this reading: in plain mode that is a known gap
+/// (docs/guard.md); in sandbox mode the hook runs inside the sandbox and
+/// cannot write the state.
+pub fn hook_binary(
+    text: &str,
+    commands: &[Command],
+    supervision: &Supervision,
+) -> Option<HookOutput> {
+    if !supervision.unattended() {
+        return None;
+    }
+    let runs_one = commands.iter().any(|command| {
+        let words = shell::command_part(&command.words);
+        let Some(first) = words.first() else {
+            return false;
+        };
+        let name = shell::basename(first);
+        let name = name.strip_suffix(".exe").unwrap_or(name);
+        HOOK_BINARIES.contains(&name)
+            && !words[1..]
+                .iter()
+                .any(|w| w == "--help" || w == "-h" || w == "--version" || w == "-V")
+    });
+    let payload =
+        text.contains("hook_event_name") && HOOK_BINARIES.iter().any(|b| text.contains(b));
+    (runs_one || payload).then(|| {
+        HookOutput::deny(
+            "Hook binaries are Claude Code's to run: a payload fed to one by hand would speak for Claude Code while this work runs unattended. Keep working on the task itself.",
+        )
+    })
+}
+
 /// A change to the active task that ends or weakens it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TaskWrite {

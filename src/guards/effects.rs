@@ -37,6 +37,7 @@
 //!
 //! [`journal`]: crate::state::journal
 
+pub mod background;
 pub mod pending;
 pub mod publish;
 pub mod refs;
@@ -94,6 +95,14 @@ struct Window {
     /// The call's `tool_use_id`, for the check made up for it.
     #[serde(default)]
     tool_use_id: Option<String>,
+    /// When the call began, in the clock ticks process start times are
+    /// counted in: the processes it leaves behind started after this
+    /// ([`background`]).
+    #[serde(default)]
+    started_ticks: Option<u64>,
+    /// `run_in_background`: the call's shell itself is what it leaves.
+    #[serde(default)]
+    in_background: bool,
 }
 
 const WINDOW_VERSION: u64 = 1;
@@ -275,6 +284,12 @@ fn take_before(
         dirs: guarded_dirs(ctx, &set),
         checked_ms: None,
         tool_use_id: tool.tool_use_id.clone(),
+        started_ticks: background::now_ticks(),
+        in_background: tool
+            .tool_input
+            .get("run_in_background")
+            .and_then(Value::as_bool)
+            .unwrap_or(false),
     };
     write_json(&window_path(watch, tool), &window)?;
     write_json(&base_path, &manifest)?;
@@ -525,6 +540,9 @@ fn check_after(
     let told = report(ctx, &window, &changes, &pushes, &publishes, made_up);
     match finish {
         Finish::Close => {
+            // What the call left running may still write: noted, so the
+            // hooks after it put such late writes back (see [`background`]).
+            background::note_after_call(watch, window.started_ticks, window.in_background);
             let _ = std::fs::remove_file(window_file);
         }
         Finish::Keep => {
@@ -933,8 +951,13 @@ fn report(
                 }
             })
             .collect();
+        let outcome = if changes.iter().all(|change| change.restored.is_ok()) {
+            "They were restored."
+        } else {
+            "Those marked NOT put back are still changed or missing; the hooks try again at every later hook. If the disk is full, free space in your own files (build output, temp files)."
+        };
         for_claude.push(format!(
-            "ralph-hooks guard: your last command changed files that supervise this work: {}. They were restored. While a Ralph loop or a task continuation runs unattended, the hooks' state, their config and Claude Code's settings are not yours to change; carry on with the work itself.",
+            "ralph-hooks guard: your last command changed files that supervise this work: {}. {outcome} While a Ralph loop or a task continuation runs unattended, the hooks' state, their config and Claude Code's settings are not yours to change; carry on with the work itself.",
             listed.join("; ")
         ));
         let mut told = format!(

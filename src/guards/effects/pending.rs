@@ -12,16 +12,22 @@
 //! `loop cancel` from a terminal, a stop phrase): that write is newer than
 //! what the entry would put back. The watch folder is not removed while an
 //! entry is pending, even when the work is no longer unattended.
+//!
+//! The same entry point first puts back what changed between hooks
+//! ([`check_late`]: a background process writing after a Bash call's check).
 
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use super::snapshot::{Blobs, FileState, Manifest};
+use super::snapshot::{self, Blobs, Class, FileState, Manifest};
+use super::{Change, PROMPT_HOOK};
+use crate::guards::{GuardConfig, Supervision};
 use crate::hook::ctx::Ctx;
 use crate::hook::protocol::{EventName, HookOutput};
 use crate::state::FileLock;
 use crate::state::journal;
+use crate::state::journal::BASE_FILE;
 
 /// The record, in the watch folder.
 pub const FILE: &str = "pending.json";
@@ -100,13 +106,16 @@ pub fn record(watch: &Path, failed: Vec<Entry>) -> anyhow::Result<()> {
 #[derive(Debug, Default)]
 pub struct Outcome {
     pub restored: Vec<String>,
+    /// Changed since the guard's last look, outside any checked command,
+    /// and put back now.
+    pub late: Vec<String>,
     /// Path and why it still fails.
     pub failing: Vec<(String, String)>,
 }
 
 impl Outcome {
     pub fn is_empty(&self) -> bool {
-        self.restored.is_empty() && self.failing.is_empty()
+        self.restored.is_empty() && self.failing.is_empty() && self.late.is_empty()
     }
 
     /// Whether the hooks' own state (not only a config file) is still
@@ -121,16 +130,24 @@ impl Outcome {
         let show = |path: &str| {
             crate::util::text::escape_controls(&ctx.display_path(Path::new(path))).into_owned()
         };
-        let restored = (!self.restored.is_empty()).then(|| {
-            format!(
+        let mut said = Vec::new();
+        if !self.late.is_empty() {
+            said.push(format!(
+                "ralph-hooks guard: files that supervise this work were changed outside any checked command (a process left running in the background?) and were put back: {}.",
+                self.late.iter().map(|p| show(p)).collect::<Vec<_>>().join(", ")
+            ));
+        }
+        if !self.restored.is_empty() {
+            said.push(format!(
                 "ralph-hooks guard: put back at last (an earlier put-back had failed): {}.",
                 self.restored
                     .iter()
                     .map(|p| show(p))
                     .collect::<Vec<_>>()
                     .join(", ")
-            )
-        });
+            ));
+        }
+        let restored = (!said.is_empty()).then(|| said.join("\n"));
         let failing = (!self.failing.is_empty()).then(|| {
             format!(
                 "ralph-hooks guard: files that supervise this work are still changed or missing and could NOT be put back: {}. Tried again at every hook; free disk space (or fix what the error names) so they can be restored.",
@@ -192,18 +209,27 @@ impl Outcome {
 /// Tries every pending put-back again; `None` when nothing is pending
 /// (the cost then is one `stat`). A failure to read or lock the record is
 /// said on stderr and leaves it for the next hook.
+///
+/// First, changes that landed since the guard's last look (a background
+/// process writing after a Bash call's check) are put back
+/// ([`check_late`]); what fails there becomes pending and is reported
+/// with the rest.
 pub fn retry(ctx: &Ctx) -> Option<Outcome> {
+    let late = check_late(ctx).map(|o| o.restored).unwrap_or_default();
     let watch = journal::watch_dir(&ctx.state_root)?;
-    if !watch.join(FILE).exists() {
-        return None;
-    }
-    match retry_locked(ctx, &watch) {
-        Ok(outcome) => Some(outcome).filter(|o| !o.is_empty()),
-        Err(error) => {
-            eprintln!("ralph-hooks guard: cannot retry the pending put-backs: {error:#}");
-            None
+    let mut outcome = if watch.join(FILE).exists() {
+        match retry_locked(ctx, &watch) {
+            Ok(outcome) => outcome,
+            Err(error) => {
+                eprintln!("ralph-hooks guard: cannot retry the pending put-backs: {error:#}");
+                Outcome::default()
+            }
         }
-    }
+    } else {
+        Outcome::default()
+    };
+    outcome.late = late;
+    Some(outcome).filter(|o| !o.is_empty())
 }
 
 fn retry_locked(ctx: &Ctx, watch: &Path) -> anyhow::Result<Outcome> {
@@ -293,4 +319,243 @@ pub fn at_stop(
         output = output.append_system_message(line);
     }
     Ok(output)
+}
+
+// ---- Changes between hooks ----
+//
+// Changes to the protected set that land between the Bash checks: a
+// detached process (`setsid sh -c 'sleep 2; …'`) writes after the Bash
+// call's check has run, or while no Bash call is open at all. The
+// before/after bracket of a Bash call cannot see those, and the next
+// call's snapshot would take them as the new normal.
+//
+// Such a write comes from a process an earlier call left running; the
+// check after each call notes those ([`super::background`]). While one of
+// them was alive at the guard's last look, every hook, before it reads any
+// state, compares the protected set with the last snapshot (`base.json`;
+// an unchanged `lstat` signature costs one `stat`, only a changed file is
+// read and hashed). Without such a process it costs one `stat` of the
+// record and a change between hooks stands: the user's own edit from a
+// terminal, or the loop ended by hand, is not undone. While a Bash call is
+// open nothing is done here: that call's own check sees everything since
+// its snapshot and names the command.
+//
+// What changed outside ralph-hooks' own journaled writes is put back the
+// way the check after a command does it: a state file (a `loop.json`
+// overwritten with `{}` is put back from its copy, before a reader could
+// call it corrupt and move it aside), a log that did not only grow, and —
+// while the work is still unattended once the state is back — a config or
+// settings file (a late `{"disableAllHooks": true}` in
+// `.claude/settings.local.json`). A put-back that fails joins the pending
+// ones. The base then becomes what is on disk, and the processes that
+// have ended since are forgotten.
+
+/// Records this much older than the base still count as ours (a hook's
+/// record lands just before its write).
+const JOURNAL_SLACK_MS: u64 = 2000;
+
+/// Compares and puts back; `None` when no process an earlier call left
+/// running was alive at the last look (one `stat`) or nothing changed. A fault is said on stderr and changes
+/// nothing.
+fn check_late(ctx: &Ctx) -> Option<Outcome> {
+    let watch = journal::watch_dir(&ctx.state_root)?;
+    if !watch.join(super::background::FILE).exists()
+        || !watch.join(BASE_FILE).exists()
+        || bash_call_open(&watch)
+    {
+        return None;
+    }
+    match check_locked(ctx, &watch) {
+        Ok(outcome) => Some(outcome).filter(|o| !o.is_empty()),
+        Err(error) => {
+            eprintln!(
+                "ralph-hooks guard: cannot compare the protected files with the last snapshot: {error:#}"
+            );
+            None
+        }
+    }
+}
+
+/// A Bash call is between its Pre and its Post: its own check compares
+/// against the snapshot taken before it, and says which command did what.
+/// A late write landing meanwhile is caught there too.
+fn bash_call_open(watch: &Path) -> bool {
+    let now = super::now_ms();
+    std::fs::read_dir(watch.join("windows")).is_ok_and(|entries| {
+        entries.filter_map(|e| e.ok()).any(|entry| {
+            super::read_json::<super::Window>(&entry.path())
+                .is_some_and(|w| now.saturating_sub(w.started_ms) < super::STALE_WINDOW_MS)
+        })
+    })
+}
+
+fn check_locked(ctx: &Ctx, watch: &Path) -> anyhow::Result<Outcome> {
+    let _lock = FileLock::acquire(&watch.join("lock"))?;
+    let Some(base) = super::read_json::<Manifest>(&watch.join(BASE_FILE)) else {
+        return Ok(Outcome::default());
+    };
+    let started = super::now_ms();
+    let records = journal::read_since(watch, base.taken_ms.saturating_sub(JOURNAL_SLACK_MS));
+    let config = GuardConfig::load(&ctx.project_root);
+    let set = config.protected_set(ctx);
+    let mut paths = super::paths_to_watch(ctx, &set);
+    for (key, state) in &base.files {
+        let path = PathBuf::from(key);
+        if !paths.iter().any(|(p, _)| *p == path) {
+            paths.push((path, state.class));
+        }
+    }
+    let mut blobs = Blobs::new(watch.join("blobs"));
+    let mut now = snapshot::take(&paths, Some(&base), &mut blobs, started);
+    let user_spoke = records.iter().any(|r| r.writer == PROMPT_HOOK);
+    let mut changes: Vec<Change> = Vec::new();
+    let mut failed: Vec<Entry> = Vec::new();
+    // State and logs first: whether the work is still unattended is read
+    // from the state as it is once put back.
+    let mut config_changed: Vec<(String, FileState)> = Vec::new();
+    let keys: Vec<String> = now.files.keys().cloned().collect();
+    for key in keys {
+        let before = base
+            .files
+            .get(&key)
+            .cloned()
+            .unwrap_or_else(|| FileState::absent(now.files[&key].class));
+        let after = now.files[&key].clone();
+        if before.same_as(&after) {
+            continue;
+        }
+        let path = PathBuf::from(&key);
+        let relative = path
+            .strip_prefix(&ctx.state_root)
+            .ok()
+            .map(|r| r.to_string_lossy().into_owned());
+        let undo = match before.class {
+            Class::Config => {
+                if !super::restored_by_guard(&records, &key, &after) {
+                    config_changed.push((key.clone(), before));
+                }
+                continue;
+            }
+            Class::Log => {
+                !snapshot::only_appended(&path, &before, &after)
+                    && super::ours(&records, relative.as_deref().unwrap_or(&key), &after).is_none()
+            }
+            Class::State => {
+                let name = relative.clone().unwrap_or_else(|| key.clone());
+                // Judged as the check after a Bash command judges it: by what
+                // the write did (the loop's terms), not by who it claims to be.
+                match super::ours(&records, &name, &after) {
+                    None => true,
+                    Some(_) if name == crate::ralph::loop_state::LOOP_FILE => {
+                        super::loop_weakened(&before, &path, &blobs, user_spoke).is_some()
+                    }
+                    Some(_) if !user_spoke => super::weakens(&name, &before, &path, &blobs, false),
+                    Some(_) => false,
+                }
+            }
+        };
+        if undo {
+            put_back(
+                ctx,
+                &key,
+                &before,
+                relative,
+                &blobs,
+                &mut now,
+                &mut changes,
+                &mut failed,
+                started,
+            );
+        }
+    }
+    if !config_changed.is_empty() {
+        let unattended = Supervision::read(ctx)
+            .map(|s| s.unattended())
+            .unwrap_or(true);
+        if unattended {
+            for (key, before) in config_changed {
+                put_back(
+                    ctx,
+                    &key,
+                    &before,
+                    None,
+                    &blobs,
+                    &mut now,
+                    &mut changes,
+                    &mut failed,
+                    started,
+                );
+            }
+        }
+    }
+    record(watch, failed)?;
+    super::write_json(&watch.join(BASE_FILE), &now)?;
+    // A process that has ended wrote what it wrote before this look.
+    let mut left = super::background::read(watch);
+    left.procs.retain(super::background::alive);
+    super::background::save(watch, &left);
+    let mut outcome = Outcome::default();
+    for change in &changes {
+        match &change.restored {
+            Ok(()) => outcome.restored.push(change.path.clone()),
+            Err(why) => outcome.failing.push((change.path.clone(), why.clone())),
+        }
+    }
+    if !changes.is_empty() {
+        let files: Vec<serde_json::Value> = changes
+            .iter()
+            .map(|change| {
+                serde_json::json!({"path": ctx.display_path(Path::new(&change.path)),
+                    "change": change.what, "restored": change.restored.is_ok()})
+            })
+            .collect();
+        let _ = ctx.log_event(
+            "guard_event",
+            ("command", "(between hooks)"),
+            serde_json::json!({"event": "protected_restored", "late": true, "files": files}),
+        );
+    }
+    Ok(outcome)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn put_back(
+    ctx: &Ctx,
+    key: &str,
+    before: &FileState,
+    relative: Option<String>,
+    blobs: &Blobs,
+    now: &mut Manifest,
+    changes: &mut Vec<Change>,
+    failed: &mut Vec<Entry>,
+    started: u64,
+) {
+    let path = Path::new(key);
+    let after_exists = now.files.get(key).is_some_and(|f| f.exists());
+    let what = match (before.exists(), after_exists) {
+        (true, false) => "deleted",
+        (false, true) => "created",
+        _ => "changed",
+    };
+    let restored = super::put_back(ctx, path, before, relative.as_deref(), blobs);
+    match &restored {
+        Ok(()) => {
+            now.files.insert(key.to_string(), before.clone());
+        }
+        Err(why) if !before.exists() || before.kept => failed.push(Entry {
+            path: key.to_string(),
+            before: before.clone(),
+            relative: relative.clone(),
+            command: "(a change between hooks)".into(),
+            since_ms: started,
+            error: why.clone(),
+        }),
+        Err(_) => {}
+    }
+    changes.push(Change {
+        path: key.to_string(),
+        what,
+        restored,
+        note: None,
+    });
 }

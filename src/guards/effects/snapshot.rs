@@ -103,9 +103,24 @@ impl FileState {
         self.sig.is_some()
     }
 
-    /// Same content (or both absent).
+    /// Same content (or both absent). An empty regular file counts as no
+    /// file: Claude Code's sandbox (bubblewrap) creates one on the host for
+    /// each absent path it masks and removes it afterwards (attack finding
+    /// F9: those were reported as the agent's tampering and moved aside),
+    /// and every reader of ours takes an empty file as absent, so creating
+    /// or removing one changes nothing the guard protects.
     pub fn same_as(&self, other: &FileState) -> bool {
-        self.content == other.content && self.exists() == other.exists()
+        (self.content == other.content && self.exists() == other.exists())
+            || (self.void() && other.void())
+    }
+
+    /// Absent, or an empty regular file.
+    // The casts are needed where `mode_t` is not `u32` (macOS).
+    #[allow(clippy::unnecessary_cast)]
+    fn void(&self) -> bool {
+        self.sig.as_ref().is_none_or(|sig| {
+            sig.len == 0 && sig.mode & (libc::S_IFMT as u32) == libc::S_IFREG as u32
+        })
     }
 }
 

@@ -1,0 +1,292 @@
+//! Processes a Bash call of unattended work left running behind it.
+//!
+//! Why: a write that lands after a Bash call's check (a detached
+//! `setsid sh -c 'sleep 2; …'`) is outside every before/after bracket.
+//! Such a write can only come from a process that outlived the call that
+//! started it, so the check after each call notes those processes
+//! ([`note_after_call`]), and only while one of them was alive at the
+//! guard's last look are changes between hooks put back
+//! ([`super::pending`]). A change between hooks with no such process (the
+//! user's own edit from a terminal, a journaled `ralph-hooks` command)
+//! stands, as it always did.
+//!
+//! Which processes: those started since the call's snapshot (their start
+//! time in `/proc/<pid>/stat`, which neither `setsid`, `nohup`, `env -i`
+//! nor a renamed `argv[0]` changes), still alive when the call's check
+//! runs, and orphaned: a process the call's shell started outlives that
+//! shell, so by then it (or the oldest survivor of its tree) is a direct
+//! child of init or of the nearest subreaper above Claude Code — an
+//! ancestor of this hook above Claude Code. Only those ancestors' children
+//! are read, not the whole process table. Processes under anything else
+//! (Claude Code's other hooks and helpers, another program's builds) are
+//! not the call's. A `run_in_background` call is the exception: its shell
+//! is Claude Code's direct child and is what it leaves behind. The hooks'
+//! own daemon is not counted. Another orphan of the same user born in that
+//! window can be counted too; then changes between hooks are put back a
+//! little longer than needed, never less.
+//!
+//! Linux only (`/proc`); elsewhere nothing is noted and changes between
+//! hooks stand (docs/guard.md says so).
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+/// The record, in the watch folder.
+pub const FILE: &str = "background.json";
+
+/// One process, named by its pid and its start time (a reused pid is
+/// another process).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Proc {
+    pub pid: u32,
+    pub start_ticks: u64,
+    /// `comm`, for the record only.
+    #[serde(default)]
+    pub name: String,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct Background {
+    #[serde(default)]
+    pub procs: Vec<Proc>,
+}
+
+/// Now, in the clock ticks since boot that `/proc/<pid>/stat` counts start
+/// times in. `None` where there is no `/proc`.
+pub fn now_ticks() -> Option<u64> {
+    let uptime = std::fs::read_to_string("/proc/uptime").ok()?;
+    let seconds: f64 = uptime.split_whitespace().next()?.parse().ok()?;
+    Some((seconds * ticks_per_second() as f64) as u64)
+}
+
+fn ticks_per_second() -> u64 {
+    // SAFETY: sysconf has no preconditions.
+    let ticks = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+    if ticks > 0 { ticks as u64 } else { 100 }
+}
+
+/// What `/proc/<pid>/stat` says about one process.
+#[derive(Debug, Clone)]
+struct Stat {
+    ppid: u32,
+    start_ticks: u64,
+    zombie: bool,
+    name: String,
+}
+
+fn read_stat(pid: u32) -> Option<Stat> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    parse_stat(&text)
+}
+
+/// `pid (comm) state ppid … starttime(22nd) …`; `comm` may hold spaces
+/// and parentheses, so the fields are counted from its last `)`.
+fn parse_stat(text: &str) -> Option<Stat> {
+    let open = text.find('(')?;
+    let close = text.rfind(')')?;
+    let name = text.get(open + 1..close)?.to_string();
+    let rest: Vec<&str> = text.get(close + 1..)?.split_whitespace().collect();
+    Some(Stat {
+        zombie: matches!(rest.first(), Some(&"Z") | Some(&"X")),
+        ppid: rest.get(1)?.parse().ok()?,
+        start_ticks: rest.get(19)?.parse().ok()?,
+        name,
+    })
+}
+
+/// Whether `proc` is still the process it was.
+pub fn alive(proc: &Proc) -> bool {
+    read_stat(proc.pid).is_some_and(|stat| stat.start_ticks == proc.start_ticks && !stat.zombie)
+}
+
+/// The processes started at or after `since_ticks` that the call left
+/// behind (see the module doc). `own_children_count`: the call ran in the
+/// background (`run_in_background`), so a direct child of Claude Code
+/// counts too. Only the children of this hook's ancestors are read (from
+/// `/proc/<pid>/task/*/children`), not the whole process table: an orphan
+/// is a direct child of init or of a subreaper among them.
+pub fn left_behind(since_ticks: u64, own_children_count: bool) -> Vec<Proc> {
+    let ancestors = ancestors_of_self();
+    let spawners = spawners(&ancestors);
+    let mut parents: Vec<u32> = ancestors
+        .iter()
+        .copied()
+        .filter(|pid| !spawners.contains(pid))
+        .collect();
+    if own_children_count {
+        parents.extend(spawners.last().copied());
+    }
+    let uid = unsafe { libc::geteuid() };
+    let ours = our_bin_dir();
+    let mut found = Vec::new();
+    for parent in parents {
+        // An orphan is handed to the reaper's first live thread, its
+        // leader; Claude Code may fork from any of its threads.
+        let all_threads = own_children_count && spawners.last() == Some(&parent);
+        for pid in children_of(parent, all_threads) {
+            if ancestors.contains(&pid) || found.iter().any(|p: &Proc| p.pid == pid) {
+                continue;
+            }
+            let Some(stat) = read_stat(pid) else {
+                continue;
+            };
+            if stat.start_ticks < since_ticks
+                || stat.zombie
+                || owner(pid) != Some(uid)
+                || is_ours(pid, ours.as_deref())
+            {
+                continue;
+            }
+            found.push(Proc {
+                pid,
+                start_ticks: stat.start_ticks,
+                name: crate::util::text::escape_controls(&stat.name).into_owned(),
+            });
+        }
+    }
+    found.sort_by_key(|p| p.pid);
+    found
+}
+
+/// The direct children of `pid`: of its leader thread, or of all its
+/// threads.
+fn children_of(pid: u32, all_threads: bool) -> Vec<u32> {
+    let parse = |text: String| -> Vec<u32> {
+        text.split_whitespace()
+            .filter_map(|w| w.parse::<u32>().ok())
+            .collect()
+    };
+    if !all_threads {
+        return std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children"))
+            .map(parse)
+            .unwrap_or_default();
+    }
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return Vec::new();
+    };
+    let mut children = Vec::new();
+    for task in tasks.filter_map(|e| e.ok()) {
+        if let Ok(text) = std::fs::read_to_string(task.path().join("children")) {
+            children.extend(parse(text));
+        }
+    }
+    children
+}
+
+/// This process and its ancestors, nearest first, up to init.
+fn ancestors_of_self() -> Vec<u32> {
+    let mut chain = vec![std::process::id()];
+    let mut pid = std::process::id();
+    for _ in 0..128 {
+        let Some(stat) = read_stat(pid) else { break };
+        if stat.ppid == 0 || chain.contains(&stat.ppid) {
+            break;
+        }
+        chain.push(stat.ppid);
+        pid = stat.ppid;
+    }
+    chain
+}
+
+/// The processes whose direct children are not the call's: this hook and
+/// its chain up to Claude Code (`CLAUDE_PID`), or only its parent when it
+/// was not started by Claude Code (a test harness). Init and a subreaper
+/// further up are where the call's orphans go, so they are not in it.
+fn spawners(ancestors: &[u32]) -> Vec<u32> {
+    let claude = std::env::var("CLAUDE_PID")
+        .ok()
+        .and_then(|pid| pid.trim().parse::<u32>().ok());
+    match claude.and_then(|pid| ancestors.iter().position(|&a| a == pid)) {
+        Some(at) => ancestors[..=at].to_vec(),
+        None => ancestors.iter().take(2).copied().collect(),
+    }
+}
+
+fn owner(pid: u32) -> Option<u32> {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata(format!("/proc/{pid}"))
+        .ok()
+        .map(|m| m.uid())
+}
+
+fn our_bin_dir() -> Option<PathBuf> {
+    std::env::current_exe()
+        .ok()
+        .and_then(|exe| exe.parent().map(Path::to_path_buf))
+}
+
+/// A process running one of ralph-hooks' own binaries (the daemon).
+fn is_ours(pid: u32, dir: Option<&Path>) -> bool {
+    let Some(dir) = dir else { return false };
+    std::fs::read_link(format!("/proc/{pid}/exe")).is_ok_and(|exe| {
+        exe.parent() == Some(dir)
+            && exe
+                .file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with("ralph-"))
+    })
+}
+
+/// After a call's check (the caller holds the watch folder's lock): the
+/// processes it left behind join those of earlier calls still alive.
+pub fn note_after_call(watch: &Path, since_ticks: Option<u64>, in_background: bool) {
+    let mut record = read(watch);
+    record.procs.retain(alive);
+    if let Some(since) = since_ticks {
+        for proc in left_behind(since, in_background) {
+            if !record.procs.contains(&proc) {
+                record.procs.push(proc);
+            }
+        }
+    }
+    save(watch, &record);
+}
+
+pub fn read(watch: &Path) -> Background {
+    super::read_json(&watch.join(FILE)).unwrap_or_default()
+}
+
+/// Saves, or removes the record when no process is left.
+pub fn save(watch: &Path, record: &Background) {
+    let path = watch.join(FILE);
+    if record.procs.is_empty() {
+        let _ = std::fs::remove_file(&path);
+    } else if let Err(error) = super::write_json(&path, record) {
+        eprintln!(
+            "ralph-hooks guard: cannot note the processes a command left running ({}): {error:#}",
+            path.display()
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_stat_line_is_read_past_a_name_with_spaces_and_parentheses() {
+        let line = "4242 (my (odd) name) S 1 4242 4242 0 -1 4194560 100 0 0 0 1 2 0 0 20 0 1 0 987654 1000 10 18446744073709551615 0 0 0 0 0 0 0 0 0 0 0 0 17 1 0 0 0 0 0";
+        let stat = parse_stat(line).unwrap();
+        assert_eq!(stat.ppid, 1);
+        assert_eq!(stat.start_ticks, 987654);
+        assert_eq!(stat.name, "my (odd) name");
+        assert!(!stat.zombie);
+        assert!(parse_stat("garbage").is_none());
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn this_process_is_alive_and_a_reused_pid_is_not() {
+        let me = read_stat(std::process::id()).unwrap();
+        let proc = Proc {
+            pid: std::process::id(),
+            start_ticks: me.start_ticks,
+            name: me.name.clone(),
+        };
+        assert!(alive(&proc));
+        assert!(!alive(&Proc {
+            start_ticks: me.start_ticks + 1,
+            ..proc
+        }));
+    }
+}
