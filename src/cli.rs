@@ -20,6 +20,7 @@ mod monitor;
 mod notify;
 mod parser;
 mod pipeline;
+mod plugin_route;
 mod progress;
 mod resume;
 mod sandbox;

@@ -302,6 +302,13 @@ pub fn run(ctx: &Ctx, args: &InstallArgs) -> anyhow::Result<ExitCode> {
         );
         return Ok(ExitCode::SUCCESS);
     }
+    let plugins = super::plugin_route::active_plugins(project);
+    if !plugins.is_empty() {
+        bail!(
+            "{}",
+            super::plugin_route::double_registration_message(&plugins, &settings_path)
+        );
+    }
     let bin_dir = binary_dir()?;
     let auto_resume = crate::ralph::loops::LoopConfig::load(ctx).auto_resume;
     add_ours(&mut settings, &bin_dir, auto_resume);
