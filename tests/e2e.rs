@@ -76,7 +76,7 @@ fn installed_claude() -> Option<PathBuf> {
 
 /// `$CLAUDE_BIN`, else the install prefix, else PATH; `None` (after saying
 /// why) when there is none and it is not required.
-fn find_claude() -> Option<PathBuf> {
+pub fn find_claude() -> Option<PathBuf> {
     let explicit = std::env::var_os("CLAUDE_BIN")
         .filter(|value| !value.is_empty())
         .map(PathBuf::from);

@@ -66,3 +66,7 @@ mod endings;
 mod server_memory;
 // Warm answers equal cold ones after outside changes (issue 30), real servers.
 mod fresh;
+// Install routes without Rust: the wheel, npm and plugin artifacts of .ci/dist, offline.
+mod dist;
+// The plugin route as `ralph-hooks install` and `doctor` see it.
+mod plugin_route;
