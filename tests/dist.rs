@@ -388,23 +388,56 @@ fn plugin_folder_carries_the_binaries_and_its_hooks_run_them() {
             ("PATH", Path::new("/usr/bin:/bin")),
         ],
     );
-    if let Some(claude) = crate::e2e::find_claude() {
-        let home = TempDir::new("dist-plugin-home");
-        let output = Command::new(claude)
-            .args(["plugin", "validate", "--strict"])
-            .arg(&market)
-            .env("HOME", home.path())
-            .env("DISABLE_TELEMETRY", "1")
-            .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
-            .stdin(Stdio::null())
-            .output()
-            .unwrap();
-        assert!(
-            output.status.success(),
-            "claude plugin validate --strict {}:\n{}{}",
-            market.display(),
-            String::from_utf8_lossy(&output.stdout),
-            String::from_utf8_lossy(&output.stderr)
+    let Some(claude) = crate::e2e::find_claude() else {
+        return;
+    };
+    let home = TempDir::new("dist-plugin-home");
+    let output = Command::new(claude)
+        .args(["plugin", "validate", "--strict"])
+        .arg(&market)
+        .env("HOME", home.path())
+        .env("DISABLE_TELEMETRY", "1")
+        .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "claude plugin validate --strict {}:\n{}{}",
+        market.display(),
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
+
+/// The self-contained plugin folder with the real Claude Code CLI: the e2e
+/// scenario `tests/e2e/dist-scenarios/plugin-self-contained-loop-completes`
+/// (marketplace add + install at project scope, a loop completed through the
+/// hooks the plugin carries), run with the plugin's `bin/` as the binaries.
+#[test]
+fn plugin_folder_runs_a_loop_with_the_real_cli() {
+    let Some(manifest) = manifest() else { return };
+    let Some(platform) = host_platform(&manifest) else {
+        panic!(
+            "no build for this machine's CPU in {}",
+            dist_dir().display()
         );
-    }
+    };
+    let Some(claude) = crate::e2e::find_claude() else {
+        return;
+    };
+    let Some(python) = util::require_tool("python3", "the e2e runner") else {
+        return;
+    };
+    let bin = dist_dir()
+        .join(manifest["platforms"][&platform]["plugin"].as_str().unwrap())
+        .join("ralph-hooks/bin");
+    let scenario =
+        crate::e2e::e2e_dir().join("dist-scenarios/plugin-self-contained-loop-completes");
+    let outcome = crate::e2e::run_scenario(&python, &claude, &bin, &scenario);
+    assert!(
+        outcome.passed,
+        "{} failed:\n{}",
+        outcome.name, outcome.report
+    );
 }
