@@ -22,6 +22,7 @@ mod monitor;
 mod notify;
 mod parser;
 mod pipeline;
+mod plugin_route;
 mod progress;
 pub mod reference;
 mod resume;

@@ -32,7 +32,7 @@ use crate::util;
 /// own limit on claude (60 s unless the scenario sets another) comes first.
 const SCENARIO_DEADLINE: Duration = Duration::from_secs(180);
 
-fn e2e_dir() -> PathBuf {
+pub fn e2e_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests")
         .join("e2e")
@@ -76,7 +76,7 @@ fn installed_claude() -> Option<PathBuf> {
 
 /// `$CLAUDE_BIN`, else the install prefix, else PATH; `None` (after saying
 /// why) when there is none and it is not required.
-fn find_claude() -> Option<PathBuf> {
+pub fn find_claude() -> Option<PathBuf> {
     let explicit = std::env::var_os("CLAUDE_BIN")
         .filter(|value| !value.is_empty())
         .map(PathBuf::from);
@@ -134,16 +134,16 @@ fn has_required_tools(scenario: &Path) -> bool {
         .all(|tool| util::require_tool(tool, &format!("the scenario {name}")).is_some())
 }
 
-struct Outcome {
-    name: String,
-    passed: bool,
-    seconds: f64,
-    report: String,
+pub struct Outcome {
+    pub name: String,
+    pub passed: bool,
+    pub seconds: f64,
+    pub report: String,
 }
 
 /// Runs one scenario through the runner; its output goes to a file in the
 /// scenario's folder so a chatty run cannot block on a full pipe.
-fn run_scenario(python: &Path, claude: &Path, bin_dir: &Path, scenario: &Path) -> Outcome {
+pub fn run_scenario(python: &Path, claude: &Path, bin_dir: &Path, scenario: &Path) -> Outcome {
     let name = scenario.file_name().unwrap().to_string_lossy().into_owned();
     let out = std::env::temp_dir().join(format!("ralph-e2e-{}-{name}", std::process::id()));
     let _ = std::fs::remove_dir_all(&out);

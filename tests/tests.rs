@@ -80,3 +80,7 @@ mod server_memory;
 mod fresh;
 // README.md and docs/: links, anchors, no tracker numbers, the quick start runs, docs/cli.md current.
 mod docs;
+// Install routes without Rust: the wheel, npm and plugin artifacts of .ci/dist, offline.
+mod dist;
+// The plugin route as `ralph-hooks install` and `doctor` see it.
+mod plugin_route;

@@ -1,10 +1,12 @@
 //! `ralph-hooks doctor`: what is installed, where, and whether it is wired up.
 
+use std::path::Path;
 use std::process::ExitCode;
 
 use serde_json::Value;
 
 use super::install::{self, HOOK_BINARIES, REGISTRATIONS};
+use super::plugin_route::{self, ActivePlugin};
 use crate::hook::ctx::Ctx;
 use crate::ralph::loop_state::{LOOP_FILE, LoopState};
 use crate::util::fsread::{self, Links, limits};
@@ -36,12 +38,22 @@ pub fn run(ctx: &Ctx) -> anyhow::Result<ExitCode> {
     }
 
     let settings_path = ctx.project_root.join(".claude").join("settings.json");
-    println!("\nhooks in {}:", settings_path.display());
+    let plugins = plugin_route::active_plugins(&ctx.project_root);
     let settings: Option<Value> = fsread::read_text(&settings_path, limits::CONFIG, Links::Follow)
         .ok()
         .flatten()
         .and_then(|t| serde_json::from_str(&t).ok());
-    for registration in REGISTRATIONS {
+    let registered_directly = settings
+        .as_ref()
+        .is_some_and(|s| REGISTRATIONS.iter().any(|r| find_handler(s, r).is_some()));
+    problems += route_section(&plugins, registered_directly, &settings_path);
+    println!("\nhooks in {}:", settings_path.display());
+    // On the plugin route the hooks are the plugin's, not in settings.json.
+    let plugin_route = !plugins.is_empty() && !registered_directly;
+    if plugin_route {
+        println!("  none (the plugin registers them: see \"route\" above)");
+    }
+    for registration in REGISTRATIONS.iter().filter(|_| !plugin_route) {
         let found = settings
             .as_ref()
             .and_then(|s| find_handler(s, registration));
@@ -129,6 +141,39 @@ pub fn run(ctx: &Ctx) -> anyhow::Result<ExitCode> {
     } else {
         ExitCode::from(1)
     })
+}
+
+/// Which route registers the hooks: `ralph-hooks install` (settings.json), an
+/// enabled plugin, or both (a problem: every hook would run twice).
+fn route_section(plugins: &[ActivePlugin], registered_directly: bool, settings: &Path) -> usize {
+    println!("\nroute:");
+    match (plugins.is_empty(), registered_directly) {
+        (true, true) => println!(
+            "  ok    `ralph-hooks install`: the hooks are registered in {}",
+            settings.display()
+        ),
+        (true, false) => println!(
+            "  --    no route active: no hooks in {} and no enabled ralph-hooks plugin",
+            settings.display()
+        ),
+        (false, false) => {
+            for plugin in plugins {
+                println!("  ok    plugin: {}", plugin.describe());
+            }
+        }
+        (false, true) => {
+            for plugin in plugins {
+                println!(
+                    "  PROBLEM registered twice: in {} and by {}; every hook runs twice. Remove one: `ralph-hooks install --uninstall`, or `claude plugin uninstall {}`",
+                    settings.display(),
+                    plugin.describe(),
+                    plugin.id
+                );
+            }
+            return 1;
+        }
+    }
+    0
 }
 
 /// The command of the handler that is this registration: our binary, with

@@ -290,6 +290,13 @@ pub fn run(ctx: &Ctx, args: &InstallArgs) -> anyhow::Result<ExitCode> {
         bail!("--uninstall is carried out by `uninstall::run`");
     }
     let settings_path = project.join(".claude").join("settings.json");
+    let plugins = super::plugin_route::active_plugins(project);
+    if !plugins.is_empty() {
+        bail!(
+            "{}",
+            super::plugin_route::double_registration_message(&plugins, &settings_path)
+        );
+    }
     let settings_text = fsread::read_text(&settings_path, limits::CONFIG, Links::Follow)?;
     let mut settings = read_settings(&settings_path)?;
     let had_ours =

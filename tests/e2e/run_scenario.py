@@ -163,37 +163,52 @@ HOOK_BACKGROUND_LINE = re.compile(r"Hooks: (\S+) \[(.*)\] moved to the backgroun
 # Fire-and-forget hooks (StopFailure's) are logged without a time.
 HOOK_DONE_LINE = re.compile(r"\[DEBUG\] (\S+) \[(.*)\] completed with status (-?\d+)\s*$")
 HOOK_ERROR_LINE = re.compile(r"\[ERROR\] (\".*\")\s*$")
+# A plugin's hook carries its plugin after the command:
+#   ... Hooks: Stop [ralph-stop-loop-controller] (plugin ralph-hooks@ralph-hooks) finished ...
+PLUGIN_TAG = re.compile(r"\] \(plugin ([^)\s]+)\)")
 
 
 def hook_runs(debug_log_path):
-    """Every hook run claude logged: {label, command, status, ms, error}."""
+    """Every hook run claude logged: {label, command, status, ms, error},
+    and `plugin` (its id) for a plugin's hook."""
     runs = []
     if not os.path.exists(debug_log_path):
         return runs
     with open(debug_log_path, encoding="utf-8", errors="replace") as log:
         for line in log:
-            found = HOOK_RUN_LINE.search(line)
-            if found:
-                label, command, status, ms = found.groups()
-                runs.append({"label": label, "command": command, "status": int(status), "ms": int(ms), "error": None})
-                continue
-            found = HOOK_BACKGROUND_LINE.search(line)
-            if found:
-                label, command, ms = found.groups()
-                runs.append({"label": label, "command": command, "status": 0, "ms": int(ms), "error": None, "background": True})
-                continue
-            found = HOOK_DONE_LINE.search(line)
-            if found:
-                label, command, status = found.groups()
-                runs.append({"label": label, "command": command, "status": int(status), "ms": 0, "error": None})
-                continue
-            error = HOOK_ERROR_LINE.search(line)
-            if error and runs and runs[-1]["status"] != 0 and runs[-1]["error"] is None:
-                try:
-                    runs[-1]["error"] = json.loads(error.group(1))
-                except ValueError:
-                    runs[-1]["error"] = error.group(1)
+            tag = PLUGIN_TAG.search(line)
+            if tag:
+                line = line[: tag.start()] + "]" + line[tag.end():]
+            count = len(runs)
+            parse_hook_line(line, runs)
+            if tag and len(runs) > count:
+                runs[-1]["plugin"] = tag.group(1)
     return runs
+
+
+def parse_hook_line(line, runs):
+    """Appends the hook run a debug-log line records, or an error to the last."""
+    found = HOOK_RUN_LINE.search(line)
+    if found:
+        label, command, status, ms = found.groups()
+        runs.append({"label": label, "command": command, "status": int(status), "ms": int(ms), "error": None})
+        return
+    found = HOOK_BACKGROUND_LINE.search(line)
+    if found:
+        label, command, ms = found.groups()
+        runs.append({"label": label, "command": command, "status": 0, "ms": int(ms), "error": None, "background": True})
+        return
+    found = HOOK_DONE_LINE.search(line)
+    if found:
+        label, command, status = found.groups()
+        runs.append({"label": label, "command": command, "status": int(status), "ms": 0, "error": None})
+        return
+    error = HOOK_ERROR_LINE.search(line)
+    if error and runs and runs[-1]["status"] != 0 and runs[-1]["error"] is None:
+        try:
+            runs[-1]["error"] = json.loads(error.group(1))
+        except ValueError:
+            runs[-1]["error"] = error.group(1)
 
 
 # ---------------------------------------------------------------------------
@@ -399,6 +414,8 @@ def main():
         "OUT": out,
         "BIN_DIR": bin_dir,
         "SCENARIO": scenario,
+        # The claude binary, so a setup.sh can drive `claude plugin …`.
+        "CLAUDE": claude,
     }
     environment = clean_environment(home, tmp, bin_dir)
     # setup.sh and check.py see the placeholders as E2E_PROJECT, E2E_STATE, ...
