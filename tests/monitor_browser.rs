@@ -246,7 +246,9 @@ impl Page {
             .get_mut()
             .set_read_timeout(Some(Duration::from_secs(30)))
             .unwrap();
+        let deadline = Instant::now() + Duration::from_secs(30);
         loop {
+            assert!(Instant::now() < deadline, "no {method} within 30 s");
             let text = match self.socket.read().expect("DevTools event") {
                 tungstenite::Message::Text(text) => text,
                 _ => continue,

@@ -382,8 +382,11 @@ fn each_view_in_a_real_browser() {
 fn open_without_initial_data(page: &mut Page, url: &str) {
     page.call(
         "Fetch.enable",
-        json!({"patterns": [{"urlPattern": "*/", "requestStage": "Response"}, {"urlPattern": "*/?*", "requestStage": "Response"}]}),
+        json!({"patterns": [{"resourceType": "Document", "requestStage": "Response"}]}),
     );
+    // A fresh load: the same address with `#token=…` would only move to
+    // the fragment.
+    page.call("Page.navigate", json!({"url": "about:blank"}));
     page.send("Page.navigate", json!({"url": url}));
     let paused = page.next_event("Fetch.requestPaused");
     let request = paused["requestId"].as_str().unwrap().to_string();
