@@ -27,7 +27,8 @@ use crate::util::{self, TempDir};
 
 const SESSION: &str = "5e55a0e1-0000-4000-8000-00000000c1c1";
 /// A message from a language server that holds markup: shown, never run.
-const HOSTILE: &str = "<script>window.__injected = 1</script><img src=x onerror=\"window.__injected = 2\">";
+const HOSTILE: &str =
+    "<script>window.__injected = 1</script><img src=x onerror=\"window.__injected = 2\">";
 
 const TASK: &str = "# Task: task_login
 
@@ -99,8 +100,15 @@ fn project_with_a_failing_loop() -> TempDir {
     let mut state_json: Value =
         serde_json::from_str(&std::fs::read_to_string(&loop_file).unwrap()).unwrap();
     state_json["project"] = json!(true);
-    let last = state_json["history"].as_array_mut().unwrap().last_mut().unwrap();
-    last["failed"].as_array_mut().unwrap().push(json!("project"));
+    let last = state_json["history"]
+        .as_array_mut()
+        .unwrap()
+        .last_mut()
+        .unwrap();
+    last["failed"]
+        .as_array_mut()
+        .unwrap()
+        .push(json!("project"));
     last["conditions"] = json!({"project": {
         "files": {"src/app.py": {"errors": 2, "warnings": 1}},
         "problems": [
@@ -141,7 +149,9 @@ fn open(page: &mut Page, url: &str) {
 /// What every view must never show, whatever its data.
 fn assert_clean(page: &mut Page, view: &str) {
     assert_eq!(
-        page.eval("/[\\p{Extended_Pictographic}\\u{FE0F}]/u.test(document.documentElement.outerHTML)"),
+        page.eval(
+            "/[\\p{Extended_Pictographic}\\u{FE0F}]/u.test(document.documentElement.outerHTML)"
+        ),
         json!(false),
         "{view}: the page uses an emoji, drawn as an empty box without an emoji font"
     );
@@ -150,7 +160,11 @@ fn assert_clean(page: &mut Page, view: &str) {
         json!(0),
         "{view}: still loading"
     );
-    assert_eq!(page.eval("window.__injected ?? null"), Value::Null, "{view}: markup from a file ran");
+    assert_eq!(
+        page.eval("window.__injected ?? null"),
+        Value::Null,
+        "{view}: markup from a file ran"
+    );
     assert_eq!(
         page.eval("document.querySelectorAll('main script, main img').length"),
         json!(0),
@@ -222,7 +236,10 @@ fn each_view_in_a_real_browser() {
         "the first paint lacks the loop: {}",
         text_of(&mut page, "main")
     );
-    assert_eq!(page.eval("document.querySelectorAll('.loading').length"), json!(0));
+    assert_eq!(
+        page.eval("document.querySelectorAll('.loading').length"),
+        json!(0)
+    );
     page.screenshot("views-0-first-paint-without-requests");
     page.call("Network.setBlockedURLs", json!({"urls": []}));
 
@@ -236,7 +253,9 @@ fn each_view_in_a_real_browser() {
     .unwrap_or_else(|seen| panic!("the WebSocket never connected: {seen}"));
     assert_eq!(visible_view(&mut page), json!(["loops"]));
     assert_eq!(
-        page.eval("document.querySelector('nav button[data-view=\"loops\"]').getAttribute('aria-pressed')"),
+        page.eval(
+            "document.querySelector('nav button[data-view=\"loops\"]').getAttribute('aria-pressed')"
+        ),
         json!("true")
     );
     let states = page.eval(
@@ -245,8 +264,14 @@ fn each_view_in_a_real_browser() {
     assert_eq!(
         states,
         json!([
-            ["failing", "check echo 'FAILED tests/test_login.py::test_redirect - assert 302 == 200'; exit 1 exits 0 failing"],
-            ["failing", "no errors in the project (language servers and ast-grep) failing"],
+            [
+                "failing",
+                "check echo 'FAILED tests/test_login.py::test_redirect - assert 302 == 200'; exit 1 exits 0 failing"
+            ],
+            [
+                "failing",
+                "no errors in the project (language servers and ast-grep) failing"
+            ],
             ["holds", "no language-server errors in touched files holds"]
         ]),
         "the conditions and which fail"
@@ -272,7 +297,10 @@ fn each_view_in_a_real_browser() {
         );
     }
     assert!(!loop_text.contains('`'), "raw backticks:\n{loop_text}");
-    assert!(!loop_text.contains("**"), "raw Markdown stars:\n{loop_text}");
+    assert!(
+        !loop_text.contains("**"),
+        "raw Markdown stars:\n{loop_text}"
+    );
     assert_eq!(
         page.eval("[...document.querySelectorAll('#loops .running .problems-table code')].map(c => c.textContent)"),
         json!(["login_path", "os"])
@@ -287,7 +315,11 @@ fn each_view_in_a_real_browser() {
     );
     assert_eq!(
         receipt,
-        json!([200, "text/plain; charset=utf-8", "# Receipt\n\nchecks ran: 1\n"])
+        json!([
+            200,
+            "text/plain; charset=utf-8",
+            "# Receipt\n\nchecks ran: 1\n"
+        ])
     );
     assert_clean(&mut page, "loop");
     page.screenshot("views-1-loop");
@@ -321,14 +353,19 @@ fn each_view_in_a_real_browser() {
     .unwrap_or_else(|seen| panic!("the step's event never showed: {seen}"));
 
     // 4. Events: labels in words.
-    let labels = page.eval("[...document.querySelectorAll('#events .event .label')].map(l => l.textContent)");
+    let labels = page
+        .eval("[...document.querySelectorAll('#events .event .label')].map(l => l.textContent)");
     let labels: Vec<&str> = labels
         .as_array()
         .unwrap()
         .iter()
         .filter_map(Value::as_str)
         .collect();
-    for wanted in ["Loop started", "Loop iteration 1: not done yet", "Step done s2"] {
+    for wanted in [
+        "Loop started",
+        "Loop iteration 1: not done yet",
+        "Step done s2",
+    ] {
         assert!(labels.contains(&wanted), "no {wanted:?} among {labels:?}");
     }
     for label in &labels {

@@ -468,7 +468,10 @@ mod tests {
         let start = page.find("id=\"initial-data\">").unwrap() + "id=\"initial-data\">".len();
         let end = start + page[start..].find("</script>").unwrap();
         let embedded = &page[start..end];
-        assert!(!embedded.contains('<') && !embedded.contains('>'), "{embedded}");
+        assert!(
+            !embedded.contains('<') && !embedded.contains('>'),
+            "{embedded}"
+        );
         let back: Value = serde_json::from_str(embedded).unwrap();
         assert_eq!(back, data, "JSON.parse reads the same text back");
         assert_eq!(page.matches("id=\"initial-data\"").count(), 1);

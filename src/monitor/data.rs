@@ -581,10 +581,7 @@ pub fn snapshot(cache: &TaskCache, agents: &[Agent]) -> Value {
             agent.id.clone(),
             serde_json::from_slice(&list).unwrap_or_else(|_| json!([])),
         );
-        loops.insert(
-            agent.id.clone(),
-            current_loop(agent).unwrap_or(Value::Null),
-        );
+        loops.insert(agent.id.clone(), current_loop(agent).unwrap_or(Value::Null));
         archived.insert(
             agent.id.clone(),
             archived_loops(agent).unwrap_or_else(|_| json!([])),

@@ -125,7 +125,12 @@ pub fn annotate(state: &mut Value) {
     if let Some(object) = state.as_object_mut() {
         object.insert(
             "conditions".into(),
-            json!(conditions.into_iter().map(|(_, text)| text).collect::<Vec<_>>()),
+            json!(
+                conditions
+                    .into_iter()
+                    .map(|(_, text)| text)
+                    .collect::<Vec<_>>()
+            ),
         );
         object.insert("conditionStates".into(), Value::Array(states));
         object.insert("latest".into(), latest);
@@ -249,8 +254,14 @@ mod tests {
         );
         assert_eq!(state["latest"]["source"], "start");
         assert_eq!(state["latest"]["problems"][0]["file"], "app.py");
-        assert_eq!(state["latest"]["totals"], json!({"errors": 2, "warnings": 1}));
-        assert_eq!(state["latest"]["inconclusive"][0], "lib.py (pyright): timeout");
+        assert_eq!(
+            state["latest"]["totals"],
+            json!({"errors": 2, "warnings": 1})
+        );
+        assert_eq!(
+            state["latest"]["inconclusive"][0],
+            "lib.py (pyright): timeout"
+        );
         assert_eq!(
             state["conditions"][2],
             "the final message ends with `<promise>DONE</promise>`"
@@ -304,7 +315,8 @@ mod tests {
 
     #[test]
     fn a_loop_without_history_or_start_check_has_no_latest() {
-        let mut state = json!({"id": "l", "status": "RUNNING", "diagnostics": true, "no_warnings": true});
+        let mut state =
+            json!({"id": "l", "status": "RUNNING", "diagnostics": true, "no_warnings": true});
         annotate(&mut state);
         assert_eq!(state["latest"], Value::Null);
         assert_eq!(

@@ -21,7 +21,11 @@ const MAX_RECEIPT: u64 = 8 * 1024 * 1024;
 
 /// Where `receipt` points, if that is inside one of `roots` (both sides
 /// canonical: no `..` or link leads out). `None` when it does not exist.
-pub fn resolve(receipt: &str, project_root: &Path, roots: &[PathBuf]) -> Result<Option<PathBuf>, String> {
+pub fn resolve(
+    receipt: &str,
+    project_root: &Path,
+    roots: &[PathBuf],
+) -> Result<Option<PathBuf>, String> {
     if receipt.is_empty() || receipt.contains('\0') {
         return Err("the loop's receipt is not a path".into());
     }
@@ -84,12 +88,20 @@ pub fn serve(agent: &Agent, loop_id: &str) -> Response {
         Err(problem) => return error(StatusCode::INTERNAL_SERVER_ERROR, format!("{problem:#}")),
     };
     let Some(receipt) = found.get("receipt").and_then(Value::as_str) else {
-        return error(StatusCode::NOT_FOUND, format!("loop {loop_id:?} has no receipt"));
+        return error(
+            StatusCode::NOT_FOUND,
+            format!("loop {loop_id:?} has no receipt"),
+        );
     };
     let roots = [agent.project_root.clone(), agent.ctx().state_root.clone()];
     let path = match resolve(receipt, &agent.project_root, &roots) {
         Ok(Some(path)) => path,
-        Ok(None) => return error(StatusCode::NOT_FOUND, format!("the receipt {receipt:?} is gone")),
+        Ok(None) => {
+            return error(
+                StatusCode::NOT_FOUND,
+                format!("the receipt {receipt:?} is gone"),
+            );
+        }
         Err(problem) => return error(StatusCode::FORBIDDEN, problem),
     };
     match fsread::read_bytes(&path, MAX_RECEIPT, fsread::Links::Refuse) {
@@ -97,13 +109,19 @@ pub fn serve(agent: &Agent, loop_id: &str) -> Response {
             [
                 (header::CONTENT_TYPE, "text/plain; charset=utf-8"),
                 (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
-                (header::CONTENT_SECURITY_POLICY, "sandbox; default-src 'none'"),
+                (
+                    header::CONTENT_SECURITY_POLICY,
+                    "sandbox; default-src 'none'",
+                ),
                 (header::CACHE_CONTROL, "no-store"),
             ],
             String::from_utf8_lossy(&bytes).into_owned(),
         )
             .into_response(),
-        Ok(None) => error(StatusCode::NOT_FOUND, format!("the receipt {receipt:?} is gone")),
+        Ok(None) => error(
+            StatusCode::NOT_FOUND,
+            format!("the receipt {receipt:?} is gone"),
+        ),
         Err(problem) => error(StatusCode::FORBIDDEN, format!("{problem}")),
     }
 }
@@ -123,8 +141,14 @@ mod tests {
         let roots = [project.clone()];
         let inside = resolve(".claude/orchestrator/receipts/r.md", &project, &roots).unwrap();
         assert!(inside.is_some_and(|p| p.ends_with("receipts/r.md")));
-        assert!(resolve("../secret", &project, &roots).is_err(), "dot-dot leads out");
-        assert!(resolve("link", &project, &roots).is_err(), "a link leads out");
+        assert!(
+            resolve("../secret", &project, &roots).is_err(),
+            "dot-dot leads out"
+        );
+        assert!(
+            resolve("link", &project, &roots).is_err(),
+            "a link leads out"
+        );
         let absolute = base.join("secret");
         assert!(resolve(absolute.to_str().unwrap(), &project, &roots).is_err());
         assert_eq!(resolve("missing.md", &project, &roots), Ok(None));
