@@ -10,6 +10,10 @@
 //!   is unavailable) turned into `task_update`, `task_step_update`,
 //!   `continuation_event` and `loop_event` messages on `/ws` and
 //!   `/api/stream` (Server-Sent Events).
+//! - [`loop_view`]: a loop's conditions with what held and what failed at
+//!   its last Stop, for the Loop view.
+//! - [`receipt`]: a loop's receipt file, served as plain text when it lies
+//!   inside the project or its state.
 //! - `page.html`: the dashboard, one self-contained page in the binary.
 //!
 //! The async runtime lives here only: the hook binaries never reach this
@@ -19,6 +23,8 @@
 pub mod api;
 pub mod data;
 pub mod live;
+pub mod loop_view;
+pub mod receipt;
 
 use tokio::sync::{broadcast, watch};
 

@@ -60,6 +60,8 @@ mod check_parity;
 mod monitor;
 // The dashboard in headless Chromium over the DevTools protocol (issue 14).
 mod monitor_browser;
+// Each view of the dashboard in Chromium, with screenshots (issue 32).
+mod monitor_views;
 // refs, rename, search, rewrite, fix (issue 13).
 mod intel;
 // Outside edits interleaved with rename, fix and rewrite (issue 30, item 2).

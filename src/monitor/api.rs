@@ -46,6 +46,10 @@ pub fn router(state: Shared) -> Router {
         .route("/api/agents/{agent}/plans", get(plans))
         .route("/api/agents/{agent}/loop", get(current_loop))
         .route("/api/agents/{agent}/loops", get(loops))
+        .route(
+            "/api/agents/{agent}/loops/{loop}/receipt",
+            get(super::receipt::handler),
+        )
         .route("/api/team-state", get(team_state))
         .route("/api/events", get(events))
         .route("/api/tasks/update", post(update))
@@ -127,7 +131,39 @@ fn authorized(state: &AppState, headers: &HeaderMap) -> bool {
     a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
-async fn page() -> Response {
+/// Where the page takes the data it paints first (see [`page_with`]).
+const INITIAL_DATA: &str = "<script type=\"application/json\" id=\"initial-data\">null</script>";
+
+/// The page with `data` in it, so its first paint shows the state on disk
+/// now rather than an empty frame waiting for requests. The JSON text goes
+/// inside a `<script>` element, where `</script>` or `<!--` in a task's
+/// text would end it: every `<`, `>` and `&` is written as a JSON escape,
+/// which `JSON.parse` reads back as the same character.
+fn page_with(data: &Value) -> String {
+    let mut json = String::new();
+    for c in data.to_string().chars() {
+        match c {
+            '<' => json.push_str("\\u003c"),
+            '>' => json.push_str("\\u003e"),
+            '&' => json.push_str("\\u0026"),
+            '\u{2028}' => json.push_str("\\u2028"),
+            '\u{2029}' => json.push_str("\\u2029"),
+            c => json.push(c),
+        }
+    }
+    PAGE.replacen(
+        INITIAL_DATA,
+        &INITIAL_DATA.replacen(">null<", &format!(">{json}<"), 1),
+        1,
+    )
+}
+
+async fn page(State(state): State<Shared>) -> Response {
+    let html = blocking(move || {
+        let data = data::snapshot(&state.cache, &state.agents);
+        Html(page_with(&data)).into_response()
+    })
+    .await;
     (
         [
             (header::CONTENT_TYPE, "text/html; charset=utf-8"),
@@ -137,7 +173,7 @@ async fn page() -> Response {
                 "default-src 'self'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; connect-src 'self'",
             ),
         ],
-        Html(PAGE),
+        html,
     )
         .into_response()
 }
@@ -418,5 +454,26 @@ fn apply_update(state: &AppState, agent_id: &str, task_id: &str, body: UpdateBod
         // The step functions refuse with a message that says why (unknown
         // step, a reorder that is not a permutation): the caller's mistake.
         Err(problem) => error(StatusCode::BAD_REQUEST, format!("{problem:#}")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_initial_data_cannot_end_its_script_element() {
+        let data = json!({"message": "</script><script>alert(1)</script><!-- & \u{2028}"});
+        let page = page_with(&data);
+        let start = page.find("id=\"initial-data\">").unwrap() + "id=\"initial-data\">".len();
+        let end = start + page[start..].find("</script>").unwrap();
+        let embedded = &page[start..end];
+        assert!(
+            !embedded.contains('<') && !embedded.contains('>'),
+            "{embedded}"
+        );
+        let back: Value = serde_json::from_str(embedded).unwrap();
+        assert_eq!(back, data, "JSON.parse reads the same text back");
+        assert_eq!(page.matches("id=\"initial-data\"").count(), 1);
     }
 }

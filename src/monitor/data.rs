@@ -361,7 +361,8 @@ pub fn current(agent: &Agent) -> anyhow::Result<Value> {
     })
 }
 
-/// `loop.json` as written, with its conditions spelled out. Read as plain
+/// `loop.json` as written, with its conditions spelled out and what failed
+/// at the last Stop ([`super::loop_view`]). Read as plain
 /// JSON, so a status this version does not know (a newer `PAUSED`) is shown
 /// as it is rather than refused.
 pub fn current_loop(agent: &Agent) -> anyhow::Result<Value> {
@@ -396,22 +397,10 @@ fn read_loop(ctx: &Ctx, relative: &str) -> anyhow::Result<Option<Value>> {
             json!({"error": format!("{} is not valid JSON", ctx.store().path(relative).display())}),
         ));
     };
-    let mut conditions = Vec::new();
-    if let Some(checks) = value.get("checks").and_then(Value::as_array) {
-        for check in checks.iter().filter_map(Value::as_str) {
-            conditions.push(format!("check `{check}` exits 0"));
-        }
-    }
-    if let Some(promise) = value.get("promise").and_then(Value::as_str) {
-        conditions.push(format!("promise <promise>{promise}</promise>"));
-    }
-    if value.get("diagnostics").and_then(Value::as_bool) == Some(true) {
-        conditions.push("no language-server errors in touched files".to_string());
-    }
     if let Some(object) = value.as_object_mut() {
         object.remove("worktree"); // a snapshot of every file: noise here
-        object.insert("conditions".into(), json!(conditions));
     }
+    super::loop_view::annotate(&mut value);
     Ok(Some(value))
 }
 
@@ -572,4 +561,38 @@ pub fn events(agents: &[Agent], since: Option<&str>, limit: Option<usize>) -> Va
         }
     };
     json!({"events": page, "more": more, "problems": problems})
+}
+
+/// The events the page asks for on load.
+pub const PAGE_EVENTS: usize = 200;
+
+/// Everything the page shows, read now, for the page to paint with before
+/// any request of its own: the answers of `/api/agents`, each agent's
+/// tasks, loop and archived loops, `/api/team-state` and the last
+/// [`PAGE_EVENTS`] events, in those endpoints' shapes. An agent whose loop
+/// cannot be read gets null there (its endpoint says why).
+pub fn snapshot(cache: &TaskCache, agents: &[Agent]) -> Value {
+    let mut tasks = serde_json::Map::new();
+    let mut loops = serde_json::Map::new();
+    let mut archived = serde_json::Map::new();
+    for agent in agents {
+        let list = task_list(cache, agent, Filter::All);
+        tasks.insert(
+            agent.id.clone(),
+            serde_json::from_slice(&list).unwrap_or_else(|_| json!([])),
+        );
+        loops.insert(agent.id.clone(), current_loop(agent).unwrap_or(Value::Null));
+        archived.insert(
+            agent.id.clone(),
+            archived_loops(agent).unwrap_or_else(|_| json!([])),
+        );
+    }
+    json!({
+        "agents": self::agents(cache, agents),
+        "tasks": tasks,
+        "loops": loops,
+        "archived": archived,
+        "team": team_state(cache, agents),
+        "events": events(agents, None, Some(PAGE_EVENTS))["events"].take(),
+    })
 }
