@@ -21,6 +21,7 @@ mod notify;
 mod parser;
 mod pipeline;
 mod progress;
+mod receipts;
 mod resume;
 mod sandbox;
 mod sandboxed;
@@ -146,6 +147,7 @@ pub fn run(args: Vec<OsString>) -> anyhow::Result<ExitCode> {
     }
     let code = match command {
         Command::Loop(action) => loop_cmd::run(&ctx, action)?,
+        Command::Verify(args) => receipts::run(&ctx, &args)?,
         Command::Check(args) => check::run(&ctx, &args, paint)?,
         Command::Refs(args) => intel::refs(&ctx, &args)?,
         Command::Rename(args) => intel::rename(&ctx, &args, paint)?,

@@ -66,3 +66,5 @@ mod endings;
 mod server_memory;
 // Warm answers equal cold ones after outside changes (issue 30), real servers.
 mod fresh;
+// Completion receipts: written when a loop ends, `verify` re-runs them (issue 33).
+mod receipts;

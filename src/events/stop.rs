@@ -393,6 +393,7 @@ fn judge_stop(ctx: &Ctx, stop: &StopInput, mode: Mode) -> anyhow::Result<HookOut
         }
         StopDecision::Complete { system_message } => {
             loops::archive(ctx, &next)?;
+            let system_message = with_receipt(ctx, &next, system_message);
             log_event(
                 ctx,
                 &next,
@@ -415,6 +416,7 @@ fn judge_stop(ctx: &Ctx, stop: &StopInput, mode: Mode) -> anyhow::Result<HookOut
         }
         StopDecision::Fail { system_message } => {
             loops::archive(ctx, &next)?;
+            let system_message = with_receipt(ctx, &next, system_message);
             log_event(
                 ctx,
                 &next,
@@ -446,6 +448,17 @@ fn judge_stop(ctx: &Ctx, stop: &StopInput, mode: Mode) -> anyhow::Result<HookOut
         }
     }
     Ok(output)
+}
+
+/// Writes the finished loop's completion receipt (after its state is
+/// saved) and names it at the end of `message`, which the user and the
+/// notification get. A receipt that cannot be written is said on stderr;
+/// the loop's end stands.
+fn with_receipt(ctx: &Ctx, state: &LoopState, message: String) -> String {
+    match crate::receipts::record::write_and_name(ctx, state, StopLoopController::NAME) {
+        Some(sentence) => format!("{message} {sentence}"),
+        None => message,
+    }
 }
 
 /// Whether `after` is another loop than `before`, or the same on other

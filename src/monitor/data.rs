@@ -22,6 +22,7 @@ use crate::util::fsread;
 /// `loop.json` and the archive, as the Ralph loop writes them.
 const LOOP_FILE: &str = crate::ralph::loop_state::LOOP_FILE;
 const ARCHIVE_DIR: &str = crate::ralph::loop_state::ARCHIVE_DIR;
+const RECEIPTS_DIR: &str = crate::ralph::loop_state::RECEIPTS_DIR;
 
 /// The most events one `/api/events` page returns.
 pub const MAX_EVENTS_PAGE: usize = 1000;
@@ -387,6 +388,16 @@ pub fn archived_loops(agent: &Agent) -> anyhow::Result<Value> {
     Ok(Value::Array(loops))
 }
 
+/// A loop's completion receipt (`receipts/<id>.json`), when it has one.
+pub fn receipt(agent: &Agent, id: &str) -> anyhow::Result<Option<Value>> {
+    ids::check("loop", id)?;
+    let ctx = agent.ctx();
+    let Some(text) = ctx.store().read_text(&format!("{RECEIPTS_DIR}/{id}.json"))? else {
+        return Ok(None);
+    };
+    Ok(Some(serde_json::from_str(&text)?))
+}
+
 fn read_loop(ctx: &Ctx, relative: &str) -> anyhow::Result<Option<Value>> {
     let Some(text) = ctx.store().read_text(relative)? else {
         return Ok(None);
@@ -408,9 +419,20 @@ fn read_loop(ctx: &Ctx, relative: &str) -> anyhow::Result<Option<Value>> {
     if value.get("diagnostics").and_then(Value::as_bool) == Some(true) {
         conditions.push("no language-server errors in touched files".to_string());
     }
+    // A finished loop's receipt: where it is, for the page's link.
+    let receipt = value
+        .get("id")
+        .and_then(Value::as_str)
+        .filter(|id| ids::is_valid(id))
+        .map(|id| format!("{RECEIPTS_DIR}/{id}.json"))
+        .filter(|relative| ctx.store().exists(relative))
+        .map(|relative| json!({"path": ctx.store().path(&relative)}));
     if let Some(object) = value.as_object_mut() {
         object.remove("worktree"); // a snapshot of every file: noise here
         object.insert("conditions".into(), json!(conditions));
+        if let Some(receipt) = receipt {
+            object.insert("receipt".into(), receipt);
+        }
     }
     Ok(Some(value))
 }
