@@ -456,7 +456,7 @@ fn judge_stop(ctx: &Ctx, stop: &StopInput, mode: Mode) -> anyhow::Result<HookOut
 /// the loop's end stands.
 fn with_receipt(ctx: &Ctx, state: &LoopState, message: String) -> String {
     match crate::receipts::record::write_and_name(ctx, state, StopLoopController::NAME) {
-        Some(sentence) => format!("{message} {sentence}"),
+        Some(sentence) => format!("{message}\n{sentence}"),
         None => message,
     }
 }
