@@ -24,7 +24,14 @@ struct Project {
 
 fn git_in(dir: &Path, args: &[&str]) -> String {
     let output = Command::new("git")
-        .args(["-c", "user.name=t", "-c", "user.email=t@t", "-c", "init.defaultBranch=main"])
+        .args([
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@t",
+            "-c",
+            "init.defaultBranch=main",
+        ])
         .args(args)
         .current_dir(dir)
         .output()
@@ -146,7 +153,10 @@ impl Project {
         self.edit("src/a.fake", "ok\nfixed\n");
         std::fs::write(self.path().join("done.txt"), "yes\n").unwrap();
         let done = self.stop();
-        let message = done["systemMessage"].as_str().unwrap_or_default().to_string();
+        let message = done["systemMessage"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
         assert!(message.contains("COMPLETED"), "{done}");
         let id = self.loop_state()["id"].as_str().unwrap().to_string();
         (id, done)
@@ -167,11 +177,9 @@ impl Project {
 
 /// A cheap fingerprint of bytes, to tell the index changed.
 fn md5ish(bytes: &[u8]) -> u64 {
-    bytes
-        .iter()
-        .fold(0xcbf2_9ce4_8422_2325u64, |hash, byte| {
-            (hash ^ u64::from(*byte)).wrapping_mul(0x100_0000_01b3)
-        })
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325u64, |hash, byte| {
+        (hash ^ u64::from(*byte)).wrapping_mul(0x100_0000_01b3)
+    })
 }
 
 fn condition<'a>(statement: &'a Value, name: &str) -> &'a Value {
@@ -219,7 +227,10 @@ fn a_completed_loop_with_two_checks_and_diagnostics_verifies() {
         "the user's index changed"
     );
     let text = std::fs::read_to_string(&receipt).unwrap();
-    assert!(!text.contains(SECRET), "the receipt holds a check's output: {text}");
+    assert!(
+        !text.contains(SECRET),
+        "the receipt holds a check's output: {text}"
+    );
     let statement: Value = serde_json::from_str(&text).unwrap();
     assert_eq!(statement["_type"], "https://in-toto.io/Statement/v1");
     assert_eq!(
@@ -229,16 +240,24 @@ fn a_completed_loop_with_two_checks_and_diagnostics_verifies() {
     assert_eq!(statement["predicate"]["result"], "PASSED");
     // The subject is the work as it was: the commit plus done.txt and the
     // edit, untracked files included, the state root left out.
-    let tree = statement["subject"][0]["digest"]["gitTree"].as_str().unwrap();
+    let tree = statement["subject"][0]["digest"]["gitTree"]
+        .as_str()
+        .unwrap();
     let listed = project.git(&["ls-tree", "-r", "--name-only", tree]);
     assert!(listed.lines().any(|l| l == "done.txt"), "{listed}");
     assert!(listed.lines().any(|l| l == ".lsp.json"), "{listed}");
     assert!(!listed.contains("orchestrator"), "{listed}");
-    assert_eq!(project.git(&["show", &format!("{tree}:src/a.fake")]), "ok\nfixed\n");
+    assert_eq!(
+        project.git(&["show", &format!("{tree}:src/a.fake")]),
+        "ok\nfixed\n"
+    );
     let done_check = condition(&statement, &format!("check:{CHECK_DONE}"));
     assert_eq!(done_check["exitCode"], 0);
     assert_eq!(
-        done_check["output"]["digest"]["sha256"].as_str().unwrap().len(),
+        done_check["output"]["digest"]["sha256"]
+            .as_str()
+            .unwrap()
+            .len(),
         64
     );
     let diagnostics = condition(&statement, "diagnostics");
@@ -253,7 +272,10 @@ fn a_completed_loop_with_two_checks_and_diagnostics_verifies() {
     assert_eq!(looped["iterations"], 2);
     // `loop status` links it.
     let status = project.cli_ok(&["loop", "status"]);
-    assert!(status.contains(&format!("receipt:    {}", receipt.display())), "{status}");
+    assert!(
+        status.contains(&format!("receipt:    {}", receipt.display())),
+        "{status}"
+    );
 
     let before = project.git_picture();
     let (code, report) = verify(&project, &receipt, &[]);
@@ -266,7 +288,11 @@ fn a_completed_loop_with_two_checks_and_diagnostics_verifies() {
     ] {
         assert_eq!(outcome(&report, &name)["outcome"], "reproduced", "{report}");
     }
-    assert_eq!(project.git_picture(), before, "verify left something behind");
+    assert_eq!(
+        project.git_picture(),
+        before,
+        "verify left something behind"
+    );
     // The text form says which tree it checked.
     let (code, text, _) = project.cli(&["verify", &receipt.to_string_lossy()], &[]);
     assert_eq!(code, 0, "{text}");
@@ -288,13 +314,20 @@ fn a_check_that_now_fails_on_the_tree_is_reported_as_differing() {
         outcome(&report, &format!("check:{CHECK_DONE}"))["outcome"],
         "reproduced"
     );
-    assert_eq!(project.git_picture(), before, "verify left something behind");
+    assert_eq!(
+        project.git_picture(),
+        before,
+        "verify left something behind"
+    );
 }
 
 #[test]
 fn an_edited_receipt_fails_when_signed_and_reports_the_mismatch_when_not() {
     let project = Project::new(true);
-    let first_tree = project.git(&["rev-parse", "HEAD^{tree}"]).trim().to_string();
+    let first_tree = project
+        .git(&["rev-parse", "HEAD^{tree}"])
+        .trim()
+        .to_string();
     let (id, _) = project.complete_a_loop();
     let receipt = project.receipt_path(&id);
     let text = std::fs::read_to_string(&receipt).unwrap();
@@ -323,7 +356,10 @@ fn an_edited_receipt_fails_when_signed_and_reports_the_mismatch_when_not() {
     let (code, report) = verify(&project, &write("flipped.json", &flip(&statement)), &[]);
     assert_eq!(code, 1, "{report}");
     assert_eq!(outcome(&report, &name)["outcome"], "differs");
-    assert_eq!(outcome(&report, &name)["detail"], "exit 0 here, exit 1 in the receipt");
+    assert_eq!(
+        outcome(&report, &name)["detail"],
+        "exit 0 here, exit 1 in the receipt"
+    );
     // The tree swapped for the first commit's (no done.txt): the check differs.
     let mut swapped = statement.clone();
     swapped["subject"][0]["digest"]["gitTree"] = json!(first_tree);
@@ -385,8 +421,7 @@ fn an_edited_receipt_fails_when_signed_and_reports_the_mismatch_when_not() {
         let payload = serde_json::to_vec(&edited).unwrap();
         forged["payload"] = json!(ralph_hooks::receipts::envelope::base64_encode(&payload));
         let path = write(&format!("signed-{file}.json"), &forged);
-        let (code, stdout, stderr) =
-            project.cli(&["verify", &path.to_string_lossy()], &[]);
+        let (code, stdout, stderr) = project.cli(&["verify", &path.to_string_lossy()], &[]);
         assert_eq!(code, 1, "{stdout}{stderr}");
         assert!(stderr.contains("signature does not verify"), "{stderr}");
         assert!(stdout.is_empty(), "{stdout}");
@@ -397,17 +432,31 @@ fn an_edited_receipt_fails_when_signed_and_reports_the_mismatch_when_not() {
 #[test]
 fn a_loop_that_ended_failed_or_cancelled_has_a_receipt_that_says_so() {
     let project = Project::new(true);
-    project.cli_ok(&["loop", "start", "never", "--check", "exit 3", "--max-iterations", "1"]);
+    project.cli_ok(&[
+        "loop",
+        "start",
+        "never",
+        "--check",
+        "exit 3",
+        "--max-iterations",
+        "1",
+    ]);
     let stop = project.stop();
     let message = stop["systemMessage"].as_str().unwrap_or_default();
     assert!(message.contains("FAILED"), "{stop}");
     let id = project.loop_state()["id"].as_str().unwrap().to_string();
     let receipt = project.receipt_path(&id);
-    assert!(message.contains(&receipt.display().to_string()), "{message}");
+    assert!(
+        message.contains(&receipt.display().to_string()),
+        "{message}"
+    );
     let statement: Value =
         serde_json::from_str(&std::fs::read_to_string(&receipt).unwrap()).unwrap();
     assert_eq!(statement["predicate"]["result"], "FAILED");
-    assert_eq!(statement["predicate"]["failedTests"], json!(["check:exit 3"]));
+    assert_eq!(
+        statement["predicate"]["failedTests"],
+        json!(["check:exit 3"])
+    );
     let looped = &statement["predicate"]["ralphHooks"]["loop"];
     assert_eq!(looped["status"], "FAILED");
     assert_eq!(looped["reason"], "max_iterations");
@@ -424,8 +473,14 @@ fn a_loop_that_ended_failed_or_cancelled_has_a_receipt_that_says_so() {
     assert!(cancelled.contains("Receipt: "), "{cancelled}");
     let exported = project.cli_ok(&["loop", "receipt"]);
     let statement: Value = serde_json::from_str(&exported).unwrap();
-    assert_eq!(statement["predicate"]["ralphHooks"]["loop"]["status"], "CANCELLED");
-    assert_eq!(statement["predicate"]["ralphHooks"]["loop"]["id"], id.as_str());
+    assert_eq!(
+        statement["predicate"]["ralphHooks"]["loop"]["status"],
+        "CANCELLED"
+    );
+    assert_eq!(
+        statement["predicate"]["ralphHooks"]["loop"]["id"],
+        id.as_str()
+    );
     assert_eq!(condition(&statement, "check:true")["evaluated"], false);
 }
 
@@ -436,7 +491,10 @@ fn a_project_outside_git_gets_a_tree_that_verify_finds_in_the_work() {
     let receipt = project.receipt_path(&id);
     let statement: Value =
         serde_json::from_str(&std::fs::read_to_string(&receipt).unwrap()).unwrap();
-    assert!(statement["subject"][0]["digest"]["gitTree"].is_string(), "{statement}");
+    assert!(
+        statement["subject"][0]["digest"]["gitTree"].is_string(),
+        "{statement}"
+    );
     let (code, report) = verify(&project, &receipt, &[]);
     assert_eq!(code, 0, "{report}");
     assert!(!project.path().join(".git").exists());
@@ -444,4 +502,40 @@ fn a_project_outside_git_gets_a_tree_that_verify_finds_in_the_work() {
     std::fs::write(project.path().join("done.txt"), "changed\n").unwrap();
     let (code, report) = verify(&project, &receipt, &[]);
     assert_eq!(code, 2, "{report}");
+}
+
+/// What the CI job in docs/receipts.md does: the work and its receipt in
+/// one commit, verified in a fresh clone that never saw the loop's tree.
+#[test]
+fn a_receipt_committed_with_the_work_verifies_in_a_fresh_clone() {
+    let project = Project::new(true);
+    let (id, _) = project.complete_a_loop();
+    std::fs::create_dir_all(project.path().join("receipts")).unwrap();
+    project.cli_ok(&["loop", "receipt", &id, "--out", "receipts/done.json"]);
+    project.git(&["add", "-A"]);
+    project.git(&["commit", "-q", "-m", "the work and its receipt"]);
+    let clone_dir = TempDir::new("receipts-clone");
+    let clone = clone_dir.path().join("repo");
+    git_in(
+        clone_dir.path(),
+        &[
+            "clone",
+            "-q",
+            "--no-local",
+            &project.path().to_string_lossy(),
+            "repo",
+        ],
+    );
+    let mut command = util::command("ralph-hooks", &clone);
+    command.args(["verify", "receipts/done.json", "--json"]);
+    let output = util::run_with_stdin(command, b"");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(output.status.code(), Some(0), "{stdout}{output:?}");
+    let report: Value = serde_json::from_str(stdout.trim()).unwrap();
+    assert_eq!(
+        report["treeSource"],
+        "the work here as it is now, which is that tree"
+    );
+    let worktrees = git_in(&clone, &["worktree", "list", "--porcelain"]);
+    assert_eq!(worktrees.matches("worktree ").count(), 1, "{worktrees}");
 }

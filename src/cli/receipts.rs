@@ -80,7 +80,10 @@ pub fn export(
         Some(id) => id,
         None => {
             let Some(state) = ctx.store().read_json::<LoopState>(LOOP_FILE)? else {
-                bail!("no loop here: give a LOOP-ID (`ls {}/receipts`)", ctx.state_root.display());
+                bail!(
+                    "no loop here: give a LOOP-ID (`ls {}/receipts`)",
+                    ctx.state_root.display()
+                );
             };
             if state.is_active() {
                 bail!(
@@ -99,7 +102,11 @@ pub fn export(
             ctx.state_root.display()
         );
     };
-    let key = sign_with.or_else(|| ReceiptsConfig::load(ctx).sign_with.map(|key| expand_home(&key)));
+    let key = sign_with.or_else(|| {
+        ReceiptsConfig::load(ctx)
+            .sign_with
+            .map(|key| expand_home(&key))
+    });
     let text = match key {
         None => text,
         Some(key) => {
@@ -110,7 +117,8 @@ pub fn export(
     match out {
         None => print!("{text}"),
         Some(path) => {
-            std::fs::write(&path, &text).with_context(|| format!("cannot write {}", path.display()))?;
+            std::fs::write(&path, &text)
+                .with_context(|| format!("cannot write {}", path.display()))?;
             eprintln!("Wrote the receipt of loop {id} to {}.", path.display());
         }
     }
@@ -130,17 +138,29 @@ pub fn run(ctx: &Ctx, args: &VerifyArgs) -> anyhow::Result<ExitCode> {
         Ok(loaded) => loaded,
         Err(why) => {
             if args.json {
-                println!(
-                    "{}",
-                    serde_json::json!({"refused": why, "exitCode": 1})
-                );
+                println!("{}", serde_json::json!({"refused": why, "exitCode": 1}));
             } else {
                 eprintln!("ralph-hooks: refusing {}: {why}", args.receipt.display());
             }
             return Ok(ExitCode::from(1));
         }
     };
-    let report = verify::verify(&ctx.project_root, &receipt, signature, &mut diagnose)?;
+    // A receipt committed with the work is left out of the work's tree.
+    let receipt_files: Vec<String> = std::fs::canonicalize(&args.receipt)
+        .ok()
+        .and_then(|path| {
+            let root = std::fs::canonicalize(&ctx.project_root).ok()?;
+            Some(path.strip_prefix(root).ok()?.to_string_lossy().into_owned())
+        })
+        .into_iter()
+        .collect();
+    let report = verify::verify(
+        &ctx.project_root,
+        &receipt,
+        &receipt_files,
+        signature,
+        &mut diagnose,
+    )?;
     if args.json {
         println!("{}", report.to_json());
     } else {

@@ -392,7 +392,10 @@ pub fn archived_loops(agent: &Agent) -> anyhow::Result<Value> {
 pub fn receipt(agent: &Agent, id: &str) -> anyhow::Result<Option<Value>> {
     ids::check("loop", id)?;
     let ctx = agent.ctx();
-    let Some(text) = ctx.store().read_text(&format!("{RECEIPTS_DIR}/{id}.json"))? else {
+    let Some(text) = ctx
+        .store()
+        .read_text(&format!("{RECEIPTS_DIR}/{id}.json"))?
+    else {
         return Ok(None);
     };
     Ok(Some(serde_json::from_str(&text)?))

@@ -37,7 +37,11 @@ const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwx
 pub fn base64_encode(bytes: &[u8]) -> String {
     let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
     for chunk in bytes.chunks(3) {
-        let b = [chunk[0], *chunk.get(1).unwrap_or(&0), *chunk.get(2).unwrap_or(&0)];
+        let b = [
+            chunk[0],
+            *chunk.get(1).unwrap_or(&0),
+            *chunk.get(2).unwrap_or(&0),
+        ];
         let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
         for (i, shift) in [18, 12, 6, 0].into_iter().enumerate() {
             if i <= chunk.len() {
@@ -151,7 +155,9 @@ pub fn open(envelope: &Value, allowed_signers: Option<&Path>) -> Result<Signed, 
         .and_then(base64_decode)
         .ok_or("the envelope's payload is not base64")?;
     let signature = &envelope["signatures"][0];
-    let sig = signature["sig"].as_str().ok_or("the envelope has no signature")?;
+    let sig = signature["sig"]
+        .as_str()
+        .ok_or("the envelope has no signature")?;
     let keyid = signature["keyid"].as_str().unwrap_or("");
     let temp = TempDir::new("receipt-verify").map_err(|e| format!("{e:#}"))?;
     let sig_path = temp.path().join("receipt.sig");
@@ -182,7 +188,10 @@ pub fn open(envelope: &Value, allowed_signers: Option<&Path>) -> Result<Signed, 
                 &[allowed, Path::new("-s"), &sig_path],
                 Some(&message),
             )?;
-            format!("signed by {principal} ({keyid}), checked against {}", allowed.display())
+            format!(
+                "signed by {principal} ({keyid}), checked against {}",
+                allowed.display()
+            )
         }
         None => {
             ssh_keygen(
@@ -207,7 +216,11 @@ fn ssh_keygen(args: &[&str], paths: &[&Path], stdin: Option<&[u8]>) -> Result<St
     let mut command = Command::new("ssh-keygen");
     command.args(args).args(paths);
     command
-        .stdin(if stdin.is_some() { Stdio::piped() } else { Stdio::null() })
+        .stdin(if stdin.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     let mut child = command

@@ -64,7 +64,9 @@ pub fn write(ctx: &Ctx, state: &LoopState) -> anyhow::Result<PathBuf> {
     let relative = relative_path(&state.id)?;
     let statement = statement::build(state, &facts(ctx, state));
     let text = serde_json::to_string_pretty(&statement)?;
-    ctx.store().lock(&relative)?.save_text(&format!("{text}\n"))?;
+    ctx.store()
+        .lock(&relative)?
+        .save_text(&format!("{text}\n"))?;
     Ok(ctx.store().path(&relative))
 }
 

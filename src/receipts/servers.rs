@@ -20,13 +20,20 @@ const VERSION_TIMEOUT: Duration = Duration::from_secs(3);
 pub const UNKNOWN: &str = "unknown";
 
 /// Name → version for `names`; a server not installed here is left out.
-pub fn versions(project_root: &Path, config: &Config, names: &[String]) -> BTreeMap<String, String> {
+pub fn versions(
+    project_root: &Path,
+    config: &Config,
+    names: &[String],
+) -> BTreeMap<String, String> {
     let registry = Registry::load(project_root, config);
     let mut out = BTreeMap::new();
     for name in names {
         if name == "ast-grep" {
             // Built in: this tool's own version.
-            out.insert(name.clone(), format!("built into ralph-hooks {}", env!("CARGO_PKG_VERSION")));
+            out.insert(
+                name.clone(),
+                format!("built into ralph-hooks {}", env!("CARGO_PKG_VERSION")),
+            );
             continue;
         }
         let Some(server) = registry.servers.iter().find(|server| server.name == *name) else {
@@ -35,7 +42,10 @@ pub fn versions(project_root: &Path, config: &Config, names: &[String]) -> BTree
         let Some(program) = find_binary(&server.command, project_root, &[project_root]) else {
             continue;
         };
-        out.insert(name.clone(), version_of(&program).unwrap_or_else(|| UNKNOWN.into()));
+        out.insert(
+            name.clone(),
+            version_of(&program).unwrap_or_else(|| UNKNOWN.into()),
+        );
     }
     out
 }

@@ -345,7 +345,10 @@ impl Condition {
 /// Reads a statement back; an error says what is wrong with it.
 pub fn parse(statement: &Value) -> Result<Receipt, String> {
     if statement["_type"] != STATEMENT_TYPE {
-        return Err(format!("not an in-toto Statement v1 (`_type` is {})", statement["_type"]));
+        return Err(format!(
+            "not an in-toto Statement v1 (`_type` is {})",
+            statement["_type"]
+        ));
     }
     if statement["predicateType"] != PREDICATE_TYPE {
         return Err(format!(
@@ -370,13 +373,12 @@ pub fn parse(statement: &Value) -> Result<Receipt, String> {
     };
     let mut parsed = Vec::new();
     for condition in conditions {
-        let counts = |value: &Value| {
-            Some((value["errors"].as_u64()?, value["warnings"].as_u64()?))
-        };
+        let counts = |value: &Value| Some((value["errors"].as_u64()?, value["warnings"].as_u64()?));
         let evaluated = condition["evaluated"].as_bool() != Some(false);
         parsed.push(match condition["kind"].as_str() {
             Some("command") => Condition::Command {
-                command: text(&condition["command"]).ok_or("a command condition without its command")?,
+                command: text(&condition["command"])
+                    .ok_or("a command condition without its command")?,
                 run: evaluated.then(|| RecordedRun {
                     exit_code: condition["exitCode"].as_i64().map(|code| code as i32),
                     timed_out: condition["timedOut"].as_bool().unwrap_or(false),
@@ -397,7 +399,10 @@ pub fn parse(statement: &Value) -> Result<Receipt, String> {
                     .into_iter()
                     .flatten()
                     .filter_map(|server| {
-                        Some((text(&server["name"])?, text(&server["version"]).unwrap_or_default()))
+                        Some((
+                            text(&server["name"])?,
+                            text(&server["version"]).unwrap_or_default(),
+                        ))
                     })
                     .collect(),
                 after: counts(&condition["after"]),

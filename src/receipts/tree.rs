@@ -34,8 +34,9 @@ impl TempDir {
                 Ok(()) => return Ok(TempDir { path }),
                 Err(error) if error.kind() == std::io::ErrorKind::AlreadyExists => continue,
                 Err(error) => {
-                    return Err(error)
-                        .with_context(|| format!("cannot create a temp folder in {}", base.display()));
+                    return Err(error).with_context(|| {
+                        format!("cannot create a temp folder in {}", base.display())
+                    });
                 }
             }
         }
@@ -140,10 +141,15 @@ pub fn of_work(root: &Path, excluded: &[String]) -> anyhow::Result<Hashed> {
             // every unchanged file); the copy is what changes.
             let mut command = crate::util::git::command(root);
             command.args(["rev-parse", "--path-format=absolute", "--git-path", "index"]);
-            let user_index = PathBuf::from(stdout_line(&run(command, "rev-parse --git-path index")?));
+            let user_index =
+                PathBuf::from(stdout_line(&run(command, "rev-parse --git-path index")?));
             if user_index.is_file() {
                 std::fs::copy(&user_index, &index).with_context(|| {
-                    format!("cannot copy {} to {}", user_index.display(), index.display())
+                    format!(
+                        "cannot copy {} to {}",
+                        user_index.display(),
+                        index.display()
+                    )
                 })?;
             }
             None
@@ -162,6 +168,16 @@ pub fn of_work(root: &Path, excluded: &[String]) -> anyhow::Result<Hashed> {
         scratch_git_dir,
         _temp: temp,
     };
+    if !excluded.is_empty() {
+        // Left out even where the index tracks them (a state root or a
+        // receipt committed with the work): `add` alone would keep them.
+        let mut forget = hashed.git(root);
+        forget
+            .env("GIT_INDEX_FILE", &index)
+            .args(["rm", "-r", "-q", "--cached", "--ignore-unmatch", "--"])
+            .args(excluded);
+        run(forget, "rm --cached (temporary index)")?;
+    }
     let mut add = hashed.git(root);
     add.env("GIT_INDEX_FILE", &index)
         .args(["add", "-A", "--"])

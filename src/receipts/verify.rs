@@ -76,7 +76,11 @@ impl Report {
     pub fn exit_code(&self) -> u8 {
         if self.verdicts.iter().any(|v| v.outcome == Outcome::Differs) {
             1
-        } else if self.verdicts.iter().any(|v| v.outcome == Outcome::CannotCheck) {
+        } else if self
+            .verdicts
+            .iter()
+            .any(|v| v.outcome == Outcome::CannotCheck)
+        {
             2
         } else {
             0
@@ -113,7 +117,10 @@ impl Report {
                 Outcome::CannotCheck => "cannot be checked here",
                 Outcome::Recorded => "recorded",
             };
-            text.push_str(&format!("- {}: {word} — {}\n", verdict.name, verdict.detail));
+            text.push_str(&format!(
+                "- {}: {word} — {}\n",
+                verdict.name, verdict.detail
+            ));
         }
         let summary = match self.exit_code() {
             0 => "Everything reproduced.",
@@ -143,8 +150,7 @@ pub struct Rerun {
 /// signature must hold. The receipt and how it was signed; an error when it
 /// is refused.
 pub fn load(text: &str, allowed_signers: Option<&Path>) -> Result<(Receipt, String), String> {
-    let value: Value =
-        serde_json::from_str(text).map_err(|error| format!("not JSON: {error}"))?;
+    let value: Value = serde_json::from_str(text).map_err(|error| format!("not JSON: {error}"))?;
     let (statement, signature) = if envelope::is_envelope(&value) {
         let signed = envelope::open(&value, allowed_signers)?;
         let statement: Value = serde_json::from_slice(&signed.statement)
@@ -152,7 +158,9 @@ pub fn load(text: &str, allowed_signers: Option<&Path>) -> Result<(Receipt, Stri
         (statement, signed.described)
     } else {
         let said = if allowed_signers.is_some() {
-            return Err("the receipt is not signed, and --allowed-signers asks for a signature".into());
+            return Err(
+                "the receipt is not signed, and --allowed-signers asks for a signature".into(),
+            );
         } else {
             "none (an unsigned receipt: an edit shows only where a re-run differs)".to_string()
         };
@@ -240,9 +248,7 @@ pub fn compare_diagnostics(recorded: &RecordedDiagnostics, here: &Rerun) -> Verd
         }
     }
     let counted = |e: u64, w: u64| format!("{e} error(s), {w} warning(s)");
-    let same = here.errors == errors
-        && here.warnings == warnings
-        && here.holds == recorded.passed;
+    let same = here.errors == errors && here.warnings == warnings && here.holds == recorded.passed;
     let mut detail = if same {
         format!("{} as recorded", counted(errors, warnings))
     } else {
@@ -295,7 +301,12 @@ impl Checkout {
         };
         let mut commit = checkout.git();
         commit
-            .args(["commit-tree", tree, "-m", "ralph-hooks verify (no ref points here)"])
+            .args([
+                "commit-tree",
+                tree,
+                "-m",
+                "ralph-hooks verify (no ref points here)",
+            ])
             .env("GIT_AUTHOR_NAME", "ralph-hooks")
             .env("GIT_AUTHOR_EMAIL", "ralph-hooks@localhost")
             .env("GIT_AUTHOR_DATE", "@0 +0000")
@@ -362,12 +373,14 @@ fn promise_verdict(found: Option<bool>) -> Verdict {
     }
 }
 
-/// Re-runs `receipt` in `root`'s repository (or its work as it is now).
-/// `diagnose` computes a diagnostics condition in a checked-out project
-/// folder.
+/// Re-runs `receipt` in `root`'s repository (or its work as it is now,
+/// less `receipt_files`: the receipt committed beside the work is not part
+/// of the tree it describes). `diagnose` computes a diagnostics condition
+/// in a checked-out project folder.
 pub fn verify(
     root: &Path,
     receipt: &Receipt,
+    receipt_files: &[String],
     signature: String,
     diagnose: &mut dyn FnMut(&Path, &RecordedDiagnostics) -> anyhow::Result<Rerun>,
 ) -> anyhow::Result<Report> {
@@ -393,7 +406,9 @@ pub fn verify(
         report.tree_source = "from this repository's objects".into();
         None
     } else {
-        let now = tree::of_work(root, &receipt.excluded)
+        let mut excluded = receipt.excluded.clone();
+        excluded.extend(receipt_files.iter().cloned());
+        let now = tree::of_work(root, &excluded)
             .with_context(|| format!("cannot hash the work in {}", root.display()))?;
         if now.tree != tree {
             let why = format!(
@@ -500,10 +515,17 @@ mod tests {
         };
         let verdict = compare_diagnostics(&recorded, &here);
         assert_eq!(verdict.outcome, Outcome::Reproduced);
-        assert!(verdict.detail.contains("ty ty 2 here"), "{}", verdict.detail);
+        assert!(
+            verdict.detail.contains("ty ty 2 here"),
+            "{}",
+            verdict.detail
+        );
         here.errors = 2;
         here.holds = false;
-        assert_eq!(compare_diagnostics(&recorded, &here).outcome, Outcome::Differs);
+        assert_eq!(
+            compare_diagnostics(&recorded, &here).outcome,
+            Outcome::Differs
+        );
         here.servers.clear();
         assert_eq!(
             compare_diagnostics(&recorded, &here).outcome,
