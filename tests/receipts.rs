@@ -54,6 +54,9 @@ impl Project {
         std::fs::write(dir.path().join("src/a.fake"), "ok\n").unwrap();
         let project = Project { dir };
         if git {
+            // As many projects have it: git refuses an exclude pathspec
+            // that names an ignored path, which the tree must cope with.
+            std::fs::write(project.path().join(".gitignore"), ".claude/orchestrator\n").unwrap();
             project.git(&["init", "-q"]);
             project.git(&["add", "-A"]);
             project.git(&["commit", "-q", "-m", "start"]);

@@ -121,15 +121,6 @@ pub fn repository_prefix(root: &Path) -> Option<String> {
     (lines.next()? == "true").then(|| lines.next().unwrap_or("").to_string())
 }
 
-/// The pathspec: everything, less `excluded` (relative to `root`).
-fn pathspec(excluded: &[String], in_repo: bool) -> Vec<String> {
-    let mut spec = vec![if in_repo { ":/" } else { "." }.to_string()];
-    for path in excluded {
-        spec.push(format!(":(exclude){path}"));
-    }
-    spec
-}
-
 /// The tree of the work in `root` as it is now, `excluded` left out.
 pub fn of_work(root: &Path, excluded: &[String]) -> anyhow::Result<Hashed> {
     let temp = TempDir::new("receipt-tree")?;
@@ -168,9 +159,16 @@ pub fn of_work(root: &Path, excluded: &[String]) -> anyhow::Result<Hashed> {
         scratch_git_dir,
         _temp: temp,
     };
+    let mut add = hashed.git(root);
+    add.env("GIT_INDEX_FILE", &index)
+        .args(["add", "-A", "--"])
+        .arg(if prefix.is_some() { ":/" } else { "." });
+    run(add, "add -A (temporary index)")?;
     if !excluded.is_empty() {
-        // Left out even where the index tracks them (a state root or a
-        // receipt committed with the work): `add` alone would keep them.
+        // Taken out of the index afterwards, not left out by an exclude
+        // pathspec: git refuses one that names an ignored path (the state
+        // root usually is), and `add` would keep what the index tracks (a
+        // receipt committed with the work).
         let mut forget = hashed.git(root);
         forget
             .env("GIT_INDEX_FILE", &index)
@@ -178,11 +176,6 @@ pub fn of_work(root: &Path, excluded: &[String]) -> anyhow::Result<Hashed> {
             .args(excluded);
         run(forget, "rm --cached (temporary index)")?;
     }
-    let mut add = hashed.git(root);
-    add.env("GIT_INDEX_FILE", &index)
-        .args(["add", "-A", "--"])
-        .args(pathspec(excluded, prefix.is_some()));
-    run(add, "add -A (temporary index)")?;
     let mut write = hashed.git(root);
     write.env("GIT_INDEX_FILE", &index).arg("write-tree");
     let tree = stdout_line(&run(write, "write-tree")?);
@@ -202,18 +195,4 @@ pub fn has_tree(root: &Path, tree: &str) -> bool {
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null());
     command.status().is_ok_and(|status| status.success())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn pathspecs_leave_out_the_excluded_paths() {
-        assert_eq!(
-            pathspec(&[".claude/orchestrator".into()], true),
-            vec![":/", ":(exclude).claude/orchestrator"]
-        );
-        assert_eq!(pathspec(&[], false), vec!["."]);
-    }
 }
