@@ -20,6 +20,8 @@ const VERSION_TIMEOUT: Duration = Duration::from_secs(3);
 pub const UNKNOWN: &str = "unknown";
 
 /// Name → version for `names`; a server not installed here is left out.
+/// A file checked by a checker and a linter beside it names both
+/// (`pyright + ruff`): its version names both too.
 pub fn versions(
     project_root: &Path,
     config: &Config,
@@ -28,26 +30,29 @@ pub fn versions(
     let registry = Registry::load(project_root, config);
     let mut out = BTreeMap::new();
     for name in names {
-        if name == "ast-grep" {
-            // Built in: this tool's own version.
-            out.insert(
-                name.clone(),
-                format!("built into ralph-hooks {}", env!("CARGO_PKG_VERSION")),
-            );
-            continue;
+        let parts: Option<Vec<String>> = name
+            .split(" + ")
+            .map(|part| version_of_server(&registry, project_root, part.trim()))
+            .collect();
+        if let Some(parts) = parts {
+            out.insert(name.clone(), parts.join(" + "));
         }
-        let Some(server) = registry.servers.iter().find(|server| server.name == *name) else {
-            continue;
-        };
-        let Some(program) = find_binary(&server.command, project_root, &[project_root]) else {
-            continue;
-        };
-        out.insert(
-            name.clone(),
-            version_of(&program).unwrap_or_else(|| UNKNOWN.into()),
-        );
     }
     out
+}
+
+/// One server's version; `None` when it is not installed here.
+fn version_of_server(registry: &Registry, project_root: &Path, name: &str) -> Option<String> {
+    if name == "ast-grep" {
+        // Built in: this tool's own version.
+        return Some(format!(
+            "ast-grep built into ralph-hooks {}",
+            env!("CARGO_PKG_VERSION")
+        ));
+    }
+    let server = registry.servers.iter().find(|server| server.name == name)?;
+    let program = find_binary(&server.command, project_root, &[project_root])?;
+    Some(version_of(&program).unwrap_or_else(|| format!("{name} {UNKNOWN}")))
 }
 
 /// A binary's version: its npm package's, else what it prints.
