@@ -25,6 +25,7 @@ mod pipeline;
 mod plugin_route;
 mod progress;
 pub mod reference;
+mod receipts;
 mod resume;
 mod sandbox;
 mod sandboxed;
@@ -154,6 +155,7 @@ pub fn run(args: Vec<OsString>) -> anyhow::Result<ExitCode> {
     }
     let result = match command {
         Command::Loop(action) => loop_cmd::run(&ctx, action),
+        Command::Verify(args) => receipts::run(&ctx, &args),
         Command::Check(args) => check::run(&ctx, &args, paint),
         Command::Refs(args) => intel::refs(&ctx, &args),
         Command::Rename(args) => intel::rename(&ctx, &args, paint),

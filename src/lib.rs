@@ -18,6 +18,7 @@
 //!   000/001/003: contract files, resume, templates), [`daemon`] (warm
 //!   language servers), [`diagnostics`] (LSP after edits and as a loop
 //!   condition) and [`guards`] (the PreToolUse rules).
+//! - [`receipts`]: a finished loop's completion receipt and `verify`.
 //! - [`monitor`]: the local dashboard server (`ralph-hooks monitor`),
 //!   reached only from the CLI, so the hook binaries link none of it.
 //! - The front ends: [`events`] (one handler per hook binary) and [`cli`]
@@ -38,6 +39,7 @@ pub mod lsp;
 pub mod monitor;
 pub mod orchestrator;
 pub mod ralph;
+pub mod receipts;
 pub mod state;
 pub mod tasks;
 pub mod telemetry;

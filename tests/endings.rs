@@ -1162,6 +1162,11 @@ fn a_rewake_loop_wakes_the_session_with_exit_2_and_never_meets_the_cap() {
     assert_eq!(loop_state(project)["status"], "COMPLETED");
     let said = prompt(project, "how did it go?", None, None);
     assert!(text(&said, "systemMessage").contains("COMPLETED"), "{said}");
+    // Beside the end, the user hears where its completion receipt is.
+    assert!(
+        text(&said, "systemMessage").contains("ralph-hooks: Receipt: "),
+        "{said}"
+    );
 }
 
 #[test]

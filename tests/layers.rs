@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 /// (and only the CLI reaches `monitor` and `exporter`).
 const BELOW_FRONT_ENDS: &[&str] = &[
     "harness",
+    "receipts",
     "telemetry",
     "guards",
     "intel",
@@ -32,6 +33,7 @@ const BELOW_FRONT_ENDS_AND_MONITOR: &[&str] = &[
     "harness",
     "monitor",
     "exporter",
+    "receipts",
     "telemetry",
     "guards",
     "intel",
@@ -102,6 +104,9 @@ const ALLOWED: &[(&str, &[&str])] = &[
     // The OpenTelemetry exporter (tokio, tonic, the OTel crates): only the
     // CLI reaches it, so no hook binary links any of it.
     ("exporter", &["telemetry", "hook", "state", "util"]),
+    // Completion receipts: the statement, the work's git tree, signing,
+    // `verify` (the diagnostics re-run is the CLI's, handed in).
+    ("receipts", &["lsp", "ralph", "hook", "state", "util"]),
     ("events", BELOW_FRONT_ENDS),
     ("cli", BELOW_FRONT_ENDS_AND_MONITOR),
 ];

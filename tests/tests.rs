@@ -86,3 +86,5 @@ mod docs;
 mod dist;
 // The plugin route as `ralph-hooks install` and `doctor` see it.
 mod plugin_route;
+// Completion receipts: written when a loop ends, `verify` re-runs them (issue 33).
+mod receipts;

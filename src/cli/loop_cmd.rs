@@ -1,4 +1,4 @@
-//! `ralph-hooks loop start|status|resume|cancel`.
+//! `ralph-hooks loop start|status|resume|cancel|receipt`.
 
 use std::fmt::Write as _;
 use std::process::ExitCode;
@@ -39,7 +39,26 @@ pub enum LoopCommand {
     Resume,
     /// End the loop; its history is kept
     Cancel,
+    /// A finished loop's completion receipt (an in-toto statement), signed when asked
+    #[command(after_help = RECEIPT_EXAMPLES)]
+    Receipt {
+        /// The loop (default: the last one)
+        #[arg(value_name = "LOOP-ID")]
+        id: Option<String>,
+        /// Write it to this file instead of stdout
+        #[arg(long, value_name = "FILE")]
+        out: Option<std::path::PathBuf>,
+        /// Sign it with this SSH key (`ssh-keygen -Y sign`) in a DSSE envelope
+        #[arg(long, value_name = "KEY")]
+        sign_with: Option<std::path::PathBuf>,
+    },
 }
+
+const RECEIPT_EXAMPLES: &str = "\
+Examples:
+  ralph-hooks loop receipt --out receipt.json
+  ralph-hooks loop receipt loop-20261125T101500Z-0001 --sign-with ~/.ssh/id_ed25519 --out receipt.json
+  ralph-hooks verify receipt.json";
 
 const START_EXAMPLES: &str = "\
 A goal alone runs until the project has no errors (what `ralph-hooks check` reports).
@@ -118,6 +137,9 @@ pub fn run(ctx: &Ctx, command: LoopCommand) -> anyhow::Result<ExitCode> {
         LoopCommand::Status { json } => status(ctx, json),
         LoopCommand::Resume => resume(ctx),
         LoopCommand::Cancel => cancel(ctx),
+        LoopCommand::Receipt { id, out, sign_with } => {
+            super::receipts::export(ctx, id, out, sign_with)
+        }
     }
 }
 
@@ -414,7 +436,17 @@ fn status(ctx: &Ctx, json: bool) -> anyhow::Result<ExitCode> {
     }
     match state {
         None => println!("No Ralph loop in {}.", ctx.state_root.display()),
-        Some(state) => print!("{}", describe(&state, ctx.now())),
+        Some(state) => {
+            print!("{}", describe(&state, ctx.now()));
+            if let Ok(relative) = crate::receipts::record::relative_path(&state.id)
+                && ctx.store().exists(&relative)
+            {
+                println!(
+                    "  receipt:    {} (`ralph-hooks verify` re-runs it)",
+                    ctx.store().path(&relative).display()
+                );
+            }
+        }
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -580,6 +612,11 @@ fn cancel(ctx: &Ctx) -> anyhow::Result<ExitCode> {
                 ctx.state_root.display(),
                 state.id
             );
+            if let Some(sentence) =
+                crate::receipts::record::write_and_name(ctx, &state, "ralph-hooks")
+            {
+                println!("{sentence}");
+            }
             if state.project {
                 let latest = state
                     .history

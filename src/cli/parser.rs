@@ -15,8 +15,8 @@ use clap::{Args, CommandFactory as _, Parser, Subcommand};
 
 use super::color::ColorWhen;
 use super::{
-    check, completions, daemon, install, intel, loop_cmd, monitor, notify, pipeline, resume,
-    status, task, telemetry, validate,
+    check, completions, daemon, install, intel, loop_cmd, monitor, notify, pipeline, receipts,
+    resume, status, task, telemetry, validate,
 };
 
 const ABOUT: &str =
@@ -84,6 +84,9 @@ pub enum Command {
     /// Run Claude until the goal holds: start, status, resume or cancel a Ralph loop
     #[command(subcommand, after_help = loop_cmd::EXAMPLES)]
     Loop(loop_cmd::LoopCommand),
+    /// Re-run a finished loop's receipt on its git tree: reproduced, differs or cannot be checked
+    #[command(after_help = receipts::VERIFY_EXAMPLES)]
+    Verify(receipts::VerifyArgs),
     /// Every LSP and ast-grep problem in the project; exit 0 clean, 1 errors, 2 unchecked
     #[command(after_help = check::EXAMPLES)]
     Check(check::CheckArgs),
@@ -163,7 +166,7 @@ Examples:
 /// The top-level help's sections, as the commands are used. Every command
 /// is in exactly one (a unit test holds that).
 pub(super) const GROUPS: &[(&str, &[&str])] = &[
-    ("Loop", &["loop", "notify"]),
+    ("Loop", &["loop", "verify", "notify"]),
     ("Check", &["check"]),
     ("Code", &["refs", "rename", "search", "rewrite", "fix"]),
     ("Tasks", &["task", "status", "statusline"]),

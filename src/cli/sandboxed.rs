@@ -19,7 +19,11 @@ fn writes_state(command: &Command) -> bool {
             action,
             super::task::TaskCommand::Status { .. } | super::task::TaskCommand::List { .. }
         ),
-        Command::Loop(action) => !matches!(action, super::loop_cmd::LoopCommand::Status { .. }),
+        Command::Loop(action) => !matches!(
+            action,
+            super::loop_cmd::LoopCommand::Status { .. }
+                | super::loop_cmd::LoopCommand::Receipt { .. }
+        ),
         Command::Install(_) => true,
         _ => false,
     }

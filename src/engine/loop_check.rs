@@ -621,6 +621,15 @@ pub fn outcome(
     if let Some(record) = outcome.record.as_object_mut() {
         record.insert("checked_files".into(), json!(report.files.len()));
         record.insert("budget_ran_out".into(), json!(report.budget_ran_out));
+        // Which servers answered: a completion receipt names them (and
+        // their versions), and `verify` asks the same ones.
+        let servers: std::collections::BTreeSet<&str> = report
+            .files
+            .iter()
+            .filter(|file| matches!(file.status, Status::Clean | Status::Issues))
+            .filter_map(|file| file.server.as_deref())
+            .collect();
+        record.insert("servers".into(), json!(servers));
     }
     // A project rule file that does not load is said at every Stop (and
     // kept in the record, so the events log has it), holding or not.

@@ -427,6 +427,7 @@ fn judge_stop(ctx: &Ctx, stop: &StopInput, mode: Mode) -> anyhow::Result<HookOut
         }
         StopDecision::Complete { system_message } => {
             loops::archive(ctx, &next)?;
+            let system_message = with_receipt(ctx, &next, system_message, mode);
             log_event(
                 ctx,
                 &next,
@@ -449,6 +450,7 @@ fn judge_stop(ctx: &Ctx, stop: &StopInput, mode: Mode) -> anyhow::Result<HookOut
         }
         StopDecision::Fail { system_message } => {
             loops::archive(ctx, &next)?;
+            let system_message = with_receipt(ctx, &next, system_message, mode);
             log_event(
                 ctx,
                 &next,
@@ -480,6 +482,28 @@ fn judge_stop(ctx: &Ctx, stop: &StopInput, mode: Mode) -> anyhow::Result<HookOut
         }
     }
     Ok(output)
+}
+
+/// Writes the finished loop's completion receipt (after its state is
+/// saved) and names it at the end of `message`, which the user and the
+/// notification get; a woken session's user hears of it at their next
+/// prompt, beside the end (a notice). A receipt that cannot be written is
+/// said on stderr; the loop's end stands.
+fn with_receipt(ctx: &Ctx, state: &LoopState, message: String, mode: Mode) -> String {
+    let Some(sentence) =
+        crate::receipts::record::write_and_name(ctx, state, StopLoopController::NAME)
+    else {
+        return message;
+    };
+    if mode == Mode::Rewake
+        && let Err(error) = loops::add_notice(ctx, &state.id, format!("ralph-hooks: {sentence}"))
+    {
+        eprintln!(
+            "{}: warning: cannot queue the receipt's notice: {error:#}",
+            StopLoopController::NAME
+        );
+    }
+    format!("{message}\n{sentence}")
 }
 
 /// Whether `after` is another loop than `before`, or the same on other

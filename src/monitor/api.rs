@@ -50,6 +50,7 @@ pub fn router(state: Shared) -> Router {
             "/api/agents/{agent}/loops/{loop}/receipt",
             get(super::receipt::handler),
         )
+        .route("/api/agents/{agent}/receipts/{loop}", get(receipt))
         .route("/api/team-state", get(team_state))
         .route("/api/events", get(events))
         .route("/api/tasks/update", post(update))
@@ -266,6 +267,27 @@ async fn current_loop(State(state): State<Shared>, Path(agent): Path<String>) ->
 
 async fn loops(State(state): State<Shared>, Path(agent): Path<String>) -> Response {
     agent_value(state, agent, data::archived_loops).await
+}
+
+/// A finished loop's completion receipt, as written (an in-toto statement).
+async fn receipt(
+    State(state): State<Shared>,
+    Path((agent, id)): Path<(String, String)>,
+) -> Response {
+    blocking(move || {
+        let Some(found) = state.agent(&agent) else {
+            return unknown_agent(&agent);
+        };
+        if let Err(problem) = ids::check("loop", &id) {
+            return error(StatusCode::BAD_REQUEST, format!("{problem:#}"));
+        }
+        match data::receipt(found, &id) {
+            Ok(Some(value)) => ok(value),
+            Ok(None) => error(StatusCode::NOT_FOUND, format!("no receipt for loop {id:?}")),
+            Err(problem) => error(StatusCode::INTERNAL_SERVER_ERROR, format!("{problem:#}")),
+        }
+    })
+    .await
 }
 
 async fn team_state(State(state): State<Shared>) -> Response {

@@ -22,6 +22,7 @@ use crate::util::fsread;
 /// `loop.json` and the archive, as the Ralph loop writes them.
 const LOOP_FILE: &str = crate::ralph::loop_state::LOOP_FILE;
 const ARCHIVE_DIR: &str = crate::ralph::loop_state::ARCHIVE_DIR;
+const RECEIPTS_DIR: &str = crate::ralph::loop_state::RECEIPTS_DIR;
 
 /// The most events one `/api/events` page returns.
 pub const MAX_EVENTS_PAGE: usize = 1000;
@@ -388,6 +389,19 @@ pub fn archived_loops(agent: &Agent) -> anyhow::Result<Value> {
     Ok(Value::Array(loops))
 }
 
+/// A loop's completion receipt (`receipts/<id>.json`), when it has one.
+pub fn receipt(agent: &Agent, id: &str) -> anyhow::Result<Option<Value>> {
+    ids::check("loop", id)?;
+    let ctx = agent.ctx();
+    let Some(text) = ctx
+        .store()
+        .read_text(&format!("{RECEIPTS_DIR}/{id}.json"))?
+    else {
+        return Ok(None);
+    };
+    Ok(Some(serde_json::from_str(&text)?))
+}
+
 fn read_loop(ctx: &Ctx, relative: &str) -> anyhow::Result<Option<Value>> {
     let Some(text) = ctx.store().read_text(relative)? else {
         return Ok(None);
@@ -397,8 +411,22 @@ fn read_loop(ctx: &Ctx, relative: &str) -> anyhow::Result<Option<Value>> {
             json!({"error": format!("{} is not valid JSON", ctx.store().path(relative).display())}),
         ));
     };
+    // A finished loop's receipt: where it is, for the page's link (a
+    // `receipt` the loop's state already names stands).
+    let receipt = value
+        .get("id")
+        .and_then(Value::as_str)
+        .filter(|id| ids::is_valid(id))
+        .map(|id| format!("{RECEIPTS_DIR}/{id}.json"))
+        .filter(|relative| ctx.store().exists(relative))
+        .map(|relative| ctx.store().path(&relative).to_string_lossy().into_owned());
     if let Some(object) = value.as_object_mut() {
         object.remove("worktree"); // a snapshot of every file: noise here
+        if let Some(receipt) = receipt
+            && !object.contains_key("receipt")
+        {
+            object.insert("receipt".into(), json!(receipt));
+        }
     }
     super::loop_view::annotate(&mut value);
     Ok(Some(value))

@@ -41,6 +41,10 @@ pub struct CheckRun {
     /// Hash of the output with digits masked, so timings and counters that
     /// change on every run do not make identical failures look different.
     pub output_hash: String,
+    /// SHA-256 of the output as written (hex): what a completion receipt
+    /// keeps instead of the output itself. Empty in runs recorded before it.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub output_sha256: String,
     /// The last [`TAIL_LINES`] lines of the output.
     pub tail: String,
     /// Whether it ran inside the confinement (the loop's state read-only
@@ -120,6 +124,7 @@ pub fn run(
             timed_out: false,
             duration_ms: 0,
             output_hash: String::new(),
+            output_sha256: String::new(),
             tail: "[ralph-hooks: not run: sandbox mode runs a check only inside bubblewrap, \
                    which cannot build a sandbox here (is `bwrap` installed, are user \
                    namespaces allowed?); `ralph-hooks doctor` says more]"
@@ -197,9 +202,21 @@ pub fn run(
         timed_out,
         duration_ms,
         output_hash: format!("{:016x}", fnv1a(masked.as_bytes())),
+        output_sha256: sha256_hex(&bytes),
         tail,
         confined,
     })
+}
+
+/// SHA-256 of `bytes`, lower-case hex.
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    use sha2::Digest as _;
+    let digest = sha2::Sha256::digest(bytes);
+    let mut text = String::with_capacity(64);
+    for byte in digest {
+        text.push_str(&format!("{byte:02x}"));
+    }
+    text
 }
 
 /// An anonymous temp file: created and unlinked at once, so nothing is left

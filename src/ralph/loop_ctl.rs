@@ -652,6 +652,7 @@ mod tests {
             timed_out: false,
             duration_ms: 5,
             output_hash: hash.into(),
+            output_sha256: String::new(),
             tail: "test result: FAILED".into(),
             confined: true,
         }

@@ -13,6 +13,9 @@ use crate::state::Versioned;
 
 pub const LOOP_FILE: &str = "loop.json";
 pub const ARCHIVE_DIR: &str = "loops";
+/// Finished loops' completion receipts, `receipts/<id>.json` (see
+/// `crate::receipts`).
+pub const RECEIPTS_DIR: &str = "receipts";
 
 /// Default budget, as the issue asks.
 pub const DEFAULT_MAX_ITERATIONS: u32 = 10;

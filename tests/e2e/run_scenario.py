@@ -362,6 +362,29 @@ def script_problems(requests, n_turns, allow_unused):
     return problems
 
 
+def receipt_problems(project, bin_dir, environment, out):
+    """Every loop that ended COMPLETED left a receipt that `verify` reproduces."""
+    state = os.path.join(project, ".claude", "orchestrator")
+    archive = os.path.join(state, "loops")
+    problems = []
+    for name in sorted(os.listdir(archive)) if os.path.isdir(archive) else []:
+        loop = read_json(os.path.join(archive, name), {}) or {}
+        if loop.get("status") != "COMPLETED":
+            continue
+        receipt = os.path.join(state, "receipts", name)
+        if not os.path.isfile(receipt):
+            problems.append("loop %s COMPLETED without a receipt" % loop.get("id"))
+            continue
+        log = os.path.join(out, "verify-%s.txt" % loop.get("id"))
+        command = [os.path.join(bin_dir, "ralph-hooks"), "verify", receipt]
+        status = run_logged(command, log, cwd=project, env=environment)
+        if status != 0:
+            with open(log, encoding="utf-8", errors="replace") as file:
+                said = file.read().strip()
+            problems.append("ralph-hooks verify of loop %s exited %d: %s" % (loop.get("id"), status, one_line(said, 600)))
+    return problems
+
+
 def main():
     parser = argparse.ArgumentParser(description="Run one end-to-end scenario against the real Claude Code CLI.")
     parser.add_argument("scenario", help="a folder under tests/e2e/scenarios/")
@@ -537,6 +560,7 @@ def main():
         checked = subprocess.run([sys.executable, check_path, out], cwd=scenario, env=checker_environment, stdin=subprocess.DEVNULL)
         if checked.returncode != 0:
             problems.append("check.py failed (exit %d)" % checked.returncode)
+    problems.extend(receipt_problems(project, bin_dir, helper_environment, out))
     for problem in problems:
         print("PROBLEM: %s" % problem)
     slowest = max(hooks, key=lambda run: run["ms"], default=None)

@@ -1,0 +1,226 @@
+//! `ralph-hooks verify RECEIPT` and `ralph-hooks loop receipt`: a finished
+//! loop's completion receipt exported (signed when asked), and re-run on
+//! its tree. The receipt's logic is [`crate::receipts`]; this file is the
+//! command line around it and the diagnostics re-run (the project check).
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::{Context as _, bail};
+
+use crate::engine::loop_check;
+use crate::engine::model::Severity;
+use crate::engine::run::Options;
+use crate::engine::settings::Settings;
+use crate::hook::ctx::Ctx;
+use crate::ralph::loop_state::{LOOP_FILE, LoopState, record_counts};
+use crate::receipts::statement::{RecordedDiagnostics, record_servers};
+use crate::receipts::verify::{self, Rerun};
+use crate::receipts::{envelope, record, servers};
+
+pub const VERIFY_EXAMPLES: &str = "\
+Exit status: 0 every condition reproduced; 1 something differs, or the
+signature does not hold; 2 something could not be checked here.
+
+Examples:
+  ralph-hooks verify receipts/loop-20261125T101500Z-0001.json
+  ralph-hooks verify receipt.json --json
+  ralph-hooks verify receipt.json --allowed-signers .github/allowed_signers";
+
+#[derive(Debug, clap::Args)]
+pub struct VerifyArgs {
+    /// The receipt file (`ralph-hooks loop receipt --out FILE` writes one)
+    #[arg(value_name = "RECEIPT")]
+    pub receipt: PathBuf,
+    /// One JSON object: the tree, the signature and each condition's outcome
+    #[arg(long)]
+    pub json: bool,
+    /// Require a signature by a key in this ssh allowed-signers file
+    #[arg(long, value_name = "FILE")]
+    pub allowed_signers: Option<PathBuf>,
+}
+
+/// The `receipts` section of `.claude/ralph-hooks.json`.
+#[derive(Debug, Clone, Default, serde::Deserialize)]
+pub struct ReceiptsConfig {
+    /// An SSH key (`~/` is the home folder) every exported receipt is
+    /// signed with, as `loop receipt --sign-with` does.
+    #[serde(default)]
+    pub sign_with: Option<String>,
+    /// The allowed-signers file `verify` checks signatures against.
+    #[serde(default)]
+    pub allowed_signers: Option<String>,
+}
+
+impl ReceiptsConfig {
+    fn load(ctx: &Ctx) -> ReceiptsConfig {
+        ctx.config().section("receipts").unwrap_or_else(|error| {
+            eprintln!("ralph-hooks: warning: ignoring the `receipts` config section: {error:#}");
+            ReceiptsConfig::default()
+        })
+    }
+}
+
+/// `~/x` → the home folder's `x`.
+fn expand_home(path: &str) -> PathBuf {
+    match (path.strip_prefix("~/"), std::env::var_os("HOME")) {
+        (Some(rest), Some(home)) => Path::new(&home).join(rest),
+        _ => PathBuf::from(path),
+    }
+}
+
+/// `loop receipt [LOOP-ID] [--out FILE] [--sign-with KEY]`.
+pub fn export(
+    ctx: &Ctx,
+    id: Option<String>,
+    out: Option<PathBuf>,
+    sign_with: Option<PathBuf>,
+) -> anyhow::Result<ExitCode> {
+    let id = match id {
+        Some(id) => id,
+        None => {
+            let Some(state) = ctx.store().read_json::<LoopState>(LOOP_FILE)? else {
+                bail!(
+                    "no loop here: give a LOOP-ID (`ls {}/receipts`)",
+                    ctx.state_root.display()
+                );
+            };
+            if state.is_active() {
+                bail!(
+                    "loop {} is {}: its receipt is written when it ends",
+                    state.id,
+                    state.status.as_str()
+                );
+            }
+            state.id
+        }
+    };
+    let relative = record::relative_path(&id)?;
+    let Some(text) = ctx.store().read_text(&relative)? else {
+        bail!(
+            "no receipt for loop {id} in {} (loops that ended before receipts existed have none)",
+            ctx.state_root.display()
+        );
+    };
+    let key = sign_with.or_else(|| {
+        ReceiptsConfig::load(ctx)
+            .sign_with
+            .map(|key| expand_home(&key))
+    });
+    let text = match key {
+        None => text,
+        Some(key) => {
+            let envelope = envelope::sign(text.as_bytes(), &key)?;
+            format!("{}\n", serde_json::to_string_pretty(&envelope)?)
+        }
+    };
+    match out {
+        None => print!("{text}"),
+        Some(path) => {
+            std::fs::write(&path, &text)
+                .with_context(|| format!("cannot write {}", path.display()))?;
+            eprintln!("Wrote the receipt of loop {id} to {}.", path.display());
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `verify RECEIPT [--json] [--allowed-signers FILE]`.
+pub fn run(ctx: &Ctx, args: &VerifyArgs) -> anyhow::Result<ExitCode> {
+    let text = std::fs::read_to_string(&args.receipt)
+        .with_context(|| format!("cannot read {}", args.receipt.display()))?;
+    let allowed = args.allowed_signers.clone().or_else(|| {
+        ReceiptsConfig::load(ctx)
+            .allowed_signers
+            .map(|path| expand_home(&path))
+    });
+    let (receipt, signature) = match verify::load(&text, allowed.as_deref()) {
+        Ok(loaded) => loaded,
+        Err(why) => {
+            if args.json {
+                println!("{}", serde_json::json!({"refused": why, "exitCode": 1}));
+            } else {
+                eprintln!("ralph-hooks: refusing {}: {why}", args.receipt.display());
+            }
+            return Ok(ExitCode::from(1));
+        }
+    };
+    // A receipt committed with the work is left out of the work's tree.
+    let receipt_files: Vec<String> = std::fs::canonicalize(&args.receipt)
+        .ok()
+        .and_then(|path| {
+            let root = std::fs::canonicalize(&ctx.project_root).ok()?;
+            Some(path.strip_prefix(root).ok()?.to_string_lossy().into_owned())
+        })
+        .into_iter()
+        .collect();
+    let report = verify::verify(
+        &ctx.project_root,
+        &receipt,
+        &receipt_files,
+        signature,
+        &mut diagnose,
+    )?;
+    if args.json {
+        println!("{}", report.to_json());
+    } else {
+        println!("{}", report.to_text());
+    }
+    Ok(ExitCode::from(report.exit_code()))
+}
+
+/// The diagnostics condition computed again in `project` (a checkout of the
+/// receipt's tree): the same scope, servers started here for it.
+fn diagnose(project: &Path, recorded: &RecordedDiagnostics) -> anyhow::Result<Rerun> {
+    let ctx = Ctx::for_cli(Some(project))?;
+    let touched = recorded.scope == "touched";
+    let wanted = if touched {
+        &recorded.files
+    } else {
+        &recorded.paths
+    };
+    let paths: Vec<PathBuf> = wanted.iter().map(|path| project.join(path)).collect();
+    if touched && paths.iter().all(|path| !path.is_file()) {
+        // As at the Stop: no touched file left, nothing to check.
+        return Ok(Rerun {
+            holds: true,
+            ..Rerun::default()
+        });
+    }
+    let settings = Settings::load(&ctx);
+    let options = Options {
+        paths,
+        min_severity: Severity::Warning,
+        ast_grep: true,
+        budget: None,
+    };
+    let report = super::check::check_here(&ctx, &options, &mut |_| {})
+        .map_err(|missing| anyhow::anyhow!("{} is not in the tree", missing.0))?;
+    let outcome = loop_check::outcome(
+        &report,
+        "",
+        &[],
+        recorded.no_warnings,
+        loop_check::caps(&settings),
+        touched,
+    );
+    let (errors, warnings) = record_counts(&outcome.record);
+    let names = record_servers(&outcome.record);
+    let strings = |key: &str| -> Vec<String> {
+        outcome.record[key]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|v| v.as_str())
+            .map(str::to_string)
+            .collect()
+    };
+    Ok(Rerun {
+        errors,
+        warnings,
+        holds: outcome.holds,
+        servers: servers::versions(project, ctx.config(), &names),
+        unchecked: strings("unchecked"),
+        inconclusive: strings("inconclusive"),
+    })
+}

@@ -1,0 +1,425 @@
+//! The receipt's content, pure: a finished loop (its state and the facts
+//! gathered around it) in, an in-toto Statement v1 out, and back again for
+//! `verify`.
+//!
+//! The statement's subject is the git tree the loop verified; its predicate
+//! is a test-result v0.1 (`result`, `passedTests`, `failedTests`, …) with
+//! this tool's detail under `ralphHooks`: the loop (goal, id, iterations,
+//! times, budgets) and one entry per condition. Only digests, counts and
+//! the loop's own terms go in: no check output, no environment variable,
+//! no problem message (they may hold anything).
+
+use std::collections::BTreeMap;
+
+use serde_json::{Value, json};
+
+use crate::ralph::loop_state::{HistoryEntry, LoopState, LoopStatus, record_counts};
+
+pub const STATEMENT_TYPE: &str = "https://in-toto.io/Statement/v1";
+pub const PREDICATE_TYPE: &str = "https://in-toto.io/attestation/test-result/v0.1";
+/// The DSSE payload type of an in-toto statement.
+pub const PAYLOAD_TYPE: &str = "application/vnd.in-toto+json";
+
+/// The condition keys the loop's history uses for its two diagnostics
+/// scopes (`failed` names and `conditions` keys).
+const TOUCHED_KEY: &str = "diagnostics";
+const PROJECT_KEY: &str = "project";
+
+/// What was gathered around the loop when it ended.
+#[derive(Debug, Clone, Default)]
+pub struct Facts {
+    /// The git tree of the work (`None`: it could not be computed; then
+    /// `tree_note` says why).
+    pub tree: Option<String>,
+    pub tree_note: Option<String>,
+    /// The project root relative to the git work tree's top, `""` or
+    /// `"sub/dir/"`: where the checks ran inside the tree.
+    pub prefix: String,
+    /// Paths (relative to the project root) left out of the tree: the
+    /// state root.
+    pub excluded: Vec<String>,
+    /// A name for the subject: the project folder's name.
+    pub name: String,
+    /// Language servers by name → version (`"unknown"` when it could not
+    /// be told).
+    pub servers: BTreeMap<String, String>,
+    /// This tool's version.
+    pub tool_version: String,
+}
+
+/// The statement for a finished (or cancelled) loop.
+pub fn build(state: &LoopState, facts: &Facts) -> Value {
+    let last = state.history.last();
+    let conditions = conditions(state, last, &facts.servers);
+    let mut passed = Vec::new();
+    let mut failed = Vec::new();
+    for condition in &conditions {
+        let name = condition["name"].as_str().unwrap_or_default().to_string();
+        match condition["passed"].as_bool() {
+            Some(true) => passed.push(name),
+            _ => failed.push(name),
+        }
+    }
+    let mut digest = serde_json::Map::new();
+    if let Some(tree) = &facts.tree {
+        digest.insert("gitTree".into(), json!(tree));
+    }
+    let mut subject = json!({"name": facts.name, "digest": digest});
+    let mut annotations = serde_json::Map::new();
+    if !facts.prefix.is_empty() {
+        annotations.insert("projectPath".into(), json!(facts.prefix));
+    }
+    if !facts.excluded.is_empty() {
+        annotations.insert("excluded".into(), json!(facts.excluded));
+    }
+    if let Some(note) = &facts.tree_note {
+        annotations.insert("treeUnavailable".into(), json!(note));
+    }
+    if !annotations.is_empty() {
+        subject["annotations"] = Value::Object(annotations);
+    }
+    let stamp = |time: chrono::DateTime<chrono::Utc>| {
+        time.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+    };
+    let ended = state.ended_at.unwrap_or(state.updated_at);
+    let result = if state.status == LoopStatus::Completed {
+        "PASSED"
+    } else {
+        "FAILED"
+    };
+    json!({
+        "_type": STATEMENT_TYPE,
+        "subject": [subject],
+        "predicateType": PREDICATE_TYPE,
+        "predicate": {
+            "result": result,
+            "configuration": [{"name": "ralph-hooks", "annotations": {"version": facts.tool_version}}],
+            "passedTests": passed,
+            "warnedTests": [],
+            "failedTests": failed,
+            "ralphHooks": {
+                "loop": {
+                    "id": state.id,
+                    "goal": state.goal,
+                    "status": state.status.as_str(),
+                    "reason": state.completion_reason,
+                    "detail": state.completion_detail,
+                    "iterations": state.history.len(),
+                    "failedIterations": state.iteration,
+                    "maxIterations": state.max_iterations,
+                    "checkTimeoutSecs": state.check_timeout_secs,
+                    "startedAt": stamp(state.started_at),
+                    "endedAt": stamp(ended),
+                },
+                "budget": {
+                    "limits": state.budget,
+                    "spent": {
+                        "tokens": state.spend.tokens.total(),
+                        "costUsd": state.spend.cost_usd,
+                        "activeSecs": state.active_secs(ended),
+                    },
+                },
+                "conditions": conditions,
+            },
+        },
+    })
+}
+
+/// One entry per completion condition, as the last Stop found it (a loop
+/// cancelled before any Stop has `evaluated: false` entries).
+fn conditions(
+    state: &LoopState,
+    last: Option<&HistoryEntry>,
+    versions: &BTreeMap<String, String>,
+) -> Vec<Value> {
+    let mut out = Vec::new();
+    let failed = |key: &str| last.is_none_or(|entry| entry.failed.iter().any(|f| f == key));
+    for command in &state.checks {
+        let name = format!("check:{command}");
+        let run = last.and_then(|entry| entry.checks.iter().find(|run| run.command == *command));
+        let mut entry = json!({"kind": "command", "name": name, "command": command});
+        match run {
+            Some(run) => {
+                entry["passed"] = json!(run.passed());
+                entry["exitCode"] = json!(run.exit_code);
+                entry["timedOut"] = json!(run.timed_out);
+                entry["durationMs"] = json!(run.duration_ms);
+                if !run.output_sha256.is_empty() {
+                    entry["output"] = json!({"digest": {"sha256": run.output_sha256}});
+                }
+            }
+            None => {
+                entry["passed"] = json!(false);
+                entry["evaluated"] = json!(false);
+            }
+        }
+        out.push(entry);
+    }
+    if let Some(promise) = &state.promise {
+        let mut entry = json!({"kind": "promise", "name": "promise", "promise": promise});
+        match last {
+            Some(_) => {
+                entry["found"] = json!(!failed("promise"));
+                entry["passed"] = json!(!failed("promise"));
+            }
+            None => {
+                entry["passed"] = json!(false);
+                entry["evaluated"] = json!(false);
+            }
+        }
+        out.push(entry);
+    }
+    for (wanted, key, scope) in [
+        (state.diagnostics, TOUCHED_KEY, "touched"),
+        (state.project, PROJECT_KEY, "project"),
+    ] {
+        if !wanted {
+            continue;
+        }
+        let after = last.and_then(|entry| entry.conditions.get(key));
+        let before = if key == PROJECT_KEY {
+            state.start_record.as_ref()
+        } else {
+            None
+        }
+        .or_else(|| {
+            state
+                .history
+                .iter()
+                .find_map(|entry| entry.conditions.get(key))
+        });
+        let mut entry = json!({"kind": "diagnostics", "name": key, "scope": scope,
+                               "noWarnings": state.no_warnings});
+        if key == PROJECT_KEY {
+            entry["paths"] = json!(state.paths);
+        } else {
+            let root = std::path::Path::new(&state.project_root);
+            let files: Vec<String> = state
+                .touched_files
+                .iter()
+                .map(|file| project_relative(root, file))
+                .collect();
+            entry["files"] = json!(files);
+        }
+        match after {
+            Some(record) => {
+                let names = record_servers(record);
+                let servers: Vec<Value> = names
+                    .iter()
+                    .map(|name| {
+                        json!({"name": name, "version": versions.get(name).map_or("unknown", String::as_str)})
+                    })
+                    .collect();
+                entry["servers"] = json!(servers);
+                entry["after"] = counts(record);
+                entry["inconclusive"] = json!(
+                    record
+                        .get("inconclusive")
+                        .and_then(Value::as_array)
+                        .map_or(0, Vec::len)
+                );
+                entry["unchecked"] = json!(
+                    record
+                        .get("unchecked")
+                        .and_then(Value::as_array)
+                        .map_or(0, Vec::len)
+                );
+                entry["passed"] = json!(!failed(key));
+            }
+            None => {
+                entry["passed"] = json!(last.is_some() && !failed(key));
+                if last.is_none() {
+                    entry["evaluated"] = json!(false);
+                }
+            }
+        }
+        if let Some(record) = before {
+            entry["before"] = counts(record);
+        }
+        out.push(entry);
+    }
+    out
+}
+
+fn counts(record: &Value) -> Value {
+    let (errors, warnings) = record_counts(record);
+    json!({"errors": errors, "warnings": warnings})
+}
+
+/// The server names a check record lists (`servers`), sorted.
+pub fn record_servers(record: &Value) -> Vec<String> {
+    let mut names: Vec<String> = record
+        .get("servers")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .map(str::to_string)
+        .collect();
+    names.sort();
+    names.dedup();
+    names
+}
+
+/// Every server a finished loop's last check used, for their versions.
+pub fn servers_used(state: &LoopState) -> Vec<String> {
+    let mut names: Vec<String> = state
+        .history
+        .last()
+        .into_iter()
+        .flat_map(|entry| entry.conditions.values())
+        .flat_map(record_servers)
+        .collect();
+    names.sort();
+    names.dedup();
+    names
+}
+
+/// `file` relative to `root` when it is under it; else as given.
+pub fn project_relative(root: &std::path::Path, file: &str) -> String {
+    std::path::Path::new(file)
+        .strip_prefix(root)
+        .map(|relative| relative.to_string_lossy().into_owned())
+        .unwrap_or_else(|_| file.to_string())
+}
+
+/// A receipt read back: what `verify` needs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Receipt {
+    pub tree: Option<String>,
+    pub tree_note: Option<String>,
+    pub prefix: String,
+    pub excluded: Vec<String>,
+    pub loop_id: String,
+    pub status: String,
+    pub result: String,
+    pub check_timeout_secs: u64,
+    pub conditions: Vec<Condition>,
+}
+
+/// One condition as the receipt records it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Condition {
+    Command {
+        command: String,
+        /// `None` for a check the loop never ran (cancelled before a Stop).
+        run: Option<RecordedRun>,
+    },
+    Promise {
+        found: Option<bool>,
+    },
+    Diagnostics(RecordedDiagnostics),
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct RecordedRun {
+    pub exit_code: Option<i32>,
+    pub timed_out: bool,
+    pub output_sha256: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct RecordedDiagnostics {
+    pub name: String,
+    /// `project` or `touched`.
+    pub scope: String,
+    pub paths: Vec<String>,
+    pub files: Vec<String>,
+    pub no_warnings: bool,
+    pub servers: BTreeMap<String, String>,
+    /// Errors and warnings at the end; `None` when never evaluated.
+    pub after: Option<(u64, u64)>,
+    pub passed: bool,
+}
+
+impl Condition {
+    pub fn name(&self) -> String {
+        match self {
+            Condition::Command { command, .. } => format!("check:{command}"),
+            Condition::Promise { .. } => "promise".into(),
+            Condition::Diagnostics(diagnostics) => diagnostics.name.clone(),
+        }
+    }
+}
+
+/// Reads a statement back; an error says what is wrong with it.
+pub fn parse(statement: &Value) -> Result<Receipt, String> {
+    if statement["_type"] != STATEMENT_TYPE {
+        return Err(format!(
+            "not an in-toto Statement v1 (`_type` is {})",
+            statement["_type"]
+        ));
+    }
+    if statement["predicateType"] != PREDICATE_TYPE {
+        return Err(format!(
+            "not a test-result predicate (`predicateType` is {})",
+            statement["predicateType"]
+        ));
+    }
+    let subject = &statement["subject"][0];
+    let detail = &statement["predicate"]["ralphHooks"];
+    let text = |value: &Value| value.as_str().map(str::to_string);
+    let strings = |value: &Value| -> Vec<String> {
+        value
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+            .map(str::to_string)
+            .collect()
+    };
+    let Some(conditions) = detail["conditions"].as_array() else {
+        return Err("the predicate has no `ralphHooks.conditions`".into());
+    };
+    let mut parsed = Vec::new();
+    for condition in conditions {
+        let counts = |value: &Value| Some((value["errors"].as_u64()?, value["warnings"].as_u64()?));
+        let evaluated = condition["evaluated"].as_bool() != Some(false);
+        parsed.push(match condition["kind"].as_str() {
+            Some("command") => Condition::Command {
+                command: text(&condition["command"])
+                    .ok_or("a command condition without its command")?,
+                run: evaluated.then(|| RecordedRun {
+                    exit_code: condition["exitCode"].as_i64().map(|code| code as i32),
+                    timed_out: condition["timedOut"].as_bool().unwrap_or(false),
+                    output_sha256: text(&condition["output"]["digest"]["sha256"]),
+                }),
+            },
+            Some("promise") => Condition::Promise {
+                found: condition["found"].as_bool(),
+            },
+            Some("diagnostics") => Condition::Diagnostics(RecordedDiagnostics {
+                name: text(&condition["name"]).unwrap_or_else(|| "diagnostics".into()),
+                scope: text(&condition["scope"]).unwrap_or_else(|| "project".into()),
+                paths: strings(&condition["paths"]),
+                files: strings(&condition["files"]),
+                no_warnings: condition["noWarnings"].as_bool().unwrap_or(false),
+                servers: condition["servers"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|server| {
+                        Some((
+                            text(&server["name"])?,
+                            text(&server["version"]).unwrap_or_default(),
+                        ))
+                    })
+                    .collect(),
+                after: counts(&condition["after"]),
+                passed: condition["passed"].as_bool().unwrap_or(false),
+            }),
+            other => return Err(format!("a condition of unknown kind {other:?}")),
+        });
+    }
+    Ok(Receipt {
+        tree: text(&subject["digest"]["gitTree"]),
+        tree_note: text(&subject["annotations"]["treeUnavailable"]),
+        prefix: text(&subject["annotations"]["projectPath"]).unwrap_or_default(),
+        excluded: strings(&subject["annotations"]["excluded"]),
+        loop_id: text(&detail["loop"]["id"]).unwrap_or_default(),
+        status: text(&detail["loop"]["status"]).unwrap_or_default(),
+        result: text(&statement["predicate"]["result"]).unwrap_or_default(),
+        check_timeout_secs: detail["loop"]["checkTimeoutSecs"].as_u64().unwrap_or(300),
+        conditions: parsed,
+    })
+}
