@@ -103,7 +103,7 @@ fn measure(case: &Case, runs: usize) {
         std::fs::write(&case.edited, text).unwrap();
         hook(case)
     };
-    let mut row =
+    let row =
         |name: &str, before: &mut dyn FnMut(usize), answer: &mut dyn FnMut() -> Duration| {
             let starts_before = server_starts(&case.root);
             let mut times = Vec::new();
