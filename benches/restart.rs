@@ -103,21 +103,20 @@ fn measure(case: &Case, runs: usize) {
         std::fs::write(&case.edited, text).unwrap();
         hook(case)
     };
-    let row =
-        |name: &str, before: &mut dyn FnMut(usize), answer: &mut dyn FnMut() -> Duration| {
-            let starts_before = server_starts(&case.root);
-            let mut times = Vec::new();
-            for round in 0..runs {
-                before(round);
-                times.push(answer());
-            }
-            times.sort();
-            println!(
-                "| {label} | {name} | {:.2} s | {} |",
-                times[times.len() / 2].as_secs_f64(),
-                server_starts(&case.root) - starts_before
-            );
-        };
+    let row = |name: &str, before: &mut dyn FnMut(usize), answer: &mut dyn FnMut() -> Duration| {
+        let starts_before = server_starts(&case.root);
+        let mut times = Vec::new();
+        for round in 0..runs {
+            before(round);
+            times.push(answer());
+        }
+        times.sort();
+        println!(
+            "| {label} | {name} | {:.2} s | {} |",
+            times[times.len() / 2].as_secs_f64(),
+            server_starts(&case.root) - starts_before
+        );
+    };
     let root = case.root.clone();
     row(
         "cold (daemon stopped)",
