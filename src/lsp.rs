@@ -27,7 +27,7 @@ pub mod uri;
 
 pub use client::batch;
 pub use client::{
-    CallAnswer, Client, DiagnosticMode, Launch, LspError, OpenFile, PullCapability,
-    ServerDiagnostic,
+    CallAnswer, Client, CreatedOrDeleted, DiagnosticMode, Launch, LspError, OpenFile,
+    PullCapability, ServerDiagnostic,
 };
 pub use pool::Pool;

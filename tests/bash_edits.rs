@@ -193,3 +193,52 @@ fn sed_on_a_python_file_is_checked_by_pyright() {
         "{text}"
     );
 }
+
+/// Issue 30 item 4 for the shell: ruff lints beside pyright in the report
+/// of a Bash command, as after an edit, each finding under its own source;
+/// `"ruff": {"disabled": true}` in `.lsp.json` turns it off there too.
+#[test]
+fn ruff_lints_beside_pyright_after_a_bash_command_unless_turned_off() {
+    if util::require_tool("pyright-langserver", "the Bash ruff-beside-pyright test").is_none()
+        || util::require_tool("ruff", "the Bash ruff-beside-pyright test").is_none()
+    {
+        return;
+    }
+    let dir = fake_project();
+    bash_hook(dir.path(), "ls");
+    sh(
+        dir.path(),
+        "printf 'import os\\n\\nx = f\"abc\"\\ny: int = \"a\"\\n' > app.py",
+    );
+    let text = context(&bash_hook(dir.path(), "a generator"));
+    assert!(
+        text.contains("LSP diagnostics for app.py (pyright + ruff): issues found"),
+        "{text}"
+    );
+    assert!(
+        text.contains("app.py:4:10 error [Pyright reportAssignmentType]"),
+        "{text}"
+    );
+    assert!(
+        text.contains("app.py:3:5 warning [Ruff F541] f-string without any placeholders"),
+        "{text}"
+    );
+    assert!(
+        text.contains("app.py:1:8 warning [Ruff F401] `os` imported but unused"),
+        "{text}"
+    );
+
+    // Turned off in `.lsp.json`: not asked after a command either.
+    let lsp_json = dir.path().join(".lsp.json");
+    let mut servers: Value =
+        serde_json::from_str(&std::fs::read_to_string(&lsp_json).unwrap()).unwrap();
+    servers["ruff"] = json!({"disabled": true});
+    std::fs::write(&lsp_json, servers.to_string()).unwrap();
+    sh(dir.path(), "printf 'import sys\\n' >> app.py");
+    let text = context(&bash_hook(dir.path(), "another generator"));
+    assert!(
+        text.contains("LSP diagnostics for app.py (pyright): issues found"),
+        "{text}"
+    );
+    assert!(!text.contains("[Ruff"), "{text}");
+}

@@ -164,6 +164,31 @@ impl Project {
         }
     }
 
+    /// Writes `relative` as a shell command would and runs the post-tool
+    /// hook on the Bash command's PostToolUse.
+    fn bash(&self, relative: &str, text: &str) -> Check {
+        let file = self.path().join(relative);
+        std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+        std::fs::write(&file, text).unwrap();
+        let payload = json!({
+            "session_id": "daemon-session",
+            "hook_event_name": "PostToolUse",
+            "cwd": self.path(),
+            "tool_name": "Bash",
+            "tool_input": {"command": format!("generate {relative}")},
+            "tool_response": {"stdout": "", "stderr": "", "interrupted": false},
+        });
+        let started = Instant::now();
+        let output = util::run_with_stdin(
+            self.hook("ralph-post-tool-lsp-diagnostic"),
+            payload.to_string().as_bytes(),
+        );
+        Check {
+            output,
+            elapsed: started.elapsed(),
+        }
+    }
+
     fn cli(&self, args: &[&str]) -> Output {
         let mut command = util::command("ralph-hooks", self.path());
         if let Some(cli) = &self.cli {
@@ -1443,5 +1468,67 @@ fn a_warming_server_does_not_hide_the_rules_findings() {
         text.contains("- note (no-eval)"),
         "the rule's note comes with it: {text}"
     );
+    project.finish();
+}
+
+#[test]
+fn a_bash_command_on_a_server_that_never_publishes_is_timed_out_and_the_rules_still_report() {
+    // The report for files a Bash command changed says what the post-edit
+    // report says: a running server silent about the file is timed out
+    // (not "warming up", not a bare "inconclusive"), and the built-in
+    // rules' findings for the file still come.
+    let project = python_fake_project(
+        "never-publishes",
+        &[],
+        json!({"timeout_ms": 5_000, "warmup_wait_ms": 0}),
+    );
+    for round in 1..=2 {
+        let source = format!("{EVAL_FILE}z = {round}\n");
+        let check = project.bash("a.py", &source);
+        check.assert_ok();
+        let text = check.context();
+        assert!(
+            text.starts_with("This Bash command changed 1 file"),
+            "round {round}: {text}"
+        );
+        assert!(
+            text.contains("fake is running but did not answer for this file in time"),
+            "round {round}: {text}"
+        );
+        assert!(!text.contains("warming up"), "round {round}: {text}");
+        assert!(
+            text.contains("a.py:2:5 warning [ast-grep no-eval]"),
+            "round {round}: {text}"
+        );
+        assert!(!text.contains(": clean"), "round {round}: {text}");
+        assert!(
+            check.elapsed <= Duration::from_millis(5_000) + SLACK,
+            "round {round} took {:?}",
+            check.elapsed
+        );
+    }
+    project.finish();
+}
+
+#[test]
+fn a_bash_command_while_the_server_warms_up_still_gets_the_rules_findings() {
+    // Start-up (4 s) is longer than the file's time (1 s): the command's
+    // report says "warming up" — the server is starting — and carries the
+    // built-in rules' findings and notes.
+    let project = python_fake_project(
+        "slow-start",
+        &["--delay-ms", "4000"],
+        json!({"timeout_ms": 1_000, "warmup_wait_ms": 0}),
+    );
+    let check = project.bash("a.py", EVAL_FILE);
+    check.assert_ok();
+    let text = check.context();
+    assert!(text.contains("warming up"), "{text}");
+    assert!(text.contains("do not take this as clean"), "{text}");
+    assert!(
+        text.contains("a.py:2:5 warning [ast-grep no-eval]"),
+        "{text}"
+    );
+    assert!(text.contains("- note (no-eval)"), "{text}");
     project.finish();
 }

@@ -535,3 +535,50 @@ fn refs_and_rename_with_pyright_warm_see_files_the_shell_created_and_changed() {
     assert_eq!(warm.0, 5, "{warm:?}\n{}", project.log());
     assert_eq!(warm, plan(false), "rename's plan, warm vs cold");
 }
+
+/// A created or deleted file costs pyright no restart before a check: told
+/// of it, pyright's checks take it in (the answer is the cold one); only a
+/// query across the project (`refs`) restarts it, because its references
+/// leave a created file out. A restart makes the next answer a cold one
+/// (benches/restart.rs).
+#[test]
+fn pyright_takes_in_created_and_deleted_files_without_a_restart_until_a_query() {
+    if util::require_tool("pyright-langserver", "the pyright restart test").is_none() {
+        return;
+    }
+    let project = Project::new("fresh-no-restart");
+    let root = project.path();
+    write(root, ".lsp.json", r#"{"ruff": {"disabled": true}}"#);
+    write(root, "a.py", PYTHON.a_number);
+    write(root, "c.py", PYTHON.c);
+    let restarts = |project: &Project| project.log().matches("restarted pyright").count();
+    let report = project.write_through_hook("c.py");
+    assert!(report.contains("c.py:1:"), "d is missing: {report}");
+
+    shell(root, &format!("printf '%s' '{}' > d.py", PYTHON.d));
+    let report = project.write_through_hook("c.py");
+    assert!(!report.contains("c.py:1:"), "d was created: {report}");
+    assert_eq!(
+        project.errors(true),
+        project.errors(false),
+        "after d was created"
+    );
+    std::fs::remove_file(root.join("d.py")).unwrap();
+    let report = project.write_through_hook("c.py");
+    assert!(report.contains("c.py:1:"), "d was deleted: {report}");
+    assert_eq!(
+        project.errors(true),
+        project.errors(false),
+        "after d was deleted"
+    );
+    assert_eq!(restarts(&project), 0, "{}", project.log());
+
+    // A query across the project: restarted first, then it sees the file.
+    shell(
+        root,
+        "printf 'from a import helper\\n\\nhelper()\\n' > e.py",
+    );
+    let warm = references(&project, true);
+    assert!(warm.contains(&("e.py".to_string(), 3, 1)), "{warm:?}");
+    assert_eq!(restarts(&project), 1, "{}", project.log());
+}

@@ -543,7 +543,7 @@ fn fake_launch(
         mode: ralph_hooks::lsp::DiagnosticMode::Auto,
         pull_capability: ralph_hooks::lsp::PullCapability::Undeclared,
         extensions: vec![".fake".into()],
-        restart_on_created_or_deleted: false,
+        created_or_deleted: ralph_hooks::lsp::CreatedOrDeleted::Told,
         reason: None,
     }
 }

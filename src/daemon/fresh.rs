@@ -309,6 +309,34 @@ impl DiskView {
     }
 }
 
+/// Whether the project's configuration narrows which Python files pyright
+/// reads (`include` or `exclude` in `pyrightconfig.json`, or in
+/// `pyproject.toml` beside a `[tool.pyright]` table). Told of a created
+/// file outside them, pyright does not read it, though an import may
+/// resolve to it: such a project gets a restart instead. Unreadable counts
+/// as narrowing (a needless restart costs time, a missed one a wrong
+/// answer).
+pub fn narrows_python_files(root: &Path) -> bool {
+    let read = |name: &str| -> Result<Option<String>, ()> {
+        match std::fs::read_to_string(root.join(name)) {
+            Ok(text) => Ok(Some(text)),
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(_) => Err(()),
+        }
+    };
+    let names_files = |text: &str| text.contains("include") || text.contains("exclude");
+    match read("pyrightconfig.json") {
+        Ok(Some(text)) if names_files(&text) => return true,
+        Err(()) => return true,
+        _ => {}
+    }
+    match read("pyproject.toml") {
+        Ok(Some(text)) => text.contains("[tool.pyright]") && names_files(&text),
+        Ok(None) => false,
+        Err(()) => true,
+    }
+}
+
 fn is_config_name(name: &str) -> bool {
     CONFIG_FILES.contains(&name) || (name.starts_with("tsconfig") && name.ends_with(".json"))
 }
@@ -466,6 +494,30 @@ mod tests {
         std::fs::write(&new, "x: str = 1\n").unwrap();
         std::fs::rename(&new, &file).unwrap();
         assert_eq!(view.refresh().changed, std::slice::from_ref(&file));
+        let _ = std::fs::remove_dir_all(&root);
+    }
+
+    #[test]
+    fn pyright_configuration_that_names_files_narrows_them() {
+        let root = temp("narrows");
+        assert!(!narrows_python_files(&root));
+        std::fs::write(root.join("pyrightconfig.json"), r#"{"strict": []}"#).unwrap();
+        assert!(!narrows_python_files(&root));
+        std::fs::write(root.join("pyrightconfig.json"), r#"{"exclude": ["gen"]}"#).unwrap();
+        assert!(narrows_python_files(&root));
+        std::fs::remove_file(root.join("pyrightconfig.json")).unwrap();
+        std::fs::write(
+            root.join("pyproject.toml"),
+            "[tool.ruff]\nexclude = [\"gen\"]\n",
+        )
+        .unwrap();
+        assert!(!narrows_python_files(&root), "not pyright's");
+        std::fs::write(
+            root.join("pyproject.toml"),
+            "[tool.pyright]\ninclude = [\"src\"]\n",
+        )
+        .unwrap();
+        assert!(narrows_python_files(&root));
         let _ = std::fs::remove_dir_all(&root);
     }
 

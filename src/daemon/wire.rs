@@ -21,7 +21,8 @@ use serde_json::Value;
 use crate::engine::report::Report;
 use crate::engine::run::Options;
 use crate::lsp::{
-    CallAnswer, DiagnosticMode, Launch, LspError, OpenFile, PullCapability, ServerDiagnostic,
+    CallAnswer, CreatedOrDeleted, DiagnosticMode, Launch, LspError, OpenFile, PullCapability,
+    ServerDiagnostic,
 };
 use crate::util::text::fnv1a;
 
@@ -338,7 +339,7 @@ pub struct LaunchSpec {
     #[serde(default)]
     pub extensions: Vec<String>,
     #[serde(default)]
-    pub restart_on_created_or_deleted: bool,
+    pub created_or_deleted: CreatedOrDeleted,
     /// Why the server was chosen (see [`Launch::reason`]); not part of
     /// the fingerprint.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -366,7 +367,7 @@ impl From<&Launch> for LaunchSpec {
             .to_string(),
             pull_capability: launch.pull_capability,
             extensions: launch.extensions.clone(),
-            restart_on_created_or_deleted: launch.restart_on_created_or_deleted,
+            created_or_deleted: launch.created_or_deleted,
             reason: launch.reason.clone(),
         }
     }
@@ -392,7 +393,7 @@ impl From<&LaunchSpec> for Launch {
             },
             pull_capability: spec.pull_capability,
             extensions: spec.extensions.clone(),
-            restart_on_created_or_deleted: spec.restart_on_created_or_deleted,
+            created_or_deleted: spec.created_or_deleted,
             reason: spec.reason.clone(),
         }
     }
@@ -737,7 +738,7 @@ mod tests {
             mode: DiagnosticMode::Auto,
             pull_capability: PullCapability::Declared,
             extensions: vec![".fake".into()],
-            restart_on_created_or_deleted: false,
+            created_or_deleted: CreatedOrDeleted::RestartForQueries,
             reason: Some("because".into()),
         };
         let spec = LaunchSpec::from(&launch);

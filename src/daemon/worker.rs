@@ -40,7 +40,7 @@ use serde_json::Value;
 use super::wire::{CallOutcome, CallReply, DiagnoseReply, Outcome, WireError};
 use crate::lsp::batch::{BatchFile, FileAnswer};
 use crate::lsp::client::Client;
-use crate::lsp::{CallAnswer, Launch, LspError, OpenFile, ServerDiagnostic, uri};
+use crate::lsp::{CallAnswer, CreatedOrDeleted, Launch, LspError, OpenFile, ServerDiagnostic, uri};
 use crate::util::fsread;
 
 /// Servers are keyed by name and workspace root; the rest of the
@@ -272,6 +272,8 @@ pub fn spawn(host: Arc<dyn Host>, key: Key, id: u64) -> std::io::Result<WorkerHa
         waiters: Vec::new(),
         batch_alone_since: None,
         start_failure: None,
+        told_of_files: false,
+        narrowed_files: false,
         batch_silence: DEFAULT_STARTUP,
     };
     std::thread::Builder::new()
@@ -313,6 +315,13 @@ struct Worker {
     start_failure: Option<(Instant, WireError, String)>,
     /// How long the running batch's server may be silent (see [`BatchJob`]).
     batch_silence: Duration,
+    /// Files came or went since the server started and it was only told
+    /// (see [`CreatedOrDeleted::RestartForQueries`]): the next query
+    /// restarts it.
+    told_of_files: bool,
+    /// The project's configuration narrows which files the server reads
+    /// (read when it starts; a change of it restarts the server).
+    narrowed_files: bool,
 }
 
 /// A caller of the running batch.
@@ -483,14 +492,15 @@ impl Worker {
             let _ = reply.send(failed(&error));
             return;
         }
-        let warm = match self.ready_and_current(&job.launch, &job.fingerprint, job.startup, &[]) {
-            Ok(warm) => warm,
-            Err(error) => {
-                let _ = reply.send(failed(&error));
-                self.served(false, Some(&error));
-                return;
-            }
-        };
+        let warm =
+            match self.ready_and_current(&job.launch, &job.fingerprint, job.startup, &[], false) {
+                Ok(warm) => warm,
+                Err(error) => {
+                    let _ = reply.send(failed(&error));
+                    self.served(false, Some(&error));
+                    return;
+                }
+            };
         if let Some(until) = self.warming_until {
             self.warming_until = Some(until.max(Instant::now() + job.startup));
         }
@@ -694,6 +704,7 @@ impl Worker {
         fingerprint: &str,
         startup: Duration,
         given: &[PathBuf],
+        query: bool,
     ) -> Result<bool, LspError> {
         let warm = self.ready_client(launch, fingerprint, startup)?;
         if !warm {
@@ -701,14 +712,21 @@ impl Worker {
         }
         let changes = self.catch_up_with_disk(given);
         let files_came_or_went = !changes.created.is_empty() || !changes.deleted.is_empty();
-        let restart_for_files = launch.restart_on_created_or_deleted && files_came_or_went;
+        self.told_of_files |= files_came_or_went;
+        let restart_for_files = match launch.created_or_deleted {
+            CreatedOrDeleted::Told => false,
+            CreatedOrDeleted::Restart => files_came_or_went,
+            CreatedOrDeleted::RestartForQueries if self.narrowed_files => files_came_or_went,
+            CreatedOrDeleted::RestartForQueries => query && self.told_of_files,
+        };
         if changes.configs.is_empty() && !restart_for_files {
             return Ok(true);
         }
         if changes.configs.is_empty() {
             self.host.log(&format!(
-                "{}: files were created or deleted on the disk, which it does not take in while running: restarting it",
-                self.key.0
+                "{}: files were created or deleted on the disk, which it does not take in {}: restarting it",
+                self.key.0,
+                if query { "for this request" } else { "while running" }
             ));
             self.drop_client(self.host.config().shutdown_grace());
             self.start(launch, fingerprint, startup)?;
@@ -811,8 +829,13 @@ impl Worker {
             return (Err(error), false);
         }
         let given: Vec<PathBuf> = job.open.iter().map(|file| file.path.clone()).collect();
-        let warm = match self.ready_and_current(&job.launch, &job.fingerprint, time_left(), &given)
-        {
+        let warm = match self.ready_and_current(
+            &job.launch,
+            &job.fingerprint,
+            time_left(),
+            &given,
+            true,
+        ) {
             Ok(warm) => warm,
             Err(error) => return (Err(error), false),
         };
@@ -892,6 +915,7 @@ impl Worker {
             &job.fingerprint,
             job.startup,
             std::slice::from_ref(&job.path),
+            false,
         ) {
             Ok(warm) => warm,
             Err(error) => return (Err(error), false, began.elapsed()),
@@ -1097,6 +1121,9 @@ impl Worker {
         };
         self.start_failure = None;
         self.disk = Some(disk);
+        self.told_of_files = false;
+        self.narrowed_files = launch.created_or_deleted == CreatedOrDeleted::RestartForQueries
+            && super::fresh::narrows_python_files(&launch.root);
         let pid = client.pid();
         let restart = self.ever_started;
         self.ever_started = true;

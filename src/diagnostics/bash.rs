@@ -29,8 +29,10 @@ use serde::{Deserialize, Serialize};
 
 use super::ast_grep;
 use super::baseline::{self, content_hash};
-use super::classify::classify;
-use super::edit::{baseline_entry, blocking_errors, file_context, record_touched};
+use super::classify::{Classification, classify};
+use super::edit::{
+    LINTER_SHARE, baseline_entry, blocking_errors, failure_text, file_context, record_touched,
+};
 use super::lines::LineMap;
 use super::report;
 use crate::engine::listing::Caps;
@@ -137,7 +139,11 @@ pub fn after_bash(ctx: &Ctx, _tool: &ToolInput) -> anyhow::Result<HookOutput> {
 }
 
 /// Checks the changed files a server handles whose content is not the one
-/// last checked; one message for all.
+/// last checked; one message for all. Each file is checked as an edit
+/// would check it: its server, the linters beside it (ruff beside a Python
+/// type checker) and the ast-grep rules, each reported under its own name;
+/// a server that does not answer (still starting, timed out) is named with
+/// why, and the others' findings are reported all the same.
 fn report_changed(ctx: &Ctx, settings: &Settings, paths: &[PathBuf]) -> anyhow::Result<HookOutput> {
     let mut sections = Vec::new();
     let mut blocking: Vec<(String, String, Vec<Diag>, bool)> = Vec::new();
@@ -147,7 +153,6 @@ fn report_changed(ctx: &Ctx, settings: &Settings, paths: &[PathBuf]) -> anyhow::
         max_items: settings.config.max_items,
         max_chars: settings.config.max_chars,
     };
-    let min_severity = settings.config.min_severity;
     let mut checked = 0;
     let mut left_out = Vec::new();
     let mut running_loop = None;
@@ -175,98 +180,46 @@ fn report_changed(ctx: &Ctx, settings: &Settings, paths: &[PathBuf]) -> anyhow::
             continue;
         }
         checked += 1;
-        let server_name = target.server.name.clone();
-        let started = Instant::now();
-        let timeout = settings.file_timeout(target.server);
-        let scan = if settings.config.ast_grep {
-            ast_grep::start(ctx, path)
-        } else {
-            None
-        };
-        let limits = Limits {
-            deadline: started + settings.warmup_wait() + timeout,
-            budget: Some(timeout),
-            startup: target.server.startup_timeout,
-        };
-        let (result, _) = resolve::lsp_diagnostics_within(
-            &mut pool,
-            &target,
-            path,
-            &text,
-            min_severity,
-            settings.config.unused,
-            &limits,
-        );
-        let (ast_diags, extras) = match scan.map(|scan| {
-            scan.and_then(|scan| {
-                scan.finish_with_extras(
-                    started + Duration::from_millis(settings.config.ast_grep_timeout_ms),
-                )
-            })
-        }) {
-            Some(Ok((diags, extras))) => (Some(diags), extras),
-            Some(Err(why)) => {
-                eprintln!("ralph-hooks: warning: ast-grep skipped for {display}: {why}");
-                (None, ast_grep::Extras::default())
-            }
-            None => (None, ast_grep::Extras::default()),
-        };
-        let lsp_diags = match result {
-            Ok(diags) => diags,
-            Err(error @ LspError::StartFailed { .. }) => {
-                if let Ok(output) = super::edit::not_started(ctx, &display, &server_name, &error)
-                    && let Some(text) = output
-                        .hook_specific_output
-                        .and_then(|specific| specific.additional_context)
-                {
-                    sections.push(text);
-                }
-                continue;
-            }
-            Err(LspError::WarmingUp { .. }) => {
-                sections.push(report::warming_up(
-                    &display,
-                    &server_name,
-                    started.elapsed().as_secs_f64(),
-                ));
-                continue;
-            }
-            Err(error) => {
-                sections.push(report::inconclusive(
-                    &display,
-                    &server_name,
-                    &error.to_string(),
-                ));
-                continue;
-            }
+        let Some(file) = check_file(ctx, settings, &mut pool, &target, path, &text, &display)
+        else {
+            continue;
         };
         // The text before the command is unknown: compare with the last
         // result for this file, line for line.
-        let before = stored.as_ref().map(|entry| entry.diagnostics.clone());
-        let mut after = lsp_diags.clone();
-        after.extend(ast_diags.iter().flatten().cloned());
-        let before_comparable = before.map(|b| {
-            b.into_iter()
+        let before = stored.as_ref().map(|entry| {
+            entry
+                .diagnostics
+                .iter()
                 .filter(|d| {
-                    ast_diags.is_some()
-                        || stored.as_ref().is_some_and(|e| !e.ast_grep)
+                    file.ast_grep.is_some()
+                        || !entry.ast_grep
                         || d.source.as_deref() != Some("ast-grep")
                 })
+                .cloned()
                 .collect::<Vec<_>>()
         });
-        let classification = classify(before_comparable.as_deref(), &after, &LineMap::identity());
-        sections.push(file_context(
-            &display,
-            &server_name,
-            &classification,
-            &extras,
-            min_severity,
-            caps,
-        ));
-        entries.push((
-            display.clone(),
-            baseline_entry(ctx, &text, &server_name, ast_diags.is_some(), after),
-        ));
+        let mut after = file.lsp.clone();
+        after.extend(file.ast_grep.iter().flatten().cloned());
+        let classification = classify(before.as_deref(), &after, &LineMap::identity());
+        let servers_label = file.answered_by.join(" + ");
+        if file.failures.is_empty() {
+            sections.push(file_context(
+                &display,
+                &servers_label,
+                &classification,
+                &file.extras,
+                settings.config.min_severity,
+                caps,
+            ));
+            entries.push((
+                display.clone(),
+                baseline_entry(ctx, &text, &servers_label, file.ast_grep.is_some(), after),
+            ));
+        } else {
+            // A partial result is not kept as the file's baseline: the next
+            // check would take the silent server's problems for new ones.
+            sections.push(partial_section(&display, &file, &classification, caps));
+        }
         let in_loop = record_touched(ctx, path);
         if in_loop.is_some() {
             running_loop = in_loop;
@@ -274,7 +227,12 @@ fn report_changed(ctx: &Ctx, settings: &Settings, paths: &[PathBuf]) -> anyhow::
         if let Some((errors, introduced)) =
             blocking_errors(&classification, settings.config.block_on)
         {
-            blocking.push((display, server_name, errors, introduced));
+            let reported_by = if file.answered_by.is_empty() {
+                "the ast-grep rules".to_string()
+            } else {
+                servers_label
+            };
+            blocking.push((display, reported_by, errors, introduced));
         }
     }
     pool.close(Duration::from_millis(settings.config.shutdown_grace_ms));
@@ -316,6 +274,177 @@ fn report_changed(ctx: &Ctx, settings: &Settings, paths: &[PathBuf]) -> anyhow::
         )));
     }
     Ok(output)
+}
+
+/// What every checker said about one file the command changed.
+struct FileResult {
+    /// The diagnostics of the servers that answered.
+    lsp: Vec<Diag>,
+    /// The servers that answered, the file's own server first.
+    answered_by: Vec<String>,
+    /// One line per server that did not answer, saying why.
+    failures: Vec<String>,
+    /// The ast-grep findings, when the rules ran.
+    ast_grep: Option<Vec<Diag>>,
+    extras: ast_grep::Extras,
+}
+
+/// Asks the file's server, the linters beside it and the ast-grep rules
+/// about `text`, as the post-edit check does; `None` when there is nothing
+/// to say (a server that did not start and was already reported, with no
+/// one else to speak for the file).
+fn check_file(
+    ctx: &Ctx,
+    settings: &Settings,
+    pool: &mut crate::lsp::pool::Pool,
+    target: &resolve::Target<'_>,
+    path: &Path,
+    text: &str,
+    display: &str,
+) -> Option<FileResult> {
+    let server_name = target.server.name.clone();
+    let min_severity = settings.config.min_severity;
+    let unused = settings.config.unused;
+    let started = Instant::now();
+    let timeout = settings.file_timeout(target.server);
+    let deadline = started + settings.warmup_wait() + timeout;
+    let scan = if settings.config.ast_grep {
+        ast_grep::start(ctx, path)
+    } else {
+        None
+    };
+    // Linters first, each within its share: they answer in milliseconds,
+    // and a checker that takes the whole deadline must not cost theirs.
+    let mut linter_results = Vec::new();
+    for linter in resolve::linters(ctx, settings, path, target.server) {
+        let limits = Limits {
+            deadline: (Instant::now() + timeout.mul_f64(LINTER_SHARE)).min(deadline),
+            budget: None,
+            startup: linter.server.startup_timeout,
+        };
+        let (after, _) = resolve::lsp_diagnostics_within(
+            pool,
+            &linter,
+            path,
+            text,
+            min_severity,
+            unused,
+            &limits,
+        );
+        linter_results.push((linter.server.name.clone(), after));
+    }
+    let limits = Limits {
+        deadline,
+        budget: Some(timeout),
+        startup: target.server.startup_timeout,
+    };
+    let (result, _) =
+        resolve::lsp_diagnostics_within(pool, target, path, text, min_severity, unused, &limits);
+    let (ast_grep, extras) = match scan.map(|scan| {
+        scan.and_then(|scan| {
+            scan.finish_with_extras(
+                started + Duration::from_millis(settings.config.ast_grep_timeout_ms),
+            )
+        })
+    }) {
+        Some(Ok((diags, extras))) => (Some(diags), extras),
+        Some(Err(why)) => {
+            eprintln!("ralph-hooks: warning: ast-grep skipped for {display}: {why}");
+            (None, ast_grep::Extras::default())
+        }
+        None => (None, ast_grep::Extras::default()),
+    };
+    let mut file = FileResult {
+        lsp: Vec::new(),
+        answered_by: Vec::new(),
+        failures: Vec::new(),
+        ast_grep,
+        extras,
+    };
+    let mut silent_start_failure = false;
+    match result {
+        Ok(diags) => {
+            file.lsp.extend(diags);
+            file.answered_by.push(server_name.clone());
+        }
+        Err(error @ LspError::StartFailed { .. }) => {
+            // Said once per session; later commands name it only when
+            // others' findings need the warning that this is not all.
+            match super::edit::not_started(ctx, display, &server_name, &error)
+                .ok()
+                .and_then(|output| output.hook_specific_output)
+                .and_then(|specific| specific.additional_context)
+            {
+                Some(notice) => file.failures.push(notice),
+                None => {
+                    silent_start_failure = true;
+                    file.failures.push(report::inconclusive(
+                        display,
+                        &server_name,
+                        "the server did not start (said earlier in this session)",
+                    ));
+                }
+            }
+        }
+        Err(error) => file.failures.push(failure_text(
+            ctx,
+            display,
+            &server_name,
+            &error,
+            started.elapsed(),
+        )),
+    }
+    for (name, after) in linter_results {
+        match after {
+            Ok(diags) => {
+                file.lsp.extend(diags);
+                file.answered_by.push(name);
+            }
+            Err(error) if resolve::looks_not_installed(&error) => ctx.debug(format_args!(
+                "{display}: {name} is not installed after all: {error}"
+            )),
+            Err(error) => {
+                file.failures
+                    .push(failure_text(ctx, display, &name, &error, started.elapsed()))
+            }
+        }
+    }
+    resolve::sort_and_dedup(&mut file.lsp);
+    if silent_start_failure && file.answered_by.is_empty() && file.ast_grep.is_none() {
+        return None;
+    }
+    Some(file)
+}
+
+/// One file's part when a server did not answer: why, then what the
+/// others found (never "clean").
+fn partial_section(
+    display: &str,
+    file: &FileResult,
+    classification: &Classification,
+    caps: Caps,
+) -> String {
+    let mut answered = file.answered_by.clone();
+    if file.ast_grep.is_some() {
+        answered.push("the ast-grep rules".into());
+    }
+    let mut text = file.failures.join("\n");
+    if !answered.is_empty() {
+        text.push('\n');
+        text.push_str(&report::partial_context(
+            display,
+            &answered.join(" and "),
+            &classification.items,
+            caps,
+        ));
+        let shown: Vec<&Diag> = classification.items.iter().map(|c| &c.diag).collect();
+        let extras = ast_grep::render_extras(&shown, &file.extras);
+        if !extras.is_empty() {
+            text.push('\n');
+            text.push_str(&extras);
+        }
+    }
+    text
 }
 
 fn save_record(ctx: &Ctx, record: &Record) -> anyhow::Result<()> {

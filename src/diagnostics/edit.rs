@@ -415,7 +415,7 @@ pub fn after_edit(ctx: &Ctx, tool: &ToolInput) -> anyhow::Result<HookOutput> {
 }
 
 /// The share of a file's time a linter beside its checker may use.
-const LINTER_SHARE: f64 = 0.25;
+pub(super) const LINTER_SHARE: f64 = 0.25;
 
 /// One server's answers for the edited file: the text before the edit
 /// (when it was checked) and after.
@@ -427,7 +427,7 @@ struct ServerResult {
 
 /// Why a server gave no answer for the file, in words: still starting
 /// ("warming up"), running but silent ("timed out"), or another fault.
-fn failure_text(
+pub(super) fn failure_text(
     ctx: &Ctx,
     display: &str,
     server: &str,

@@ -76,15 +76,37 @@ pub struct Launch {
     /// The file extensions it handles (`.py`): the files a long-lived
     /// holder watches on the disk for it (see `daemon::fresh`).
     pub extensions: Vec<String>,
-    /// Files created or deleted behind its back are not taken in from
-    /// `workspace/didChangeWatchedFiles` (typescript-language-server: an
-    /// import of a file created later stays unresolved): a long-lived
-    /// holder restarts it instead.
-    pub restart_on_created_or_deleted: bool,
+    /// How it takes in files created or deleted behind its back: told
+    /// through `workspace/didChangeWatchedFiles`, or only by a restart (for
+    /// every answer, or only for project-wide queries).
+    pub created_or_deleted: CreatedOrDeleted,
     /// Why this server handles the files it is launched for (the
     /// registry's choice), for `daemon status`; not part of its
     /// configuration.
     pub reason: Option<String>,
+}
+
+/// How a server takes in files created or deleted on the disk behind its
+/// back (a long-lived holder tells it of them, see `daemon::fresh`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CreatedOrDeleted {
+    /// `workspace/didChangeWatchedFiles` is enough.
+    #[default]
+    Told,
+    /// Told, its diagnostics take them in (pyright invalidates its import
+    /// resolution on a created file it includes), but its project-wide
+    /// queries do not (pyright left a created file out of
+    /// `textDocument/references`): restarted before a reference, rename or
+    /// other request, not before a check. A project whose configuration
+    /// narrows the server's files (`include`/`exclude`) restarts it before
+    /// every answer: a created file it leaves out is never read, though an
+    /// import may resolve to it.
+    RestartForQueries,
+    /// Nothing takes them in (typescript-language-server: an import of a
+    /// file created later stays unresolved, told or not): restarted before
+    /// the next answer.
+    Restart,
 }
 
 /// What a client tells a server about pull diagnostics.

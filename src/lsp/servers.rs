@@ -13,7 +13,10 @@
 //!   `extensionToLanguage`, `env`, `initializationOptions`, `settings`,
 //!   `startupTimeout`, `workspaceFolder`, `diagnostics`), an entry may set
 //!   `rootMarkers`, `quietMs`, `awaitProgress`, `reopenWhenClean`,
-//!   `diagnosticMode` (`push`|`pull`|`auto`) and `installHint`.
+//!   `diagnosticMode` (`push`|`pull`|`auto`), `createdOrDeleted`
+//!   (`told`|`restartForQueries`|`restart`: how the daemon brings the
+//!   server up to date with files created or deleted behind its back) and
+//!   `installHint`.
 //!
 //! Binaries are looked up on PATH and in the project's `node_modules/.bin`
 //! and `.venv/bin`, so project-local installs work without activation.
@@ -26,7 +29,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 pub use super::client::PullCapability;
-use super::client::{DiagnosticMode, Launch};
+use super::client::{CreatedOrDeleted, DiagnosticMode, Launch};
 use crate::hook::config::Config;
 use crate::util::fsread::{self, Links, limits};
 
@@ -71,6 +74,9 @@ pub struct ServerConfig {
     pub reopen_when_clean: Option<bool>,
     #[serde(default)]
     pub diagnostic_mode: Option<String>,
+    /// `told`, `restartForQueries` or `restart` (see [`CreatedOrDeleted`]).
+    #[serde(default)]
+    pub created_or_deleted: Option<String>,
     #[serde(default)]
     pub install_hint: Option<String>,
 }
@@ -103,8 +109,8 @@ pub struct ServerDef {
     pub quiet: Duration,
     pub await_progress: Option<String>,
     pub reopen_when_clean: bool,
-    /// See [`Launch::restart_on_created_or_deleted`].
-    pub restart_on_created_or_deleted: bool,
+    /// See [`Launch::created_or_deleted`].
+    pub created_or_deleted: CreatedOrDeleted,
     /// What the server needs to know the files it was not given (clangd's
     /// compilation database); `None` when it finds the project by itself.
     pub project_index: Option<ProjectIndex>,
@@ -197,7 +203,7 @@ impl ServerDef {
             quiet: DEFAULT_QUIET,
             await_progress: None,
             reopen_when_clean: false,
-            restart_on_created_or_deleted: false,
+            created_or_deleted: CreatedOrDeleted::Told,
             project_index: None,
             mode: DiagnosticMode::Push,
             pull_capability: PullCapability::Undeclared,
@@ -215,8 +221,8 @@ impl ServerDef {
         self
     }
 
-    fn restart_on_created_or_deleted(mut self) -> ServerDef {
-        self.restart_on_created_or_deleted = true;
+    fn on_created_or_deleted(mut self, how: CreatedOrDeleted) -> ServerDef {
+        self.created_or_deleted = how;
         self
     }
 
@@ -298,6 +304,14 @@ impl ServerDef {
         if let Some(reopen) = config.reopen_when_clean {
             self.reopen_when_clean = reopen;
         }
+        if let Some(how) = &config.created_or_deleted {
+            self.created_or_deleted = match how.as_str() {
+                "told" => CreatedOrDeleted::Told,
+                "restartForQueries" => CreatedOrDeleted::RestartForQueries,
+                // Anything else errs on the side of a right answer.
+                _ => CreatedOrDeleted::Restart,
+            };
+        }
         if let Some(mode) = &config.diagnostic_mode {
             self.mode = match mode.as_str() {
                 "pull" => DiagnosticMode::Pull,
@@ -357,7 +371,7 @@ impl ServerDef {
             mode: self.mode,
             pull_capability: self.pull_capability,
             extensions: self.extensions.keys().cloned().collect(),
-            restart_on_created_or_deleted: self.restart_on_created_or_deleted,
+            created_or_deleted: self.created_or_deleted,
             reason: None,
         }
     }
@@ -426,10 +440,12 @@ pub fn builtin_servers() -> Vec<ServerDef> {
         )
         .quiet_ms(0)
         .pulled(PullCapability::Dynamic)
-        // Told of a created file (didChangeWatchedFiles), pyright still
-        // left it out of `textDocument/references` (tests/fresh.rs): the
-        // daemon restarts it when files come or go, as it does tsserver.
-        .restart_on_created_or_deleted(),
+        // Told of a created file (didChangeWatchedFiles), pyright's checks
+        // take it in, but it still left it out of `textDocument/references`
+        // (tests/fresh.rs): the daemon restarts it before such a query
+        // when files came or went, not before every check (a restart
+        // costs a cold answer: benches/restart.rs).
+        .on_created_or_deleted(CreatedOrDeleted::RestartForQueries),
         ServerDef::builtin(
             "basedpyright",
             "Python",
@@ -506,7 +522,7 @@ pub fn builtin_servers() -> Vec<ServerDef> {
         .quiet_ms(300)
         .reopen_when_clean()
         .initialization_options(typescript_language_server_memory_options())
-        .restart_on_created_or_deleted(),
+        .on_created_or_deleted(CreatedOrDeleted::Restart),
         // TypeScript 7's own server: pull only (it pushes nothing for .ts
         // files), answers are final. Chosen for a project whose TypeScript
         // is 7 or newer (see [`Registry::select`]).
