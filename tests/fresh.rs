@@ -612,3 +612,46 @@ fn pyright_warm_sees_a_symlink_retargeted() {
     let report = project.write_through_hook("f2.py");
     assert!(report.contains("f2.py:3:"), "{report}\n{}", project.log());
 }
+
+/// A git-ignored file the project imports (generated code), changed by the
+/// shell: warm pyright answers as a cold one.
+#[test]
+fn pyright_warm_sees_a_git_ignored_import_changed() {
+    if util::require_tool(
+        "pyright-langserver",
+        "the pyright ignored-file freshness test",
+    )
+    .is_none()
+    {
+        return;
+    }
+    let project = Project::new("fresh-ignored");
+    let root = project.path();
+    write(root, ".lsp.json", r#"{"ruff": {"disabled": true}}"#);
+    write(root, ".gitignore", ".claude/\ngen/\n");
+    write(root, "gen/g.py", "def g() -> int:\n    return 1\n");
+    write(root, "c.py", "from gen.g import g\n\nx: int = g()\n");
+    git(root, &["init", "-q"]);
+    git(root, &["add", "-A"]);
+    git(root, &["commit", "-q", "-m", "init"]);
+    let report = project.write_through_hook("c.py");
+    assert!(!report.contains("c.py:3:"), "{report}");
+    assert!(project.errors(true).is_empty());
+
+    shell(
+        root,
+        "sed -i 's/-> int:/-> str:/; s/return 1/return \"s\"/' gen/g.py",
+    );
+    let cold = project.errors(false);
+    assert!(
+        cold.iter()
+            .any(|(file, line, _)| file == "c.py" && *line == 3),
+        "cold: {cold:?}"
+    );
+    assert_eq!(
+        project.errors(true),
+        cold,
+        "warm vs cold\n{}",
+        project.log()
+    );
+}

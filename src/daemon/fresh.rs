@@ -19,9 +19,11 @@
 //! *racy* (as git calls it): its content hash is kept and compared at the
 //! next walk, whatever its stamp says.
 //!
-//! The walk is the project check's (`.gitignore` honoured, hidden files,
-//! `node_modules/`, `target/`, `.git/`, virtual environments and the hooks'
-//! state root skipped), restricted to the server's file extensions and the
+//! The walk is the project check's (hidden files, `node_modules/`,
+//! `target/`, `.git/`, virtual environments and the hooks' state root
+//! skipped), except that git-ignored files are walked too: generated code,
+//! protocol stubs and `_version.py` files are routinely git-ignored and
+//! imported, and a cold server reads them; restricted to the server's file extensions and the
 //! configuration files below. Folders behind symbolic links are not entered,
 //! but a symbolic link to a source file is one: a server reading it reads
 //! its target, so its stamp is the target's (stat through the link, which
@@ -243,6 +245,10 @@ impl DiskView {
         let skip = self.skip.clone();
         let walker = ignore::WalkBuilder::new(&self.root)
             .require_git(false)
+            // Ignored by git is not unread by the server (see above).
+            .git_ignore(false)
+            .git_exclude(false)
+            .git_global(false)
             .follow_links(false)
             .filter_entry(move |entry| {
                 let is_dir = entry.file_type().is_some_and(|t| t.is_dir());
@@ -562,6 +568,20 @@ mod tests {
         assert_eq!(view.refresh().deleted, [root.join("lnk.py")]);
         let _ = std::fs::remove_dir_all(&root);
         let _ = std::fs::remove_dir_all(&outside);
+    }
+
+    #[test]
+    fn a_git_ignored_source_file_is_walked() {
+        // Generated code is often git-ignored and imported all the same.
+        let root = temp("ignored");
+        std::fs::create_dir_all(root.join("gen")).unwrap();
+        std::fs::write(root.join(".gitignore"), "gen/\n").unwrap();
+        std::fs::write(root.join("gen/g.py"), "def g() -> int: return 1\n").unwrap();
+        let mut view = view(&root);
+        view.refresh();
+        std::fs::write(root.join("gen/g.py"), "def g() -> str: return 'one'\n").unwrap();
+        assert_eq!(view.refresh().changed, [root.join("gen/g.py")]);
+        let _ = std::fs::remove_dir_all(&root);
     }
 
     #[test]
