@@ -655,3 +655,44 @@ fn pyright_warm_sees_a_git_ignored_import_changed() {
         project.log()
     );
 }
+
+/// A symbolic link in the project to a file outside it, whose target the
+/// shell edits: warm pyright answers as a cold one.
+#[test]
+fn pyright_warm_sees_a_symlinks_target_outside_the_project_changed() {
+    if util::require_tool(
+        "pyright-langserver",
+        "the pyright link-target freshness test",
+    )
+    .is_none()
+    {
+        return;
+    }
+    let project = Project::new("fresh-link-target");
+    let outside = TempDir::new("fresh-link-target-outside");
+    let root = project.path();
+    write(root, ".lsp.json", r#"{"ruff": {"disabled": true}}"#);
+    write(outside.path(), "t.py", "def l() -> int:\n    return 1\n");
+    std::os::unix::fs::symlink(outside.path().join("t.py"), root.join("lnk.py")).unwrap();
+    write(root, "f.py", "from lnk import l\n\nx: int = l()\n");
+    let report = project.write_through_hook("f.py");
+    assert!(!report.contains("f.py:3:"), "{report}");
+    assert!(project.errors(true).is_empty());
+
+    shell(
+        outside.path(),
+        "sed -i 's/-> int:/-> str:/; s/return 1/return \"s\"/' t.py",
+    );
+    let cold = project.errors(false);
+    assert!(
+        cold.iter()
+            .any(|(file, line, _)| file == "f.py" && *line == 3),
+        "cold: {cold:?}"
+    );
+    assert_eq!(
+        project.errors(true),
+        cold,
+        "warm vs cold\n{}",
+        project.log()
+    );
+}
