@@ -242,3 +242,80 @@ fn ruff_lints_beside_pyright_after_a_bash_command_unless_turned_off() {
     );
     assert!(!text.contains("[Ruff"), "{text}");
 }
+
+/// A command that edits a file and commits it leaves it clean for git
+/// before and after: the files changed between the HEAD before and the
+/// HEAD after are the command's too.
+#[test]
+fn an_edit_committed_by_the_same_command_is_reported() {
+    let dir = fake_project();
+    bash_hook(dir.path(), "ls");
+    let command = "sed -i 's/fine/ERROR: committed at once/' a.fake && git -c user.name=t -c user.email=t@t -c commit.gpgsign=false commit -qam w";
+    sh(dir.path(), command);
+    let text = context(&bash_hook(dir.path(), command));
+    assert!(
+        text.contains("a.fake:1:1 error [fake E1] committed at once"),
+        "{text}"
+    );
+}
+
+/// `cp -p`, `mv`, `tar x` give a new file an old modification time; its
+/// status-change time is the command's.
+#[test]
+fn files_created_with_an_old_modification_time_are_reported() {
+    let dir = fake_project();
+    let outside = TempDir::new("bash-edits-old");
+    bash_hook(dir.path(), "ls");
+    std::fs::write(outside.path().join("old.fake"), "ERROR: copied old\n").unwrap();
+    sh(outside.path(), "touch -d '2020-01-01' old.fake");
+    let command = format!("cp -p {}/old.fake b.fake", outside.path().display());
+    sh(dir.path(), &command);
+    let text = context(&bash_hook(dir.path(), &command));
+    assert!(
+        text.contains("b.fake:1:1 error [fake E1] copied old"),
+        "{text}"
+    );
+
+    std::fs::write(outside.path().join("old2.fake"), "ERROR: moved old\n").unwrap();
+    sh(outside.path(), "touch -d '2020-01-01' old2.fake");
+    let command = format!("mv {}/old2.fake c.fake", outside.path().display());
+    sh(dir.path(), &command);
+    let text = context(&bash_hook(dir.path(), &command));
+    assert!(
+        text.contains("c.fake:1:1 error [fake E1] moved old"),
+        "{text}"
+    );
+}
+
+/// Outside git, a project too big to walk after every command is said
+/// once not to have its Bash edits checked, and an edit missed then is
+/// never reported later as an unrelated command's.
+#[test]
+fn outside_git_a_project_too_big_to_walk_says_so_once_and_pins_nothing_later() {
+    let dir = fake_project();
+    std::fs::remove_dir_all(dir.path().join(".git")).unwrap();
+    let data = dir.path().join("aaa");
+    std::fs::create_dir_all(&data).unwrap();
+    for i in 0..5_100 {
+        std::fs::write(data.join(format!("f{i}.txt")), "").unwrap();
+    }
+    let text = context(&bash_hook(dir.path(), "ls"));
+    assert!(
+        text.contains("not checked") && text.contains("git init"),
+        "{text}"
+    );
+    sh(dir.path(), "sed -i 's/fine/ERROR: missed/' a.fake");
+    let output = bash_hook(dir.path(), "sed -i ... a.fake");
+    assert!(
+        output.stdout.is_empty(),
+        "said once: {:?}",
+        String::from_utf8_lossy(&output.stdout)
+    );
+    std::fs::remove_dir_all(&data).unwrap();
+    let output = bash_hook(dir.path(), "true");
+    assert!(
+        !String::from_utf8_lossy(&output.stdout).contains("missed"),
+        "pinned on `true`: {:?}",
+        String::from_utf8_lossy(&output.stdout)
+    );
+}

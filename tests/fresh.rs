@@ -582,3 +582,123 @@ fn pyright_takes_in_created_and_deleted_files_without_a_restart_until_a_query() 
     assert!(warm.contains(&("e.py".to_string(), 3, 1)), "{warm:?}");
     assert_eq!(restarts(&project), 1, "{}", project.log());
 }
+
+/// A symbolic link in the project retargeted by the shell (`ln -sfn`,
+/// or `git checkout` of a branch where it differs): warm pyright answers
+/// as a cold one, in `check` and in the post-edit hook.
+#[test]
+fn pyright_warm_sees_a_symlink_retargeted() {
+    if util::require_tool("pyright-langserver", "the pyright symlink freshness test").is_none() {
+        return;
+    }
+    let project = Project::new("fresh-symlink");
+    let root = project.path();
+    write(root, ".lsp.json", r#"{"ruff": {"disabled": true}}"#);
+    write(root, "vendor/v1.py", "def v() -> int:\n    return 1\n");
+    write(root, "vendor/v2.py", "def v() -> str:\n    return \"s\"\n");
+    std::os::unix::fs::symlink("vendor/v1.py", root.join("lnk2.py")).unwrap();
+    write(root, "f2.py", "from lnk2 import v\n\nx: int = v()\n");
+    let report = project.write_through_hook("f2.py");
+    assert!(!report.contains("f2.py:3:"), "{report}");
+    assert!(project.errors(true).is_empty());
+
+    shell(root, "ln -sfn vendor/v2.py lnk2.py");
+    let cold = project.errors(false);
+    assert!(
+        cold.iter()
+            .any(|(file, line, _)| file == "f2.py" && *line == 3),
+        "cold: {cold:?}"
+    );
+    assert_eq!(
+        project.errors(true),
+        cold,
+        "warm vs cold\n{}",
+        project.log()
+    );
+    let report = project.write_through_hook("f2.py");
+    assert!(report.contains("f2.py:3:"), "{report}\n{}", project.log());
+}
+
+/// A git-ignored file the project imports (generated code), changed by the
+/// shell: warm pyright answers as a cold one.
+#[test]
+fn pyright_warm_sees_a_git_ignored_import_changed() {
+    if util::require_tool(
+        "pyright-langserver",
+        "the pyright ignored-file freshness test",
+    )
+    .is_none()
+    {
+        return;
+    }
+    let project = Project::new("fresh-ignored");
+    let root = project.path();
+    write(root, ".lsp.json", r#"{"ruff": {"disabled": true}}"#);
+    write(root, ".gitignore", ".claude/\ngen/\n");
+    write(root, "gen/g.py", "def g() -> int:\n    return 1\n");
+    write(root, "c.py", "from gen.g import g\n\nx: int = g()\n");
+    git(root, &["init", "-q"]);
+    git(root, &["add", "-A"]);
+    git(root, &["commit", "-q", "-m", "init"]);
+    let report = project.write_through_hook("c.py");
+    assert!(!report.contains("c.py:3:"), "{report}");
+    assert!(project.errors(true).is_empty());
+
+    shell(
+        root,
+        "sed -i 's/-> int:/-> str:/; s/return 1/return \"s\"/' gen/g.py",
+    );
+    let cold = project.errors(false);
+    assert!(
+        cold.iter()
+            .any(|(file, line, _)| file == "c.py" && *line == 3),
+        "cold: {cold:?}"
+    );
+    assert_eq!(
+        project.errors(true),
+        cold,
+        "warm vs cold\n{}",
+        project.log()
+    );
+}
+
+/// A symbolic link in the project to a file outside it, whose target the
+/// shell edits: warm pyright answers as a cold one.
+#[test]
+fn pyright_warm_sees_a_symlinks_target_outside_the_project_changed() {
+    if util::require_tool(
+        "pyright-langserver",
+        "the pyright link-target freshness test",
+    )
+    .is_none()
+    {
+        return;
+    }
+    let project = Project::new("fresh-link-target");
+    let outside = TempDir::new("fresh-link-target-outside");
+    let root = project.path();
+    write(root, ".lsp.json", r#"{"ruff": {"disabled": true}}"#);
+    write(outside.path(), "t.py", "def l() -> int:\n    return 1\n");
+    std::os::unix::fs::symlink(outside.path().join("t.py"), root.join("lnk.py")).unwrap();
+    write(root, "f.py", "from lnk import l\n\nx: int = l()\n");
+    let report = project.write_through_hook("f.py");
+    assert!(!report.contains("f.py:3:"), "{report}");
+    assert!(project.errors(true).is_empty());
+
+    shell(
+        outside.path(),
+        "sed -i 's/-> int:/-> str:/; s/return 1/return \"s\"/' t.py",
+    );
+    let cold = project.errors(false);
+    assert!(
+        cold.iter()
+            .any(|(file, line, _)| file == "f.py" && *line == 3),
+        "cold: {cold:?}"
+    );
+    assert_eq!(
+        project.errors(true),
+        cold,
+        "warm vs cold\n{}",
+        project.log()
+    );
+}

@@ -19,10 +19,16 @@
 //! *racy* (as git calls it): its content hash is kept and compared at the
 //! next walk, whatever its stamp says.
 //!
-//! The walk is the project check's (`.gitignore` honoured, hidden files,
-//! `node_modules/`, `target/`, `.git/`, virtual environments and the hooks'
-//! state root skipped), restricted to the server's file extensions and the
-//! configuration files below; symbolic links are not followed.
+//! The walk is the project check's (hidden files, `node_modules/`,
+//! `target/`, `.git/`, virtual environments and the hooks' state root
+//! skipped), except that git-ignored files are walked too: generated code,
+//! protocol stubs and `_version.py` files are routinely git-ignored and
+//! imported, and a cold server reads them; restricted to the server's file extensions and the
+//! configuration files below. Folders behind symbolic links are not entered,
+//! but a symbolic link to a source file is one: a server reading it reads
+//! its target, so its stamp is the target's (stat through the link, which
+//! sees a target outside the project edited) plus the link's own text
+//! (`ln -sfn` pointing it elsewhere); a dangling link is a deleted file.
 
 use std::collections::HashMap;
 use std::os::unix::fs::MetadataExt;
@@ -73,6 +79,8 @@ struct Stamp {
     dev: u64,
     mtime: (i64, i64),
     ctime: (i64, i64),
+    /// For a symbolic link, a hash of where it points (0 for a file).
+    link: u64,
 }
 
 impl Stamp {
@@ -83,7 +91,22 @@ impl Stamp {
             dev: metadata.dev(),
             mtime: (metadata.mtime(), metadata.mtime_nsec()),
             ctime: (metadata.ctime(), metadata.ctime_nsec()),
+            link: 0,
         }
+    }
+
+    /// The stamp of the file a symbolic link at `path` points to, with
+    /// where it points; `None` when it does not lead to a regular file.
+    fn through_link(path: &Path) -> Option<Stamp> {
+        let target = std::fs::read_link(path).ok()?;
+        let metadata = std::fs::metadata(path).ok()?;
+        if !metadata.is_file() {
+            return None;
+        }
+        let mut stamp = Stamp::of(&metadata);
+        // Never 0, so a link is never mistaken for a file.
+        stamp.link = fnv1a(target.as_os_str().as_encoded_bytes()) | 1;
+        Some(stamp)
     }
 
     /// The later of its modification and status-change times.
@@ -222,6 +245,10 @@ impl DiskView {
         let skip = self.skip.clone();
         let walker = ignore::WalkBuilder::new(&self.root)
             .require_git(false)
+            // Ignored by git is not unread by the server (see above).
+            .git_ignore(false)
+            .git_exclude(false)
+            .git_global(false)
             .follow_links(false)
             .filter_entry(move |entry| {
                 let is_dir = entry.file_type().is_some_and(|t| t.is_dir());
@@ -233,7 +260,8 @@ impl DiskView {
             })
             .build();
         for entry in walker.flatten() {
-            if !entry.file_type().is_some_and(|t| t.is_file()) {
+            let is_link = entry.file_type().is_some_and(|t| t.is_symlink());
+            if !is_link && !entry.file_type().is_some_and(|t| t.is_file()) {
                 continue;
             }
             let name = entry.file_name().to_string_lossy();
@@ -241,14 +269,19 @@ impl DiskView {
             if !is_config && !self.handles(&name) {
                 continue;
             }
-            let Ok(metadata) = entry.metadata() else {
+            let stamp = if is_link {
+                Stamp::through_link(entry.path())
+            } else {
+                entry.metadata().ok().map(|metadata| Stamp::of(&metadata))
+            };
+            let Some(stamp) = stamp else {
                 continue;
             };
             let target = if is_config { &mut configs } else { &mut files };
             target.insert(
                 entry.into_path(),
                 Entry {
-                    stamp: Stamp::of(&metadata),
+                    stamp,
                     racy_hash: None,
                 },
             );
@@ -494,6 +527,60 @@ mod tests {
         std::fs::write(&new, "x: str = 1\n").unwrap();
         std::fs::rename(&new, &file).unwrap();
         assert_eq!(view.refresh().changed, std::slice::from_ref(&file));
+        let _ = std::fs::remove_dir_all(&root);
+    }
+
+    #[test]
+    fn a_symlink_retargeted_is_a_change() {
+        // `ln -sfn vendor/v2.py lnk.py`: the link is replaced, its target
+        // differs; a server reading lnk.py reads other text now.
+        let root = temp("relinked");
+        std::fs::create_dir_all(root.join("vendor")).unwrap();
+        std::fs::write(root.join("vendor/v1.py"), "def v() -> int: return 1\n").unwrap();
+        std::fs::write(root.join("vendor/v2.py"), "def v() -> str: return ''\n").unwrap();
+        std::os::unix::fs::symlink("vendor/v1.py", root.join("lnk.py")).unwrap();
+        let mut view = view(&root);
+        assert!(view.refresh().is_empty());
+        assert_eq!(view.len(), 3, "the link is a source file too");
+        let status = std::process::Command::new("ln")
+            .args(["-sfn", "vendor/v2.py", "lnk.py"])
+            .current_dir(&root)
+            .status()
+            .unwrap();
+        assert!(status.success());
+        assert_eq!(view.refresh().changed, [root.join("lnk.py")]);
+        assert!(view.refresh().is_empty());
+        let _ = std::fs::remove_dir_all(&root);
+    }
+
+    #[test]
+    fn a_change_to_a_symlinks_target_outside_the_root_is_a_change_of_the_link() {
+        let root = temp("link-out");
+        let outside = temp("link-out-target");
+        std::fs::write(outside.join("t.py"), "def l() -> int: return 1\n").unwrap();
+        std::os::unix::fs::symlink(outside.join("t.py"), root.join("lnk.py")).unwrap();
+        let mut view = view(&root);
+        view.refresh();
+        std::fs::write(outside.join("t.py"), "def l() -> str: return ''\n").unwrap();
+        assert_eq!(view.refresh().changed, [root.join("lnk.py")]);
+        // A dangling link is a deleted file.
+        std::fs::remove_file(outside.join("t.py")).unwrap();
+        assert_eq!(view.refresh().deleted, [root.join("lnk.py")]);
+        let _ = std::fs::remove_dir_all(&root);
+        let _ = std::fs::remove_dir_all(&outside);
+    }
+
+    #[test]
+    fn a_git_ignored_source_file_is_walked() {
+        // Generated code is often git-ignored and imported all the same.
+        let root = temp("ignored");
+        std::fs::create_dir_all(root.join("gen")).unwrap();
+        std::fs::write(root.join(".gitignore"), "gen/\n").unwrap();
+        std::fs::write(root.join("gen/g.py"), "def g() -> int: return 1\n").unwrap();
+        let mut view = view(&root);
+        view.refresh();
+        std::fs::write(root.join("gen/g.py"), "def g() -> str: return 'one'\n").unwrap();
+        assert_eq!(view.refresh().changed, [root.join("gen/g.py")]);
         let _ = std::fs::remove_dir_all(&root);
     }
 

@@ -9,17 +9,26 @@
 //! snapshot from before it. Instead each run records (`bash-edits.json`)
 //! when it ran and which files git saw dirty; the next run's candidates are
 //! the files git sees dirty now plus those dirty last time (a `git checkout`
-//! makes a file clean by changing it), whose mtime is not older than the
-//! last run. A candidate whose content is exactly what `diagnostics.json`
-//! last checked (an Edit already reported it, or an earlier command) is not
-//! new. Without a record (the first command) the window is the last
-//! [`FIRST_WINDOW`]. Outside a git work tree the candidates are all the
-//! project's files, found by a bounded walk (`worktree::walk_files`), and
-//! the same mtime test picks the command's.
+//! makes a file clean by changing it) and the files changed between the
+//! HEAD of last time and HEAD now (a command that edits and commits leaves
+//! the file clean before and after), whose modification or status-change
+//! time is not older than the last run (the status-change time: `cp -p`,
+//! `mv` and `tar x` give a new file an old modification time, but nothing
+//! sets the status-change time back). A candidate whose content is exactly
+//! what `diagnostics.json` last checked (an Edit already reported it, or an
+//! earlier command) is not new. Without a record (the first command) the
+//! window is the last [`FIRST_WINDOW`]. Outside a git work tree the
+//! candidates are all the project's files, found by a bounded walk
+//! (`worktree::walk_files`), and the same time test picks the command's.
+//! A project too big for that walk is told once per session that its Bash
+//! edits are not checked (and how to have them checked); the record's time
+//! still moves on, so an edit missed then is never reported later as the
+//! change of an unrelated command.
 //!
-//! Cost of a command that changed nothing: one `git status`, one `stat`
-//! per dirty file, one small read (a write only when the dirty set changed);
-//! outside git, one walk of the project instead of `git status`.
+//! Cost of a command that changed nothing: one `git status`, one
+//! `git rev-parse`, one `stat` per dirty file, one small read (a write only
+//! when the dirty set or HEAD changed); outside git, one walk of the
+//! project instead.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -65,6 +74,14 @@ pub struct Record {
     /// Project-relative paths git saw dirty then.
     #[serde(default)]
     pub dirty: Vec<String>,
+    /// The commit HEAD named then (absent outside git or before the first
+    /// commit).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub head: Option<String>,
+    /// The session last told that its Bash edits are not checked (outside
+    /// git, too many files to walk).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub untracked_told: Option<String>,
 }
 
 impl Versioned for Record {
@@ -88,16 +105,24 @@ pub fn after_bash(ctx: &Ctx, _tool: &ToolInput) -> anyhow::Result<HookOutput> {
         now_ms.saturating_sub(FIRST_WINDOW.as_millis() as u64),
         |r| r.at_ms,
     );
+    let mut head = None;
+    let mut too_many_files = false;
     let (dirty, recent): (Vec<String>, Vec<PathBuf>) = match git {
         Some(dirty) => {
             let mut candidates: BTreeSet<String> = dirty.iter().cloned().collect();
+            head = head_commit(&ctx.project_root);
             if let Some(previous) = &previous {
                 candidates.extend(previous.dirty.iter().cloned());
+                if let (Some(before), Some(after)) = (&previous.head, &head)
+                    && before != after
+                {
+                    candidates.extend(files_between(&ctx.project_root, before, after));
+                }
             }
             let recent = candidates
                 .iter()
                 .map(|relative| ctx.project_root.join(relative))
-                .filter(|path| modified_ms(path).is_some_and(|ms| ms >= cutoff_ms))
+                .filter(|path| changed_ms(path).is_some_and(|ms| ms >= cutoff_ms))
                 .collect();
             (dirty, recent)
         }
@@ -105,27 +130,65 @@ pub fn after_bash(ctx: &Ctx, _tool: &ToolInput) -> anyhow::Result<HookOutput> {
             ctx.debug(format_args!(
                 "not a git work tree: looking for changed files by walking the project"
             ));
-            let recent = worktree::walk_files(&ctx.project_root, &ctx.state_root, MAX_WALKED)
-                .into_iter()
-                .filter(|(_, meta)| meta.modified().is_ok_and(|time| millis(time) >= cutoff_ms))
-                .map(|(relative, _)| ctx.project_root.join(relative))
-                .collect();
+            // One more than the cap: exactly the cap is still all of them.
+            let walked = worktree::walk_files(&ctx.project_root, &ctx.state_root, MAX_WALKED + 1);
+            too_many_files = walked.len() > MAX_WALKED;
+            let recent = if too_many_files {
+                // Part of the project only: a change elsewhere would be
+                // missed, and reporting the part would suggest all was seen.
+                Vec::new()
+            } else {
+                walked
+                    .into_iter()
+                    .filter(|(_, meta)| changed_time_ms(meta) >= cutoff_ms)
+                    .map(|(relative, _)| ctx.project_root.join(relative))
+                    .collect()
+            };
             (Vec::new(), recent)
         }
     };
-    // Nothing recent and the same dirty files: the record still says all
-    // there is to know (moving its time on would exclude nothing), so the
-    // quiet case costs no write and no fsync.
-    let same_dirty = previous.as_ref().is_some_and(|p| p.dirty == dirty);
-    if !(recent.is_empty() && same_dirty) {
+    let session = ctx.session_id.clone().unwrap_or_default();
+    let tell_untracked = too_many_files
+        && previous
+            .as_ref()
+            .is_none_or(|p| p.untracked_told.as_deref() != Some(session.as_str()));
+    // Nothing recent, the same dirty files and HEAD: the record still says
+    // all there is to know (moving its time on would exclude nothing), so
+    // the quiet case costs no write and no fsync. Too many files to walk:
+    // its time moves on all the same, so what this run could not see is
+    // never taken later for a later command's change.
+    let same = previous
+        .as_ref()
+        .is_some_and(|p| p.dirty == dirty && p.head == head);
+    if !(recent.is_empty() && same && !too_many_files) {
+        let untracked_told = if too_many_files {
+            Some(session.clone())
+        } else {
+            None
+        };
         let record = Record {
             version: Record::VERSION,
             at_ms: now_ms,
             dirty,
+            head,
+            untracked_told,
         };
         if let Err(error) = save_record(ctx, &record) {
             eprintln!("ralph-hooks: warning: cannot save {RECORD_FILE}: {error:#}");
         }
+    }
+    if tell_untracked {
+        return Ok(HookOutput::context(
+            EventName::PostToolUse,
+            format!(
+                "ralph-hooks: files changed by Bash commands are not checked in this project \
+                 (said once per session): it is not a git work tree and holds more than \
+                 {MAX_WALKED} files, too many to walk after every command. To have them \
+                 checked, make it a git work tree (`git init`), or run `ralph-hooks check` \
+                 after changing files through the shell. Files changed with Write or Edit \
+                 are checked as always."
+            ),
+        ));
     }
     if recent.is_empty() {
         ctx.debug(format_args!("Bash: no file changed"));
@@ -452,12 +515,73 @@ fn save_record(ctx: &Ctx, record: &Record) -> anyhow::Result<()> {
     locked.save_json(record)
 }
 
-fn modified_ms(path: &Path) -> Option<u64> {
+/// When a file last changed: the later of its modification and
+/// status-change times (a file copied with `cp -p` or moved with `mv` keeps
+/// an old modification time; its status-change time is when it arrived).
+fn changed_ms(path: &Path) -> Option<u64> {
     let metadata = path.metadata().ok()?;
     if !metadata.is_file() {
         return None;
     }
-    Some(millis(metadata.modified().ok()?))
+    Some(changed_time_ms(&metadata))
+}
+
+fn changed_time_ms(metadata: &std::fs::Metadata) -> u64 {
+    use std::os::unix::fs::MetadataExt;
+    let ctime_ms = (metadata.ctime().max(0) as u64)
+        .saturating_mul(1000)
+        .saturating_add(metadata.ctime_nsec().max(0) as u64 / 1_000_000);
+    metadata.modified().map_or(0, millis).max(ctime_ms)
+}
+
+/// The commit HEAD names, `None` before the first commit.
+fn head_commit(root: &Path) -> Option<String> {
+    let output = crate::util::git::command(root)
+        .args(["rev-parse", "-q", "--verify", "HEAD"])
+        .stdin(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .output()
+        .ok()?;
+    let head = String::from_utf8_lossy(&output.stdout).trim().to_string();
+    (output.status.success() && !head.is_empty()).then_some(head)
+}
+
+/// Project-relative paths of the files that differ between two commits
+/// (a commit, amend, rebase or reset done by the command).
+fn files_between(root: &Path, before: &str, after: &str) -> Vec<String> {
+    let is_commit = |id: &str| id.len() >= 40 && id.bytes().all(|b| b.is_ascii_hexdigit());
+    if !is_commit(before) || !is_commit(after) {
+        return Vec::new();
+    }
+    let Ok(output) = crate::util::git::command(root)
+        .args([
+            "diff",
+            "--no-ext-diff",
+            "--no-textconv",
+            "--no-renames",
+            "--name-only",
+            "-z",
+            "--relative",
+            before,
+            after,
+            "--",
+        ])
+        .stdin(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .output()
+    else {
+        return Vec::new();
+    };
+    if !output.status.success() {
+        return Vec::new();
+    }
+    output
+        .stdout
+        .split(|b| *b == 0)
+        .filter(|path| !path.is_empty())
+        .take(worktree::MAX_FILES)
+        .map(|path| String::from_utf8_lossy(path).into_owned())
+        .collect()
 }
 
 fn millis(time: SystemTime) -> u64 {
