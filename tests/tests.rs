@@ -86,3 +86,5 @@ mod docs;
 mod dist;
 // The plugin route as `ralph-hooks install` and `doctor` see it.
 mod plugin_route;
+// Holes of the second guard attack: helpers on PATH, unrecordable Stops, unclaimed loops.
+mod guard_holes;
