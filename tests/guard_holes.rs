@@ -111,3 +111,83 @@ fn helpers_planted_in_a_project_folder_on_path_never_run() {
     );
 }
 
+/// A project with a loop whose check fails, started from the terminal.
+fn failing_loop(label: &str) -> TempDir {
+    let temp = TempDir::new(label);
+    cli(
+        temp.path(),
+        &[
+            "loop",
+            "start",
+            "fix it",
+            "--check",
+            "exit 1",
+            "--promise",
+            "DONE",
+            "--no-diagnostics",
+        ],
+    );
+    temp
+}
+
+fn assert_blocked_unrecorded(output: &std::process::Output) {
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "the Stop hook must not exit 1 while a loop runs: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let answer: Value = serde_json::from_slice(&output.stdout).unwrap_or(Value::Null);
+    assert_eq!(answer["decision"], "block", "{answer}");
+    let reason = answer["reason"].as_str().unwrap_or_default();
+    assert!(reason.contains("could not record"), "{reason}");
+    assert!(reason.contains("exit 1"), "the follow-up names the failing check: {reason}");
+}
+
+// See: attack finding G10: a background process holding the state's lock
+// made every Stop exit 1 after 10 s, and Claude Code let "All done." through.
+#[test]
+fn a_held_lock_does_not_switch_the_loop_off() {
+    let temp = failing_loop("holes-lock");
+    let project = temp.path();
+    let locks = project.join(".claude/orchestrator/.locks");
+    std::fs::create_dir_all(&locks).unwrap();
+    let ready = project.join("held");
+    let mut holder = Command::new("flock")
+        .arg("-x")
+        .arg(locks.join("loop.json.lock"))
+        .arg("-c")
+        .arg(format!("touch '{}'; sleep 60", ready.display()))
+        .spawn()
+        .expect("flock");
+    while !ready.exists() {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let output = util::run_with_stdin(
+        util::command("ralph-stop-loop-controller", project),
+        &stop_input(project, SESSION),
+    );
+    let _ = holder.kill();
+    let _ = holder.wait();
+    assert_blocked_unrecorded(&output);
+}
+
+// See: attack finding G6: a disk the agent filled made the Stop hook fail
+// to write the loop's state, exit 1, and Claude Code let "All done." through.
+#[test]
+fn a_state_folder_that_cannot_be_written_does_not_switch_the_loop_off() {
+    let temp = failing_loop("holes-full");
+    let project = temp.path();
+    let Some(user) = util::Unprivileged::new(project) else {
+        return;
+    };
+    let state = project.join(".claude/orchestrator");
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&state, std::fs::Permissions::from_mode(0o555)).unwrap();
+    let output = util::run_with_stdin(
+        user.command("ralph-stop-loop-controller", project),
+        &stop_input(project, SESSION),
+    );
+    std::fs::set_permissions(&state, std::fs::Permissions::from_mode(0o755)).unwrap();
+    assert_blocked_unrecorded(&output);
+}
