@@ -241,7 +241,13 @@ fn judge_stop(ctx: &Ctx, stop: &StopInput, mode: Mode) -> anyhow::Result<HookOut
         ));
         return no_loop(ctx);
     }
-    let ownership = loop_ctl::ownership(&state, ctx.session_id.as_deref());
+    let mut ownership = loop_ctl::ownership(&state, ctx.session_id.as_deref());
+    // A Stop under a session id other than the one whose turn is open in
+    // this Claude Code process is made up: it claims nothing (attack
+    // finding G7).
+    if ownership == Ownership::Claim && crate::ralph::turns::foreign_session(ctx) {
+        ownership = Ownership::Other;
+    }
     if ownership == Ownership::Other {
         ctx.debug(format_args!(
             "loop {} belongs to session {:?}, not {:?}: the loop leaves this stop alone",
