@@ -94,7 +94,8 @@ fn helpers_planted_in_a_project_folder_on_path_never_run() {
         std::env::var("PATH").unwrap_or_default()
     );
     let mut stop = util::command("ralph-stop-loop-controller", project);
-    stop.env("PATH", path).env("VIRTUAL_ENV", project.join(".venv"));
+    stop.env("PATH", path)
+        .env("VIRTUAL_ENV", project.join(".venv"));
     let output = util::run_with_stdin(stop, &stop_input(project, SESSION));
     assert_eq!(
         output.status.code(),
@@ -141,7 +142,10 @@ fn assert_blocked_unrecorded(output: &std::process::Output) {
     assert_eq!(answer["decision"], "block", "{answer}");
     let reason = answer["reason"].as_str().unwrap_or_default();
     assert!(reason.contains("could not record"), "{reason}");
-    assert!(reason.contains("exit 1"), "the follow-up names the failing check: {reason}");
+    assert!(
+        reason.contains("exit 1"),
+        "the follow-up names the failing check: {reason}"
+    );
 }
 
 // See: attack finding G10: a background process holding the state's lock

@@ -408,7 +408,11 @@ fn a_made_up_session_cannot_pause_a_loop_from_the_terminal() {
         &json!({"hook_event_name": "UserPromptSubmit", "session_id": "someone-else",
                 "cwd": project, "prompt": "stop"}),
     );
-    assert_eq!(status(project), "RUNNING", "a made-up session paused the loop");
+    assert_eq!(
+        status(project),
+        "RUNNING",
+        "a made-up session paused the loop"
+    );
     assert_eq!(claude.stop(project, false)["decision"], "block");
     claude.exit();
 }
@@ -432,7 +436,11 @@ fn a_made_up_session_cannot_claim_a_loop() {
                         "cwd": project, "stop_hook_active": false,
                         "last_assistant_message": "x", "background_tasks": []});
     claude.hook("ralph-stop-loop-controller", &forged);
-    assert_eq!(owner(project), Value::Null, "a made-up session claimed the loop");
+    assert_eq!(
+        owner(project),
+        Value::Null,
+        "a made-up session claimed the loop"
+    );
     assert_eq!(claude.stop(project, false)["decision"], "block");
     assert_eq!(owner(project), SESSION);
     claude.exit();

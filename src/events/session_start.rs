@@ -66,7 +66,8 @@ fn on_start(ctx: &Ctx, start: &SessionStartInput) -> anyhow::Result<HookOutput> 
         let source = start.source.as_deref().unwrap_or("startup");
         // A new process (or a cleared conversation): no turn of this
         // session is open, whatever a killed process left behind.
-        let ended = crate::ralph::turns::end(ctx).and_then(|()| crate::ralph::turns::end_process(ctx));
+        let ended =
+            crate::ralph::turns::end(ctx).and_then(|()| crate::ralph::turns::end_process(ctx));
         if let Err(error) = ended {
             eprintln!("ralph-session-start: cannot record the session's start: {error:#}");
         }

@@ -110,10 +110,14 @@ fn on_prompt(ctx: &Ctx, input: &UserPromptInput) -> anyhow::Result<HookOutput> {
     // from the terminal: left unclaimed until the first Stop, a payload
     // made up under another session id could claim or pause it (attack
     // findings G1, G7).
-    if !mid_turn && crate::ralph::turns::run_by_claude() {
-        if let Err(error) = loops::claim(ctx) {
-            eprintln!("{}: cannot claim the loop: {error:#}", UserPromptSubmit::NAME);
-        }
+    if !mid_turn
+        && crate::ralph::turns::run_by_claude()
+        && let Err(error) = loops::claim(ctx)
+    {
+        eprintln!(
+            "{}: cannot claim the loop: {error:#}",
+            UserPromptSubmit::NAME
+        );
     }
     {
         if input.source.is_none() && mid_turn {

@@ -192,7 +192,9 @@ fn other_session_in(turns: &Turns, session: &str, pid: u32, start_ticks: Option<
     turns.open.iter().any(|(other, turn)| {
         other != session
             && turn.pid == pid
-            && (turn.start_ticks.is_none() || start_ticks.is_none() || turn.start_ticks == start_ticks)
+            && (turn.start_ticks.is_none()
+                || start_ticks.is_none()
+                || turn.start_ticks == start_ticks)
             && still_running(turn)
     })
 }

@@ -57,7 +57,8 @@ fn find(name: &str, path: &std::ffi::OsStr, untrusted: &[PathBuf]) -> Option<Pat
 
 fn is_executable(path: &Path) -> bool {
     use std::os::unix::fs::PermissionsExt;
-    std::fs::metadata(path).is_ok_and(|meta| meta.is_file() && meta.permissions().mode() & 0o111 != 0)
+    std::fs::metadata(path)
+        .is_ok_and(|meta| meta.is_file() && meta.permissions().mode() & 0o111 != 0)
 }
 
 #[cfg(test)]
@@ -80,7 +81,10 @@ mod tests {
         assert_eq!(found, Some(PathBuf::from("/usr/bin/git")));
         // Relative entries are skipped too.
         let relative = std::env::join_paths([PathBuf::from(".venv/bin")]).unwrap();
-        assert_eq!(find("git", &relative, &untrusted_roots(Some(&project))), None);
+        assert_eq!(
+            find("git", &relative, &untrusted_roots(Some(&project))),
+            None
+        );
         let _ = std::fs::remove_dir_all(&project);
     }
 }
