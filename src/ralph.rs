@@ -27,4 +27,5 @@ pub mod notify;
 pub mod promise;
 pub mod stop_phrases;
 pub mod turns;
+pub mod unrecorded;
 pub mod worktree;

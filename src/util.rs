@@ -5,7 +5,8 @@
 //! [`git`] (git that runs none of the project's code), [`private_dir`]
 //! (folders of this user only, in shared places), [`json_splice`] (a
 //! JSON file's text edited in place, its formatting kept) and [`confine`] (a
-//! bubblewrap around code the hooks run for the agent). Every
+//! bubblewrap around code the hooks run for the agent) and [`trusted`] (the
+//! hooks' helper programs found only in folders the agent cannot write). Every
 //! other part may use them; they use nothing of this crate.
 
 pub mod confine;
@@ -15,3 +16,4 @@ pub mod json_splice;
 pub mod private_dir;
 pub mod process;
 pub mod text;
+pub mod trusted;

@@ -1260,13 +1260,17 @@ fn a_check_that_cancels_the_loop_does_not_end_it() {
         );
         start(project, &["--check", &check]);
         // Without bubblewrap: a PATH with only what the hook and the check
-        // need.
-        let tools = TempDir::new("endings-check-cancels-tools");
+        // need, outside the temp folders (the hooks take no helper from a
+        // folder the agent may write: `util::trusted`).
+        let tools = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+            .join(format!("endings-check-cancels-tools-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&tools);
+        std::fs::create_dir_all(&tools).unwrap();
         for tool in ["sh", "git"] {
             let found = util::require_tool(tool, "the stop hook").unwrap();
-            std::os::unix::fs::symlink(found, tools.path().join(tool)).unwrap();
+            std::os::unix::fs::symlink(found, tools.join(tool)).unwrap();
         }
-        let path = tools.path().display().to_string();
+        let path = tools.display().to_string();
         let env: Vec<(&str, &str)> = if with_bwrap {
             Vec::new()
         } else {

@@ -88,3 +88,5 @@ mod dist;
 mod plugin_route;
 // Completion receipts: written when a loop ends, `verify` re-runs them (issue 33).
 mod receipts;
+// Holes of the second guard attack: helpers on PATH, unrecordable Stops, unclaimed loops.
+mod guard_holes;

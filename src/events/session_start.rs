@@ -66,7 +66,9 @@ fn on_start(ctx: &Ctx, start: &SessionStartInput) -> anyhow::Result<HookOutput> 
         let source = start.source.as_deref().unwrap_or("startup");
         // A new process (or a cleared conversation): no turn of this
         // session is open, whatever a killed process left behind.
-        if let Err(error) = crate::ralph::turns::end(ctx) {
+        let ended =
+            crate::ralph::turns::end(ctx).and_then(|()| crate::ralph::turns::end_process(ctx));
+        if let Err(error) = ended {
             eprintln!("ralph-session-start: cannot record the session's start: {error:#}");
         }
         // Writers killed mid-write leave hidden temp files; a session start is

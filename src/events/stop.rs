@@ -39,7 +39,7 @@ use crate::ralph::loop_ctl::{self, Evidence, IterationSpend, Ownership, StopDeci
 use crate::ralph::loop_state::{LOOP_FILE, LoopState};
 use crate::ralph::loops::{self, FailureEffect, LoopConfig, TurnFailure};
 use crate::ralph::notify::{self, Channel};
-use crate::ralph::{checks, limits, promise, worktree};
+use crate::ralph::{checks, limits, promise, unrecorded, worktree};
 use crate::tasks::continuation;
 
 /// The binary's `main`: `--rewake` selects the `asyncRewake` registration.
@@ -84,7 +84,9 @@ Env: CLAUDE_PROJECT_DIR, RALPH_HOOKS_STATE_DIR, RALPH_HOOKS_DEBUG=1.
                 // A put-back that failed before (a full disk) is tried
                 // again first: the loop's own state may be what it restores.
                 let retried = crate::guards::effects::pending::retry(ctx);
-                let output = on_stop(ctx, &stop, Mode::Blocking);
+                // A Stop that cannot judge or record a running loop blocks
+                // from the loop as read: an exit 1 would let it stop.
+                let output = unrecorded::or_block(ctx, on_stop(ctx, &stop, Mode::Blocking));
                 let output = crate::guards::effects::pending::at_stop(ctx, retried, output);
                 // The turn ends when this Stop lets it, or when Claude Code
                 // overrides this block (its cap): either way the session's
@@ -239,7 +241,13 @@ fn judge_stop(ctx: &Ctx, stop: &StopInput, mode: Mode) -> anyhow::Result<HookOut
         ));
         return no_loop(ctx);
     }
-    let ownership = loop_ctl::ownership(&state, ctx.session_id.as_deref());
+    let mut ownership = loop_ctl::ownership(&state, ctx.session_id.as_deref());
+    // A Stop under a session id other than the one whose turn is open in
+    // this Claude Code process is made up: it claims nothing (attack
+    // finding G7).
+    if ownership == Ownership::Claim && crate::ralph::turns::foreign_session(ctx) {
+        ownership = Ownership::Other;
+    }
     if ownership == Ownership::Other {
         ctx.debug(format_args!(
             "loop {} belongs to session {:?}, not {:?}: the loop leaves this stop alone",
@@ -317,8 +325,31 @@ fn judge_stop(ctx: &Ctx, stop: &StopInput, mode: Mode) -> anyhow::Result<HookOut
     let outcome = stop_outcome(&state, &evidence, &condition_ms);
 
     let store = ctx.store();
-    let locked = store.lock(LOOP_FILE)?;
-    let loaded = locked.load_json::<LoopState>()?;
+    // The lock held (by a process the agent left running) or the file
+    // unreadable now: the decision is made from the loop as read before.
+    let unrecordable = |error: anyhow::Error| -> anyhow::Result<HookOutput> {
+        if mode == Mode::Rewake {
+            return Err(error);
+        }
+        let mut claimed = state.clone();
+        if ownership == Ownership::Claim {
+            claimed.session_id = ctx.session_id.clone();
+        }
+        match loop_ctl::decide(&claimed, &evidence, ctx.now()).1 {
+            StopDecision::Block { reason, .. } => {
+                Ok(unrecorded::block(&state, Some(reason), &error))
+            }
+            _ => Err(error),
+        }
+    };
+    let locked = match store.lock(LOOP_FILE) {
+        Ok(locked) => locked,
+        Err(error) => return unrecordable(error),
+    };
+    let loaded = match locked.load_json::<LoopState>() {
+        Ok(loaded) => loaded,
+        Err(error) => return unrecordable(error),
+    };
     // A check that ran outside the confinement could write the loop's
     // state (`ralph-hooks loop cancel` in the test script): the loop this
     // Stop judges is the one it held before the checks, put back if they
@@ -377,7 +408,16 @@ fn judge_stop(ctx: &Ctx, stop: &StopInput, mode: Mode) -> anyhow::Result<HookOut
         };
         next.push_notice(format!("ralph-hooks: {message}"));
     }
-    locked.save_json(&next)?;
+    if let Err(error) = locked.save_json(&next) {
+        drop(locked);
+        // A full disk: the block computed still stands, said unrecorded.
+        return match decision {
+            StopDecision::Block { reason, .. } if mode == Mode::Blocking => {
+                Ok(unrecorded::block(&current, Some(reason), &error))
+            }
+            _ => Err(error),
+        };
+    }
     drop(locked);
     let restored_note = restored_after_check.then(|| {
         log_event(

@@ -106,6 +106,19 @@ fn on_prompt(ctx: &Ctx, input: &UserPromptInput) -> anyhow::Result<HookOutput> {
             false
         }
     };
+    // The first prompt of a real Claude Code session claims a loop started
+    // from the terminal: left unclaimed until the first Stop, a payload
+    // made up under another session id could claim or pause it (attack
+    // findings G1, G7).
+    if !mid_turn
+        && crate::ralph::turns::run_by_claude()
+        && let Err(error) = loops::claim(ctx)
+    {
+        eprintln!(
+            "{}: cannot claim the loop: {error:#}",
+            UserPromptSubmit::NAME
+        );
+    }
     {
         if input.source.is_none() && mid_turn {
             ctx.debug(format_args!(

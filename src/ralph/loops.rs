@@ -310,6 +310,39 @@ pub struct PromptOutcome {
 /// Claude Code's own count of Stop blocks starts over; before that, a turn
 /// the block cap ended (its row in `transcript`) is recorded. A loop the
 /// usage limit paused runs again. Notices waiting for the user are taken.
+/// Claims a running loop no session owns yet for this hook's session (the
+/// first prompt of a real Claude Code session). Reads before locking: an
+/// owned loop, or none, writes nothing.
+pub fn claim(ctx: &Ctx) -> anyhow::Result<()> {
+    let Some(session) = ctx.session_id.clone() else {
+        return Ok(());
+    };
+    let store = ctx.store();
+    if !store.exists(LOOP_FILE) {
+        return Ok(());
+    }
+    let Some(seen) = store.read_json::<LoopState>(LOOP_FILE)? else {
+        return Ok(());
+    };
+    if seen.session_id.is_some() || !seen.is_active() {
+        return Ok(());
+    }
+    let locked = store.lock(LOOP_FILE)?;
+    let Some(mut state) = locked.load_json::<LoopState>()? else {
+        return Ok(());
+    };
+    if state.id != seen.id || state.session_id.is_some() {
+        return Ok(());
+    }
+    state.session_id = Some(session);
+    locked.save_json(&state)?;
+    ctx.debug(format_args!(
+        "loop {} claimed by session {:?} at its first prompt",
+        state.id, state.session_id
+    ));
+    Ok(())
+}
+
 pub fn on_user_prompt(
     ctx: &Ctx,
     stop: bool,

@@ -162,6 +162,13 @@ pub fn begin(ctx: &Ctx) -> anyhow::Result<bool> {
     let Some((pid, start_ticks)) = process else {
         return Ok(false);
     };
+    // Another session's turn is open in this very process: one Claude Code
+    // process runs one session at a time, so a prompt under another id is
+    // a payload the agent's command made up (attack finding G1). It is
+    // mid-turn, and opens nothing.
+    if other_session_in(&turns, &session, pid, start_ticks) {
+        return Ok(true);
+    }
     let now = ctx.now();
     turns.open.retain(|_, turn| {
         now.signed_duration_since(turn.since) < chrono::Duration::days(FORGET_AFTER_DAYS)
@@ -177,6 +184,68 @@ pub fn begin(ctx: &Ctx) -> anyhow::Result<bool> {
     );
     locked.save_json(&turns)?;
     Ok(false)
+}
+
+/// Whether a session other than `session` has a turn open in the Claude
+/// Code process `pid` (the same process: same start time).
+fn other_session_in(turns: &Turns, session: &str, pid: u32, start_ticks: Option<u64>) -> bool {
+    turns.open.iter().any(|(other, turn)| {
+        other != session
+            && turn.pid == pid
+            && (turn.start_ticks.is_none()
+                || start_ticks.is_none()
+                || turn.start_ticks == start_ticks)
+            && still_running(turn)
+    })
+}
+
+/// Whether this hook runs in a Claude Code process (a `CLAUDE_PID` that is
+/// its ancestor).
+pub fn run_by_claude() -> bool {
+    claude_process().is_some()
+}
+
+/// Whether this hook's session id is not the session whose turn is open in
+/// the Claude Code process that runs it: a made-up payload from the agent's
+/// command (attack finding G7). It must not claim a loop. Read without the
+/// lock; `false` when nothing is known.
+pub fn foreign_session(ctx: &Ctx) -> bool {
+    let (Some(session), Some((pid, start_ticks))) = (ctx.session_id.as_deref(), claude_process())
+    else {
+        return false;
+    };
+    let store = ctx.store();
+    if !store.exists(TURNS_FILE) {
+        return false;
+    }
+    let Ok(Some(turns)) = store.read_json::<Turns>(TURNS_FILE) else {
+        return false;
+    };
+    !turns.open.get(session).is_some_and(still_running)
+        && other_session_in(&turns, session, pid, start_ticks)
+}
+
+/// A new session starts in this Claude Code process (startup, `/clear`,
+/// `/resume`): every turn the process had open is over, whichever session
+/// it was, so the new session's prompts are not taken for another's.
+pub fn end_process(ctx: &Ctx) -> anyhow::Result<()> {
+    let Some((pid, _)) = claude_process() else {
+        return Ok(());
+    };
+    let store = ctx.store();
+    if !store.exists(TURNS_FILE) {
+        return Ok(());
+    }
+    let locked = store.lock(TURNS_FILE)?;
+    let Some(mut turns) = locked.load_json::<Turns>()? else {
+        return Ok(());
+    };
+    let before = turns.open.len();
+    turns.open.retain(|_, turn| turn.pid != pid);
+    if turns.open.len() != before {
+        locked.save_json(&turns)?;
+    }
+    Ok(())
 }
 
 /// The session's turn ended (a Stop let it end or was overridden, an API

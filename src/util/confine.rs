@@ -29,12 +29,13 @@ pub struct Confinement {
 
 /// The bubblewrap binary, if one is installed and can build a sandbox here
 /// (it cannot where user namespaces are off and it is not setuid). Probed
-/// once per process.
+/// once per process; found only outside the project and temp folders
+/// (`util::trusted`): a planted `bwrap` would un-wall everything.
 pub fn bwrap() -> Option<&'static Path> {
     static FOUND: OnceLock<Option<PathBuf>> = OnceLock::new();
     FOUND
         .get_or_init(|| {
-            let bwrap = which::which("bwrap").ok()?;
+            let bwrap = super::trusted::program("bwrap", None);
             let works = Command::new(&bwrap)
                 .args([
                     "--ro-bind",

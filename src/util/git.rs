@@ -97,7 +97,7 @@ pub fn command(root: &Path) -> Command {
 /// `git -C root` with [`SAFE_SETTINGS`] and the environment cleaned, before
 /// the drivers are known.
 fn bare(root: &Path) -> Command {
-    let mut command = Command::new("git");
+    let mut command = Command::new(super::trusted::program("git", Some(root)));
     command.arg("-C").arg(root);
     for setting in SAFE_SETTINGS {
         command.arg("-c").arg(setting);
