@@ -14,6 +14,7 @@ mod daemon;
 mod doctor;
 mod examples;
 mod harness_install;
+mod hook_commands;
 pub mod install;
 mod install_record;
 mod intel;

@@ -1262,8 +1262,10 @@ fn a_check_that_cancels_the_loop_does_not_end_it() {
         // Without bubblewrap: a PATH with only what the hook and the check
         // need, outside the temp folders (the hooks take no helper from a
         // folder the agent may write: `util::trusted`).
-        let tools = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
-            .join(format!("endings-check-cancels-tools-{}", std::process::id()));
+        let tools = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!(
+            "endings-check-cancels-tools-{}",
+            std::process::id()
+        ));
         let _ = std::fs::remove_dir_all(&tools);
         std::fs::create_dir_all(&tools).unwrap();
         for tool in ["sh", "git"] {

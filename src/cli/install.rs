@@ -12,6 +12,7 @@
 //! puts the project back as it was, formatting included, from what
 //! [`super::install_record`] kept).
 
+pub use super::hook_commands::{HOOK_BINARIES, is_ours, program_of};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -166,15 +167,6 @@ pub fn registrations(auto_resume: bool) -> Vec<&'static Registration> {
     }
     all
 }
-
-/// The hook binaries, by file name.
-pub const HOOK_BINARIES: &[&str] = &[
-    "ralph-session-start",
-    "ralph-pre-tool-stop-guard",
-    "ralph-post-tool-lsp-diagnostic",
-    "ralph-stop-loop-controller",
-    "ralph-user-prompt-submit",
-];
 
 /// Slash commands we install, with their text.
 pub const COMMANDS: &[(&str, &str)] = &[
@@ -516,28 +508,6 @@ fn write_settings(path: &Path, before: Option<&str>, settings: &Value) -> anyhow
     }
     write_atomic(path, text.as_bytes())?;
     Ok(true)
-}
-
-/// Whether a handler runs one of our binaries.
-pub fn is_ours(handler: &Value) -> bool {
-    let Some(command) = handler.get("command").and_then(Value::as_str) else {
-        return false;
-    };
-    let program = program_of(command);
-    let name = program.rsplit('/').next().unwrap_or(program);
-    HOOK_BINARIES.contains(&name)
-}
-
-/// The program of a shell command line: its first word, quoted or not
-/// (`'/a b/ralph-stop-loop-controller' --rewake`).
-pub fn program_of(command: &str) -> &str {
-    let command = command.trim();
-    for quote in ['\'', '"'] {
-        if let Some(rest) = command.strip_prefix(quote) {
-            return rest.split(quote).next().unwrap_or(rest);
-        }
-    }
-    command.split_whitespace().next().unwrap_or(command)
 }
 
 /// Removes our handlers everywhere, and groups or events they leave empty.

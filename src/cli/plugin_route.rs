@@ -19,7 +19,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use super::install::is_ours;
+use super::hook_commands::is_ours;
 use crate::util::fsread::{self, Links, limits};
 
 /// The plugin name the repository's marketplace lists us under.

@@ -35,8 +35,9 @@ use crate::ralph::loop_ctl::ConditionOutcome;
 use crate::ralph::loop_state::LoopState;
 use crate::util::text::fnv1a;
 
-/// The history key of the touched-files condition (`--diagnostics=touched`).
-pub const TOUCHED: &str = "diagnostics";
+/// The history keys of the touched-files and the project conditions live
+/// with the loop's state, where the dashboard reads them too.
+pub use crate::ralph::loop_state::{PROJECT, TOUCHED};
 /// Problems kept in the history record per iteration.
 const MAX_RECORDED: usize = 100;
 /// Lines of "fixed" and "new" listed in the report.
@@ -376,10 +377,6 @@ fn render_report(
     }
     text.trim_end().to_string()
 }
-
-/// The history key of the project condition (a goal-only loop, or
-/// `--diagnostics`).
-pub const PROJECT: &str = "project";
 
 /// What a loop's diagnostics condition covers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

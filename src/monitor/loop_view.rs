@@ -14,8 +14,7 @@ use serde_json::{Map, Value, json};
 /// The history keys of the conditions, as [`crate::ralph::loop_ctl`]
 /// records them in `failed`.
 const PROMISE: &str = "promise";
-const PROJECT: &str = crate::engine::loop_check::PROJECT;
-const TOUCHED: &str = crate::engine::loop_check::TOUCHED;
+use crate::ralph::loop_state::{PROJECT, TOUCHED};
 
 /// One completion condition: its history key and its words (`code` in
 /// backticks, which the page shows as code).
@@ -186,7 +185,7 @@ fn check_run(run: &Value) -> Value {
     })
 }
 
-/// A project check's record (see [`crate::engine::loop_check`]): its
+/// A project check's record (see the engine's loop check): its
 /// problems, their totals and the files that could not be checked.
 fn add_record(latest: &mut Map<String, Value>, record: &Value) {
     let problems = record

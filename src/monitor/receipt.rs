@@ -12,7 +12,6 @@ use axum::response::{IntoResponse, Response};
 use serde_json::Value;
 
 use super::Agent;
-use super::api::error;
 use crate::state::ids;
 use crate::util::fsread;
 
@@ -124,6 +123,16 @@ pub fn serve(agent: &Agent, loop_id: &str) -> Response {
         ),
         Err(problem) => error(StatusCode::FORBIDDEN, format!("{problem}")),
     }
+}
+
+/// A JSON error as the rest of the API answers one (the API's own helper
+/// is not used here: the API routes to this file).
+fn error(status: StatusCode, message: impl Into<String>) -> Response {
+    (
+        status,
+        axum::Json(serde_json::json!({"error": message.into()})),
+    )
+        .into_response()
 }
 
 #[cfg(test)]

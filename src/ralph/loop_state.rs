@@ -11,6 +11,13 @@ use crate::ralph::budget::{Budget, Spend, human_duration};
 use crate::ralph::checks::CheckRun;
 use crate::state::Versioned;
 
+/// The history key of the touched-files condition (`--diagnostics=touched`).
+pub const TOUCHED: &str = "diagnostics";
+
+/// The history key of the project condition (a goal-only loop, or
+/// `--diagnostics`).
+pub const PROJECT: &str = "project";
+
 pub const LOOP_FILE: &str = "loop.json";
 pub const ARCHIVE_DIR: &str = "loops";
 /// Finished loops' completion receipts, `receipts/<id>.json` (see
