@@ -30,6 +30,8 @@ mod resume;
 mod tasks;
 // The diagnostics hook against the scripted fake language server.
 mod lsp_fake;
+// Control characters from servers, rules and goals come out escaped.
+mod hostile_text;
 // The diagnostics hook against the real language servers.
 mod lsp_real;
 // Diagnostics and the Ralph loop: blocking edits, the Stop condition.
