@@ -52,6 +52,14 @@ pub trait Hook {
 
     /// Decides. Errors are internal faults: they fail open with exit 1.
     fn handle(ctx: &Ctx, input: HookInput) -> anyhow::Result<HookOutput>;
+
+    /// An input larger than [`protocol::MAX_INPUT_BYTES`] (a Write of a
+    /// huge file): `head` is its start. A hook that can still say
+    /// something true from the head answers (the post-edit hook: "too
+    /// large to check"); by default it is bad input, exit 1.
+    fn handle_oversized(_ctx: &Ctx, _head: &protocol::Head) -> Option<anyhow::Result<HookOutput>> {
+        None
+    }
 }
 
 /// The argument that selects a binary's `asyncRewake` registration
@@ -96,6 +104,9 @@ pub fn run_then<H: Hook>(after: fn(&Ctx)) -> ExitCode {
     }
     let input = match protocol::parse_input(&bytes, H::EVENTS) {
         Ok(input) => input,
+        Err(error @ protocol::InputError::TooLarge { .. }) => {
+            return oversized::<H>(&bytes, &error.to_string());
+        }
         Err(error) => return fault::<H>(&error.to_string()),
     };
     let ctx = match Ctx::from_env(input.common()) {
@@ -120,6 +131,20 @@ pub fn run_then<H: Hook>(after: fn(&Ctx)) -> ExitCode {
     }
     after(&ctx);
     code
+}
+
+/// An input too large to parse: the hook answers from its head when it
+/// can, else it is a fault as before.
+fn oversized<H: Hook>(bytes: &[u8], why: &str) -> ExitCode {
+    let head = protocol::Head::of(bytes);
+    let Ok(ctx) = Ctx::from_env(&head.common) else {
+        return fault::<H>(why);
+    };
+    match H::handle_oversized(&ctx, &head) {
+        Some(Ok(output)) => emit::<H>(&output),
+        Some(Err(error)) => fault::<H>(&format!("{why}; {error:#}")),
+        None => fault::<H>(why),
+    }
 }
 
 /// Tells the user about state files that were found corrupt and moved aside.
