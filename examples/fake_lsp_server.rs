@@ -57,6 +57,9 @@
 //!   `--delay-ms`, with a log message every 100 ms meanwhile (busy, not
 //!   hung), so a batch of files takes their number times the delay.
 //!
+//! - `control-chars`: publishes one error whose message, source and code
+//!   hold ESC sequences, BEL, CR, NUL, backspaces and U+202E.
+//!
 //! `--log-file PATH` appends `open <uri>` or `change <uri>` for every
 //! document message, so a test can count how often a file was sent.
 //!
@@ -93,6 +96,7 @@ enum Mode {
     SlowFiles,
     NeverPublishes,
     StaleRename,
+    ControlChars,
 }
 
 struct Options {
@@ -256,6 +260,7 @@ fn parse_args() -> Options {
                     "slow-files" => Mode::SlowFiles,
                     "never-publishes" => Mode::NeverPublishes,
                     "stale-rename" => Mode::StaleRename,
+                    "control-chars" => Mode::ControlChars,
                     other => {
                         eprintln!("fake_lsp_server: unknown mode {other:?}");
                         std::process::exit(2);
@@ -414,6 +419,14 @@ fn on_document(
                 diagnostics_for(text, settings),
             );
         }
+        Mode::ControlChars => {
+            publish(
+                output,
+                &published_uri,
+                Some(version),
+                control_chars_diagnostic(),
+            );
+        }
         Mode::PullOnly
         | Mode::Hang
         | Mode::Garbage
@@ -544,6 +557,19 @@ fn reencode(uri: &str) -> String {
 
 fn range(line: u64, character: u64) -> Value {
     json!({"start": {"line": line, "character": character}, "end": {"line": line, "character": character + 1}})
+}
+
+/// An error whose message, source and code hold terminal escapes (a title
+/// change, a screen clear), a carriage return, NUL, backspaces and a
+/// right-to-left override: what a hostile or broken server could send.
+fn control_chars_diagnostic() -> Value {
+    json!([{
+        "range": range(0, 0),
+        "severity": 1,
+        "source": "src\u{1b}[31m",
+        "code": "C\u{7}D",
+        "message": "EVIL\u{1b}]0;pwned\u{7}\u{1b}[2J\rOVERWRITE\u{202e}DESREVER\u{0}nul\u{8}\u{8}",
+    }])
 }
 
 fn diagnostics_for(text: &str, settings: &Value) -> Value {

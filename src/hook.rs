@@ -60,6 +60,14 @@ pub trait Hook {
 
     /// Decides. Errors are internal faults: they fail open with exit 1.
     fn handle(ctx: &Ctx, input: HookInput) -> anyhow::Result<HookOutput>;
+
+    /// An input larger than [`protocol::MAX_INPUT_BYTES`] (a Write of a
+    /// huge file): `head` is its start. A hook that can still say
+    /// something true from the head answers (the post-edit hook: "too
+    /// large to check"); by default it is bad input, exit 1.
+    fn handle_oversized(_ctx: &Ctx, _head: &protocol::Head) -> Option<anyhow::Result<HookOutput>> {
+        None
+    }
 }
 
 /// The argument that selects a binary's `asyncRewake` registration
@@ -106,6 +114,12 @@ pub trait Dialect {
     fn block_cap(&self) -> Option<u32> {
         None
     }
+    /// Whether payloads are Claude Code's unless they say otherwise, so an
+    /// oversized one (which cannot be parsed to tell) is answered from its
+    /// head as Claude Code's.
+    fn is_claude(&self) -> bool {
+        false
+    }
 }
 
 /// What a [`Dialect`] made of a payload.
@@ -130,6 +144,10 @@ pub struct ClaudeCode;
 impl Dialect for ClaudeCode {
     fn read(&self, payload: Value, _accepted: &[EventName]) -> Result<Reading, String> {
         Ok(Reading::Inputs(vec![payload]))
+    }
+
+    fn is_claude(&self) -> bool {
+        true
     }
 }
 
@@ -165,6 +183,11 @@ pub fn run_dialect<H: Hook>(args: &[String], dialect: &dyn Dialect, after: fn(&C
     }
     let payload = match protocol::parse_object(&bytes) {
         Ok(payload) => payload,
+        // An oversized Claude Code payload is answered from its head; the
+        // other harnesses' payloads are not read that way (yet).
+        Err(error @ protocol::InputError::TooLarge { .. }) if dialect.is_claude() => {
+            return oversized::<H>(&bytes, &error.to_string());
+        }
         Err(error) => return fault::<H>(&error.to_string()),
     };
     let values = match dialect.read(payload, H::EVENTS) {
@@ -247,6 +270,20 @@ fn write_answer(answer: &Answer) -> ExitCode {
     } else {
         answer.code
     })
+}
+
+/// An input too large to parse: the hook answers from its head when it
+/// can, else it is a fault as before.
+fn oversized<H: Hook>(bytes: &[u8], why: &str) -> ExitCode {
+    let head = protocol::Head::of(bytes);
+    let Ok(ctx) = Ctx::from_env(&head.common) else {
+        return fault::<H>(why);
+    };
+    match H::handle_oversized(&ctx, &head) {
+        Some(Ok(output)) => emit::<H>(&output),
+        Some(Err(error)) => fault::<H>(&format!("{why}; {error:#}")),
+        None => fault::<H>(why),
+    }
 }
 
 /// Tells the user about state files that were found corrupt and moved aside.

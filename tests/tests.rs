@@ -32,6 +32,10 @@ mod resume;
 mod tasks;
 // The diagnostics hook against the scripted fake language server.
 mod lsp_fake;
+// Control characters from servers, rules and goals come out escaped.
+mod hostile_text;
+// Inputs and files too large for the usual path: said, never clean.
+mod oversized;
 // The diagnostics hook against the real language servers.
 mod lsp_real;
 // Diagnostics and the Ralph loop: blocking edits, the Stop condition.

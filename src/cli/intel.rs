@@ -490,7 +490,8 @@ pub fn search(ctx: &Ctx, args: &SearchArgs) -> anyhow::Result<ExitCode> {
     }
     let mut text = String::new();
     for hit in &hits {
-        let first_line = hit.text.lines().next().unwrap_or("");
+        // The matched source may hold a string literal with ESC or BEL.
+        let first_line = escape_controls(hit.text.lines().next().unwrap_or(""));
         let more = if hit.text.contains('\n') { " …" } else { "" };
         let _ = writeln!(
             text,

@@ -221,7 +221,9 @@ fn start(ctx: &Ctx, args: StartArgs) -> anyhow::Result<ExitCode> {
     )?;
     let mut text = format!(
         "Started Ralph loop {} (max {} iterations).\nGoal: {}\nIt ends when all of these hold:\n",
-        state.id, state.max_iterations, state.goal
+        state.id,
+        state.max_iterations,
+        crate::util::text::escape_controls_in_prose(&state.goal)
     );
     for line in state.condition_lines() {
         let _ = writeln!(text, "- {line}");
@@ -582,7 +584,10 @@ fn resume(ctx: &Ctx) -> anyhow::Result<ExitCode> {
     match loops::resume(ctx)? {
         loops::Resumed::Resumed(state) => println!(
             "Resumed Ralph loop {} at iteration {}/{}: it blocks stops again until its conditions hold.\nGoal: {}",
-            state.id, state.iteration, state.max_iterations, state.goal
+            state.id,
+            state.iteration,
+            state.max_iterations,
+            crate::util::text::escape_controls_in_prose(&state.goal)
         ),
         loops::Resumed::AlreadyRunning(state) => println!(
             "Ralph loop {} is already RUNNING (iteration {}/{}).",

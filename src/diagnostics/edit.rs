@@ -568,6 +568,32 @@ pub(super) fn blocking_errors(
     (!list.is_empty()).then_some((list, introduced))
 }
 
+/// An edit whose hook input was too large to read (over
+/// [`crate::hook::protocol::MAX_INPUT_BYTES`]): the file is recorded as
+/// touched (a loop's Stop checks it from disk) and Claude is told it was
+/// not checked after this edit.
+pub fn after_oversized_edit(ctx: &Ctx, file_path: &str) -> anyhow::Result<HookOutput> {
+    let path = resolve::absolute(ctx, file_path);
+    let settings = Settings::load(ctx);
+    if !settings.config.enabled {
+        return Ok(HookOutput::silent());
+    }
+    let display =
+        crate::util::text::escape_controls(&resolve::display_path(ctx, &path)).into_owned();
+    let checker = match resolve::resolve(ctx, &settings, &path) {
+        Resolved::Target(target) => target.server.name.clone(),
+        Resolved::NotInstalled { .. } => "no language server".to_string(),
+        Resolved::Unsupported | Resolved::Skipped(_) => return Ok(HookOutput::silent()),
+    };
+    record_touched(ctx, &path);
+    let why = format!(
+        "the edit's hook input is larger than {} MiB (the file is too large to check after an edit), not checked",
+        crate::hook::protocol::MAX_INPUT_BYTES / (1024 * 1024)
+    );
+    let text = report::inconclusive(&display, &checker, &why);
+    Ok(HookOutput::context(EventName::PostToolUse, text))
+}
+
 /// Records `path` in the running loop's `touched_files` when the loop is
 /// this session's (or not yet claimed); returns that loop.
 pub(super) fn record_touched(ctx: &Ctx, path: &std::path::Path) -> Option<LoopState> {

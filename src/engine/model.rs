@@ -156,9 +156,14 @@ impl Diag {
         diag
     }
 
-    /// `path:line:col severity [source code] message`.
+    /// `path:line:col severity [source code] message`, with the control
+    /// characters of the server's text escaped: it goes to Claude and to
+    /// terminals as it is rendered here.
     pub fn render(&self, display_path: &str) -> String {
-        let tag = match (&self.source, &self.code) {
+        use crate::util::text::escape_controls_in_prose as clean;
+        let source = self.source.as_deref().map(clean);
+        let code = self.code.as_deref().map(clean);
+        let tag = match (source, code) {
             (Some(source), Some(code)) => format!(" [{source} {code}]"),
             (Some(source), None) => format!(" [{source}]"),
             (None, Some(code)) => format!(" [{code}]"),
@@ -171,7 +176,7 @@ impl Diag {
             self.line,
             self.column,
             self.severity.word(),
-            self.message
+            crate::util::text::escape_controls_in_prose(&self.message)
         )
     }
 
@@ -237,8 +242,13 @@ pub fn diag_from_finding(finding: &Finding) -> Diag {
 }
 
 /// A rule's note or fix text on one line (`⏎` between its lines); an empty
-/// fix reads "(remove it)".
+/// fix reads "(remove it)". A fix quotes the source (a string literal may
+/// hold ESC or BEL): its control characters are escaped.
 pub fn one_line(text: &str) -> String {
+    crate::util::text::escape_controls_in_prose(&one_line_raw(text)).into_owned()
+}
+
+fn one_line_raw(text: &str) -> String {
     let folded: Vec<&str> = text
         .lines()
         .map(str::trim)

@@ -3,6 +3,7 @@
 //! report, the exit code — the same wherever the check ran (the daemon sends
 //! it over its socket as JSON).
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 use std::path::PathBuf;
@@ -11,7 +12,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use super::model::{Diag, Severity, one_line};
-use crate::util::text::escape_controls;
+use crate::util::text::{escape_controls, escape_controls_in_prose};
 
 /// One problem with its end and, when a rule or server offers one, a fix.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -174,7 +175,7 @@ impl Report {
                 && noted.insert(item.diag.code.clone())
             {
                 for line in note.lines() {
-                    let _ = writeln!(text, "    note: {line}");
+                    let _ = writeln!(text, "    note: {}", escape_controls_in_prose(line));
                 }
             }
             if let Some(fix) = &item.fix {
@@ -243,11 +244,11 @@ impl Report {
                         end_line: item.end_line,
                         end_column: item.end_column,
                         severity: item.diag.severity.word(),
-                        source: item.diag.source.as_deref(),
-                        code: item.diag.code.as_deref(),
-                        message: &item.diag.message,
-                        fix: item.fix.as_deref(),
-                        note: item.note.as_deref(),
+                        source: item.diag.source.as_deref().map(escape_controls_in_prose),
+                        code: item.diag.code.as_deref().map(escape_controls_in_prose),
+                        message: escape_controls_in_prose(&item.diag.message),
+                        fix: item.fix.as_deref().map(escape_controls_in_prose),
+                        note: item.note.as_deref().map(escape_controls_in_prose),
                     })
                     .collect(),
                 server_reason: file.server_reason.as_deref(),
@@ -304,13 +305,15 @@ struct JsonDiagnostic<'a> {
     end_line: u32,
     end_column: u32,
     severity: &'static str,
-    source: Option<&'a str>,
-    code: Option<&'a str>,
-    message: &'a str,
+    // The server's and the rules' text, control characters escaped (a
+    // reader of the JSON shows it to Claude or a terminal).
+    source: Option<Cow<'a, str>>,
+    code: Option<Cow<'a, str>>,
+    message: Cow<'a, str>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    fix: Option<&'a str>,
+    fix: Option<Cow<'a, str>>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    note: Option<&'a str>,
+    note: Option<Cow<'a, str>>,
 }
 
 fn plural(n: usize, word: &str) -> String {

@@ -8,7 +8,7 @@
 
 use crate::hook::Hook;
 use crate::hook::ctx::Ctx;
-use crate::hook::protocol::{EventName, HookInput, HookOutput, ToolInput};
+use crate::hook::protocol::{EventName, Head, HookInput, HookOutput, ToolInput};
 
 pub struct PostToolLspDiagnostic;
 
@@ -30,6 +30,25 @@ introduces errors is blocked with them as the reason. Orchestrator files
 Exit 1 with one stderr line on bad input or an internal fault (never blocks).
 Config: <project>/.lsp.json and <project>/.claude/ralph-hooks.json (\"lsp\", \"diagnostics\").
 ";
+
+    /// A Write or Edit whose input is over the limit (a file of many MiB):
+    /// Claude is told the file was not checked, and a loop keeps it among
+    /// its touched files so its Stop checks it from disk.
+    fn handle_oversized(ctx: &Ctx, head: &Head) -> Option<anyhow::Result<HookOutput>> {
+        if head.hook_event_name.as_deref() != Some("PostToolUse") {
+            return None;
+        }
+        if !matches!(
+            head.tool_name.as_deref(),
+            Some("Write" | "Edit" | "MultiEdit")
+        ) {
+            return None;
+        }
+        let file_path = head.file_path.as_deref()?;
+        Some(crate::diagnostics::edit::after_oversized_edit(
+            ctx, file_path,
+        ))
+    }
 
     fn handle(ctx: &Ctx, input: HookInput) -> anyhow::Result<HookOutput> {
         let (tool, event) = match input {

@@ -88,6 +88,10 @@ impl Dialect for Detecting {
     fn block_cap(&self) -> Option<u32> {
         self.found.get()?.dialect(&[]).block_cap()
     }
+
+    fn is_claude(&self) -> bool {
+        true
+    }
 }
 
 #[cfg(test)]

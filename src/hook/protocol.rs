@@ -376,6 +376,52 @@ impl std::error::Error for InputError {}
 /// file can reach a few MiB. Past this we refuse rather than buffer without end.
 pub const MAX_INPUT_BYTES: usize = 8 * 1024 * 1024;
 
+/// What can be read from the start of an input too large to parse: the
+/// top-level string fields Claude Code sends first (`session_id`, `cwd`,
+/// `hook_event_name`, `tool_name`) and the tool's `file_path`, which comes
+/// before the file's content. Each is the first occurrence of its key, so
+/// it is only as good as that order; it is used to say "not checked",
+/// never to decide that something is fine.
+#[derive(Debug, Default)]
+pub struct Head {
+    pub common: Common,
+    pub hook_event_name: Option<String>,
+    pub tool_name: Option<String>,
+    pub file_path: Option<String>,
+}
+
+impl Head {
+    /// How much of the input is looked at.
+    const HEAD_BYTES: usize = 64 * 1024;
+
+    pub fn of(bytes: &[u8]) -> Head {
+        let head = String::from_utf8_lossy(&bytes[..bytes.len().min(Head::HEAD_BYTES)]);
+        let field = |key: &str| string_field(&head, key);
+        Head {
+            common: Common {
+                session_id: field("session_id"),
+                transcript_path: field("transcript_path"),
+                cwd: field("cwd"),
+                ..Common::default()
+            },
+            hook_event_name: field("hook_event_name"),
+            tool_name: field("tool_name"),
+            file_path: field("file_path"),
+        }
+    }
+}
+
+/// The JSON string after the first `"key":` in `text`.
+fn string_field(text: &str, key: &str) -> Option<String> {
+    let quoted = format!("\"{key}\"");
+    let at = text.find(&quoted)? + quoted.len();
+    let rest = text[at..].trim_start().strip_prefix(':')?.trim_start();
+    serde_json::Deserializer::from_str(rest)
+        .into_iter::<String>()
+        .next()?
+        .ok()
+}
+
 /// Parses raw stdin bytes into a typed input, accepting only `accepted` events.
 pub fn parse_input(bytes: &[u8], accepted: &[EventName]) -> Result<HookInput, InputError> {
     input_from_value(parse_object(bytes)?, accepted)

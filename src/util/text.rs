@@ -44,18 +44,42 @@ pub fn indent(text: &str, prefix: &str) -> String {
 /// name that reaches text output (which Claude reads) must stay on its
 /// line and must not forge another (a name holding `\napp.py:1:1 error …`).
 pub fn escape_controls(text: &str) -> std::borrow::Cow<'_, str> {
-    let unsafe_char = |c: char| c.is_control() || c == '\u{2028}' || c == '\u{2029}';
+    escape_unless(text, |_| false)
+}
+
+/// [`escape_controls`] for prose that may span lines (a server's message,
+/// a rule's fix, a loop's goal): newlines and tabs are its layout and stay;
+/// every other control character (ESC, BEL, CR, NUL, backspace) and every
+/// bidirectional override is escaped, so the text can neither drive a
+/// terminal nor make what is shown read differently from what it is.
+pub fn escape_controls_in_prose(text: &str) -> std::borrow::Cow<'_, str> {
+    escape_unless(text, |c| c == '\n' || c == '\t')
+}
+
+/// Bidirectional embedding, override and isolate marks (and the invisible
+/// direction marks): they reorder what a reader sees.
+fn is_bidi_control(c: char) -> bool {
+    matches!(
+        c,
+        '\u{61c}' | '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}'
+    )
+}
+
+fn escape_unless(text: &str, kept: impl Fn(char) -> bool) -> std::borrow::Cow<'_, str> {
+    let unsafe_char = |c: char| {
+        !kept(c) && (c.is_control() || c == '\u{2028}' || c == '\u{2029}' || is_bidi_control(c))
+    };
     if !text.chars().any(unsafe_char) {
         return std::borrow::Cow::Borrowed(text);
     }
     let mut out = String::with_capacity(text.len() + 8);
     for c in text.chars() {
         match c {
+            c if !unsafe_char(c) => out.push(c),
             '\n' => out.push_str("\\n"),
             '\r' => out.push_str("\\r"),
             '\t' => out.push_str("\\t"),
-            c if unsafe_char(c) => out.push_str(&format!("\\u{{{:x}}}", u32::from(c))),
-            c => out.push(c),
+            c => out.push_str(&format!("\\u{{{:x}}}", u32::from(c))),
         }
     }
     std::borrow::Cow::Owned(out)
@@ -80,5 +104,18 @@ mod tests {
             escape_controls("a\r\t\u{1b}[31m\u{7f}\u{85}\u{2028}"),
             "a\\r\\t\\u{1b}[31m\\u{7f}\\u{85}\\u{2028}"
         );
+    }
+
+    #[test]
+    fn prose_keeps_its_layout_but_no_terminal_control_or_bidi_override() {
+        assert_eq!(
+            escape_controls_in_prose("line one\n\tline two"),
+            "line one\n\tline two"
+        );
+        assert_eq!(
+            escape_controls_in_prose("A\u{1b}]0;x\u{7}\r\u{0}\u{8}B\u{202e}C"),
+            "A\\u{1b}]0;x\\u{7}\\r\\u{0}\\u{8}B\\u{202e}C"
+        );
+        assert_eq!(escape_controls("a\u{202e}b"), "a\\u{202e}b");
     }
 }

@@ -1,0 +1,91 @@
+//! Inputs and files too large to handle the usual way: the answer says so,
+//! and a loop never counts such a file as clean.
+
+use std::path::Path;
+use std::process::Output;
+
+use serde_json::{Value, json};
+
+use crate::util::{self, TempDir};
+
+fn cli(project: &Path, args: &[&str]) -> Output {
+    util::command("ralph-hooks", project)
+        .args(args)
+        .env("CLAUDE_CODE_SESSION_ID", "big")
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn an_edit_whose_input_is_over_the_stdin_limit_says_not_checked_and_the_loop_checks_it() {
+    let dir = TempDir::new("oversized");
+    util::write_fake_lsp_json(dir.path(), &["--mode", "normal"]);
+    util::write_hook_config(
+        dir.path(),
+        json!({"diagnostics": {"timeout_ms": 20_000, "loop_budget_ms": 60_000}}),
+    );
+    let started = cli(
+        dir.path(),
+        &[
+            "loop",
+            "start",
+            "--check",
+            "true",
+            "--diagnostics=touched",
+            "x",
+        ],
+    );
+    assert!(
+        started.status.success(),
+        "{}",
+        String::from_utf8_lossy(&started.stderr)
+    );
+    // 9 MB: the Write's payload holds it twice (input and response).
+    let file = dir.path().join("big.fake");
+    let mut text = String::from("y = 1  # ERROR: y is wrong\n");
+    text.push_str(&format!("# {}\n", "p".repeat(97)).repeat(90_000));
+    std::fs::write(&file, &text).unwrap();
+    let payload = json!({
+        "session_id": "big", "transcript_path": "/tmp/x.jsonl", "cwd": dir.path(),
+        "hook_event_name": "PostToolUse", "tool_name": "Write",
+        "tool_input": {"file_path": file, "content": text},
+        "tool_response": {"type": "create", "filePath": file, "content": text,
+                          "structuredPatch": [], "originalFile": null},
+        "tool_use_id": "t1",
+    });
+    let output = util::run_with_stdin(
+        util::command("ralph-post-tool-lsp-diagnostic", dir.path()),
+        payload.to_string().as_bytes(),
+    );
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "stderr: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let answer: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let context = answer["hookSpecificOutput"]["additionalContext"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(context.contains("big.fake"), "{answer}");
+    assert!(context.contains("larger than 8 MiB"), "{answer}");
+    assert!(context.contains("do not take this as clean"), "{answer}");
+
+    let state: Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.path().join(".claude/orchestrator/loop.json")).unwrap(),
+    )
+    .unwrap();
+    let touched = state["touched_files"].to_string();
+    assert!(touched.contains("big.fake"), "{state}");
+
+    // The loop's Stop checks the file from disk: its error keeps it going.
+    let stop = json!({"session_id": "big", "hook_event_name": "Stop",
+                      "stop_hook_active": false, "last_assistant_message": "done"});
+    let output = util::run_with_stdin(
+        util::command("ralph-stop-loop-controller", dir.path()),
+        stop.to_string().as_bytes(),
+    );
+    let answer = String::from_utf8_lossy(&output.stdout);
+    assert!(answer.contains("\"decision\":\"block\""), "{answer}");
+    assert!(!answer.contains("COMPLETED"), "{answer}");
+}
