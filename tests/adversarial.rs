@@ -1355,6 +1355,20 @@ fn stop_hook_killed_during_check(signal: libc::c_int, check: &str) -> u32 {
         .stdin(Stdio::piped())
         .stdout(Stdio::null())
         .stderr(Stdio::null());
+    // A test run started in the background (`cmd &`, `nohup`) hands its
+    // children SIGINT and SIGHUP ignored, and the hook rightly leaves an
+    // ignored signal ignored; Claude Code starts hooks with them at their
+    // defaults, which is what is tested here.
+    // SAFETY: signal(2) is async-signal-safe, fine between fork and exec.
+    unsafe {
+        use std::os::unix::process::CommandExt as _;
+        command.pre_exec(|| {
+            for signal in [libc::SIGINT, libc::SIGHUP, libc::SIGTERM] {
+                libc::signal(signal, libc::SIG_DFL);
+            }
+            Ok(())
+        });
+    }
     let mut child = command.spawn().unwrap();
     let input = json!({"hook_event_name": "Stop", "session_id": SESSION, "stop_hook_active": false,
                        "last_assistant_message": "working"});
