@@ -27,7 +27,6 @@ use super::install::{binary_dir, is_ours, program_of, shell_quote};
 use crate::harness::{EVENT_ARG, HARNESS_ARG, Harness};
 use crate::hook::ctx::Ctx;
 use crate::state::write_atomic;
-use crate::util::fsread::{self, Links, limits};
 
 /// One hook in a harness's configuration.
 pub struct HarnessHook {
@@ -260,28 +259,6 @@ pub fn merged(
     (config, removed)
 }
 
-fn read_config(path: &Path) -> anyhow::Result<Value> {
-    let Some(text) = fsread::read_text(path, limits::CONFIG, Links::Follow)? else {
-        return Ok(json!({}));
-    };
-    if text.trim().is_empty() {
-        return Ok(json!({}));
-    }
-    let value: Value = serde_json::from_str(&text).with_context(|| {
-        format!(
-            "{} is not valid JSON; fix it by hand first, nothing was changed",
-            path.display()
-        )
-    })?;
-    if !value.is_object() {
-        bail!(
-            "{} is not a JSON object; fix it by hand first, nothing was changed",
-            path.display()
-        );
-    }
-    Ok(value)
-}
-
 fn write_config(path: &Path, config: &Value) -> anyhow::Result<()> {
     if let Some(parent) = path.parent() {
         std::fs::create_dir_all(parent)
@@ -324,7 +301,7 @@ pub fn run(ctx: &Ctx, name: &str, uninstall: bool) -> anyhow::Result<ExitCode> {
         bail!("project directory {} does not exist", project.display());
     }
     let path = project.join(config_path(harness));
-    let config = read_config(&path)?;
+    let config = super::install::read_settings(&path)?;
     if uninstall {
         let (config, removed) = merged(harness, config, Path::new(""), true);
         let empty = config
@@ -406,7 +383,7 @@ pub fn doctor_section(project: &Path) -> usize {
     let mut any = false;
     for harness in Harness::ALL.into_iter().skip(1) {
         let path: PathBuf = project.join(config_path(harness));
-        let Ok(config) = read_config(&path) else {
+        let Ok(config) = super::install::read_settings(&path) else {
             problems += 1;
             println!(
                 "  BROKEN {:<8} {} is not valid JSON",

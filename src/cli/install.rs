@@ -466,7 +466,9 @@ pub fn binary_dir() -> anyhow::Result<PathBuf> {
     )
 }
 
-fn read_settings(path: &Path) -> anyhow::Result<Value> {
+/// A JSON settings file as an object: absent or empty is `{}`; anything
+/// but an object is refused with a message naming the file.
+pub fn read_settings(path: &Path) -> anyhow::Result<Value> {
     let Some(text) = fsread::read_text(path, limits::CONFIG, Links::Follow)? else {
         return Ok(json!({}));
     };

@@ -154,7 +154,7 @@ fn folder_times(git_dir: &Path, top: &Path) -> BTreeMap<String, i64> {
         let Ok(metadata) = std::fs::metadata(&dir) else {
             continue;
         };
-        if let Ok(relative) = dir.strip_prefix(&git_dir) {
+        if let Ok(relative) = dir.strip_prefix(git_dir) {
             folders.insert(relative.to_string_lossy().into_owned(), mtime_ns(&metadata));
         }
         let Ok(entries) = std::fs::read_dir(&dir) else {
