@@ -10,6 +10,8 @@
 //!   checks run as batches that outlive their caller); [`checks`]: project
 //!   checks with the daemon's servers ([`project_check`] is the callers'
 //!   side).
+//! - [`fresh`]: what changed on the disk since a server last looked;
+//!   the files outside the walk it reads are [`crate::engine::deps`].
 //! - [`wire`]: the JSON-lines protocol and its handshake; [`paths`]: socket
 //!   and locks; [`record`]: `daemon.json`, `servers.json`, the log;
 //!   [`procs`]: RSS and leftover process groups from /proc;

@@ -13,6 +13,9 @@
 //!   [`servers::LocalServers`] in this process.
 //! - [`cli_batch`]: a checker's own command line for a whole batch, where
 //!   its server cannot be asked well (pyrefly).
+//! - [`deps`]: the files outside the walked workspace a server reads
+//!   (`extends`, JSON modules, `node_modules`, extra search paths), so a
+//!   warm server or a kept result notices their change.
 //! - [`report`]: the result, its text and JSON forms and the exit code.
 //! - [`loop_check`]: a loop's condition from a report (pure).
 //! - [`model`], [`listing`], [`settings`]: what a diagnostic is, how lists
@@ -24,6 +27,7 @@
 //! the front ends.
 
 pub mod cli_batch;
+pub mod deps;
 pub mod files;
 pub mod jobs;
 pub mod listing;

@@ -620,46 +620,49 @@ fn pyright_warm_sees_a_symlink_retargeted() {
 }
 
 /// A git-ignored file the project imports (generated code), changed by the
-/// shell: warm pyright answers as a cold one.
+/// shell: warm pyright and ty answer as cold ones.
 #[test]
-fn pyright_warm_sees_a_git_ignored_import_changed() {
-    if util::require_tool(
-        "pyright-langserver",
-        "the pyright ignored-file freshness test",
-    )
-    .is_none()
-    {
-        return;
-    }
-    let project = Project::new("fresh-ignored");
-    let root = project.path();
-    write(root, ".lsp.json", r#"{"ruff": {"disabled": true}}"#);
-    write(root, ".gitignore", ".claude/\ngen/\n");
-    write(root, "gen/g.py", "def g() -> int:\n    return 1\n");
-    write(root, "c.py", "from gen.g import g\n\nx: int = g()\n");
-    git(root, &["init", "-q"]);
-    git(root, &["add", "-A"]);
-    git(root, &["commit", "-q", "-m", "init"]);
-    let report = project.write_through_hook("c.py");
-    assert!(!report.contains("c.py:3:"), "{report}");
-    assert!(project.errors(true).is_empty());
+fn python_warm_sees_a_git_ignored_import_changed() {
+    for (server, label, config) in [
+        ("pyright-langserver", "fresh-ignored", None),
+        ("ty", "fresh-ignored-ty", Some("ty.toml")),
+    ] {
+        if util::require_tool(server, "the ignored-file freshness test").is_none() {
+            continue;
+        }
+        let project = Project::new(label);
+        let root = project.path();
+        if let Some(config) = config {
+            write(root, config, "");
+        }
+        write(root, ".lsp.json", r#"{"ruff": {"disabled": true}}"#);
+        write(root, ".gitignore", ".claude/\ngen/\n");
+        write(root, "gen/g.py", "def g() -> int:\n    return 1\n");
+        write(root, "c.py", "from gen.g import g\n\nx: int = g()\n");
+        git(root, &["init", "-q"]);
+        git(root, &["add", "-A"]);
+        git(root, &["commit", "-q", "-m", "init"]);
+        let report = project.write_through_hook("c.py");
+        assert!(!report.contains("c.py:3:"), "{server}: {report}");
+        assert!(project.errors(true).is_empty(), "{server}");
 
-    shell(
-        root,
-        "sed -i 's/-> int:/-> str:/; s/return 1/return \"s\"/' gen/g.py",
-    );
-    let cold = project.errors(false);
-    assert!(
-        cold.iter()
-            .any(|(file, line, _)| file == "c.py" && *line == 3),
-        "cold: {cold:?}"
-    );
-    assert_eq!(
-        project.errors(true),
-        cold,
-        "warm vs cold\n{}",
-        project.log()
-    );
+        shell(
+            root,
+            "sed -i 's/-> int:/-> str:/; s/return 1/return \"s\"/' gen/g.py",
+        );
+        let cold = project.errors(false);
+        assert!(
+            cold.iter()
+                .any(|(file, line, _)| file == "c.py" && *line == 3),
+            "{server}: cold: {cold:?}"
+        );
+        assert_eq!(
+            project.errors(true),
+            cold,
+            "{server}: warm vs cold\n{}",
+            project.log()
+        );
+    }
 }
 
 /// A symbolic link in the project to a file outside it, whose target the
@@ -701,4 +704,168 @@ fn pyright_warm_sees_a_symlinks_target_outside_the_project_changed() {
         "warm vs cold\n{}",
         project.log()
     );
+}
+
+/// TypeScript reads files the workspace walk skips: JSON modules (with
+/// `resolveJsonModule`), a configuration that `tsconfig.json` extends under
+/// another name, and typings under `node_modules`. Each changed by the
+/// shell, a warm check answers as a cold one.
+#[test]
+fn typescript_warm_sees_json_modules_extended_configs_and_dependencies_changed() {
+    if util::require_tool(
+        "typescript-language-server",
+        "the TypeScript dependency freshness test",
+    )
+    .is_none()
+    {
+        return;
+    }
+    let Some(typescript) = crate::lsp_real::typescript_with_tsserver() else {
+        if util::servers_required() {
+            panic!("no global typescript with lib/tsserver.js (npm install -g typescript@5)");
+        }
+        util::skip(
+            "the TypeScript dependency freshness test",
+            "no global typescript@5 with tsserver",
+        );
+        return;
+    };
+    let project = Project::new("fresh-ts-deps");
+    let root = project.path();
+    typescript_project(root, &typescript);
+    write(
+        root,
+        "tsconfig.json",
+        r#"{
+  // the shared settings live elsewhere
+  "extends": "./configs/base.json",
+  "compilerOptions": {"noEmit": true, "module": "esnext", "moduleResolution": "bundler",
+    "target": "esnext", "resolveJsonModule": true},
+  "include": ["*.ts"],
+}"#,
+    );
+    write(
+        root,
+        "configs/base.json",
+        r#"{"compilerOptions": {"strict": false}}"#,
+    );
+    write(root, "data.json", r#"{"v": 1}"#);
+    write(
+        root,
+        "node_modules/mylib/package.json",
+        r#"{"name": "mylib", "version": "1.0.0", "types": "index.d.ts"}"#,
+    );
+    write(
+        root,
+        "node_modules/mylib/index.d.ts",
+        "export declare function lib(): number;\n",
+    );
+    write(
+        root,
+        "a.ts",
+        "import d from \"./data.json\";\nexport const n: number = d.v;\n",
+    );
+    write(root, "b.ts", "export function f(x) {\n  return x;\n}\n");
+    write(
+        root,
+        "e.ts",
+        "import { lib } from \"mylib\";\nexport const q: number = lib();\n",
+    );
+    write(root, ".gitignore", ".claude/\nnode_modules\n");
+    git(root, &["init", "-q"]);
+    git(root, &["add", "-A"]);
+    git(root, &["commit", "-q", "-m", "init"]);
+    project.write_through_hook("a.ts");
+    assert!(project.errors(true).is_empty(), "{}", project.log());
+
+    let steps: [(&str, &str, (&str, u64)); 3] = [
+        (
+            "a JSON module changed",
+            r#"printf '{"v": "s"}' > data.json"#,
+            ("a.ts", 2),
+        ),
+        (
+            "the extended configuration turned strict on",
+            r#"printf '{"compilerOptions": {"strict": true}}' > configs/base.json"#,
+            ("b.ts", 1),
+        ),
+        (
+            "a dependency's typings changed",
+            "sed -i 's/number/string/' node_modules/mylib/index.d.ts",
+            ("e.ts", 2),
+        ),
+    ];
+    for (what, script, (file, line)) in steps {
+        shell(root, script);
+        // Warm first, right after the change: tsserver watches some files
+        // itself and would catch up while a cold check ran.
+        let warm = project.errors(true);
+        let cold = project.errors(false);
+        assert!(
+            cold.iter().any(|(f, l, _)| f == file && *l == line),
+            "{what}: cold {cold:?}"
+        );
+        assert_eq!(warm, cold, "{what}: warm vs cold\n{}", project.log());
+    }
+}
+
+/// A Python checker's extra search path outside the project, changed by
+/// the shell (a sibling package in a monorepo): warm answers as cold, for
+/// pyright (`extraPaths`) and ty (`extra-paths`).
+#[test]
+fn python_warm_sees_an_extra_search_path_outside_the_project_changed() {
+    for (server, label, config, text) in [
+        (
+            "pyright-langserver",
+            "fresh-extra-pyright",
+            "pyrightconfig.json",
+            r#"{"extraPaths": ["EXT"]}"#,
+        ),
+        (
+            "ty",
+            "fresh-extra-ty",
+            "ty.toml",
+            "[environment]\nextra-paths = [\"EXT\"]\n",
+        ),
+    ] {
+        if util::require_tool(server, "the extra search path freshness test").is_none() {
+            continue;
+        }
+        let project = Project::new(label);
+        let outside = TempDir::new(&format!("{label}-lib"));
+        let root = project.path();
+        let ext = outside.path().display().to_string();
+        write(root, config, &text.replace("EXT", &ext));
+        write(root, ".lsp.json", r#"{"ruff": {"disabled": true}}"#);
+        write(outside.path(), "ext.py", "def e() -> int:\n    return 1\n");
+        write(root, "m.py", "from ext import e\n\nx: int = e()\n");
+        write(root, ".gitignore", ".claude/\n");
+        git(root, &["init", "-q"]);
+        git(root, &["add", "-A"]);
+        git(root, &["commit", "-q", "-m", "init"]);
+        let report = project.write_through_hook("m.py");
+        assert!(!report.contains("m.py:3:"), "{server}: {report}");
+        assert!(
+            project.errors(true).is_empty(),
+            "{server}: {}",
+            project.log()
+        );
+
+        shell(
+            outside.path(),
+            "sed -i 's/-> int:/-> str:/; s/return 1/return \"s\"/' ext.py",
+        );
+        let cold = project.errors(false);
+        assert!(
+            cold.iter()
+                .any(|(file, line, _)| file == "m.py" && *line == 3),
+            "{server}: cold {cold:?}"
+        );
+        assert_eq!(
+            project.errors(true),
+            cold,
+            "{server}: warm vs cold\n{}",
+            project.log()
+        );
+    }
 }

@@ -198,6 +198,12 @@ pub struct DiskView {
     skip: Vec<PathBuf>,
     files: HashMap<PathBuf, Entry>,
     configs: HashMap<PathBuf, Entry>,
+    /// Files outside the walk the server reads (see `deps`), stamped with
+    /// the configuration files; found again when the configuration or
+    /// the set of JSON files changes.
+    deps: Vec<PathBuf>,
+    /// The JSON files of the last walk (for a server of scripts only).
+    json_files: Vec<PathBuf>,
     /// Whether a walk has set the baseline.
     walked: bool,
 }
@@ -215,6 +221,8 @@ impl DiskView {
                 .collect(),
             files: HashMap::new(),
             configs: HashMap::new(),
+            deps: Vec::new(),
+            json_files: Vec::new(),
             walked: false,
         }
     }
@@ -224,6 +232,8 @@ impl DiskView {
     pub fn reset(&mut self) {
         self.files.clear();
         self.configs.clear();
+        self.deps.clear();
+        self.json_files.clear();
         self.walked = false;
     }
 
@@ -243,6 +253,8 @@ impl DiskView {
         let mut files = HashMap::with_capacity(self.files.len());
         let mut configs = HashMap::new();
         let skip = self.skip.clone();
+        let scripts = crate::engine::deps::reads_scripts(&self.extensions);
+        let mut json_files = Vec::new();
         let walker = ignore::WalkBuilder::new(&self.root)
             .require_git(false)
             // Ignored by git is not unread by the server (see above).
@@ -267,6 +279,9 @@ impl DiskView {
             let name = entry.file_name().to_string_lossy();
             let is_config = is_config_name(&name);
             if !is_config && !self.handles(&name) {
+                if scripts && name.ends_with(".json") {
+                    json_files.push(entry.into_path());
+                }
                 continue;
             }
             let stamp = if is_link {
@@ -300,6 +315,10 @@ impl DiskView {
                 );
             }
         }
+        let walked_configs: Vec<PathBuf> = configs.keys().cloned().collect();
+        for path in &self.deps {
+            stamp_into(&mut configs, path);
+        }
         let mut changes = DiskChanges::default();
         let first = !self.walked;
         diff(
@@ -320,6 +339,29 @@ impl DiskView {
             first,
             &mut |path, _| changes.configs.push(path),
         );
+        json_files.sort();
+        if first || !changes.configs.is_empty() || json_files != self.json_files {
+            // Found again from the configuration as it is now; a new
+            // dependency is news unless this walk is the baseline.
+            let deps = crate::engine::deps::dependencies(
+                &self.root,
+                &self.extensions,
+                &walked_configs,
+                &json_files,
+            );
+            for gone in self.deps.iter().filter(|path| !deps.contains(path)) {
+                if !walked_configs.contains(gone) {
+                    configs.remove(gone);
+                }
+            }
+            for path in &deps {
+                if !configs.contains_key(path) && stamp_into(&mut configs, path) && !first {
+                    changes.configs.push(path.clone());
+                }
+            }
+            self.deps = deps;
+            self.json_files = json_files;
+        }
         self.files = files;
         self.configs = configs;
         self.walked = true;
@@ -367,6 +409,24 @@ pub fn narrows_python_files(root: &Path) -> bool {
         Ok(Some(text)) => text.contains("[tool.pyright]") && names_files(&text),
         Ok(None) => false,
         Err(()) => true,
+    }
+}
+
+/// Adds the stamp of `path` (followed through links) to `configs`;
+/// whether it exists.
+fn stamp_into(configs: &mut HashMap<PathBuf, Entry>, path: &Path) -> bool {
+    match std::fs::metadata(path) {
+        Ok(metadata) => {
+            configs.insert(
+                path.to_path_buf(),
+                Entry {
+                    stamp: Stamp::of(&metadata),
+                    racy_hash: None,
+                },
+            );
+            true
+        }
+        Err(_) => false,
     }
 }
 
@@ -606,6 +666,153 @@ mod tests {
         .unwrap();
         assert!(narrows_python_files(&root));
         let _ = std::fs::remove_dir_all(&root);
+    }
+
+    fn ts_view(root: &Path) -> DiskView {
+        DiskView::new(root, &[".ts".to_string(), ".js".to_string()], &[])
+    }
+
+    #[test]
+    fn a_config_reached_through_extends_is_a_configuration_file() {
+        let root = temp("extends");
+        let shared = temp("extends-shared");
+        std::fs::create_dir_all(root.join("configs")).unwrap();
+        std::fs::write(
+            root.join("tsconfig.json"),
+            format!(
+                "{{\n // comment\n \"extends\": [\"./configs/base\", \"{}/shared.json\"],\n}}",
+                shared.display()
+            ),
+        )
+        .unwrap();
+        std::fs::write(
+            root.join("configs/base.json"),
+            r#"{"extends": "@tsconfig/x/tsconfig.json"}"#,
+        )
+        .unwrap();
+        std::fs::create_dir_all(root.join("node_modules/@tsconfig/x")).unwrap();
+        std::fs::write(root.join("node_modules/@tsconfig/x/tsconfig.json"), "{}").unwrap();
+        std::fs::write(shared.join("shared.json"), "{}").unwrap();
+        std::fs::write(root.join("a.ts"), "export {};\n").unwrap();
+        let mut view = ts_view(&root);
+        assert!(view.refresh().is_empty());
+        assert!(
+            view.deps
+                .contains(&root.join("node_modules/@tsconfig/x/tsconfig.json")),
+            "{:?}",
+            view.deps
+        );
+        for (file, text) in [
+            (
+                root.join("configs/base.json"),
+                r#"{"extends": "@tsconfig/x/tsconfig.json", "compilerOptions": {"strict": true}}"#,
+            ),
+            (
+                shared.join("shared.json"),
+                r#"{"compilerOptions": {"strict": true}}"#,
+            ),
+            (
+                root.join("node_modules/@tsconfig/x/tsconfig.json"),
+                r#"{"compilerOptions": {}}"#,
+            ),
+        ] {
+            std::fs::write(&file, text).unwrap();
+            let changes = view.refresh();
+            assert!(changes.configs.contains(&file), "{file:?}: {changes:?}");
+        }
+        assert!(view.refresh().is_empty());
+        let _ = std::fs::remove_dir_all(&root);
+        let _ = std::fs::remove_dir_all(&shared);
+    }
+
+    #[test]
+    fn json_files_count_where_typescript_resolves_json_modules() {
+        let root = temp("json-modules");
+        std::fs::write(root.join("tsconfig.json"), "{}").unwrap();
+        std::fs::write(root.join("data.json"), r#"{"v": 1}"#).unwrap();
+        std::fs::write(root.join("a.ts"), "export {};\n").unwrap();
+        let mut view = ts_view(&root);
+        view.refresh();
+        std::fs::write(root.join("data.json"), r#"{"v": "one"}"#).unwrap();
+        assert!(
+            view.refresh().is_empty(),
+            "JSON is not read without resolveJsonModule"
+        );
+        std::fs::write(
+            root.join("tsconfig.json"),
+            r#"{"compilerOptions": {"resolveJsonModule": true}}"#,
+        )
+        .unwrap();
+        let changes = view.refresh();
+        assert!(
+            changes.configs.contains(&root.join("tsconfig.json")),
+            "{changes:?}"
+        );
+        std::fs::write(root.join("data.json"), r#"{"v": 2}"#).unwrap();
+        assert_eq!(view.refresh().configs, [root.join("data.json")]);
+        std::fs::write(root.join("more.json"), "{}").unwrap();
+        assert_eq!(view.refresh().configs, [root.join("more.json")], "created");
+        std::fs::remove_file(root.join("more.json")).unwrap();
+        assert_eq!(view.refresh().configs, [root.join("more.json")], "deleted");
+        assert!(view.refresh().is_empty());
+        let _ = std::fs::remove_dir_all(&root);
+    }
+
+    #[test]
+    fn a_package_under_node_modules_changed_or_added_is_seen() {
+        let root = temp("node-modules");
+        let lib = root.join("node_modules/mylib");
+        std::fs::create_dir_all(&lib).unwrap();
+        std::fs::write(
+            lib.join("package.json"),
+            r#"{"name": "mylib", "types": "lib/main.d.ts"}"#,
+        )
+        .unwrap();
+        std::fs::create_dir_all(lib.join("lib")).unwrap();
+        std::fs::write(
+            lib.join("lib/main.d.ts"),
+            "export declare function f(): number;\n",
+        )
+        .unwrap();
+        std::fs::write(root.join("a.ts"), "export {};\n").unwrap();
+        let mut view = ts_view(&root);
+        view.refresh();
+        std::fs::write(
+            lib.join("lib/main.d.ts"),
+            "export declare function f(): string;\n",
+        )
+        .unwrap();
+        assert_eq!(view.refresh().configs, [lib.join("lib/main.d.ts")]);
+        std::fs::create_dir_all(root.join("node_modules/@types/other")).unwrap();
+        std::fs::write(root.join("node_modules/@types/other/index.d.ts"), "").unwrap();
+        std::fs::write(root.join("node_modules/@types/other/package.json"), "{}").unwrap();
+        let changes = view.refresh();
+        assert!(
+            changes.configs.contains(&root.join("node_modules")),
+            "{changes:?}"
+        );
+        assert!(view.refresh().is_empty(), "{:?}", view.refresh());
+        let _ = std::fs::remove_dir_all(&root);
+    }
+
+    #[test]
+    fn python_files_on_an_extra_search_path_outside_the_project_are_seen() {
+        let root = temp("extra-paths");
+        let outside = temp("extra-paths-lib");
+        std::fs::write(outside.join("ext.py"), "def e() -> int: return 1\n").unwrap();
+        std::fs::write(
+            root.join("pyrightconfig.json"),
+            format!(r#"{{"extraPaths": ["{}"]}}"#, outside.display()),
+        )
+        .unwrap();
+        std::fs::write(root.join("a.py"), "from ext import e\n").unwrap();
+        let mut view = view(&root);
+        view.refresh();
+        std::fs::write(outside.join("ext.py"), "def e() -> str: return ''\n").unwrap();
+        assert_eq!(view.refresh().configs, [outside.join("ext.py")]);
+        assert!(view.refresh().is_empty());
+        let _ = std::fs::remove_dir_all(&root);
+        let _ = std::fs::remove_dir_all(&outside);
     }
 
     #[test]

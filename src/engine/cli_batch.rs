@@ -469,11 +469,26 @@ fn job_key(job: &ServerJob) -> u64 {
     fnv1a(text.as_bytes())
 }
 
-/// Size and modification time of every file the job covers and of the
-/// configuration files in its root.
+/// Size and modification time of every file the job covers, of the
+/// configuration files in its root and of what they make the checker read
+/// besides (see [`super::deps`]).
 fn stamps(job: &ServerJob) -> u64 {
-    let configs = CONFIG_FILES.iter().map(|name| job.launch.root.join(name));
-    stamp_paths(job.files.iter().map(|f| f.path.clone()).chain(configs))
+    let root = &job.launch.root;
+    let configs: Vec<PathBuf> = CONFIG_FILES
+        .iter()
+        .map(|name| root.join(name))
+        .filter(|path| path.is_file())
+        .collect();
+    // What the checker reads besides the job's files: the project's other
+    // Python files (git-ignored generated code the job does not list), an
+    // extra search path outside the project, the virtual environment's
+    // packages.
+    let deps = super::deps::dependencies(root, &[".py".to_string()], &configs, &[]);
+    let mut paths: Vec<PathBuf> = job.files.iter().map(|f| f.path.clone()).collect();
+    paths.extend(super::deps::python_sources(root));
+    paths.sort();
+    paths.dedup();
+    stamp_paths(paths.into_iter().chain(configs).chain(deps))
 }
 
 /// Size and modification time of the configuration files in the job's

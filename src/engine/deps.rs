@@ -1,0 +1,449 @@
+//! Files a server reads that the workspace walk does not see, so that the
+//! warm daemon notices when a shell command changes them: a cold server
+//! reads them afresh, a warm one must be restarted to (see `fresh`).
+//!
+//! - a `tsconfig.json` reaches other files through `extends` (a shared
+//!   `../tsconfig.base.json`, `configs/base.json`, `@tsconfig/node20`);
+//! - with `resolveJsonModule`, TypeScript type-checks the JSON files it
+//!   imports (the walk otherwise skips JSON);
+//! - dependencies under `node_modules/` (skipped by the walk: they are
+//!   many, and read-only in spirit) change with `npm install`; each
+//!   package's manifest and its typings entry are stamped, and the
+//!   installer's own record (`node_modules/.package-lock.json`);
+//! - a Python checker's extra search paths (pyright `extraPaths`, ty
+//!   `extra-paths`, pyrefly `search-path`) may lie outside the project, and
+//!   a virtual environment's `site-packages` changes with `pip install`.
+//!
+//! Each of these is a *dependency*: its change restarts the server, like a
+//! configuration file's. What is not covered: a file deep inside a
+//! package under `node_modules/` or `site-packages/` edited in place (an
+//! installer replaces packages, it does not edit them), and `node_modules`
+//! folders below the workspace root.
+
+use std::path::{Component, Path, PathBuf};
+
+/// How many files an extra search path outside the project may hold before
+/// the walk stops looking (a whole home folder named by mistake).
+const MAX_EXTRA_FILES: usize = 5_000;
+
+/// How many Python files of the project itself [`python_sources`] stamps.
+const MAX_PROJECT_FILES: usize = 50_000;
+
+/// How many `extends` a chain may take (TypeScript's own limit is about
+/// the same order; a cycle stops here too).
+const MAX_EXTENDS: usize = 16;
+
+/// The extensions that make a view a JavaScript/TypeScript server's.
+const SCRIPT_EXTENSIONS: &[&str] = &[".ts", ".tsx", ".mts", ".cts", ".js", ".jsx"];
+
+/// What a server of `extensions` at `root` reads besides the walked files,
+/// given the configuration files the walk found: the files to stamp.
+/// `json_files` are the walk's JSON files, counted only where a
+/// TypeScript configuration resolves JSON modules.
+pub fn dependencies(
+    root: &Path,
+    extensions: &[String],
+    configs: &[PathBuf],
+    json_files: &[PathBuf],
+) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    if reads_scripts(extensions) {
+        let mut json_modules = false;
+        for config in configs {
+            let name = config.file_name().unwrap_or_default().to_string_lossy();
+            let is_ts_config = (name.starts_with("tsconfig") || name.starts_with("jsconfig"))
+                && name.ends_with(".json");
+            if !is_ts_config {
+                continue;
+            }
+            let mut chain = Vec::new();
+            extends_chain(config, &mut chain);
+            for file in std::iter::once(config).chain(&chain) {
+                json_modules |= std::fs::read_to_string(file)
+                    .is_ok_and(|text| text.contains("resolveJsonModule"));
+            }
+            found.extend(chain);
+        }
+        if json_modules {
+            found.extend(json_files.iter().cloned());
+        }
+        node_packages(&root.join("node_modules"), &mut found);
+    }
+    if extensions.iter().any(|e| e == ".py" || e == ".pyi") {
+        for config in configs {
+            let Some(dir) = config.parent() else { continue };
+            let Ok(text) = std::fs::read_to_string(config) else {
+                continue;
+            };
+            for listed in search_paths(&text) {
+                let path = lexically_normal(&dir.join(listed));
+                if !path.starts_with(root) {
+                    python_files(&path, MAX_EXTRA_FILES, &mut found);
+                }
+            }
+        }
+        for venv in [".venv", "venv", "env"] {
+            site_packages(&root.join(venv), &mut found);
+        }
+    }
+    found.sort();
+    found.dedup();
+    found
+}
+
+/// Whether the view's server reads JavaScript or TypeScript.
+pub fn reads_scripts(extensions: &[String]) -> bool {
+    extensions
+        .iter()
+        .any(|e| SCRIPT_EXTENSIONS.contains(&e.as_str()))
+}
+
+/// The files `config` extends, transitively, that exist.
+fn extends_chain(config: &Path, chain: &mut Vec<PathBuf>) {
+    let mut pending = vec![config.to_path_buf()];
+    while let Some(file) = pending.pop() {
+        if chain.len() >= MAX_EXTENDS {
+            return;
+        }
+        let Ok(text) = std::fs::read_to_string(&file) else {
+            continue;
+        };
+        let Ok(value) = serde_json::from_str::<serde_json::Value>(&strip_jsonc(&text)) else {
+            continue;
+        };
+        let names: Vec<&str> = match value.get("extends") {
+            Some(serde_json::Value::String(one)) => vec![one.as_str()],
+            Some(serde_json::Value::Array(many)) => {
+                many.iter().filter_map(serde_json::Value::as_str).collect()
+            }
+            _ => continue,
+        };
+        let dir = file.parent().unwrap_or(Path::new("/"));
+        for name in names {
+            if let Some(base) = resolve_extends(dir, name)
+                && base != config
+                && !chain.contains(&base)
+            {
+                chain.push(base.clone());
+                pending.push(base);
+            }
+        }
+    }
+}
+
+/// Where TypeScript finds `extends: name` from a configuration in `dir`:
+/// a path relative to it (".json" added when missing), else a package in
+/// a `node_modules` folder of `dir` or above (its `tsconfig.json`, or the
+/// file named after the package).
+fn resolve_extends(dir: &Path, name: &str) -> Option<PathBuf> {
+    let with_json = |path: PathBuf| -> Option<PathBuf> {
+        if path.is_file() {
+            return Some(path);
+        }
+        let mut named = path.into_os_string();
+        named.push(".json");
+        let named = PathBuf::from(named);
+        named.is_file().then_some(named)
+    };
+    if name.starts_with("./") || name.starts_with("../") || Path::new(name).is_absolute() {
+        return with_json(lexically_normal(&dir.join(name)));
+    }
+    for ancestor in dir.ancestors() {
+        let package = ancestor.join("node_modules").join(name);
+        if package.is_dir() {
+            let config = package.join("tsconfig.json");
+            if config.is_file() {
+                return Some(config);
+            }
+        } else if let Some(file) = with_json(package) {
+            return Some(file);
+        }
+    }
+    None
+}
+
+/// JSON with comments and trailing commas (what `tsconfig.json` allows)
+/// as plain JSON: comments become spaces, a comma before `}` or `]` goes.
+pub fn strip_jsonc(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = String::with_capacity(text.len());
+    let mut i = 0;
+    let mut in_string = false;
+    while i < bytes.len() {
+        let c = bytes[i];
+        if in_string {
+            let end = i + utf8_len(c);
+            out.push_str(&text[i..end.min(text.len())]);
+            if c == b'\\' && i + 1 < bytes.len() {
+                let next = i + 1 + utf8_len(bytes[i + 1]);
+                out.push_str(&text[i + 1..next.min(text.len())]);
+                i = next;
+                continue;
+            }
+            in_string = c != b'"';
+            i = end;
+            continue;
+        }
+        match (c, bytes.get(i + 1).copied()) {
+            (b'/', Some(b'/')) => {
+                while i < bytes.len() && bytes[i] != b'\n' {
+                    i += 1;
+                }
+            }
+            (b'/', Some(b'*')) => {
+                i += 2;
+                while i < bytes.len() && !(bytes[i] == b'*' && bytes.get(i + 1) == Some(&b'/')) {
+                    i += 1;
+                }
+                i = (i + 2).min(bytes.len());
+                out.push(' ');
+            }
+            (b',', _) => {
+                let rest = text[i + 1..].trim_start();
+                let rest = strip_leading_comments(rest);
+                if !(rest.starts_with('}') || rest.starts_with(']')) {
+                    out.push(',');
+                }
+                i += 1;
+            }
+            _ => {
+                in_string = c == b'"';
+                let end = i + utf8_len(c);
+                out.push_str(&text[i..end.min(text.len())]);
+                i = end;
+            }
+        }
+    }
+    out
+}
+
+/// `text` without the comments and whitespace it starts with.
+fn strip_leading_comments(mut text: &str) -> &str {
+    loop {
+        if let Some(rest) = text.strip_prefix("//") {
+            text = rest.split_once('\n').map_or("", |(_, after)| after);
+        } else if let Some(rest) = text.strip_prefix("/*") {
+            text = rest.split_once("*/").map_or("", |(_, after)| after);
+        } else {
+            return text;
+        }
+        text = text.trim_start();
+    }
+}
+
+fn utf8_len(first: u8) -> usize {
+    match first {
+        0xF0..=0xFF => 4,
+        0xE0..=0xEF => 3,
+        0xC0..=0xDF => 2,
+        _ => 1,
+    }
+}
+
+/// The strings listed under a Python checker's search-path keys, in JSON
+/// (`"extraPaths": ["../lib"]`) or TOML (`extraPaths = ["../lib"]`,
+/// `extra-paths = [...]`, `search-path = [...]`), wherever they appear.
+fn search_paths(text: &str) -> Vec<String> {
+    const KEYS: &[&str] = &["extraPaths", "extra-paths", "search-path", "search_path"];
+    let mut found = Vec::new();
+    for key in KEYS {
+        let mut rest = text;
+        while let Some(at) = rest.find(key) {
+            rest = &rest[at + key.len()..];
+            let after = rest.trim_start_matches(['"', '\'', ' ', '\t']);
+            let Some(after) = after.strip_prefix([':', '=']) else {
+                continue;
+            };
+            let after = after.trim_start();
+            let Some(list) = after.strip_prefix('[') else {
+                continue;
+            };
+            let list = list.split(']').next().unwrap_or_default();
+            found.extend(quoted_strings(list));
+        }
+    }
+    found
+}
+
+/// The contents of the `"..."` and `'...'` strings in `text`.
+fn quoted_strings(text: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    let mut chars = text.chars();
+    while let Some(c) = chars.next() {
+        if c == '"' || c == '\'' {
+            let value: String = chars.by_ref().take_while(|&d| d != c).collect();
+            found.push(value);
+        }
+    }
+    found
+}
+
+/// `path` with `.` and `..` taken out, without asking the file system.
+fn lexically_normal(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for component in path.components() {
+        match component {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+/// Every Python file under `root` a checker may import, git-ignored ones
+/// included (generated code is routinely git-ignored and imported), up to
+/// [`MAX_PROJECT_FILES`]: what a kept result of a checker's command line
+/// is stamped with beside the files it covered.
+pub fn python_sources(root: &Path) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    python_files(root, MAX_PROJECT_FILES, &mut found);
+    found
+}
+
+/// The Python files under an extra search path, up to `limit` (hidden
+/// folders, `node_modules` and virtual environments skipped).
+fn python_files(dir: &Path, limit: usize, found: &mut Vec<PathBuf>) {
+    if !dir.is_dir() {
+        return;
+    }
+    let walker = ignore::WalkBuilder::new(dir)
+        .standard_filters(false)
+        .hidden(true)
+        .follow_links(false)
+        .filter_entry(|entry| {
+            let name = entry.file_name().to_string_lossy();
+            !super::files::NEVER.contains(&name.as_ref())
+        })
+        .build();
+    let mut count = 0;
+    for entry in walker.flatten() {
+        let name = entry.file_name().to_string_lossy();
+        if name.ends_with(".py") || name.ends_with(".pyi") {
+            found.push(entry.into_path());
+            count += 1;
+            if count >= limit {
+                return;
+            }
+        }
+    }
+}
+
+/// A virtual environment's `site-packages` folders: `pip install` and
+/// `pip uninstall` add and remove entries there, which moves the folder's
+/// own times.
+fn site_packages(venv: &Path, found: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(venv.join("lib")) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let site = entry.path().join("site-packages");
+        if site.is_dir() {
+            found.push(site);
+        }
+    }
+}
+
+/// The packages of a `node_modules` folder: the folder itself (packages
+/// added or removed), the installer's record, and each package's manifest
+/// and typings entry (`types`/`typings`, else `index.d.ts`), scoped
+/// packages and `@types/*` included.
+fn node_packages(node_modules: &Path, found: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(node_modules) else {
+        return;
+    };
+    found.push(node_modules.to_path_buf());
+    for record in [".package-lock.json", ".modules.yaml", ".yarn-state.yml"] {
+        let path = node_modules.join(record);
+        if path.is_file() {
+            found.push(path);
+        }
+    }
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let name = name.to_string_lossy();
+        if name.starts_with('.') {
+            continue;
+        }
+        let path = entry.path();
+        if name.starts_with('@') {
+            found.push(path.clone());
+            if let Ok(scoped) = std::fs::read_dir(&path) {
+                for package in scoped.flatten() {
+                    package_files(&package.path(), found);
+                }
+            }
+        } else {
+            package_files(&path, found);
+        }
+    }
+}
+
+/// One package's manifest and typings entry, when they exist. (A package
+/// linked in — `npm link`, the workspace's own packages — is read through
+/// its link.)
+fn package_files(package: &Path, found: &mut Vec<PathBuf>) {
+    let manifest = package.join("package.json");
+    let Ok(text) = std::fs::read_to_string(&manifest) else {
+        return;
+    };
+    found.push(manifest);
+    let typings = serde_json::from_str::<serde_json::Value>(&text)
+        .ok()
+        .and_then(|value| {
+            ["types", "typings"]
+                .iter()
+                .find_map(|key| value.get(*key)?.as_str().map(str::to_string))
+        })
+        .unwrap_or_else(|| "index.d.ts".to_string());
+    let typings = lexically_normal(&package.join(typings));
+    if typings.starts_with(package) && typings.is_file() {
+        found.push(typings);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn jsonc_comments_and_trailing_commas() {
+        let text = r#"{
+  // a comment with "quotes" and a , comma
+  "extends": "./base.json", /* block */
+  "s": "a // not a comment, \" still",
+  "list": [1, 2,],
+}"#;
+        let value: serde_json::Value = serde_json::from_str(&strip_jsonc(text)).unwrap();
+        assert_eq!(value["extends"], "./base.json");
+        assert_eq!(value["s"], "a // not a comment, \" still");
+        assert_eq!(value["list"], serde_json::json!([1, 2]));
+    }
+
+    #[test]
+    fn search_paths_in_json_and_toml() {
+        assert_eq!(
+            search_paths(r#"{"extraPaths": ["../lib", "/opt/x"]}"#),
+            ["../lib", "/opt/x"]
+        );
+        assert_eq!(
+            search_paths("[tool.pyright]\nextraPaths = [\n  '../a',\n  \"b\",\n]\n"),
+            ["../a", "b"]
+        );
+        assert_eq!(
+            search_paths("[tool.ty.environment]\nextra-paths = [\"../c\"]\n"),
+            ["../c"]
+        );
+        assert!(search_paths("extraPaths is mentioned in prose").is_empty());
+    }
+
+    #[test]
+    fn lexical_normalisation() {
+        assert_eq!(
+            lexically_normal(Path::new("/p/a/../b/./c.json")),
+            Path::new("/p/b/c.json")
+        );
+    }
+}
