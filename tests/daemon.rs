@@ -1428,6 +1428,13 @@ fn a_server_that_never_publishes_times_out_and_the_rules_still_report() {
             "round {round}: {text}"
         );
         assert!(!text.contains("warming up"), "round {round}: {text}");
+        // It never finished a first check: loading the project or stuck,
+        // not "busy" (engine attack E14: a cold pyright was blamed).
+        assert!(
+            text.contains("it has not finished a first check since it started"),
+            "round {round}: {text}"
+        );
+        assert!(!text.contains("busy or stuck"), "round {round}: {text}");
         assert!(
             text.contains("do not take this as clean"),
             "round {round}: {text}"

@@ -811,15 +811,15 @@ fn late_reply(
     received: Instant,
     deadline_ms: u64,
 ) -> DiagnoseReply {
-    let starting = info
+    let (starting, first_check) = info
         .lock()
         .map(|mut info| {
             if info.starting {
                 info.warming_waited = true;
             }
-            info.starting
+            (info.starting, info.warming)
         })
-        .unwrap_or(false);
+        .unwrap_or((false, false));
     let error = if starting {
         LspError::WarmingUp {
             server: name.to_string(),
@@ -829,7 +829,13 @@ fn late_reply(
         LspError::Timeout {
             waiting_for: format!("{name} to answer for this file"),
             after: Duration::from_millis(deadline_ms),
-            detail: String::new(),
+            // Through `initialize`, a server loads the project before its
+            // first answer: say so rather than blame it as stuck.
+            detail: if first_check {
+                crate::lsp::client::FIRST_CHECK_PENDING.to_string()
+            } else {
+                String::new()
+            },
         }
     };
     DiagnoseReply {

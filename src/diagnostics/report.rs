@@ -147,7 +147,12 @@ pub fn inconclusive(display_path: &str, server: &str, reason: &str) -> String {
 /// for this file in the edit's time: not clean, asked again next edit.
 pub fn timed_out(display_path: &str, server: &str, reason: &str) -> String {
     format!(
-        "LSP diagnostics for {display_path} ({server}): inconclusive — timed out: {reason}. {server} is running but did not answer for this file in time (busy or stuck); it is asked again at the next edit. The file was not checked by it: do not take this as clean."
+        "LSP diagnostics for {display_path} ({server}): inconclusive — timed out: {reason}. {server} is running but did not answer for this file in time{why}; it is asked again at the next edit. The file was not checked by it: do not take this as clean.",
+        why = if reason.contains(crate::lsp::client::FIRST_CHECK_PENDING) {
+            ""
+        } else {
+            " (busy or stuck)"
+        }
     )
 }
 

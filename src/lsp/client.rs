@@ -132,6 +132,12 @@ pub enum DiagnosticMode {
     Auto,
 }
 
+/// A time-out's detail when the server has not finished a first check since
+/// it started: it is loading the project (or stuck there), not busy with
+/// other work.
+pub const FIRST_CHECK_PENDING: &str =
+    " (it has not finished a first check since it started: still loading the project, or stuck)";
+
 /// Why a server could not give an answer. Callers branch on it: a server
 /// that cannot start may be "not installed", the rest is "inconclusive".
 #[derive(Debug)]
