@@ -120,6 +120,13 @@ pub trait Dialect {
     fn is_claude(&self) -> bool {
         false
     }
+    /// The exit code of an internal fault: 1, which Claude Code and most
+    /// harnesses take as non-blocking. Copilot CLI takes it as a deny, so
+    /// its dialect fails open with 0 (the one-line reason still goes to
+    /// stderr).
+    fn fault_code(&self) -> u8 {
+        EXIT_FAULT
+    }
 }
 
 /// What a [`Dialect`] made of a payload.
@@ -179,7 +186,7 @@ pub fn run_dialect<H: Hook>(args: &[String], dialect: &dyn Dialect, after: fn(&C
     // Read one byte past the limit so "exactly the limit" and "more" differ.
     let limit = protocol::MAX_INPUT_BYTES as u64 + 1;
     if let Err(error) = std::io::stdin().lock().take(limit).read_to_end(&mut bytes) {
-        return fault::<H>(&format!("cannot read stdin: {error}"));
+        return fault_in::<H>(dialect, &format!("cannot read stdin: {error}"));
     }
     let payload = match protocol::parse_object(&bytes) {
         Ok(payload) => payload,
@@ -188,7 +195,7 @@ pub fn run_dialect<H: Hook>(args: &[String], dialect: &dyn Dialect, after: fn(&C
         Err(error @ protocol::InputError::TooLarge { .. }) if dialect.is_claude() => {
             return oversized::<H>(&bytes, &error.to_string());
         }
-        Err(error) => return fault::<H>(&error.to_string()),
+        Err(error) => return fault_in::<H>(dialect, &error.to_string()),
     };
     let values = match dialect.read(payload, H::EVENTS) {
         Ok(Reading::Inputs(values)) => values,
@@ -196,7 +203,7 @@ pub fn run_dialect<H: Hook>(args: &[String], dialect: &dyn Dialect, after: fn(&C
             eprintln!("{}: {}", H::NAME, why.replace(['\n', '\r'], " "));
             return ExitCode::SUCCESS;
         }
-        Err(error) => return fault::<H>(&error),
+        Err(error) => return fault_in::<H>(dialect, &error),
     };
     if let Some(cap) = dialect.block_cap() {
         let _ = HARNESS_BLOCK_CAP.set(cap);
@@ -206,7 +213,7 @@ pub fn run_dialect<H: Hook>(args: &[String], dialect: &dyn Dialect, after: fn(&C
     for value in values {
         match protocol::input_from_value(value, H::EVENTS) {
             Ok(input) => inputs.push(input),
-            Err(error) => return fault::<H>(&error.to_string()),
+            Err(error) => return fault_in::<H>(dialect, &error.to_string()),
         }
     }
     let Some(first) = inputs.first() else {
@@ -214,9 +221,9 @@ pub fn run_dialect<H: Hook>(args: &[String], dialect: &dyn Dialect, after: fn(&C
         return ExitCode::SUCCESS;
     };
     let event = first.event();
-    let ctx = match Ctx::from_env(first.common()) {
+    let ctx = match Ctx::from_env_for(first.common(), dialect.is_claude()) {
         Ok(ctx) => ctx,
-        Err(error) => return fault::<H>(&format!("{error:#}")),
+        Err(error) => return fault_in::<H>(dialect, &format!("{error:#}")),
     };
     let mut answered: Option<HookOutput> = None;
     for input in inputs {
@@ -238,7 +245,7 @@ pub fn run_dialect<H: Hook>(args: &[String], dialect: &dyn Dialect, after: fn(&C
                 }
             }
             Err(error) => {
-                let code = fault::<H>(&format!("{error:#}"));
+                let code = fault_in::<H>(dialect, &format!("{error:#}"));
                 after(&ctx);
                 return code;
             }
@@ -329,6 +336,15 @@ fn emit<H: Hook>(output: &HookOutput) -> ExitCode {
 }
 
 /// Reports a fault as one stderr line and exits non-blocking.
+/// [`fault`], with the exit code `dialect` gives faults.
+fn fault_in<H: Hook>(dialect: &dyn Dialect, message: &str) -> ExitCode {
+    let code = fault::<H>(message);
+    match dialect.fault_code() {
+        EXIT_FAULT => code,
+        other => ExitCode::from(other),
+    }
+}
+
 fn fault<H: Hook>(message: &str) -> ExitCode {
     let one_line = message.replace(['\n', '\r'], " ");
     eprintln!("{}: {one_line}", H::NAME);

@@ -38,8 +38,19 @@ pub fn detect(payload: &Value) -> Option<Harness> {
     let (mut cursor_fields, mut copilot_fields, mut snake_event) = (0, 0, false);
     let mut codex = false;
     let mut gemini = false;
+    let mut copilot_mapped = false;
     for (key, value) in map {
         match key.as_str() {
+            // Copilot CLI running `.claude/settings.json` hooks: Claude
+            // Code's names, its own transcript and a timestamp.
+            "transcript_path" => {
+                copilot_mapped |= value
+                    .as_str()
+                    .is_some_and(|path| path.contains("/.copilot/session-state/"));
+            }
+            "timestamp" => {
+                copilot_mapped |= std::env::var_os("CLAUDE_PROJECT_DIR").is_none();
+            }
             "cursor_version" => return Some(Harness::Cursor),
             "conversation_id" | "workspace_roots" => cursor_fields += 1,
             "hookEventName" | "sessionId" | "toolName" | "toolArgs" => copilot_fields += 1,
@@ -55,6 +66,9 @@ pub fn detect(payload: &Value) -> Option<Harness> {
     }
     if cursor_fields == 2 {
         Some(Harness::Cursor)
+    } else if copilot_mapped && snake_event {
+        // Told apart from Copilot's own payloads by the snake-case event.
+        Some(Harness::Copilot)
     } else if gemini {
         Some(Harness::Gemini)
     } else if copilot_fields > 0 && !snake_event {
@@ -69,11 +83,17 @@ pub fn detect(payload: &Value) -> Option<Harness> {
 /// The one line a Cursor payload at a Claude Code hook gets.
 pub const CURSOR_STEP_ASIDE: &str = "a Cursor payload (Cursor runs .claude/settings.json hooks when its third-party hooks are on): not answered here, since Cursor reads these answers by its own rules; `ralph-hooks install --harness cursor` serves Cursor from .cursor/hooks.json";
 
+/// The one line a Copilot CLI payload in Claude Code's shape gets.
+pub const COPILOT_STEP_ASIDE: &str = "a Copilot CLI payload (Copilot runs .claude/settings.json hooks too): not answered here, since these hooks would read Copilot's transcript as Claude Code's and count its stops twice beside .github/hooks; `ralph-hooks install --harness copilot` serves Copilot from .github/hooks";
+
 impl Dialect for Detecting {
     fn read(&self, payload: Value, accepted: &[EventName]) -> Result<Reading, String> {
         match detect(&payload) {
             None | Some(Harness::Claude) => Ok(Reading::Inputs(vec![payload])),
             Some(Harness::Cursor) => Ok(Reading::StepAside(CURSOR_STEP_ASIDE.to_string())),
+            Some(Harness::Copilot) if payload.get("hook_event_name").is_some() => {
+                Ok(Reading::StepAside(COPILOT_STEP_ASIDE.to_string()))
+            }
             Some(harness) => {
                 self.found.set(Some(harness));
                 harness.dialect(&[]).read(payload, accepted)
@@ -89,8 +109,16 @@ impl Dialect for Detecting {
         self.found.get()?.dialect(&[]).block_cap()
     }
 
+    fn fault_code(&self) -> u8 {
+        match self.found.get() {
+            Some(harness) => harness.dialect(&[]).fault_code(),
+            None => crate::hook::ClaudeCode.fault_code(),
+        }
+    }
+
+    /// Claude Code's until the payload turned out to be another harness's.
     fn is_claude(&self) -> bool {
-        true
+        self.found.get().is_none()
     }
 }
 
@@ -114,5 +142,12 @@ mod tests {
         assert_eq!(detect(&cursor_mapped), Some(Harness::Cursor));
         let copilot = json!({"hookEventName":"agentStop","sessionId":"s","cwd":"/p"});
         assert_eq!(detect(&copilot), Some(Harness::Copilot));
+        let copilot_mapped = json!({"hook_event_name":"Stop","session_id":"s","stop_reason":"end_turn",
+            "transcript_path":"/h/.copilot/session-state/s/events.jsonl","stop_hook_active":false});
+        assert_eq!(detect(&copilot_mapped), Some(Harness::Copilot));
+        let reading = Detecting::default()
+            .read(copilot_mapped, &[EventName::Stop])
+            .unwrap();
+        assert!(matches!(reading, Reading::StepAside(_)));
     }
 }

@@ -123,6 +123,12 @@ impl Dialect for Copilot {
     fn block_cap(&self) -> Option<u32> {
         Some(0)
     }
+
+    /// Copilot CLI denies a tool call whose preToolUse hook exits 1 ("hook
+    /// errored"): a fault must fail open here, so it exits 0.
+    fn fault_code(&self) -> u8 {
+        0
+    }
 }
 
 #[cfg(test)]

@@ -47,8 +47,9 @@ impl Dialect for Cursor {
         let mut map = super::object(payload);
         map.remove("transcript_path");
         super::rename(&mut map, "conversation_id", "session_id");
-        // The project is the first workspace root: a shell call's `cwd` may
-        // be a folder inside it, where no loop lives.
+        // The project is the first workspace root; a shell call's `cwd`
+        // (a folder inside it, where no loop lives) stays where the
+        // command runs, for its relative paths.
         if let Some(root) = map
             .get("workspace_roots")
             .and_then(Value::as_array)
@@ -56,7 +57,10 @@ impl Dialect for Cursor {
             .filter(|root| root.as_str().is_some_and(|root| !root.is_empty()))
             .cloned()
         {
-            map.insert("cwd".into(), root);
+            if super::text(&map, "cwd").is_none_or(str::is_empty) {
+                map.insert("cwd".into(), root.clone());
+            }
+            map.insert("ralph_project_dir".into(), root);
         }
         let event = super::text(&map, "hook_event_name").unwrap_or_default();
         let (name, tool) = match event {

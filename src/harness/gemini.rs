@@ -74,6 +74,19 @@ impl Dialect for Gemini {
             let name = name.to_string();
             map.insert("tool_name".into(), json!(name));
             if let Some(input) = map.remove("tool_input") {
+                // `run_shell_command`'s `dir_path`: where the command runs
+                // (its relative paths), inside the session's project.
+                let dir = input
+                    .get("dir_path")
+                    .and_then(Value::as_str)
+                    .filter(|dir| !dir.is_empty())
+                    .map(str::to_string);
+                if let (Some(dir), Some(cwd)) = (dir, super::text(&map, "cwd")) {
+                    let cwd = cwd.to_string();
+                    map.insert("ralph_project_dir".into(), json!(cwd));
+                    let ran_in = std::path::Path::new(&cwd).join(dir);
+                    map.insert("cwd".into(), json!(ran_in.to_string_lossy()));
+                }
                 map.insert("tool_input".into(), super::with_file_path(input));
             }
         }

@@ -39,10 +39,22 @@ pub struct Ctx {
 impl Ctx {
     /// Context for a hook call.
     pub fn from_env(common: &Common) -> anyhow::Result<Ctx> {
+        Ctx::from_env_for(common, true)
+    }
+
+    /// [`Ctx::from_env`] for Claude Code's payloads (`claude`) or another
+    /// harness's. Claude Code names the project (`$CLAUDE_PROJECT_DIR`);
+    /// the others do not, and their `cwd` is the folder a shell call runs
+    /// in (Codex's `workdir`), maybe deep inside the project: the project
+    /// is then the one that folder is in (see [`harness_project_root`]).
+    pub fn from_env_for(common: &Common, claude: bool) -> anyhow::Result<Ctx> {
+        let cwd = common.cwd.as_deref().filter(|cwd| !cwd.is_empty());
         let project_root = match env_nonempty("CLAUDE_PROJECT_DIR") {
             Some(dir) => PathBuf::from(dir),
-            None => match &common.cwd {
-                Some(cwd) if !cwd.is_empty() => PathBuf::from(cwd),
+            None => match (&common.ralph_project_dir, cwd) {
+                (Some(dir), _) if !dir.is_empty() => PathBuf::from(dir),
+                (_, Some(cwd)) if claude => PathBuf::from(cwd),
+                (_, Some(cwd)) => harness_project_root(Path::new(cwd)),
                 _ => std::env::current_dir().context("cannot determine the current directory")?,
             },
         };
@@ -254,6 +266,26 @@ pub fn find_project_root(dir: &Path, home: Option<&Path>) -> (PathBuf, &'static 
         Some(top) if Some(top) != home => (top.to_path_buf(), "the top of the git work tree"),
         _ => (dir.to_path_buf(), "the current directory"),
     }
+}
+
+/// The project a harness's shell call in `cwd` belongs to: the nearest
+/// folder at or above it with `.claude/` (where a loop's state lives), else
+/// the hook process's own folder's project when that has one (the harness
+/// starts its hooks in the session's folder), else the git work tree's
+/// top, else `cwd` (see [`find_project_root`]).
+pub fn harness_project_root(cwd: &Path) -> PathBuf {
+    let home = env_nonempty("HOME").map(PathBuf::from);
+    let (root, _) = find_project_root(cwd, home.as_deref());
+    if root.join(".claude").is_dir() {
+        return root;
+    }
+    if let Ok(own) = std::env::current_dir() {
+        let (own_root, _) = find_project_root(&own, home.as_deref());
+        if own_root.join(".claude").is_dir() {
+            return own_root;
+        }
+    }
+    root
 }
 
 /// A state root of `/` or the home directory would scatter `loop.json`,

@@ -81,6 +81,11 @@ pub struct Common {
     pub agent_id: Option<String>,
     #[serde(default)]
     pub agent_type: Option<String>,
+    /// The project, where another harness's adapter knows it apart from
+    /// `cwd` (a shell call's folder): Cursor's first workspace root. Not a
+    /// Claude Code field; `$CLAUDE_PROJECT_DIR` wins over it.
+    #[serde(default)]
+    pub ralph_project_dir: Option<String>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
