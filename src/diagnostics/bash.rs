@@ -536,6 +536,9 @@ fn changed_time_ms(metadata: &std::fs::Metadata) -> u64 {
 
 /// The commit HEAD names, `None` before the first commit.
 fn head_commit(root: &Path) -> Option<String> {
+    if let Some(head) = crate::util::git::read_head(root) {
+        return head;
+    }
     let output = crate::util::git::command(root)
         .args(["rev-parse", "-q", "--verify", "HEAD"])
         .stdin(std::process::Stdio::null())

@@ -44,6 +44,9 @@ const DRIVER_KEYS: &str =
 /// git spells them. A repository git cannot read gives none: the command
 /// that follows fails on its own.
 fn configured_drivers(root: &Path) -> Vec<String> {
+    if !config_may_name_drivers(root) {
+        return Vec::new();
+    }
     let mut query = bare(root);
     query.args([
         "config",
@@ -61,6 +64,93 @@ fn configured_drivers(root: &Path) -> Vec<String> {
         .filter(|name| !name.is_empty())
         .map(|name| String::from_utf8_lossy(name).into_owned())
         .collect()
+}
+
+/// Whether the repository's config may set a driver key: false only when
+/// its one config file (`.git/config`, no worktree config) has no
+/// `filter`, `diff`, `merge` or `include`/`includeIf` section, read here
+/// without starting git (a process per hook call otherwise). Anything less
+/// plain — a `.git` file (a linked worktree, a submodule), an unreadable
+/// config, a section header this does not recognise as harmless — asks git.
+fn config_may_name_drivers(root: &Path) -> bool {
+    let Some(dot_git) = root
+        .ancestors()
+        .map(|dir| dir.join(".git"))
+        .find(|dot_git| dot_git.exists())
+    else {
+        return true;
+    };
+    if !dot_git.is_dir() || dot_git.join("config.worktree").exists() {
+        return true;
+    }
+    match std::fs::read(dot_git.join("config")) {
+        Ok(text) => names_driver_sections(&String::from_utf8_lossy(&text)),
+        Err(_) => true,
+    }
+}
+
+/// Whether config `text` has a section that can set or pull in a driver.
+fn names_driver_sections(text: &str) -> bool {
+    text.lines().any(|line| {
+        let Some(header) = line.trim_start().strip_prefix('[') else {
+            return false;
+        };
+        let name: String = header
+            .trim_start()
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '-')
+            .collect::<String>()
+            .to_ascii_lowercase();
+        matches!(
+            name.as_str(),
+            "filter" | "diff" | "merge" | "include" | "includeif" | ""
+        )
+    })
+}
+
+/// The commit HEAD names, read from the files of a plain repository
+/// without starting git: `Some(None)` before the first commit, `None` when
+/// the repository is not plain enough to read this way (a `.git` file, the
+/// reftable format, anything unexpected) and git must be asked.
+pub fn read_head(root: &Path) -> Option<Option<String>> {
+    let dot_git = root
+        .ancestors()
+        .map(|dir| dir.join(".git"))
+        .find(|dot_git| dot_git.exists())?;
+    if !dot_git.is_dir() || dot_git.join("reftable").exists() {
+        return None;
+    }
+    let is_id =
+        |text: &str| matches!(text.len(), 40 | 64) && text.bytes().all(|b| b.is_ascii_hexdigit());
+    let head = std::fs::read_to_string(dot_git.join("HEAD")).ok()?;
+    let head = head.trim_end();
+    if is_id(head) {
+        return Some(Some(head.to_string()));
+    }
+    let name = head.strip_prefix("ref: ")?.trim();
+    if !name.starts_with("refs/heads/") || name.contains("..") {
+        return None;
+    }
+    match std::fs::read_to_string(dot_git.join(name)) {
+        Ok(id) if is_id(id.trim_end()) => return Some(Some(id.trim_end().to_string())),
+        Ok(_) => return None,
+        Err(error) if error.kind() != std::io::ErrorKind::NotFound => return None,
+        Err(_) => {}
+    }
+    match std::fs::read_to_string(dot_git.join("packed-refs")) {
+        Ok(packed) => {
+            for line in packed.lines() {
+                if let Some((id, line_name)) = line.split_once(' ')
+                    && line_name == name
+                {
+                    return is_id(id).then(|| Some(id.to_string()));
+                }
+            }
+            Some(None)
+        }
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => Some(None),
+        Err(_) => None,
+    }
 }
 
 /// The `-c` settings that switch each configured driver off. An empty
@@ -120,6 +210,59 @@ fn bare(root: &Path) -> Command {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn head_read_from_the_files_agrees_with_git() {
+        let dir = std::env::temp_dir().join(format!("ralph-git-head-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(dir.join("sub")).unwrap();
+        let git = |args: &[&str]| {
+            let output = Command::new("git")
+                .arg("-C")
+                .arg(&dir)
+                .args([
+                    "-c",
+                    "user.name=t",
+                    "-c",
+                    "user.email=t@t",
+                    "-c",
+                    "commit.gpgSign=false",
+                ])
+                .args(args)
+                .output()
+                .unwrap();
+            String::from_utf8_lossy(&output.stdout).trim().to_string()
+        };
+        git(&["init", "-q", "-b", "main"]);
+        assert_eq!(read_head(&dir), Some(None), "before the first commit");
+        std::fs::write(dir.join("a"), "1").unwrap();
+        git(&["add", "a"]);
+        git(&["commit", "-q", "-m", "one"]);
+        let one = git(&["rev-parse", "HEAD"]);
+        assert_eq!(read_head(&dir.join("sub")), Some(Some(one.clone())));
+        git(&["pack-refs", "--all"]);
+        assert_eq!(read_head(&dir), Some(Some(one.clone())), "packed");
+        git(&["checkout", "-q", "--detach"]);
+        assert_eq!(read_head(&dir), Some(Some(one)), "detached");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn driver_sections_are_recognised_in_any_spelling() {
+        let plain = "[core]\n\trepositoryformatversion = 0\n[remote \"origin\"]\n\turl = x\n[branch \"main\"]\n";
+        assert!(!names_driver_sections(plain));
+        for risky in [
+            "[filter \"lfs\"]\n\tclean = x",
+            "  [FILTER \"a\"] clean = x",
+            "[diff.x]\ntextconv = y",
+            "[ merge \"m\"]\ndriver = z",
+            "[include]\npath = other",
+            "[includeIf \"gitdir:/\"]\npath = other",
+            "[\"weird\"]",
+        ] {
+            assert!(names_driver_sections(risky), "{risky}");
+        }
+    }
 
     /// A repository whose config names an fsmonitor program: `git status`
     /// through [`command`] never runs it.
