@@ -28,12 +28,17 @@ impl Dialect for Codex {
             super::mark_our_follow_up(&mut map);
         }
         if super::text(&map, "tool_name") == Some("apply_patch") {
+            // Taken out before the per-file copies: each would otherwise
+            // carry the whole patch.
             let patch = map
-                .get("tool_input")
-                .and_then(|input| input.get("command"))
-                .and_then(Value::as_str)
-                .unwrap_or_default()
-                .to_string();
+                .remove("tool_input")
+                .and_then(|input| {
+                    input
+                        .get("command")
+                        .and_then(Value::as_str)
+                        .map(str::to_string)
+                })
+                .unwrap_or_default();
             let edits = patch_files(&patch)
                 .into_iter()
                 .map(|file| {
@@ -65,13 +70,19 @@ impl Dialect for Codex {
     }
 }
 
-/// The files an `apply_patch` patch touches, in order, each once: the
-/// paths after `*** Add File:`, `*** Update File:`, `*** Delete File:`
-/// and `*** Move to:`.
+/// The files an `apply_patch` patch touches, each once: the paths after
+/// `*** Add File:`, `*** Update File:`, `*** Delete File:` and `*** Move
+/// to:`, with the whitespace Codex's own parser accepts before a header
+/// (an indented header still edits the file). Paths in hidden folders come
+/// first (the hooks' state, settings and configuration live there), so a
+/// patch of thousands of files is denied at once for the one that matters
+/// rather than after the guard's time has run out; the rest keep their
+/// order.
 pub fn patch_files(patch: &str) -> Vec<String> {
+    let mut seen = std::collections::HashSet::new();
     let mut files: Vec<String> = Vec::new();
     for line in patch.lines() {
-        let Some(rest) = line.trim_end().strip_prefix("*** ") else {
+        let Some(rest) = line.trim().strip_prefix("*** ") else {
             continue;
         };
         let path = ["Add File:", "Update File:", "Delete File:", "Move to:"]
@@ -79,11 +90,20 @@ pub fn patch_files(patch: &str) -> Vec<String> {
             .find_map(|marker| rest.strip_prefix(marker))
             .map(str::trim);
         if let Some(path) = path.filter(|path| !path.is_empty())
-            && !files.iter().any(|known| known == path)
+            && seen.insert(path)
         {
             files.push(path.to_string());
         }
     }
+    let hidden = |path: &String| {
+        !std::path::Path::new(path).components().any(|part| {
+            part.as_os_str()
+                .to_str()
+                .is_some_and(|name| name.starts_with('.') && name != "." && name != "..")
+        })
+    };
+    // Stable: hidden paths first, each group in the patch's order.
+    files.sort_by_key(hidden);
     files
 }
 
@@ -96,6 +116,16 @@ mod tests {
         let patch = "*** Begin Patch\n*** Update File: src/a.py\n@@\n-x\n+y\n*** Add File: b.py\n+print(1)\n*** Update File: src/a.py\n*** Move to: src/c.py\n*** End Patch\n";
         assert_eq!(patch_files(patch), ["src/a.py", "b.py", "src/c.py"]);
         assert!(patch_files("echo hi").is_empty());
+    }
+
+    #[test]
+    fn indented_headers_count_and_hidden_paths_come_first() {
+        // Codex's parser applies a header with whitespace before it.
+        let patch = "*** Begin Patch\n*** Add File: a.py\n+x\n\t*** Delete File: .claude/orchestrator/loop.json\n  *** Update File: src/b.py\n@@\n-a\n+b\n*** End Patch\n";
+        assert_eq!(
+            patch_files(patch),
+            [".claude/orchestrator/loop.json", "a.py", "src/b.py"]
+        );
     }
 
     #[test]
