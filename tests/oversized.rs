@@ -89,3 +89,76 @@ fn an_edit_whose_input_is_over_the_stdin_limit_says_not_checked_and_the_loop_che
     assert!(answer.contains("\"decision\":\"block\""), "{answer}");
     assert!(!answer.contains("COMPLETED"), "{answer}");
 }
+
+/// A Python file with a long run of comment lines, which tree-sitter-python
+/// parses in time growing with the run's square (engine attack E12): the
+/// built-in rules skip it, and both `check` and the post-edit hook say the
+/// file is not proven rather than clean or hanging.
+#[test]
+fn a_python_file_with_a_huge_comment_run_is_not_scanned_and_says_so() {
+    let dir = TempDir::new("comment-run");
+    std::fs::write(
+        dir.path().join(".lsp.json"),
+        json!({"pyright": {"disabled": true}, "ty": {"disabled": true},
+               "pyrefly": {"disabled": true}, "ruff": {"disabled": true}})
+        .to_string(),
+    )
+    .unwrap();
+    let file = dir.path().join("long.py");
+    let mut text = String::from("y = eval(\"1\")\n");
+    text.push_str(&"# note\n".repeat(2_500));
+    std::fs::write(&file, &text).unwrap();
+    let short = dir.path().join("short.py");
+    std::fs::write(&short, "y = eval(\"1\")\n# one\n").unwrap();
+
+    let output = cli(dir.path(), &["check", "--json", "long.py", "short.py"]);
+    let report: Value = serde_json::from_slice(&output.stdout).unwrap_or_else(|e| {
+        panic!(
+            "{e}: {}\n{}",
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        )
+    });
+    let status_of = |name: &str| {
+        report["files"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["path"] == name)
+            .unwrap_or_else(|| panic!("{name} in {report:#}"))
+            .clone()
+    };
+    let long = status_of("long.py");
+    assert_eq!(long["status"], "inconclusive", "{long:#}");
+    assert!(
+        long.to_string().contains("comment lines in a row"),
+        "{long:#}"
+    );
+    let short = status_of("short.py");
+    assert_ne!(short["status"], "inconclusive", "{short:#}");
+    assert!(short.to_string().contains("no-eval"), "{short:#}");
+
+    // The post-edit hook, with a (fake) server for Python files.
+    std::fs::write(
+        dir.path().join(".lsp.json"),
+        json!({"fake": {"command": util::fake_lsp_server(), "args": ["--mode", "normal"],
+                        "extensionToLanguage": {".py": "python"}},
+               "ruff": {"disabled": true}})
+        .to_string(),
+    )
+    .unwrap();
+    let payload = json!({
+        "session_id": "big", "cwd": dir.path(),
+        "hook_event_name": "PostToolUse", "tool_name": "Write",
+        "tool_input": {"file_path": file, "content": text},
+        "tool_response": {"type": "create", "filePath": file},
+        "tool_use_id": "t1",
+    });
+    let output = util::run_with_stdin(
+        util::command("ralph-post-tool-lsp-diagnostic", dir.path()),
+        payload.to_string().as_bytes(),
+    );
+    assert_eq!(output.status.code(), Some(0));
+    let answer = String::from_utf8_lossy(&output.stdout);
+    assert!(answer.contains("comment lines in a row"), "{answer}");
+}

@@ -170,15 +170,51 @@ impl RuleSet {
         // The one bounded, type-checked reader: a FIFO or a huge file in the
         // tree is skipped with its reason, never read.
         match fsread::read_text(path, MAX_FILE_BYTES, Links::Follow) {
-            Ok(Some(text)) => FileScan {
-                path: path.to_path_buf(),
-                findings: self.scan_source(path, &text),
-                skipped: None,
+            Ok(Some(text)) => match parse_hazard(path, &text) {
+                Some(why) => skipped(why),
+                None => FileScan {
+                    path: path.to_path_buf(),
+                    findings: self.scan_source(path, &text),
+                    skipped: None,
+                },
             },
             Ok(None) => skipped("it no longer exists".into()),
             Err(error) => skipped(error.reason()),
         }
     }
+}
+
+/// Consecutive comment lines in a Python file past which it is not
+/// parsed: tree-sitter-python's external scanner takes time growing with
+/// the square of such a run (500 KB of them: about 10 s CPU in `ast-grep`'s
+/// own CLI, minutes in a debug build), while real code of that size parses
+/// in a fraction of a second.
+pub const MAX_COMMENT_RUN: usize = 2_000;
+
+/// Why `text` is not given to the parser, when its shape would make the
+/// parser run for minutes: `None` for every ordinary file.
+pub fn parse_hazard(path: &Path, text: &str) -> Option<String> {
+    let python = path
+        .extension()
+        .and_then(|ext| ext.to_str())
+        .is_some_and(|ext| matches!(ext, "py" | "pyi" | "pyw"));
+    if !python {
+        return None;
+    }
+    let (mut run, mut longest) = (0usize, 0usize);
+    for line in text.lines() {
+        if line.trim_start().starts_with('#') {
+            run += 1;
+            longest = longest.max(run);
+        } else {
+            run = 0;
+        }
+    }
+    (longest > MAX_COMMENT_RUN).then(|| {
+        format!(
+            "{longest} comment lines in a row (more than {MAX_COMMENT_RUN}), which the Python parser takes minutes over: not scanned by the rules"
+        )
+    })
 }
 
 fn finding(

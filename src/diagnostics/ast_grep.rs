@@ -57,7 +57,10 @@ pub fn start(ctx: &Ctx, file: &Path) -> Option<Result<Scan, String>> {
         .name("ast-grep".into())
         .spawn(move || {
             let result = match fsread::read_text(&file, limits::SOURCE, Links::Follow) {
-                Ok(Some(text)) => Ok(rules.scan_source(&file, &text)),
+                Ok(Some(text)) => match crate::astgrep::scan::parse_hazard(&file, &text) {
+                    Some(why) => Err(why),
+                    None => Ok(rules.scan_source(&file, &text)),
+                },
                 Ok(None) => Ok(Vec::new()),
                 Err(error) => Err(error.to_string()),
             };

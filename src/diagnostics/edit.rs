@@ -258,6 +258,7 @@ pub fn after_edit(ctx: &Ctx, tool: &ToolInput) -> anyhow::Result<HookOutput> {
         answered.elapsed().as_millis()
     ));
     let mut ast_grep_extras = ast_grep::Extras::default();
+    let mut ast_grep_failure: Option<String> = None;
     let ast_grep_findings = scan.and_then(|scan| {
         // It started with the server and has had its own time since.
         let ast_deadline = started + Duration::from_millis(settings.config.ast_grep_timeout_ms);
@@ -268,6 +269,7 @@ pub fn after_edit(ctx: &Ctx, tool: &ToolInput) -> anyhow::Result<HookOutput> {
             }
             Err(why) => {
                 eprintln!("ralph-hooks: warning: ast-grep skipped for {display}: {why}");
+                ast_grep_failure = Some(why);
                 None
             }
         }
@@ -322,6 +324,13 @@ pub fn after_edit(ctx: &Ctx, tool: &ToolInput) -> anyhow::Result<HookOutput> {
                 started.elapsed(),
             )),
         }
+    }
+    // Rules that did not run leave the file unproven: never "clean".
+    if let Some(why) = ast_grep_failure {
+        failures.push(format!(
+            "ast-grep rules for {display}: inconclusive — {}. The file was not checked by them: do not take this as clean.",
+            crate::util::text::escape_controls(&why)
+        ));
     }
     resolve::sort_and_dedup(&mut lsp_diags);
     let servers_label = answered_by.join(" + ");

@@ -246,6 +246,7 @@ pub fn check_files(
 
     // ast-grep on its own thread while the servers work.
     let servers_started = Instant::now();
+    let mut not_scanned: BTreeMap<PathBuf, String> = BTreeMap::new();
     let (mut findings, answers, servers_ms, ast_grep_ms) = std::thread::scope(|scope| {
         let cache = servers.scan_cache();
         let scan = rules.map(|rules| {
@@ -274,6 +275,7 @@ pub fn check_files(
                         "ast-grep: {} skipped: {why}",
                         scan.path.display()
                     ));
+                    not_scanned.insert(scan.path.clone(), why.clone());
                 }
                 (scan.path, scan.findings)
             })
@@ -345,6 +347,14 @@ pub fn check_files(
                 .then_with(|| a.diag.message.cmp(&b.diag.message))
         });
         items.dedup_by(|a, b| a.diag == b.diag);
+        // Rules that did not run on the file leave it unproven, whatever
+        // the server said.
+        let status = match (status, not_scanned.get(path)) {
+            (None | Some(Status::NoServer), Some(why)) => {
+                Some(Status::Inconclusive(format!("ast-grep: {why}")))
+            }
+            (status, _) => status,
+        };
         let status = status.unwrap_or(if items.is_empty() {
             Status::Clean
         } else {
