@@ -264,9 +264,53 @@ fn write_config(path: &Path, config: &Value) -> anyhow::Result<()> {
         std::fs::create_dir_all(parent)
             .with_context(|| format!("cannot create {}", parent.display()))?;
     }
+    let old = std::fs::read_to_string(path).ok();
+    let text = updated_text(old.as_deref(), config)?;
+    if old.as_deref() == Some(text.as_str()) {
+        return Ok(());
+    }
+    write_atomic(path, text.as_bytes())
+}
+
+/// The file's new text: the old text edited where `config` differs (the
+/// user's indentation, spacing and key order stay, so an install and an
+/// uninstall give the bytes back), or `config` pretty-printed for a new
+/// file.
+fn updated_text(old: Option<&str>, config: &Value) -> anyhow::Result<String> {
+    if let Some(text) = old.and_then(|old| crate::util::json_splice::rewrite(old, config)) {
+        return Ok(text);
+    }
     let mut text = serde_json::to_string_pretty(config).context("cannot encode the hooks")?;
     text.push('\n');
-    write_atomic(path, text.as_bytes())
+    Ok(text)
+}
+
+/// Refuses a configuration whose `hooks` (or one of the events we register)
+/// is not in the shape the harness reads: merging into it would drop what
+/// is there or register nothing while saying it did.
+fn check_shape(harness: Harness, config: &Value, path: &Path) -> anyhow::Result<()> {
+    let Some(hooks) = config.get("hooks") else {
+        return Ok(());
+    };
+    let Some(hooks) = hooks.as_object() else {
+        bail!(
+            "{}: \"hooks\" is not an object of events, which {} reads; fix it by hand first, nothing was changed",
+            path.display(),
+            harness.name()
+        );
+    };
+    for hook in self::hooks(harness) {
+        if let Some(entries) = hooks.get(hook.event)
+            && !entries.is_array()
+        {
+            bail!(
+                "{}: \"hooks\".\"{}\" is not a list of handlers; fix it by hand first, nothing was changed",
+                path.display(),
+                hook.event
+            );
+        }
+    }
+    Ok(())
 }
 
 /// A word on what the harness needs besides the file.
@@ -302,16 +346,22 @@ pub fn run(ctx: &Ctx, name: &str, uninstall: bool) -> anyhow::Result<ExitCode> {
     }
     let path = project.join(config_path(harness));
     let config = super::install::read_settings(&path)?;
+    check_shape(harness, &config, &path)?;
     if uninstall {
         let (config, removed) = merged(harness, config, Path::new(""), true);
-        let empty = config
-            .get("hooks")
-            .and_then(Value::as_object)
-            .is_some_and(Map::is_empty);
-        // The Copilot file is ours alone.
-        if harness == Harness::Copilot && empty && path.is_file() {
+        // What the install makes of nothing: a file that is only that was
+        // the install's, and goes with its folder when that is left empty.
+        let made_by_install = merged(harness, json!({}), Path::new(""), true).0;
+        if path.is_file() && config == made_by_install {
             std::fs::remove_file(&path)
                 .with_context(|| format!("cannot remove {}", path.display()))?;
+            // Folders left empty, up to the project (`.github/hooks`, then
+            // `.github`); a folder with anything in it stays.
+            for folder in path.ancestors().skip(1) {
+                if folder == project.as_path() || std::fs::remove_dir(folder).is_err() {
+                    break;
+                }
+            }
         } else if path.is_file() {
             write_config(&path, &config)?;
         }
@@ -467,6 +517,35 @@ mod tests {
         let (back, removed) = merged(Harness::Codex, installed, bin, true);
         assert_eq!(removed, hooks(Harness::Codex).len());
         assert_eq!(back, theirs);
+    }
+
+    #[test]
+    fn install_then_uninstall_gives_the_users_bytes_back() {
+        let bin = Path::new("/opt/bin");
+        let theirs = "{\n\t\"hooks\": {\n\t\t\"Stop\": [ { \"hooks\": [ { \"type\": \"command\", \"command\": \"mine-stop.sh\" } ] } ]\n\t}\n}\n";
+        let config: Value = serde_json::from_str(theirs).unwrap();
+        let (installed, _) = merged(Harness::Codex, config, bin, false);
+        let installed_text = updated_text(Some(theirs), &installed).unwrap();
+        assert!(installed_text.contains("ralph-stop-loop-controller"));
+        assert!(
+            installed_text.starts_with("{\n\t\"hooks\""),
+            "{installed_text}"
+        );
+        let parsed: Value = serde_json::from_str(&installed_text).unwrap();
+        let (back, removed) = merged(Harness::Codex, parsed, bin, true);
+        assert!(removed > 0);
+        assert_eq!(updated_text(Some(&installed_text), &back).unwrap(), theirs);
+    }
+
+    #[test]
+    fn a_config_in_a_shape_the_harness_does_not_read_is_refused() {
+        let path = Path::new(".codex/hooks.json");
+        let stop_object = json!({"hooks": {"Stop": {"command": "mine.sh"}}});
+        assert!(check_shape(Harness::Codex, &stop_object, path).is_err());
+        let hooks_text = json!({"hooks": "see ~/.codex/hooks.json"});
+        assert!(check_shape(Harness::Codex, &hooks_text, path).is_err());
+        assert!(check_shape(Harness::Codex, &json!({"hooks": {"Stop": []}}), path).is_ok());
+        assert!(check_shape(Harness::Codex, &json!({"other": 1}), path).is_ok());
     }
 
     #[test]
