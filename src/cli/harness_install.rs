@@ -460,7 +460,23 @@ pub fn doctor_section(project: &Path) -> usize {
         let wrong_harness = found
             .iter()
             .any(|(_, line)| !line.contains(&format!("{HARNESS_ARG} {}", harness.name())));
-        if missing.is_empty() && broken.is_empty() && !wrong_harness {
+        let mut other: Vec<String> = hooks(harness)
+            .iter()
+            .filter(|hook| found.iter().any(|(event, _)| event == hook.event))
+            .filter(|hook| {
+                // The event's binary, with the arguments the install wrote.
+                let arguments = command(harness, hook, "");
+                !found.iter().any(|(event, line)| {
+                    event == hook.event
+                        && program_of(line).rsplit('/').next() == Some(hook.binary)
+                        && line.ends_with(arguments.as_str())
+                })
+            })
+            .map(|hook| format!("{} does not run {} as installed", hook.event, hook.binary))
+            .collect();
+        other.extend(switched_off(harness, project, &config));
+        let wrong_harness = wrong_harness && other.is_empty();
+        if missing.is_empty() && broken.is_empty() && !wrong_harness && other.is_empty() {
             println!(
                 "  ok    {:<8} {} ({} hooks)",
                 harness.name(),
@@ -484,9 +500,9 @@ pub fn doctor_section(project: &Path) -> usize {
                     format!("no such binary {}; ", broken.join(", "))
                 },
                 if wrong_harness {
-                    "a command without its --harness"
+                    "a command without its --harness".to_string()
                 } else {
-                    ""
+                    other.join("; ")
                 },
                 harness.name()
             );
@@ -498,9 +514,75 @@ pub fn doctor_section(project: &Path) -> usize {
     problems
 }
 
+/// What switches the harness's hooks off although the file lists them:
+/// Codex's `[features] hooks = false` (the project's or the user's
+/// `config.toml`), a Cursor `stop` with `loop_limit` 0.
+fn switched_off(harness: Harness, project: &Path, config: &Value) -> Vec<String> {
+    let mut found = Vec::new();
+    match harness {
+        Harness::Codex => {
+            let home = std::env::var_os("CODEX_HOME")
+                .map(PathBuf::from)
+                .or_else(|| {
+                    std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".codex"))
+                });
+            let files = std::iter::once(project.join(".codex/config.toml"))
+                .chain(home.map(|home| home.join("config.toml")));
+            for file in files {
+                if std::fs::read_to_string(&file).is_ok_and(|text| hooks_feature_off(&text)) {
+                    found.push(format!(
+                        "[features] hooks = false in {}: Codex runs no hook",
+                        file.display()
+                    ));
+                }
+            }
+        }
+        Harness::Cursor => {
+            let stops = config
+                .pointer("/hooks/stop")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten();
+            for stop in stops.filter(|entry| is_our_entry(entry)) {
+                if stop.get("loop_limit").and_then(Value::as_u64) == Some(0) {
+                    found.push("stop has loop_limit 0: no follow-up is ever sent".to_string());
+                }
+            }
+        }
+        _ => {}
+    }
+    found
+}
+
+/// Whether a Codex `config.toml` turns hooks off in its `[features]` table.
+fn hooks_feature_off(text: &str) -> bool {
+    let mut in_features = false;
+    for line in text.lines() {
+        let line = line.split('#').next().unwrap_or_default().trim();
+        if line.starts_with('[') {
+            in_features = line == "[features]";
+            continue;
+        }
+        let flat = line.replace(' ', "");
+        if (in_features && flat == "hooks=false") || flat == "features.hooks=false" {
+            return true;
+        }
+    }
+    false
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn codex_hooks_feature_switch() {
+        assert!(hooks_feature_off("[features]\nhooks = false\n"));
+        assert!(hooks_feature_off("model = 'x'\nfeatures.hooks=false\n"));
+        assert!(!hooks_feature_off(
+            "[features]\nhooks = true\n[other]\nhooks = false\n"
+        ));
+    }
 
     #[test]
     fn install_merges_and_uninstall_takes_exactly_ours_out() {
