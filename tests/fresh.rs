@@ -869,3 +869,41 @@ fn python_warm_sees_an_extra_search_path_outside_the_project_changed() {
         );
     }
 }
+
+/// A file pyright was not given, changed by the shell alone (no file came
+/// or went): warm `refs` answers from the disk as it is now, not from the
+/// text pyright read first (engine attack E10: a comment reported as a use).
+#[test]
+fn refs_with_pyright_warm_see_a_file_the_shell_only_changed() {
+    if util::require_tool("pyright-langserver", "the pyright refs freshness test").is_none() {
+        return;
+    }
+    let project = Project::new("fresh-refs-changed");
+    let root = project.path();
+    write(root, ".lsp.json", r#"{"ruff": {"disabled": true}}"#);
+    write(root, "a.py", PYTHON.a_number);
+    write(root, "b.py", PYTHON.b);
+    write(root, "gen/u.py", "from a import helper\nx = helper()\n");
+    project.write_through_hook("b.py");
+    let first = references(&project, true);
+    assert_eq!(first, references(&project, false), "before any change");
+    assert!(
+        first
+            .iter()
+            .any(|(file, line, _)| file == "gen/u.py" && *line == 2),
+        "{first:?}"
+    );
+
+    shell(
+        root,
+        "printf 'from a import helper\\n# no use here\\n\\nx = helper()\\n' > gen/u.py",
+    );
+    let warm = references(&project, true);
+    let cold = references(&project, false);
+    assert!(
+        cold.iter()
+            .any(|(file, line, _)| file == "gen/u.py" && *line == 4),
+        "{cold:?}"
+    );
+    assert_eq!(warm, cold, "warm vs cold\n{}", project.log());
+}

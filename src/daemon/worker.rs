@@ -315,9 +315,9 @@ struct Worker {
     start_failure: Option<(Instant, WireError, String)>,
     /// How long the running batch's server may be silent (see [`BatchJob`]).
     batch_silence: Duration,
-    /// Files came or went since the server started and it was only told
-    /// (see [`CreatedOrDeleted::RestartForQueries`]): the next query
-    /// restarts it.
+    /// Files came, went or changed on the disk since the server started
+    /// and it was only told (see [`CreatedOrDeleted::RestartForQueries`]):
+    /// the next query restarts it.
     told_of_files: bool,
     /// The project's configuration narrows which files the server reads
     /// (read when it starts; a change of it restarts the server).
@@ -712,7 +712,11 @@ impl Worker {
         }
         let changes = self.catch_up_with_disk(given);
         let files_came_or_went = !changes.created.is_empty() || !changes.deleted.is_empty();
-        self.told_of_files |= files_came_or_went;
+        // A project-wide question (refs, rename) is answered from the text
+        // pyright read of files it was not given, which a change on the
+        // disk (a shell edit, a symlink pointed elsewhere) leaves stale
+        // whatever it was told: any change since the start counts.
+        self.told_of_files |= files_came_or_went || !changes.changed.is_empty();
         let restart_for_files = match launch.created_or_deleted {
             CreatedOrDeleted::Told => false,
             CreatedOrDeleted::Restart => files_came_or_went,
