@@ -146,6 +146,12 @@ pub struct LoopState {
     /// Our own count of Stop blocks in a row (Claude Code caps them at 8).
     #[serde(default)]
     pub consecutive_blocks: u32,
+    /// Stops held for background tasks since a Stop last saw none running
+    /// ([`crate::ralph::hold`]), and when the first of them was.
+    #[serde(default, skip_serializing_if = "is_zero_u32")]
+    pub held_stops: u32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub held_since: Option<DateTime<Utc>>,
     /// When the user paused the loop, while it is PAUSED.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub paused_at: Option<DateTime<Utc>>,
