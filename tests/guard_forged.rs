@@ -194,3 +194,73 @@ fn a_made_up_stop_inside_a_bash_call_keeps_its_check() {
     assert_eq!(claude.stop(project, true)["decision"], "block");
     claude.exit();
 }
+
+/// A Stop of the session, run by hand (no Claude Code process).
+fn stop_by_hand(project: &Path) -> (Value, String) {
+    let output = crate::util::run_with_stdin(
+        crate::util::command("ralph-stop-loop-controller", project),
+        json!({"hook_event_name": "Stop", "session_id": SESSION, "cwd": project,
+               "stop_hook_active": false, "last_assistant_message": "All done.",
+               "background_tasks": []})
+        .to_string()
+        .as_bytes(),
+    );
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    (
+        serde_json::from_slice(&output.stdout).unwrap_or(Value::Null),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
+
+// See: attack finding G5: with the disk filled before the tamper, no
+// snapshot was taken, and a `loop.json` emptied to `{}` (or removed) was
+// moved aside as corrupt by the next reader: the loop was gone and "All
+// done." went through. Here the change comes with no Bash call around it
+// at all (no snapshot, as on the full disk): the loop's kept copy puts it
+// back.
+#[test]
+fn a_loop_json_emptied_or_removed_without_a_snapshot_comes_back() {
+    let temp = TempDir::new("forged-emptied");
+    let project = temp.path();
+    cli(
+        project,
+        &[
+            "loop",
+            "start",
+            "ship it",
+            "--check",
+            "exit 1",
+            "--promise",
+            "DONE",
+            "--no-diagnostics",
+        ],
+    );
+    let file = project.join(".claude/orchestrator/loop.json");
+    for (label, damage) in [
+        ("emptied", Some("{}")),
+        ("truncated", Some("")),
+        ("removed", None),
+    ] {
+        // Some work each time: the loop does not end as stagnant.
+        std::fs::write(project.join(format!("work-{label}.txt")), "x").unwrap();
+        match damage {
+            Some(text) => std::fs::write(&file, text).unwrap(),
+            None => std::fs::remove_file(&file).unwrap(),
+        }
+        let (answer, said) = stop_by_hand(project);
+        assert_eq!(answer["decision"], "block", "{label}: {answer} {said}");
+        assert_eq!(status(project), "RUNNING", "{label}");
+        assert!(said.contains("put back from the copy"), "{label}: {said}");
+    }
+    // Ended the way a loop ends, it stays ended: no copy brings it back.
+    cli(project, &["loop", "cancel"]);
+    std::fs::remove_file(&file).unwrap();
+    let (answer, _) = stop_by_hand(project);
+    assert_eq!(answer, Value::Null, "a cancelled loop came back");
+    assert!(!file.exists());
+}

@@ -172,6 +172,12 @@ pub struct LoopState {
 
 impl Versioned for LoopState {
     const VERSION: u64 = 1;
+    /// A RUNNING loop keeps a copy: a `loop.json` emptied or removed while
+    /// the work is unattended comes back from it (attack finding G5).
+    const KEEPS_COPY: bool = true;
+    fn worth_a_copy(&self) -> bool {
+        self.is_running()
+    }
 }
 
 /// How many API failures a loop keeps.
