@@ -103,6 +103,14 @@ struct Window {
     /// `run_in_background`: the call's shell itself is what it leaves.
     #[serde(default)]
     in_background: bool,
+    /// The Claude Code process that runs the call (pid and start time),
+    /// when Claude Code itself ran the hook before it.
+    #[serde(default)]
+    claude: Option<(u32, Option<u64>)>,
+    /// The session's transcript, where the call's result is written when
+    /// it ends.
+    #[serde(default)]
+    transcript_path: Option<String>,
 }
 
 const WINDOW_VERSION: u64 = 1;
@@ -290,6 +298,11 @@ fn take_before(
             .get("run_in_background")
             .and_then(Value::as_bool)
             .unwrap_or(false),
+        claude: match crate::ralph::turns::shape(ctx) {
+            crate::ralph::turns::Caller::Claude { pid, start_ticks } => Some((pid, start_ticks)),
+            _ => None,
+        },
+        transcript_path: tool.common.transcript_path.clone(),
     };
     write_json(&window_path(watch, tool), &window)?;
     write_json(&base_path, &manifest)?;
@@ -494,6 +507,78 @@ pub fn make_up_at_turn_end(ctx: &Ctx) -> Option<Told> {
     }
     let over = crate::ralph::turns::caller(ctx) != crate::ralph::turns::Caller::AgentCommand;
     make_up(ctx, None, over)
+}
+
+/// Whether a Bash call of the Claude Code process `claude` is still
+/// running and began before `forked_ticks` (when the process right below
+/// Claude Code on this hook's side was started): then this hook runs inside
+/// that call, whatever its process tree looks like — a command that
+/// `exec`s its own shell into `sh -c '<hook>'` leaves the hook where Claude
+/// Code puts its own. Claude Code runs no Stop, SessionStart or prompt
+/// hook while a tool call runs. A call is still running while its snapshot
+/// is open (no hook after it ran yet) and its result is not in the
+/// session's transcript: a snapshot left open by a call that was refused or
+/// whose hook was killed has its result there. `own_call`: the calling
+/// hook's own tool call, over whatever the transcript says. Reads the
+/// watch folder only while it exists (unattended work), and a transcript
+/// only for a snapshot that is open.
+pub fn call_running_around(
+    ctx: &Ctx,
+    claude: (u32, Option<u64>),
+    forked_ticks: Option<u64>,
+    own_call: Option<&str>,
+) -> bool {
+    let Some(watch) = journal::watch_dir(&ctx.state_root) else {
+        return false;
+    };
+    let Ok(entries) = std::fs::read_dir(watch.join("windows")) else {
+        return false;
+    };
+    entries
+        .filter_map(|e| e.ok())
+        .filter(|e| e.path().extension().is_some_and(|ext| ext == "json"))
+        .filter_map(|e| read_json::<Window>(&e.path()))
+        .any(|window| {
+            let (Some(id), Some(transcript)) = (&window.tool_use_id, &window.transcript_path)
+            else {
+                return false;
+            };
+            window.claude == Some(claude)
+                && own_call != Some(id.as_str())
+                && match (window.started_ticks, forked_ticks) {
+                    (Some(began), Some(forked)) => began <= forked,
+                    _ => true,
+                }
+                && !result_written(Path::new(transcript), id)
+        })
+}
+
+/// How much of a transcript's end is searched for a call's result.
+const RESULT_SEARCH_BYTES: u64 = 32 * 1024 * 1024;
+
+/// Whether the transcript holds the result of the tool call `id`.
+fn result_written(transcript: &Path, id: &str) -> bool {
+    use std::io::{Read as _, Seek as _, SeekFrom};
+    let Ok(mut file) = std::fs::File::open(transcript) else {
+        return false;
+    };
+    let length = file.metadata().map(|m| m.len()).unwrap_or(0);
+    let start = length.saturating_sub(RESULT_SEARCH_BYTES);
+    if file.seek(SeekFrom::Start(start)).is_err() {
+        return false;
+    }
+    let mut bytes = Vec::new();
+    if file
+        .take(RESULT_SEARCH_BYTES)
+        .read_to_end(&mut bytes)
+        .is_err()
+    {
+        return false;
+    }
+    let needle = format!("\"tool_use_id\":\"{id}\"");
+    bytes
+        .windows(needle.len())
+        .any(|window| window == needle.as_bytes())
 }
 
 fn check_after(

@@ -113,6 +113,44 @@ pub enum Caller {
 /// it. Costs a few reads of `/proc` (and of `turns.json` when the
 /// variable names no ancestor); call it only where the answer matters.
 pub fn caller(ctx: &Ctx) -> Caller {
+    caller_of(ctx, None)
+}
+
+/// [`caller`] for a hook about the tool call `own_call` (a
+/// PostToolUseFailure): that call's own open snapshot does not count as a
+/// call running around it.
+pub fn caller_of(ctx: &Ctx, own_call: Option<&str>) -> Caller {
+    let (chain, found) = shape_of(ctx);
+    let Caller::Claude { pid, start_ticks } = found else {
+        return found;
+    };
+    // Where Claude Code puts its own hooks — unless a Bash call of that
+    // process is still running and began before the process below Claude
+    // Code on this side was started: then the call's shell was replaced by
+    // the hook (`exec`).
+    let top = chain
+        .iter()
+        .position(|&p| p == pid)
+        .and_then(|at| at.checked_sub(1))
+        .map(|at| chain[at]);
+    let forked = top.and_then(start_ticks_of);
+    if crate::guards::effects::call_running_around(ctx, (pid, start_ticks), forked, own_call) {
+        return Caller::AgentCommand;
+    }
+    found
+}
+
+fn start_ticks_of(pid: u32) -> Option<u64> {
+    start_ticks(pid)
+}
+
+/// Who started this hook by the shape of its process tree alone (see
+/// [`caller`]).
+pub fn shape(ctx: &Ctx) -> Caller {
+    shape_of(ctx).1
+}
+
+fn shape_of(ctx: &Ctx) -> (Vec<u32>, Caller) {
     let mut known: Vec<u32> = claude_pid().into_iter().collect();
     let chain = ancestors();
     if !chain.iter().any(|pid| known.contains(pid)) {
@@ -129,7 +167,8 @@ pub fn caller(ctx: &Ctx) -> Caller {
             );
         }
     }
-    classify(&chain, &known, &|pid| runs_only_this_hook(pid))
+    let found = classify(&chain, &known, &|pid| runs_only_this_hook(pid));
+    (chain, found)
 }
 
 /// `chain`: this process first, then its ancestors. The nearest known
@@ -408,6 +447,17 @@ pub fn end_process(ctx: &Ctx) -> anyhow::Result<()> {
 /// locking: nothing open, nothing written. Only a hook Claude Code runs
 /// itself ends a turn ([`caller`]).
 pub fn end(ctx: &Ctx) -> anyhow::Result<()> {
+    end_unless_inside(ctx, None)
+}
+
+/// [`end`] at an interrupted tool call (PostToolUseFailure with
+/// `is_interrupt`): `call`'s own snapshot, still open, is not a call
+/// running around this hook.
+pub fn end_after_interrupt(ctx: &Ctx, call: Option<&str>) -> anyhow::Result<()> {
+    end_unless_inside(ctx, call)
+}
+
+fn end_unless_inside(ctx: &Ctx, own_call: Option<&str>) -> anyhow::Result<()> {
     let Some(session) = ctx.session_id.as_deref() else {
         return Ok(());
     };
@@ -424,7 +474,7 @@ pub fn end(ctx: &Ctx) -> anyhow::Result<()> {
     // Only Claude Code's own hook ends a turn: the same payload fed to the
     // binary by the agent's command (a made-up Stop, interrupt or session
     // start) would make its next queued "stop" the user's.
-    if !matches!(caller(ctx), Caller::Claude { .. }) {
+    if !matches!(caller_of(ctx, own_call), Caller::Claude { .. }) {
         ctx.debug(format_args!(
             "not run by Claude Code itself: the turn of session {session:?} stays open"
         ));
