@@ -33,8 +33,9 @@
 //! directly; a hook that a Bash call runs has the call's shell (and
 //! whatever the command started) between it and Claude Code. A hook that
 //! a command starts by replacing the call's own shell (`exec sh -c '…'`)
-//! has the same shape as Claude Code's and is not told apart here (what
-//! docs/guard.md lists among plain mode's limits).
+//! has the same shape as Claude Code's; it is told apart by the call still
+//! running around it ([`crate::guards::effects::call_running_around`]):
+//! Claude Code runs no Stop, SessionStart or prompt hook during a tool call.
 //!
 //! What it cannot see: an interactive turn the user interrupted (Esc) ends
 //! without any hook, so the prompt typed after it still counts as mid-turn;
