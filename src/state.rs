@@ -52,7 +52,8 @@ const SETTLE_POLL: Duration = Duration::from_millis(20);
 /// every load, so a newer ralph-hooks' file is refused, not misread.
 pub trait Versioned: Serialize + DeserializeOwned {
     const VERSION: u64;
-    /// Whether this kind of document keeps a second copy ([`kept`]).
+    /// Whether this kind of document keeps a second copy (`.<name>.kept`,
+    /// see the `kept` module).
     const KEEPS_COPY: bool = false;
     /// Whether this document, as saved, is worth that copy.
     fn worth_a_copy(&self) -> bool {
@@ -197,7 +198,7 @@ impl Store {
         Ok(path)
     }
 
-    /// Whether `relative` is there, or its kept copy ([`kept`]) is: the
+    /// Whether `relative` is there, or its kept copy is: the
     /// next read puts the document back from it.
     pub fn exists(&self, relative: &str) -> bool {
         let path = self.path(relative);
