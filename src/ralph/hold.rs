@@ -109,3 +109,34 @@ pub fn reset(state: &mut LoopState) {
     state.held_stops = 0;
     state.held_since = None;
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn state(held_stops: u32, held_since: Option<&str>) -> LoopState {
+        let mut state: LoopState = serde_json::from_value(serde_json::json!({
+            "version": 1, "id": "loop-1", "status": "RUNNING", "goal": "ship it",
+            "promise": "DONE", "checks": [], "check_timeout_secs": 300,
+            "iteration": 1, "max_iterations": 10, "session_id": "s",
+            "project_root": "/p", "started_at": "2026-11-21T11:00:00Z",
+            "updated_at": "2026-11-21T11:00:00Z", "history": []
+        }))
+        .unwrap();
+        state.held_stops = held_stops;
+        state.held_since = held_since.map(|at| at.parse().unwrap());
+        state
+    }
+
+    #[test]
+    fn a_hold_is_bounded_in_number_and_in_time() {
+        let now: DateTime<Utc> = "2026-11-21T12:00:00Z".parse().unwrap();
+        assert!(may_hold(&state(0, None), now));
+        assert!(may_hold(&state(2, Some("2026-11-21T11:45:00Z")), now));
+        assert!(!may_hold(&state(3, Some("2026-11-21T11:59:00Z")), now));
+        assert!(!may_hold(&state(1, Some("2026-11-21T11:30:00Z")), now));
+        let mut held = state(2, Some("2026-11-21T11:59:00Z"));
+        reset(&mut held);
+        assert!(may_hold(&held, now));
+    }
+}
