@@ -34,7 +34,7 @@
 //! whatever the command started) between it and Claude Code. A hook that
 //! a command starts by replacing the call's own shell (`exec sh -c '…'`)
 //! has the same shape as Claude Code's; it is told apart by the call still
-//! running around it ([`crate::guards::effects::call_running_around`]):
+//! running around it (`call_running_around` below):
 //! Claude Code runs no Stop, SessionStart or prompt hook during a tool call.
 //!
 //! What it cannot see: an interactive turn the user interrupted (Esc) ends
@@ -135,7 +135,7 @@ pub fn caller_of(ctx: &Ctx, own_call: Option<&str>) -> Caller {
         .and_then(|at| at.checked_sub(1))
         .map(|at| chain[at]);
     let forked = top.and_then(start_ticks_of);
-    if crate::guards::effects::call_running_around(ctx, (pid, start_ticks), forked, own_call) {
+    if call_running_around(ctx, (pid, start_ticks), forked, own_call) {
         return Caller::AgentCommand;
     }
     found
@@ -489,6 +489,98 @@ fn end_unless_inside(ctx: &Ctx, own_call: Option<&str>) -> anyhow::Result<()> {
         locked.save_json(&turns)?;
     }
     Ok(())
+}
+
+/// What this module reads of an open Bash-call snapshot of the guard's
+/// (`windows/*.json` in its watch folder, written by
+/// [`crate::guards::effects`] at PreToolUse and removed by the check after
+/// the call); unknown fields are ignored.
+#[derive(Debug, Deserialize)]
+struct CallWindow {
+    #[serde(default)]
+    tool_use_id: Option<String>,
+    #[serde(default)]
+    started_ticks: Option<u64>,
+    #[serde(default)]
+    claude: Option<(u32, Option<u64>)>,
+    #[serde(default)]
+    transcript_path: Option<String>,
+}
+
+/// Whether a Bash call of the Claude Code process `claude` is still
+/// running and began before `forked_ticks` (when the process right below
+/// Claude Code on this hook's side was started): then this hook runs inside
+/// that call, whatever its process tree looks like — a command that
+/// `exec`s its own shell into `sh -c '<hook>'` leaves the hook where Claude
+/// Code puts its own. Claude Code runs no Stop, SessionStart or prompt
+/// hook while a tool call runs. A call is still running while its snapshot
+/// is open (no hook after it ran yet) and its result is not in the
+/// session's transcript: a snapshot left open by a call that was refused or
+/// whose hook was killed has its result there. `own_call`: the calling
+/// hook's own tool call, over whatever the transcript says. Reads the
+/// watch folder only while it exists (unattended work), and a transcript
+/// only for a snapshot that is open.
+fn call_running_around(
+    ctx: &Ctx,
+    claude: (u32, Option<u64>),
+    forked_ticks: Option<u64>,
+    own_call: Option<&str>,
+) -> bool {
+    let Some(watch) = crate::state::journal::watch_dir(&ctx.state_root) else {
+        return false;
+    };
+    let Ok(entries) = std::fs::read_dir(watch.join("windows")) else {
+        return false;
+    };
+    entries
+        .filter_map(|e| e.ok())
+        .filter(|e| e.path().extension().is_some_and(|ext| ext == "json"))
+        .filter_map(|e| {
+            std::fs::read(e.path())
+                .ok()
+                .and_then(|bytes| serde_json::from_slice::<CallWindow>(&bytes).ok())
+        })
+        .any(|window| {
+            let (Some(id), Some(transcript)) = (&window.tool_use_id, &window.transcript_path)
+            else {
+                return false;
+            };
+            window.claude == Some(claude)
+                && own_call != Some(id.as_str())
+                && match (window.started_ticks, forked_ticks) {
+                    (Some(began), Some(forked)) => began <= forked,
+                    _ => true,
+                }
+                && !result_written(std::path::Path::new(transcript), id)
+        })
+}
+
+/// How much of a transcript's end is searched for a call's result.
+const RESULT_SEARCH_BYTES: u64 = 32 * 1024 * 1024;
+
+/// Whether the transcript holds the result of the tool call `id`.
+fn result_written(transcript: &std::path::Path, id: &str) -> bool {
+    use std::io::{Read as _, Seek as _, SeekFrom};
+    let Ok(mut file) = std::fs::File::open(transcript) else {
+        return false;
+    };
+    let length = file.metadata().map(|m| m.len()).unwrap_or(0);
+    let start = length.saturating_sub(RESULT_SEARCH_BYTES);
+    if file.seek(SeekFrom::Start(start)).is_err() {
+        return false;
+    }
+    let mut bytes = Vec::new();
+    if file
+        .take(RESULT_SEARCH_BYTES)
+        .read_to_end(&mut bytes)
+        .is_err()
+    {
+        return false;
+    }
+    let needle = format!("\"tool_use_id\":\"{id}\"");
+    bytes
+        .windows(needle.len())
+        .any(|window| window == needle.as_bytes())
 }
 
 #[cfg(test)]
