@@ -19,6 +19,7 @@
 
 pub mod budget;
 pub mod checks;
+pub mod hold;
 pub mod limits;
 pub mod loop_ctl;
 pub mod loop_state;

@@ -25,6 +25,7 @@ pub mod events_log;
 mod fsio;
 pub mod ids;
 pub mod journal;
+mod kept;
 mod lock;
 
 use std::cell::{Cell, OnceCell, RefCell};
@@ -51,6 +52,13 @@ const SETTLE_POLL: Duration = Duration::from_millis(20);
 /// every load, so a newer ralph-hooks' file is refused, not misread.
 pub trait Versioned: Serialize + DeserializeOwned {
     const VERSION: u64;
+    /// Whether this kind of document keeps a second copy (`.<name>.kept`,
+    /// see the `kept` module).
+    const KEEPS_COPY: bool = false;
+    /// Whether this document, as saved, is worth that copy.
+    fn worth_a_copy(&self) -> bool {
+        false
+    }
 }
 
 /// The state root, plus the warnings its reads produced (corrupt files moved
@@ -190,8 +198,41 @@ impl Store {
         Ok(path)
     }
 
+    /// Whether `relative` is there, or its kept copy is: the
+    /// next read puts the document back from it.
     pub fn exists(&self, relative: &str) -> bool {
-        self.path(relative).exists()
+        let path = self.path(relative);
+        path.exists() || kept::path_for(&path).exists()
+    }
+
+    /// A document of a kind that keeps a copy, found missing or damaged
+    /// (`what`; already moved aside) under its lock: put back from the copy
+    /// when the copy is valid and worth keeping, and said.
+    fn restore_kept<T: Versioned>(&self, path: &Path, what: &str) -> anyhow::Result<Option<T>> {
+        if !T::KEEPS_COPY || self.leave_damage.get() {
+            return Ok(None);
+        }
+        let copy = kept::path_for(path);
+        let Ok(Ok(Some(text))) = fsio::read_state(&copy) else {
+            return Ok(None);
+        };
+        let Ok(value) = decode::<T>(&text) else {
+            return Ok(None);
+        };
+        if !value.worth_a_copy() {
+            return Ok(None);
+        }
+        self.confined(path)?;
+        self.journal(path, Some(text.as_bytes()));
+        kept::put_back(path, &copy, &text).with_context(|| {
+            format!("cannot put {} back from {}", path.display(), copy.display())
+        })?;
+        self.warn(format!(
+            "{} was {what} while it mattered; put back from the copy ralph-hooks keeps ({})",
+            path.display(),
+            copy.display()
+        ));
+        Ok(Some(value))
     }
 
     /// Warnings collected so far (corrupt files moved aside), emptied.
@@ -210,6 +251,14 @@ impl Store {
     pub fn read_json<T: Versioned>(&self, relative: &str) -> anyhow::Result<Option<T>> {
         let path = self.path(relative);
         match self.look(&path, &decode::<T>)? {
+            Look::Absent
+                if T::KEEPS_COPY && !self.leave_damage.get() && kept::path_for(&path).exists() =>
+            {
+                if lock::held_here(&self.lock_path(relative)) {
+                    return self.restore_kept::<T>(&path, "removed");
+                }
+                self.lock(relative)?.load_json::<T>()
+            }
             Look::Absent => Ok(None),
             Look::Valid(value) => Ok(Some(value)),
             Look::Newer(version) => Err(newer::<T>(&path, version)),
@@ -405,10 +454,15 @@ impl Locked<'_> {
     /// program is saving.
     pub fn load_json<T: Versioned>(&self) -> anyhow::Result<Option<T>> {
         match self.store.look(&self.path, &decode::<T>)? {
-            Look::Absent => Ok(None),
+            Look::Absent => self.store.restore_kept(&self.path, "removed"),
             Look::Valid(value) => Ok(Some(value)),
             Look::Newer(version) => Err(newer::<T>(&self.path, version)),
-            Look::Invalid(reason) => self.damaged(&reason),
+            Look::Invalid(reason) => match self.damaged::<T>(&reason)? {
+                Some(value) => Ok(Some(value)),
+                None => self
+                    .store
+                    .restore_kept(&self.path, &format!("damaged ({reason})")),
+            },
         }
     }
 
@@ -438,7 +492,32 @@ impl Locked<'_> {
         text.push('\n');
         self.store.confined(&self.path)?;
         self.store.journal(&self.path, Some(text.as_bytes()));
-        write_atomic(&self.path, text.as_bytes())
+        write_atomic(&self.path, text.as_bytes())?;
+        if T::KEEPS_COPY {
+            self.save_copy(value.worth_a_copy().then_some(text.as_bytes()));
+        }
+        Ok(())
+    }
+
+    /// Writes (or removes) the kept copy ([`kept`]). A copy that cannot be
+    /// written is said and leaves the older one: the document itself was
+    /// saved.
+    fn save_copy(&self, bytes: Option<&[u8]>) {
+        let copy = kept::path_for(&self.path);
+        self.store.journal(&copy, bytes);
+        let result = match bytes {
+            Some(bytes) => write_atomic(&copy, bytes),
+            None => match std::fs::remove_file(&copy) {
+                Err(error) if error.kind() != std::io::ErrorKind::NotFound => Err(error.into()),
+                _ => Ok(()),
+            },
+        };
+        if let Err(error) = result {
+            eprintln!(
+                "ralph-hooks: note: cannot keep the copy {}: {error:#}",
+                copy.display()
+            );
+        }
     }
 
     /// The text of the file; one that is not UTF-8 text is moved aside.
@@ -478,6 +557,9 @@ impl Locked<'_> {
     }
 
     pub fn remove(&self) -> anyhow::Result<()> {
+        if kept::path_for(&self.path).exists() {
+            self.save_copy(None);
+        }
         self.store.journal(&self.path, None);
         match std::fs::remove_file(&self.path) {
             Ok(()) => Ok(()),

@@ -1150,7 +1150,7 @@ fn guard_config_and_state_are_protected_while_unattended() {
     }
 
     // A task in progress with open steps keeps the agent going too.
-    std::fs::remove_file(project.join(".claude/orchestrator/loop.json")).unwrap();
+    remove_loop(project);
     base_project(project);
     assert!(denied(&bash(
         project,
@@ -2595,7 +2595,7 @@ fn a_skills_shell_line_gets_the_bash_rules_unless_the_user_typed_it() {
     assert_eq!(output.status.code(), Some(0));
     assert!(output.stdout.is_empty(), "{}", text_of(&output));
     // No loop, no task: a skill's line is like any Bash command.
-    std::fs::remove_file(project.join(".claude/orchestrator/loop.json")).unwrap();
+    remove_loop(project);
     assert!(!denied(&line("ralph-hooks loop cancel", Some("claude"))));
 }
 
@@ -2657,7 +2657,7 @@ fn skill_command_and_agent_folders_are_protected_while_unattended() {
         assert!(!denied(&output), "denied: {command}");
     }
     // Attended, the user's (or the agent's) new skill goes through.
-    std::fs::remove_file(project.join(".claude/orchestrator/loop.json")).unwrap();
+    remove_loop(project);
     let output = guard_with(
         project,
         "PreToolUse",
@@ -2870,4 +2870,13 @@ fn mode_changes_of_protected_files_are_put_back_for_an_ordinary_user() {
         "{}",
         text_of(&stop)
     );
+}
+
+/// The loop gone the way a person ends it by hand: the file and the copy
+/// ralph-hooks keeps of a running loop (which puts back a `loop.json`
+/// that vanishes while it runs).
+fn remove_loop(project: &Path) {
+    let state = project.join(".claude/orchestrator");
+    std::fs::remove_file(state.join("loop.json")).unwrap();
+    let _ = std::fs::remove_file(state.join(".loop.json.kept"));
 }

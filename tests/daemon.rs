@@ -1539,3 +1539,27 @@ fn a_bash_command_while_the_server_warms_up_still_gets_the_rules_findings() {
     assert!(text.contains("- note (no-eval)"), "{text}");
     project.finish();
 }
+
+// See: attack finding G4: a daemon started in plain mode kept starting
+// language servers without walls after `ralph-hooks install --sandbox`, so
+// a server the agent planted ran outside every sandbox.
+#[test]
+fn a_daemon_of_the_other_mode_stops_when_sandbox_mode_is_switched_on() {
+    let project = Project::new("normal", &[], DEADLINE_MS, json!({}));
+    let check = project.check("a.fake", "ERROR: once\n");
+    assert!(check.served_by_daemon(), "{}", check.stderr());
+    let daemon = project.daemon_pid();
+    let server = project.spawns()[0];
+    // What `install --sandbox` leaves in the state root.
+    std::fs::write(project.state().join("sandbox.json"), "{}\n").unwrap();
+    assert!(
+        eventually(Duration::from_secs(10), || !alive(daemon)),
+        "the daemon of plain mode still runs in sandbox mode"
+    );
+    assert!(!alive(server), "its server still runs without walls");
+    assert!(
+        project.log().contains("sandbox mode was switched on"),
+        "{}",
+        project.log()
+    );
+}

@@ -17,11 +17,11 @@ use serde_json::{Value, json};
 
 use crate::util::{self, TempDir};
 
-const SESSION: &str = "7d0f3c52-3a55-4d7e-9a61-5b1b8f1e2a90";
+pub(crate) const SESSION: &str = "7d0f3c52-3a55-4d7e-9a61-5b1b8f1e2a90";
 
 /// One Claude Code process: a shell that runs each hook it is asked to, as
 /// its child, with `CLAUDE_PID` set to its own pid.
-struct Claude {
+pub(crate) struct Claude {
     child: Child,
     to: ChildStdin,
     from: BufReader<ChildStdout>,
@@ -30,7 +30,7 @@ struct Claude {
 }
 
 impl Claude {
-    fn start(project: &Path, dir: &Path, env: &[(&str, &str)]) -> Claude {
+    pub(crate) fn start(project: &Path, dir: &Path, env: &[(&str, &str)]) -> Claude {
         let mut shell = Command::new("bash");
         for (key, _) in std::env::vars_os() {
             let key = key.to_string_lossy();
@@ -65,7 +65,7 @@ impl Claude {
     }
 
     /// Runs `binary` with `input` on stdin, as this process's hook.
-    fn hook(&mut self, binary: &str, input: &Value) -> Value {
+    pub(crate) fn hook(&mut self, binary: &str, input: &Value) -> Value {
         self.calls += 1;
         let stdin = self.dir.join(format!("in-{}", self.calls));
         let stdout = self.dir.join(format!("out-{}", self.calls));
@@ -86,7 +86,7 @@ impl Claude {
         serde_json::from_str(&text).unwrap_or(Value::Null)
     }
 
-    fn prompt(&mut self, project: &Path, text: &str) -> Value {
+    pub(crate) fn prompt(&mut self, project: &Path, text: &str) -> Value {
         self.hook(
             "ralph-user-prompt-submit",
             &json!({"hook_event_name": "UserPromptSubmit", "session_id": SESSION,
@@ -97,7 +97,7 @@ impl Claude {
     /// A Stop after some work (a new file each time: the loop does not
     /// end as stagnant).
     /// `active`: Claude Code goes on after a block of the same turn.
-    fn stop(&mut self, project: &Path, active: bool) -> Value {
+    pub(crate) fn stop(&mut self, project: &Path, active: bool) -> Value {
         std::fs::write(project.join(format!("work-{}.txt", self.calls)), "x").unwrap();
         self.hook(
             "ralph-stop-loop-controller",
@@ -109,7 +109,7 @@ impl Claude {
 
     /// A Bash tool call of the agent's: a shell that is this process's
     /// child, with the hook binaries on its PATH.
-    fn bash(&mut self, command: &str) {
+    pub(crate) fn bash(&mut self, command: &str) {
         self.calls += 1;
         let script = self.dir.join(format!("bash-{}.sh", self.calls));
         std::fs::write(&script, command).unwrap();
@@ -127,13 +127,13 @@ impl Claude {
     }
 
     /// `claude -p` exits.
-    fn exit(mut self) {
+    pub(crate) fn exit(mut self) {
         drop(self.to);
         self.child.wait().unwrap();
     }
 }
 
-fn cli(project: &Path, args: &[&str]) {
+pub(crate) fn cli(project: &Path, args: &[&str]) {
     let mut command = util::command("ralph-hooks", project);
     command.args(args);
     let output = util::run_with_stdin(command, b"");
@@ -144,13 +144,13 @@ fn cli(project: &Path, args: &[&str]) {
     );
 }
 
-fn status(project: &Path) -> String {
+pub(crate) fn status(project: &Path) -> String {
     let text = std::fs::read_to_string(project.join(".claude/orchestrator/loop.json")).unwrap();
     let state: Value = serde_json::from_str(&text).unwrap();
     state["status"].as_str().unwrap().to_string()
 }
 
-fn message(output: &Value) -> String {
+pub(crate) fn message(output: &Value) -> String {
     output["systemMessage"]
         .as_str()
         .unwrap_or_default()

@@ -94,3 +94,5 @@ mod plugin_route;
 mod receipts;
 // Holes of the second guard attack: helpers on PATH, unrecordable Stops, unclaimed loops.
 mod guard_holes;
+// Hooks fed made-up payloads by the agent's own commands: turns, put-backs, holds (third attack).
+mod guard_forged;

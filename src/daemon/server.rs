@@ -365,7 +365,7 @@ pub fn run(ctx: &Ctx, prestart: bool) -> anyhow::Result<()> {
             super::prestart_items(ctx, shared.config().prestart_detect),
         );
     }
-    let reason = main_loop(&shared, socket_identity, &ctx.project_root);
+    let reason = main_loop(&shared, socket_identity, ctx);
     shutdown(&shared, &reason, socket_identity);
     Ok(())
 }
@@ -390,8 +390,12 @@ fn prestart_servers(shared: &Arc<Shared>, items: Vec<wire::PrestartItem>) {
     }
 }
 
-fn main_loop(shared: &Arc<Shared>, socket_identity: (u64, u64), project: &Path) -> String {
+fn main_loop(shared: &Arc<Shared>, socket_identity: (u64, u64), ctx: &Ctx) -> String {
+    let project = ctx.project_root.as_path();
     let config_path = crate::hook::config::Config::file_path(project);
+    // Whether its servers start walled in was decided at its start, from
+    // the mode then.
+    let confined = crate::hook::ctx::server_confinement(project, &ctx.state_root).is_some();
     let mut config_stamp = modified(&config_path);
     let mut last_memory_check = Instant::now();
     loop {
@@ -404,6 +408,14 @@ fn main_loop(shared: &Arc<Shared>, socket_identity: (u64, u64), project: &Path) 
         }
         if identity(&shared.paths.socket).ok() != Some(socket_identity) {
             return "its socket was removed or replaced".into();
+        }
+        if crate::hook::ctx::server_confinement(project, &ctx.state_root).is_some() != confined {
+            return format!(
+                "sandbox mode was switched {} since it started: its servers stop, and the next \
+                 hook starts a daemon whose servers run {}",
+                if confined { "off" } else { "on" },
+                if confined { "as they are" } else { "walled in" }
+            );
         }
         let stamp = modified(&config_path);
         if stamp != config_stamp {

@@ -61,7 +61,9 @@ Config: <project>/.lsp.json and <project>/.claude/ralph-hooks.json (\"lsp\", \"d
         {
             // The user interrupted the turn (Esc during a tool call): it is
             // over without a Stop, and their next prompt starts one.
-            if let Err(error) = crate::ralph::turns::end(ctx) {
+            if let Err(error) =
+                crate::ralph::turns::end_after_interrupt(ctx, tool.tool_use_id.as_deref())
+            {
                 eprintln!(
                     "ralph-post-tool-lsp-diagnostic: cannot record the end of the turn: {error:#}"
                 );

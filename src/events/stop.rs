@@ -39,7 +39,7 @@ use crate::ralph::loop_ctl::{self, Evidence, IterationSpend, Ownership, StopDeci
 use crate::ralph::loop_state::{LOOP_FILE, LoopState};
 use crate::ralph::loops::{self, FailureEffect, LoopConfig, TurnFailure};
 use crate::ralph::notify::{self, Channel};
-use crate::ralph::{checks, limits, promise, unrecorded, worktree};
+use crate::ralph::{checks, hold, limits, promise, unrecorded, worktree};
 use crate::tasks::continuation;
 
 /// The binary's `main`: `--rewake` selects the `asyncRewake` registration.
@@ -86,14 +86,19 @@ Env: CLAUDE_PROJECT_DIR, RALPH_HOOKS_STATE_DIR, RALPH_HOOKS_DEBUG=1.
                 let retried = crate::guards::effects::pending::retry(ctx);
                 // A Stop that cannot judge or record a running loop blocks
                 // from the loop as read: an exit 1 would let it stop.
-                let output = unrecorded::or_block(ctx, on_stop(ctx, &stop, Mode::Blocking));
+                let mut held = false;
+                let judged = on_stop(ctx, &stop, Mode::Blocking, &mut held);
+                let output = unrecorded::or_block(ctx, judged);
                 let output = crate::guards::effects::pending::at_stop(ctx, retried, output);
                 // The turn ends when this Stop lets it, or when Claude Code
                 // overrides this block (its cap): either way the session's
-                // next prompt is at a turn's start.
-                if output
-                    .as_ref()
-                    .is_ok_and(|output| output.decision.is_none() || block_overridden(ctx))
+                // next prompt is at a turn's start. A Stop held for
+                // background tasks does not end it: the task's notification
+                // goes on with it (attack finding G12).
+                if !held
+                    && output
+                        .as_ref()
+                        .is_ok_and(|output| output.decision.is_none() || block_overridden(ctx))
                 {
                     end_turn(ctx);
                 }
@@ -108,8 +113,17 @@ Env: CLAUDE_PROJECT_DIR, RALPH_HOOKS_STATE_DIR, RALPH_HOOKS_DEBUG=1.
             )),
             HookInput::StopFailure(failure) => {
                 crate::util::process::finish_despite_termination();
+                // An API error is Claude Code's to report: the same payload
+                // fed to the binary by the agent's command pauses nothing
+                // and closes nothing.
+                if crate::ralph::turns::caller(ctx) == crate::ralph::turns::Caller::AgentCommand {
+                    ctx.debug(format_args!(
+                        "a StopFailure fed to the hook by a command of the agent's: ignored"
+                    ));
+                    return Ok(HookOutput::silent());
+                }
                 // The turn is over; the output is ignored, the put-back is not.
-                let _ = crate::guards::effects::make_up(ctx, None, true);
+                let _ = crate::guards::effects::make_up_at_turn_end(ctx);
                 end_turn(ctx);
                 record_stop_failure(ctx, &failure)?;
                 Ok(HookOutput::silent())
@@ -171,7 +185,7 @@ Env: CLAUDE_PROJECT_DIR, RALPH_HOOKS_STATE_DIR, RALPH_HOOKS_DEBUG=1.
 
     fn handle(ctx: &Ctx, input: HookInput) -> anyhow::Result<HookOutput> {
         match input {
-            HookInput::Stop(stop) => on_stop(ctx, &stop, Mode::Rewake),
+            HookInput::Stop(stop) => on_stop(ctx, &stop, Mode::Rewake, &mut false),
             HookInput::StopFailure(_) => Ok(auto_resume(ctx).unwrap_or_else(HookOutput::silent)),
             _ => Ok(HookOutput::silent()),
         }
@@ -191,9 +205,10 @@ enum Mode {
 /// killed, a failure no hook saw) run first, so what the loop is judged on
 /// is what was put back — a loop cancelled and replaced by an easy one in
 /// a call whose check never ran is the old loop again here.
-fn on_stop(ctx: &Ctx, stop: &StopInput, mode: Mode) -> anyhow::Result<HookOutput> {
-    let made_up = crate::guards::effects::make_up(ctx, None, true);
-    let output = judge_stop(ctx, stop, mode)?;
+/// `held`: set when the Stop was held for background tasks.
+fn on_stop(ctx: &Ctx, stop: &StopInput, mode: Mode, held: &mut bool) -> anyhow::Result<HookOutput> {
+    let made_up = crate::guards::effects::make_up_at_turn_end(ctx);
+    let output = judge_stop(ctx, stop, mode, held)?;
     Ok(with_made_up(made_up, output))
 }
 
@@ -217,7 +232,12 @@ fn with_made_up(
     told.add_to(output, None)
 }
 
-fn judge_stop(ctx: &Ctx, stop: &StopInput, mode: Mode) -> anyhow::Result<HookOutput> {
+fn judge_stop(
+    ctx: &Ctx,
+    stop: &StopInput,
+    mode: Mode,
+    held: &mut bool,
+) -> anyhow::Result<HookOutput> {
     // What a Stop without a loop of ours does: the plain hook drives task
     // steps and todos; the rewake hook leaves that to it.
     let no_loop = |ctx: &Ctx| match mode {
@@ -269,11 +289,18 @@ fn judge_stop(ctx: &Ctx, stop: &StopInput, mode: Mode) -> anyhow::Result<HookOut
         return Ok(HookOutput::silent());
     }
     let running = stop.running_background_tasks();
+    let mut background_note = None;
     if running > 0 {
-        ctx.debug(format_args!(
-            "{running} background task(s) still running: holding without an iteration"
-        ));
-        return Ok(HookOutput::silent());
+        match hold::at_stop(ctx, &state, running) {
+            hold::Hold::Held(output) => {
+                ctx.debug(format_args!(
+                    "{running} background task(s) still running: holding without an iteration"
+                ));
+                *held = true;
+                return Ok(output);
+            }
+            hold::Hold::Judge(note) => background_note = Some(note),
+        }
     }
     // A limit notice as the turn's last message (should a client send a
     // Stop for it): the turn did no work, so it spends no iteration.
@@ -396,6 +423,9 @@ fn judge_stop(ctx: &Ctx, stop: &StopInput, mode: Mode) -> anyhow::Result<HookOut
     if snapshot.is_some() {
         next.worktree = snapshot;
     }
+    if running == 0 {
+        hold::reset(&mut next);
+    }
     let finished = !matches!(decision, StopDecision::Block { .. });
     if mode == Mode::Rewake && finished {
         // A woken session shows nothing a background hook prints: the user
@@ -447,6 +477,10 @@ fn judge_stop(ctx: &Ctx, stop: &StopInput, mode: Mode) -> anyhow::Result<HookOut
                     &outcome,
                 ),
             );
+            let reason = match &background_note {
+                Some(note) => crate::hook::protocol::cap_chars(format!("{reason}\n\n{note}")),
+                None => reason,
+            };
             let mut output = HookOutput::block(reason).with_system_message(system_message);
             for kind in next.budget_warned.difference(&state.budget_warned) {
                 let _ = ctx.log_event(

@@ -111,7 +111,7 @@ fn on_prompt(ctx: &Ctx, input: &UserPromptInput) -> anyhow::Result<HookOutput> {
     // made up under another session id could claim or pause it (attack
     // findings G1, G7).
     if !mid_turn
-        && crate::ralph::turns::run_by_claude()
+        && crate::ralph::turns::run_by_claude(ctx)
         && let Err(error) = loops::claim(ctx)
     {
         eprintln!(

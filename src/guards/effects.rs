@@ -103,6 +103,14 @@ struct Window {
     /// `run_in_background`: the call's shell itself is what it leaves.
     #[serde(default)]
     in_background: bool,
+    /// The Claude Code process that runs the call (pid and start time),
+    /// when Claude Code itself ran the hook before it.
+    #[serde(default)]
+    claude: Option<(u32, Option<u64>)>,
+    /// The session's transcript, where the call's result is written when
+    /// it ends.
+    #[serde(default)]
+    transcript_path: Option<String>,
 }
 
 const WINDOW_VERSION: u64 = 1;
@@ -290,6 +298,11 @@ fn take_before(
             .get("run_in_background")
             .and_then(Value::as_bool)
             .unwrap_or(false),
+        claude: match crate::ralph::turns::shape(ctx) {
+            crate::ralph::turns::Caller::Claude { pid, start_ticks } => Some((pid, start_ticks)),
+            _ => None,
+        },
+        transcript_path: tool.common.transcript_path.clone(),
     };
     write_json(&window_path(watch, tool), &window)?;
     write_json(&base_path, &manifest)?;
@@ -475,6 +488,25 @@ pub fn make_up(ctx: &Ctx, own: Option<&ToolInput>, over: bool) -> Option<Told> {
         }
     }
     (!told.for_claude.is_empty() || !told.for_user.is_empty()).then_some(told)
+}
+
+/// [`make_up`] at a Stop or StopFailure: the turn is over and every
+/// snapshot is closed — unless a command of the agent's feeds this hook
+/// (its Bash call is still running): then each is checked and kept, so the
+/// call's own check after it still comes and what the command does after
+/// the made-up Stop is put back (attack finding G8). Who runs the hook is
+/// asked only when there is a snapshot to close.
+pub fn make_up_at_turn_end(ctx: &Ctx) -> Option<Told> {
+    let watch = journal::watch_dir(&ctx.state_root)?;
+    let any_open = std::fs::read_dir(watch.join("windows"))
+        .ok()?
+        .filter_map(|e| e.ok())
+        .any(|e| e.path().extension().is_some_and(|ext| ext == "json"));
+    if !any_open {
+        return None;
+    }
+    let over = crate::ralph::turns::caller(ctx) != crate::ralph::turns::Caller::AgentCommand;
+    make_up(ctx, None, over)
 }
 
 fn check_after(

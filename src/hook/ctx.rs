@@ -110,18 +110,10 @@ impl Ctx {
     /// walled in like a sandboxed Bash command: they run code the agent
     /// can write. One `stat` when sandbox mode is off.
     fn confine_servers(&self) {
-        use crate::hook::supervision;
-        let confinement = (self.state_root.join(supervision::RECORD).is_file()
-            && !supervision::read_only(&self.state_root))
-        .then(|| crate::util::confine::Confinement {
-            project: self.project_root.clone(),
-            read_only: supervision::supervision_paths(&self.project_root, &self.state_root),
-            writable: Vec::new(),
-            network: false,
-            // The home is read-only in there; caches go to the private /tmp.
-            env: vec![("XDG_CACHE_HOME".into(), "/tmp/.cache".into())],
-        });
-        crate::util::confine::set_for_servers(confinement);
+        crate::util::confine::set_for_servers(server_confinement(
+            &self.project_root,
+            &self.state_root,
+        ));
     }
 
     fn new(project_root: PathBuf, session_id: Option<String>) -> anyhow::Result<Ctx> {
@@ -309,6 +301,29 @@ fn refuse_shared_root(state_root: &Path) -> anyhow::Result<()> {
 
 fn env_nonempty(name: &str) -> Option<String> {
     std::env::var(name).ok().filter(|value| !value.is_empty())
+}
+
+/// The walls language servers start in for `project_root`: in sandbox
+/// mode (its record in `state_root`), out here, the sandbox's; `None`
+/// otherwise. The daemon asks again while it runs: a switch of mode
+/// (`ralph-hooks install --sandbox` after plain) ends it, so its servers
+/// are not left running, or started again, without walls (attack finding
+/// G4).
+pub fn server_confinement(
+    project_root: &Path,
+    state_root: &Path,
+) -> Option<crate::util::confine::Confinement> {
+    use crate::hook::supervision;
+    (state_root.join(supervision::RECORD).is_file() && !supervision::read_only(state_root)).then(
+        || crate::util::confine::Confinement {
+            project: project_root.to_path_buf(),
+            read_only: supervision::supervision_paths(project_root, state_root),
+            writable: Vec::new(),
+            network: false,
+            // The home is read-only in there; caches go to the private /tmp.
+            env: vec![("XDG_CACHE_HOME".into(), "/tmp/.cache".into())],
+        },
+    )
 }
 
 fn now_from_env() -> DateTime<Utc> {

@@ -623,6 +623,8 @@ mod tests {
             ended_at: None,
             completion_reason: None,
             consecutive_blocks: 0,
+            held_stops: 0,
+            held_since: None,
             paused_at: None,
             paused_by: None,
             worktree: None,

@@ -146,6 +146,12 @@ pub struct LoopState {
     /// Our own count of Stop blocks in a row (Claude Code caps them at 8).
     #[serde(default)]
     pub consecutive_blocks: u32,
+    /// Stops held for background tasks since a Stop last saw none running
+    /// ([`crate::ralph::hold`]), and when the first of them was.
+    #[serde(default, skip_serializing_if = "is_zero_u32")]
+    pub held_stops: u32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub held_since: Option<DateTime<Utc>>,
     /// When the user paused the loop, while it is PAUSED.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub paused_at: Option<DateTime<Utc>>,
@@ -166,6 +172,12 @@ pub struct LoopState {
 
 impl Versioned for LoopState {
     const VERSION: u64 = 1;
+    /// A RUNNING loop keeps a copy: a `loop.json` emptied or removed while
+    /// the work is unattended comes back from it (attack finding G5).
+    const KEEPS_COPY: bool = true;
+    fn worth_a_copy(&self) -> bool {
+        self.is_running()
+    }
 }
 
 /// How many API failures a loop keeps.

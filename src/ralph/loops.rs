@@ -193,6 +193,8 @@ pub fn start(ctx: &Ctx, request: StartRequest) -> anyhow::Result<LoopState> {
         ended_at: None,
         completion_reason: None,
         consecutive_blocks: 0,
+        held_stops: 0,
+        held_since: None,
         paused_at: None,
         paused_by: None,
         worktree: crate::ralph::worktree::snapshot(&ctx.project_root, &ctx.state_root),

@@ -24,6 +24,19 @@
 //! by the cap leaves a record whose process no longer runs, and the next
 //! `claude -p --continue "stop"` is at a turn's start.
 //!
+//! Only a hook Claude Code runs itself may end a turn ([`caller`]): the
+//! hook binaries are on the agent's PATH, so a Bash command can feed one a
+//! made-up Stop, SessionStart or interrupted PostToolUseFailure, and a turn
+//! closed by it would make the "stop" the same command queues next count as
+//! the user's (attack finding G2). Claude Code starts a hook as its direct
+//! child, through `sh -c '<the registered command>'` or (exec form)
+//! directly; a hook that a Bash call runs has the call's shell (and
+//! whatever the command started) between it and Claude Code. A hook that
+//! a command starts by replacing the call's own shell (`exec sh -c '…'`)
+//! has the same shape as Claude Code's; it is told apart by the call still
+//! running around it (`call_running_around` below):
+//! Claude Code runs no Stop, SessionStart or prompt hook during a tool call.
+//!
 //! What it cannot see: an interactive turn the user interrupted (Esc) ends
 //! without any hook, so the prompt typed after it still counts as mid-turn;
 //! the prompt hook then tells the user their stop was not taken and how to
@@ -71,11 +84,187 @@ impl Versioned for Turns {
 /// an ancestor of this hook (a command of the agent's could set the
 /// variable to anything), with its start time.
 fn claude_process() -> Option<(u32, Option<u64>)> {
-    let pid: u32 = std::env::var("CLAUDE_PID").ok()?.trim().parse().ok()?;
+    let pid = claude_pid()?;
     if !is_ancestor(pid) {
         return None;
     }
     Some((pid, start_ticks(pid)))
+}
+
+fn claude_pid() -> Option<u32> {
+    std::env::var("CLAUDE_PID").ok()?.trim().parse().ok()
+}
+
+/// Who started this hook, as far as its process tree shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Caller {
+    /// Claude Code itself: the Claude Code process is the hook's parent, or
+    /// the parent of the `sh -c` that runs only this hook.
+    Claude { pid: u32, start_ticks: Option<u64> },
+    /// A Claude Code process is an ancestor, with something else in
+    /// between: a command of the agent's (a Bash call) feeds this hook.
+    AgentCommand,
+    /// No Claude Code process above it: a test, a hook run by hand.
+    Outside,
+}
+
+/// Who started this hook. The Claude Code processes looked for are
+/// `CLAUDE_PID` and those with a turn open in `turns.json`: a command that
+/// unsets or changes the variable still has its Claude Code process above
+/// it. Costs a few reads of `/proc` (and of `turns.json` when the
+/// variable names no ancestor); call it only where the answer matters.
+pub fn caller(ctx: &Ctx) -> Caller {
+    caller_of(ctx, None)
+}
+
+/// [`caller`] for a hook about the tool call `own_call` (a
+/// PostToolUseFailure): that call's own open snapshot does not count as a
+/// call running around it.
+pub fn caller_of(ctx: &Ctx, own_call: Option<&str>) -> Caller {
+    let (chain, found) = shape_of(ctx);
+    let Caller::Claude { pid, start_ticks } = found else {
+        return found;
+    };
+    // Where Claude Code puts its own hooks — unless a Bash call of that
+    // process is still running and began before the process below Claude
+    // Code on this side was started: then the call's shell was replaced by
+    // the hook (`exec`).
+    let top = chain
+        .iter()
+        .position(|&p| p == pid)
+        .and_then(|at| at.checked_sub(1))
+        .map(|at| chain[at]);
+    let forked = top.and_then(start_ticks_of);
+    if call_running_around(ctx, (pid, start_ticks), forked, own_call) {
+        return Caller::AgentCommand;
+    }
+    found
+}
+
+fn start_ticks_of(pid: u32) -> Option<u64> {
+    start_ticks(pid)
+}
+
+/// Who started this hook by the shape of its process tree alone (see
+/// [`caller`]).
+pub fn shape(ctx: &Ctx) -> Caller {
+    shape_of(ctx).1
+}
+
+fn shape_of(ctx: &Ctx) -> (Vec<u32>, Caller) {
+    let mut known: Vec<u32> = claude_pid().into_iter().collect();
+    let chain = ancestors();
+    if !chain.iter().any(|pid| known.contains(pid)) {
+        let store = ctx.store();
+        if store.exists(TURNS_FILE)
+            && let Ok(Some(turns)) = store.read_json::<Turns>(TURNS_FILE)
+        {
+            known.extend(
+                turns
+                    .open
+                    .values()
+                    .filter(|turn| still_running(turn))
+                    .map(|turn| turn.pid),
+            );
+        }
+    }
+    let found = classify(&chain, &known, &|pid| runs_only_this_hook(pid));
+    (chain, found)
+}
+
+/// `chain`: this process first, then its ancestors. The nearest known
+/// Claude Code process decides: right above the hook, or above a shell
+/// that runs nothing but this hook, it is Claude Code's own hook.
+fn classify(chain: &[u32], known: &[u32], hook_shell: &dyn Fn(u32) -> bool) -> Caller {
+    let Some(at) = chain.iter().position(|pid| known.contains(pid)) else {
+        return Caller::Outside;
+    };
+    let pid = chain[at];
+    let own = match at {
+        0 => false,
+        1 => true,
+        2 => hook_shell(chain[1]),
+        _ => false,
+    };
+    if own {
+        Caller::Claude {
+            pid,
+            start_ticks: start_ticks(pid),
+        }
+    } else {
+        Caller::AgentCommand
+    }
+}
+
+/// This process and its ancestors, nearest first (up to 64).
+fn ancestors() -> Vec<u32> {
+    let mut chain = vec![std::process::id()];
+    #[cfg(target_os = "linux")]
+    {
+        let mut at = std::process::id();
+        for _ in 0..64 {
+            let Some(parent) = std::fs::read_to_string(format!("/proc/{at}/stat"))
+                .ok()
+                .and_then(|text| stat_field(&text, 1))
+            else {
+                break;
+            };
+            if parent == 0 || chain.contains(&(parent as u32)) {
+                break;
+            }
+            chain.push(parent as u32);
+            at = parent as u32;
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    chain.push(std::os::unix::process::parent_id());
+    chain
+}
+
+/// Whether `pid` is a shell Claude Code started for this hook: `sh -c` (or
+/// bash, dash, zsh) with one simple command that names this binary — no
+/// `;`, `&`, `|`, redirection, command substitution or second line, which
+/// the Bash tool's own wrapper (`source …snapshot… && eval '…' < /dev/null
+/// && pwd -P >| …`) always has.
+fn runs_only_this_hook(pid: u32) -> bool {
+    let Ok(raw) = std::fs::read(format!("/proc/{pid}/cmdline")) else {
+        return false;
+    };
+    let args: Vec<String> = raw
+        .split(|&b| b == 0)
+        .map(|arg| String::from_utf8_lossy(arg).into_owned())
+        .collect();
+    let own_name = std::env::current_exe()
+        .ok()
+        .and_then(|exe| exe.file_name().map(|n| n.to_string_lossy().into_owned()));
+    let argv0_name = std::env::args_os().next().and_then(|arg| {
+        std::path::Path::new(&arg)
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+    });
+    shell_runs_only(&args, &[own_name, argv0_name])
+}
+
+fn shell_runs_only(args: &[String], names: &[Option<String>]) -> bool {
+    let [shell, flag, command, ..] = args else {
+        return false;
+    };
+    let shell = shell.rsplit('/').next().unwrap_or(shell);
+    if !matches!(shell, "sh" | "bash" | "dash" | "zsh") || flag != "-c" {
+        return false;
+    }
+    // Single-quoted text is taken literally by the shell: only what is
+    // outside it can chain or redirect.
+    let outside_quotes: String = command.split('\'').step_by(2).collect();
+    if outside_quotes.contains([';', '&', '|', '<', '>', '`', '\n', '\r'])
+        || outside_quotes.contains("$(")
+    {
+        return false;
+    }
+    names
+        .iter()
+        .flatten()
+        .any(|name| !name.is_empty() && command.contains(name.as_str()))
 }
 
 #[cfg(target_os = "linux")]
@@ -153,7 +342,14 @@ pub fn begin(ctx: &Ctx) -> anyhow::Result<bool> {
     if !ctx.store().root().is_dir() {
         return Ok(false);
     }
-    let process = claude_process();
+    let process = match caller(ctx) {
+        Caller::Claude { pid, start_ticks } => Some((pid, start_ticks)),
+        // A prompt fed to the hook by a command of the agent's comes in
+        // the middle of the turn that runs the command, whatever the
+        // record says (attack finding G2).
+        Caller::AgentCommand => return Ok(true),
+        Caller::Outside => None,
+    };
     let locked = ctx.store().lock(TURNS_FILE)?;
     let mut turns = locked.load_json::<Turns>()?.unwrap_or_default();
     if turns.open.get(&session).is_some_and(still_running) {
@@ -199,10 +395,9 @@ fn other_session_in(turns: &Turns, session: &str, pid: u32, start_ticks: Option<
     })
 }
 
-/// Whether this hook runs in a Claude Code process (a `CLAUDE_PID` that is
-/// its ancestor).
-pub fn run_by_claude() -> bool {
-    claude_process().is_some()
+/// Whether Claude Code runs this hook itself (see [`caller`]).
+pub fn run_by_claude(ctx: &Ctx) -> bool {
+    matches!(caller(ctx), Caller::Claude { .. })
 }
 
 /// Whether this hook's session id is not the session whose turn is open in
@@ -229,7 +424,7 @@ pub fn foreign_session(ctx: &Ctx) -> bool {
 /// `/resume`): every turn the process had open is over, whichever session
 /// it was, so the new session's prompts are not taken for another's.
 pub fn end_process(ctx: &Ctx) -> anyhow::Result<()> {
-    let Some((pid, _)) = claude_process() else {
+    let Caller::Claude { pid, .. } = caller(ctx) else {
         return Ok(());
     };
     let store = ctx.store();
@@ -250,8 +445,20 @@ pub fn end_process(ctx: &Ctx) -> anyhow::Result<()> {
 
 /// The session's turn ended (a Stop let it end or was overridden, an API
 /// error ended it, a new process started the session). Reads before
-/// locking: nothing open, nothing written.
+/// locking: nothing open, nothing written. Only a hook Claude Code runs
+/// itself ends a turn ([`caller`]).
 pub fn end(ctx: &Ctx) -> anyhow::Result<()> {
+    end_unless_inside(ctx, None)
+}
+
+/// [`end`] at an interrupted tool call (PostToolUseFailure with
+/// `is_interrupt`): `call`'s own snapshot, still open, is not a call
+/// running around this hook.
+pub fn end_after_interrupt(ctx: &Ctx, call: Option<&str>) -> anyhow::Result<()> {
+    end_unless_inside(ctx, call)
+}
+
+fn end_unless_inside(ctx: &Ctx, own_call: Option<&str>) -> anyhow::Result<()> {
     let Some(session) = ctx.session_id.as_deref() else {
         return Ok(());
     };
@@ -265,6 +472,15 @@ pub fn end(ctx: &Ctx) -> anyhow::Result<()> {
     if !open {
         return Ok(());
     }
+    // Only Claude Code's own hook ends a turn: the same payload fed to the
+    // binary by the agent's command (a made-up Stop, interrupt or session
+    // start) would make its next queued "stop" the user's.
+    if !matches!(caller_of(ctx, own_call), Caller::Claude { .. }) {
+        ctx.debug(format_args!(
+            "not run by Claude Code itself: the turn of session {session:?} stays open"
+        ));
+        return Ok(());
+    }
     let locked = store.lock(TURNS_FILE)?;
     let Some(mut turns) = locked.load_json::<Turns>()? else {
         return Ok(());
@@ -273,6 +489,98 @@ pub fn end(ctx: &Ctx) -> anyhow::Result<()> {
         locked.save_json(&turns)?;
     }
     Ok(())
+}
+
+/// What this module reads of an open Bash-call snapshot of the guard's
+/// (`windows/*.json` in its watch folder, written by
+/// [`crate::guards::effects`] at PreToolUse and removed by the check after
+/// the call); unknown fields are ignored.
+#[derive(Debug, Deserialize)]
+struct CallWindow {
+    #[serde(default)]
+    tool_use_id: Option<String>,
+    #[serde(default)]
+    started_ticks: Option<u64>,
+    #[serde(default)]
+    claude: Option<(u32, Option<u64>)>,
+    #[serde(default)]
+    transcript_path: Option<String>,
+}
+
+/// Whether a Bash call of the Claude Code process `claude` is still
+/// running and began before `forked_ticks` (when the process right below
+/// Claude Code on this hook's side was started): then this hook runs inside
+/// that call, whatever its process tree looks like — a command that
+/// `exec`s its own shell into `sh -c '<hook>'` leaves the hook where Claude
+/// Code puts its own. Claude Code runs no Stop, SessionStart or prompt
+/// hook while a tool call runs. A call is still running while its snapshot
+/// is open (no hook after it ran yet) and its result is not in the
+/// session's transcript: a snapshot left open by a call that was refused or
+/// whose hook was killed has its result there. `own_call`: the calling
+/// hook's own tool call, over whatever the transcript says. Reads the
+/// watch folder only while it exists (unattended work), and a transcript
+/// only for a snapshot that is open.
+fn call_running_around(
+    ctx: &Ctx,
+    claude: (u32, Option<u64>),
+    forked_ticks: Option<u64>,
+    own_call: Option<&str>,
+) -> bool {
+    let Some(watch) = crate::state::journal::watch_dir(&ctx.state_root) else {
+        return false;
+    };
+    let Ok(entries) = std::fs::read_dir(watch.join("windows")) else {
+        return false;
+    };
+    entries
+        .filter_map(|e| e.ok())
+        .filter(|e| e.path().extension().is_some_and(|ext| ext == "json"))
+        .filter_map(|e| {
+            std::fs::read(e.path())
+                .ok()
+                .and_then(|bytes| serde_json::from_slice::<CallWindow>(&bytes).ok())
+        })
+        .any(|window| {
+            let (Some(id), Some(transcript)) = (&window.tool_use_id, &window.transcript_path)
+            else {
+                return false;
+            };
+            window.claude == Some(claude)
+                && own_call != Some(id.as_str())
+                && match (window.started_ticks, forked_ticks) {
+                    (Some(began), Some(forked)) => began <= forked,
+                    _ => true,
+                }
+                && !result_written(std::path::Path::new(transcript), id)
+        })
+}
+
+/// How much of a transcript's end is searched for a call's result.
+const RESULT_SEARCH_BYTES: u64 = 32 * 1024 * 1024;
+
+/// Whether the transcript holds the result of the tool call `id`.
+fn result_written(transcript: &std::path::Path, id: &str) -> bool {
+    use std::io::{Read as _, Seek as _, SeekFrom};
+    let Ok(mut file) = std::fs::File::open(transcript) else {
+        return false;
+    };
+    let length = file.metadata().map(|m| m.len()).unwrap_or(0);
+    let start = length.saturating_sub(RESULT_SEARCH_BYTES);
+    if file.seek(SeekFrom::Start(start)).is_err() {
+        return false;
+    }
+    let mut bytes = Vec::new();
+    if file
+        .take(RESULT_SEARCH_BYTES)
+        .read_to_end(&mut bytes)
+        .is_err()
+    {
+        return false;
+    }
+    let needle = format!("\"tool_use_id\":\"{id}\"");
+    bytes
+        .windows(needle.len())
+        .any(|window| window == needle.as_bytes())
 }
 
 #[cfg(test)]
@@ -310,6 +618,70 @@ mod tests {
             start_ticks: Some(1),
         };
         assert!(!still_running(&gone));
+    }
+
+    #[test]
+    fn only_claude_codes_own_hook_is_claudes() {
+        let shell = |pid: u32| pid == 20;
+        // exec form: Claude Code's child.
+        assert!(matches!(
+            classify(&[30, 8, 1], &[8], &shell),
+            Caller::Claude { pid: 8, .. }
+        ));
+        // shell form: `sh -c '<hook>'` between.
+        assert!(matches!(
+            classify(&[30, 20, 8, 1], &[8], &shell),
+            Caller::Claude { pid: 8, .. }
+        ));
+        // The Bash tool's shell between, or more.
+        assert_eq!(
+            classify(&[30, 21, 8, 1], &[8], &shell),
+            Caller::AgentCommand
+        );
+        assert_eq!(
+            classify(&[30, 20, 21, 8, 1], &[8], &shell),
+            Caller::AgentCommand
+        );
+        assert_eq!(classify(&[30, 20, 21, 1], &[8], &shell), Caller::Outside);
+    }
+
+    #[test]
+    fn a_hook_shell_runs_one_simple_command_naming_the_hook() {
+        let names = [Some("ralph-stop-loop-controller".to_string()), None];
+        let args = |parts: &[&str]| parts.iter().map(|p| p.to_string()).collect::<Vec<_>>();
+        assert!(shell_runs_only(
+            &args(&["/bin/sh", "-c", "/opt/bin/ralph-stop-loop-controller"]),
+            &names
+        ));
+        assert!(shell_runs_only(
+            &args(&["sh", "-c", "'/a b;c/ralph-stop-loop-controller' --rewake"]),
+            &names
+        ));
+        assert!(shell_runs_only(
+            &args(&[
+                "sh",
+                "-c",
+                "\"${CLAUDE_PLUGIN_ROOT}/bin/ralph-stop-loop-controller\" --rewake"
+            ]),
+            &names
+        ));
+        for command in [
+            "source /h/.claude/shell-snapshots/s.sh && eval 'ralph-stop-loop-controller' < /dev/null && pwd -P >| /tmp/c",
+            "ralph-stop-loop-controller < stop.json",
+            "echo x | ralph-stop-loop-controller",
+            "ralph-stop-loop-controller; true",
+            "$(echo ralph-stop-loop-controller)",
+            "/usr/bin/other-hook",
+        ] {
+            assert!(
+                !shell_runs_only(&args(&["/bin/bash", "-c", command]), &names),
+                "{command}"
+            );
+        }
+        assert!(!shell_runs_only(
+            &args(&["python3", "-c", "ralph-stop-loop-controller"]),
+            &names
+        ));
     }
 
     #[cfg(target_os = "linux")]

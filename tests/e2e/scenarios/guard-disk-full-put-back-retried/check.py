@@ -1,8 +1,9 @@
 """Plain mode, issue class 6 (attack finding F7): a command deletes the
 loop's state and fills the disk. The put-back fails; Claude is told it
-could NOT be put back (never that it was restored), a Stop is not let
-through while the loop's state is missing, and once space is freed the
-next hook puts the loop back."""
+could NOT be put back (never that it was restored). The running loop's
+kept copy is then linked back into place by the next hook that reads it
+(no free space needed; attack finding G5), so the Stops block from the
+loop itself, and it completes on its promise."""
 
 import subprocess
 import sys
