@@ -284,3 +284,27 @@ pub fn has_tree(root: &Path, tree: &str) -> bool {
         .output()
         .is_ok_and(|output| output.status.success() && output.stdout.trim_ascii() == b"tree")
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A checkout or an index copy under the shared temp dir holds the
+    /// user's files: no other local user may read it.
+    #[test]
+    fn temp_dirs_are_private() {
+        use std::os::unix::fs::PermissionsExt as _;
+        let temp = TempDir::new("mode-test").unwrap();
+        let mode = std::fs::metadata(temp.path()).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o700, "{mode:o}");
+    }
+
+    #[test]
+    fn only_object_ids_are_trees() {
+        assert!(is_object_id("4b825dc642cb6eb9a060e54bf8d69288fbee4904"));
+        assert!(is_object_id(&"a".repeat(64)));
+        for not in ["HEAD", "HEAD^{tree}", "main", "4B825DC642CB6EB9A060E54BF8D69288FBEE4904", ""] {
+            assert!(!is_object_id(not), "{not}");
+        }
+    }
+}
