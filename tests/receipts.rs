@@ -20,6 +20,8 @@ const CHECK_OK: &str = "test \"${RECEIPT_BREAK:-0}\" = 0 && grep -q ok src/a.fak
 
 struct Project {
     dir: TempDir,
+    /// The project folder: the temp dir, or a folder inside it.
+    root: PathBuf,
 }
 
 fn git_in(dir: &Path, args: &[&str]) -> String {
@@ -52,7 +54,8 @@ impl Project {
         );
         std::fs::create_dir_all(dir.path().join("src")).unwrap();
         std::fs::write(dir.path().join("src/a.fake"), "ok\n").unwrap();
-        let project = Project { dir };
+        let root = dir.path().to_path_buf();
+        let project = Project { dir, root };
         if git {
             // As many projects have it: git refuses an exclude pathspec
             // that names an ignored path, which the tree must cope with.
@@ -65,7 +68,7 @@ impl Project {
     }
 
     fn path(&self) -> &Path {
-        self.dir.path()
+        &self.root
     }
 
     fn git(&self, args: &[&str]) -> String {
@@ -1079,4 +1082,61 @@ fn the_key_named_is_the_one_that_signed() {
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert_eq!(output.status.code(), Some(0), "{stdout}{output:?}");
     assert!(stdout.contains("signed by mallory@example"), "{stdout}");
+}
+
+/// A project without a repository of its own, in `code/proj` of an
+/// enclosing repository (a home folder kept in git).
+fn nested_project(enclosing_ignore: &str) -> (Project, PathBuf) {
+    let mut project = Project::new(false);
+    let top = project.dir.path().to_path_buf();
+    let inner = top.join("code/proj");
+    std::fs::create_dir_all(&inner).unwrap();
+    for entry in std::fs::read_dir(&top).unwrap().flatten() {
+        if entry.file_name() != "code" {
+            std::fs::rename(entry.path(), inner.join(entry.file_name())).unwrap();
+        }
+    }
+    std::fs::write(top.join(".gitignore"), enclosing_ignore).unwrap();
+    std::fs::write(top.join(".bashrc"), "alias ll='ls -l'\n").unwrap();
+    git_in(&top, &["init", "-q"]);
+    git_in(&top, &["add", ".gitignore", ".bashrc"]);
+    git_in(&top, &["commit", "-q", "-m", "dotfiles"]);
+    project.root = inner;
+    (project, top)
+}
+
+#[test]
+fn a_project_inside_a_bigger_repository_hashes_only_its_own_files() {
+    // Untracked files outside the project (a private key in the home
+    // folder) never enter its tree.
+    let (project, top) = nested_project("");
+    std::fs::create_dir_all(top.join(".ssh")).unwrap();
+    std::fs::write(top.join(".ssh/id_test"), "PRIVATE KEY\n").unwrap();
+    let receipt = project.complete_simple("grep -q ok src/a.fake");
+    let tree = read_json(&receipt)["subject"][0]["digest"]["gitTree"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let listed = git_in(&top, &["ls-tree", "-r", "--name-only", &tree]);
+    assert!(!listed.contains(".ssh"), "{listed}");
+    assert!(listed.lines().any(|l| l == "code/proj/src/a.fake"), "{listed}");
+    let (code, report, _) = verify_with(&project, &receipt, &["--run-unsigned"]);
+    assert_eq!(code, 0, "{report}");
+}
+
+#[test]
+fn a_project_its_enclosing_repository_ignores_has_no_tree() {
+    let (project, _top) = nested_project("*\n!.gitignore\n!.bashrc\n");
+    let receipt = project.complete_simple("grep -q ok src/a.fake");
+    let statement = read_json(&receipt);
+    assert!(statement["subject"][0]["digest"]["gitTree"].is_null(), "{statement}");
+    assert!(
+        statement["subject"][0]["annotations"]["treeUnavailable"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("ignored"),
+        "{statement}"
+    );
+    let (code, report, _) = verify_with(&project, &receipt, &["--run-unsigned"]);
+    assert_eq!(code, 2, "{report}");
 }

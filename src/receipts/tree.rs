@@ -235,9 +235,11 @@ pub fn of_work(root: &Path, excluded: &[String]) -> anyhow::Result<Hashed> {
     };
     let excludes = prefix.as_ref().and_then(|_| global_excludes_file(root));
     let mut add = with_user_excludes(hashed.git(root), &excludes);
+    // The project folder only: for a project inside a bigger repository
+    // (a home folder under git, a monorepo) the rest stays as its index has
+    // it, and untracked files outside the project (`~/.ssh`) never enter.
     add.env("GIT_INDEX_FILE", &index)
-        .args(["add", "-A", "--"])
-        .arg(if prefix.is_some() { ":/" } else { "." });
+        .args(["add", "-A", "--", "."]);
     run(add, "add -A (temporary index)")?;
     if !excluded.is_empty() {
         // Taken out of the index afterwards, not left out by an exclude
@@ -256,6 +258,23 @@ pub fn of_work(root: &Path, excluded: &[String]) -> anyhow::Result<Hashed> {
     let tree = stdout_line(&run(write, "write-tree")?);
     if tree.len() < 40 || !tree.chars().all(|c| c.is_ascii_hexdigit()) {
         bail!("git write-tree printed {tree:?}, not a tree id");
+    }
+    let folder = hashed.prefix.trim_end_matches('/');
+    if !folder.is_empty() {
+        // A project the enclosing repository ignores has no files in its
+        // tree: that tree is not the project's work.
+        let mut probe = hashed.git(root);
+        probe.args(["cat-file", "-t"]).arg(format!("{tree}:{folder}"));
+        let is_folder = probe
+            .stdin(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .output()
+            .is_ok_and(|output| output.status.success() && output.stdout.trim_ascii() == b"tree");
+        if !is_folder {
+            bail!(
+                "the project folder {folder} is not in the enclosing repository's tree (its .gitignore leaves it out)"
+            );
+        }
     }
     Ok(Hashed { tree, ..hashed })
 }
