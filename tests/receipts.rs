@@ -199,7 +199,8 @@ fn condition<'a>(statement: &'a Value, name: &str) -> &'a Value {
 
 fn verify(project: &Project, receipt: &Path, env: &[(&str, &str)]) -> (i32, Value) {
     let receipt = receipt.to_string_lossy().into_owned();
-    let (code, stdout, stderr) = project.cli(&["verify", &receipt, "--json", "--run-unsigned"], env);
+    let (code, stdout, stderr) =
+        project.cli(&["verify", &receipt, "--json", "--run-unsigned"], env);
     let value = serde_json::from_str(stdout.trim())
         .unwrap_or_else(|e| panic!("verify --json: {e}: {stdout}{stderr}"));
     (code, value)
@@ -633,8 +634,14 @@ fn an_unsigned_receipts_commands_run_only_with_run_unsigned() {
     assert_eq!(code, 2, "{report}");
     let name = format!("check:touch '{}'", marker.display());
     assert_eq!(outcome(&report, &name)["outcome"], "cannot_check");
-    assert!(stderr.contains("not signed by a key in an allowed-signers file"), "{stderr}");
-    assert!(stderr.contains(&format!("touch '{}'", marker.display())), "{stderr}");
+    assert!(
+        stderr.contains("not signed by a key in an allowed-signers file"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains(&format!("touch '{}'", marker.display())),
+        "{stderr}"
+    );
     // Asked for: it runs (and the user was told what first).
     let (code, report, stderr) = verify_with(&project, &receipt, &["--run-unsigned"]);
     assert!(marker.exists(), "{report}");
@@ -645,7 +652,10 @@ fn an_unsigned_receipts_commands_run_only_with_run_unsigned() {
 #[test]
 fn a_receipts_project_path_never_leaves_the_tree() {
     let project = Project::new(true);
-    let first_tree = project.git(&["rev-parse", "HEAD^{tree}"]).trim().to_string();
+    let first_tree = project
+        .git(&["rev-parse", "HEAD^{tree}"])
+        .trim()
+        .to_string();
     std::fs::write(project.path().join("done.txt"), "yes\n").unwrap();
     let receipt = project.complete_simple("test -f done.txt");
     let outside = TempDir::new("receipts-prefix");
@@ -663,7 +673,10 @@ fn a_receipts_project_path_never_leaves_the_tree() {
         let (code, report, _) = verify_with(&project, &path, &["--run-unsigned"]);
         assert_eq!(code, 1, "{prefix}: {report}");
         assert!(
-            report["refused"].as_str().unwrap_or_default().contains("projectPath"),
+            report["refused"]
+                .as_str()
+                .unwrap_or_default()
+                .contains("projectPath"),
             "{prefix}: {report}"
         );
     }
@@ -687,7 +700,10 @@ fn a_git_tree_that_is_not_an_object_id_is_refused() {
         let (code, report, _) = verify_with(&project, &path, &["--run-unsigned"]);
         assert_eq!(code, 1, "{revision}: {report}");
         assert!(
-            report["refused"].as_str().unwrap_or_default().contains("not a git object id"),
+            report["refused"]
+                .as_str()
+                .unwrap_or_default()
+                .contains("not a git object id"),
             "{revision}: {report}"
         );
     }
@@ -711,7 +727,13 @@ fn the_receipts_excluded_list_is_not_applied_to_the_work() {
     let clone_dir = TempDir::new("receipts-excluded-clone");
     git_in(
         clone_dir.path(),
-        &["clone", "-q", "--no-local", &project.path().to_string_lossy(), "repo"],
+        &[
+            "clone",
+            "-q",
+            "--no-local",
+            &project.path().to_string_lossy(),
+            "repo",
+        ],
     );
     let mut command = util::command("ralph-hooks", &clone_dir.path().join("repo"));
     command.args(["verify", "receipts/r.json", "--json", "--run-unsigned"]);
@@ -721,7 +743,10 @@ fn the_receipts_excluded_list_is_not_applied_to_the_work() {
     let report: Value = serde_json::from_str(stdout.trim()).unwrap();
     assert_eq!(report["treeSource"], "not found here", "{report}");
     assert!(
-        report["notes"][0].as_str().unwrap_or_default().contains("src/failing.fake"),
+        report["notes"][0]
+            .as_str()
+            .unwrap_or_default()
+            .contains("src/failing.fake"),
         "{report}"
     );
     drop(path);
@@ -731,7 +756,14 @@ fn the_receipts_excluded_list_is_not_applied_to_the_work() {
 fn a_failed_receipt_relabelled_completed_differs() {
     let project = Project::new(true);
     project.cli_ok(&[
-        "loop", "start", "never", "--check", "exit 3", "--max-iterations", "1", "--no-diagnostics",
+        "loop",
+        "start",
+        "never",
+        "--check",
+        "exit 3",
+        "--max-iterations",
+        "1",
+        "--no-diagnostics",
     ]);
     project.stop();
     let receipt = project.receipt_path(project.loop_state()["id"].as_str().unwrap());
@@ -748,7 +780,10 @@ fn a_failed_receipt_relabelled_completed_differs() {
     let status = outcome(&report, "status");
     assert_eq!(status["outcome"], "differs", "{report}");
     assert!(
-        status["detail"].as_str().unwrap().contains("check:exit 3 exited 3"),
+        status["detail"]
+            .as_str()
+            .unwrap()
+            .contains("check:exit 3 exited 3"),
         "{report}"
     );
 }
@@ -757,15 +792,35 @@ fn a_failed_receipt_relabelled_completed_differs() {
 fn nothing_re_run_is_not_everything_reproduced() {
     let project = Project::new(true);
     // Cancelled before any Stop: nothing ran.
-    project.cli_ok(&["loop", "start", "later", "--check", "true", "--no-diagnostics"]);
+    project.cli_ok(&[
+        "loop",
+        "start",
+        "later",
+        "--check",
+        "true",
+        "--no-diagnostics",
+    ]);
     project.cli_ok(&["loop", "cancel"]);
     let receipt = project.receipt_path(project.loop_state()["id"].as_str().unwrap());
-    let (code, stdout, _) = project.cli(&["verify", &receipt.to_string_lossy(), "--run-unsigned"], &[]);
+    let (code, stdout, _) = project.cli(
+        &["verify", &receipt.to_string_lossy(), "--run-unsigned"],
+        &[],
+    );
     assert_eq!(code, 3, "{stdout}");
     assert!(!stdout.contains("Everything reproduced"), "{stdout}");
-    assert!(stdout.contains("the loop did not complete (CANCELLED)"), "{stdout}");
+    assert!(
+        stdout.contains("the loop did not complete (CANCELLED)"),
+        "{stdout}"
+    );
     // A promise-only loop that completed: nothing can be re-run.
-    project.cli_ok(&["loop", "start", "words", "--promise", "DONE", "--no-diagnostics"]);
+    project.cli_ok(&[
+        "loop",
+        "start",
+        "words",
+        "--promise",
+        "DONE",
+        "--no-diagnostics",
+    ]);
     let payload = json!({
         "session_id": SESSION, "hook_event_name": "Stop", "stop_hook_active": false,
         "last_assistant_message": "<promise>DONE</promise>",
@@ -774,7 +829,10 @@ fn nothing_re_run_is_not_everything_reproduced() {
         util::command("ralph-stop-loop-controller", project.path()),
         payload.to_string().as_bytes(),
     );
-    assert!(String::from_utf8_lossy(&output.stdout).contains("COMPLETED"), "{output:?}");
+    assert!(
+        String::from_utf8_lossy(&output.stdout).contains("COMPLETED"),
+        "{output:?}"
+    );
     let receipt = project.receipt_path(project.loop_state()["id"].as_str().unwrap());
     let (code, stdout, _) = project.cli(&["verify", &receipt.to_string_lossy()], &[]);
     assert_eq!(code, 3, "{stdout}");
@@ -803,8 +861,15 @@ fn require_work_fails_a_receipt_of_an_older_commit() {
     project.git(&["rm", "-q", "done.txt"]);
     project.git(&["add", "-A"]);
     project.git(&["commit", "-q", "-m", "later breaking change"]);
-    let (code, report, _) = verify_with(&project, Path::new("receipts/fix.json"), &["--run-unsigned"]);
-    assert_eq!(code, 0, "without --require-work any tree in the history counts: {report}");
+    let (code, report, _) = verify_with(
+        &project,
+        Path::new("receipts/fix.json"),
+        &["--run-unsigned"],
+    );
+    assert_eq!(
+        code, 0,
+        "without --require-work any tree in the history counts: {report}"
+    );
     let (code, report, _) = verify_with(
         &project,
         Path::new("receipts/fix.json"),
@@ -828,7 +893,10 @@ fn a_nested_repository_makes_a_difference_cannot_be_checked() {
     assert_eq!(code, 2, "{report}");
     let check = outcome(&report, "check:grep -q code vendor/lib/lib.txt");
     assert_eq!(check["outcome"], "cannot_check", "{report}");
-    assert!(check["detail"].as_str().unwrap().contains("vendor/lib"), "{report}");
+    assert!(
+        check["detail"].as_str().unwrap().contains("vendor/lib"),
+        "{report}"
+    );
 }
 
 #[test]
@@ -852,13 +920,20 @@ fn a_filtered_file_makes_a_difference_cannot_be_checked() {
     let receipt = project.complete_simple("grep -q hello a.sec");
     let (code, report, _) = verify_with(&project, &receipt, &["--run-unsigned"]);
     assert_eq!(code, 2, "{report}");
-    assert_eq!(outcome(&report, "check:grep -q hello a.sec")["outcome"], "cannot_check");
+    assert_eq!(
+        outcome(&report, "check:grep -q hello a.sec")["outcome"],
+        "cannot_check"
+    );
 }
 
 #[test]
 fn an_ignored_input_makes_a_difference_cannot_be_checked() {
     let project = Project::new(true);
-    std::fs::write(project.path().join(".gitignore"), ".claude/orchestrator\n.env\n").unwrap();
+    std::fs::write(
+        project.path().join(".gitignore"),
+        ".claude/orchestrator\n.env\n",
+    )
+    .unwrap();
     project.git(&["add", "-A"]);
     project.git(&["commit", "-q", "-m", "ignore .env"]);
     std::fs::write(project.path().join(".env"), "KEY=1\n").unwrap();
@@ -867,7 +942,10 @@ fn an_ignored_input_makes_a_difference_cannot_be_checked() {
     assert_eq!(code, 2, "{report}");
     let check = outcome(&report, "check:grep -q KEY .env");
     assert_eq!(check["outcome"], "cannot_check", "{report}");
-    assert!(check["detail"].as_str().unwrap().contains(".env"), "{report}");
+    assert!(
+        check["detail"].as_str().unwrap().contains(".env"),
+        "{report}"
+    );
 }
 
 #[test]
@@ -878,7 +956,10 @@ fn a_check_that_reads_the_history_reproduces() {
     let (code, report, _) = verify_with(&project, &receipt, &["--run-unsigned"]);
     assert_eq!(code, 0, "{report}");
     assert!(
-        report["treeSource"].as_str().unwrap().contains("HEAD, whose tree it is"),
+        report["treeSource"]
+            .as_str()
+            .unwrap()
+            .contains("HEAD, whose tree it is"),
         "{report}"
     );
 }
@@ -902,7 +983,10 @@ fn the_users_global_excludes_file_keeps_files_out_of_the_tree() {
     let mut command = util::command("ralph-stop-loop-controller", project.path());
     command.env("HOME", home.path());
     let output = util::run_with_stdin(command, payload.to_string().as_bytes());
-    assert!(String::from_utf8_lossy(&output.stdout).contains("COMPLETED"), "{output:?}");
+    assert!(
+        String::from_utf8_lossy(&output.stdout).contains("COMPLETED"),
+        "{output:?}"
+    );
     let receipt = project.receipt_path(project.loop_state()["id"].as_str().unwrap());
     let tree = read_json(&receipt)["subject"][0]["digest"]["gitTree"]
         .as_str()
@@ -918,7 +1002,14 @@ fn verify_never_prunes_the_users_worktrees() {
     let receipt = project.complete_simple("true");
     let away = TempDir::new("receipts-worktree");
     let side = away.path().join("side");
-    project.git(&["worktree", "add", "-q", &side.to_string_lossy(), "-b", "side"]);
+    project.git(&[
+        "worktree",
+        "add",
+        "-q",
+        &side.to_string_lossy(),
+        "-b",
+        "side",
+    ]);
     // Not mounted right now (another container, an unplugged drive).
     let moved = away.path().join("side-away");
     std::fs::rename(&side, &moved).unwrap();
@@ -939,17 +1030,30 @@ fn a_worktree_left_by_a_killed_verify_is_removed_by_the_next() {
     let _ = std::fs::remove_dir_all(&stale);
     std::fs::create_dir_all(&stale).unwrap();
     let tree = stale.join("tree");
-    project.git(&["worktree", "add", "-q", "--detach", &tree.to_string_lossy(), "HEAD"]);
+    project.git(&[
+        "worktree",
+        "add",
+        "-q",
+        "--detach",
+        &tree.to_string_lossy(),
+        "HEAD",
+    ]);
     verify_with(&project, &receipt, &["--run-unsigned"]);
     let listed = project.git(&["worktree", "list", "--porcelain"]);
     assert!(!listed.contains("ralph-verify-4194302"), "{listed}");
-    assert!(!stale.exists(), "the stale checkout is still in the temp dir");
+    assert!(
+        !stale.exists(),
+        "the stale checkout is still in the temp dir"
+    );
 }
 
 #[test]
 fn the_checks_get_the_checkouts_project_dir_not_the_live_one() {
     let project = Project::new(true);
-    let first_tree = project.git(&["rev-parse", "HEAD^{tree}"]).trim().to_string();
+    let first_tree = project
+        .git(&["rev-parse", "HEAD^{tree}"])
+        .trim()
+        .to_string();
     std::fs::write(project.path().join("done.txt"), "yes\n").unwrap();
     let check = "test -f \"$CLAUDE_PROJECT_DIR/done.txt\"";
     let receipt = project.complete_simple(check);
@@ -961,7 +1065,10 @@ fn the_checks_get_the_checkouts_project_dir_not_the_live_one() {
     // Claude Code session does.
     let (code, report, _) = verify_with(&project, &path, &["--run-unsigned"]);
     assert_eq!(code, 1, "{report}");
-    assert_eq!(outcome(&report, &format!("check:{check}"))["outcome"], "differs");
+    assert_eq!(
+        outcome(&report, &format!("check:{check}"))["outcome"],
+        "differs"
+    );
 }
 
 #[test]
@@ -969,7 +1076,11 @@ fn outside_git_verify_hashes_only_a_folder_that_looks_like_the_project() {
     let project = Project::new(false);
     let receipt = project.complete_simple("true");
     let elsewhere = TempDir::new("receipts-downloads");
-    std::fs::write(elsewhere.path().join("big.iso"), "everything the user has\n").unwrap();
+    std::fs::write(
+        elsewhere.path().join("big.iso"),
+        "everything the user has\n",
+    )
+    .unwrap();
     let copied = elsewhere.path().join("receipt.json");
     std::fs::copy(&receipt, &copied).unwrap();
     let mut command = util::command("ralph-hooks", elsewhere.path());
@@ -977,7 +1088,10 @@ fn outside_git_verify_hashes_only_a_folder_that_looks_like_the_project() {
     let output = util::run_with_stdin(command, b"");
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert_eq!(output.status.code(), Some(2), "{stdout}");
-    assert!(stdout.contains("does not look like the receipt's project"), "{stdout}");
+    assert!(
+        stdout.contains("does not look like the receipt's project"),
+        "{stdout}"
+    );
 }
 
 #[test]
@@ -986,12 +1100,18 @@ fn a_receipt_verify_cannot_read_is_cannot_check_with_json() {
     let dir = TempDir::new("receipts-dir");
     let (code, report, _) = verify_with(&project, dir.path(), &[]);
     assert_eq!(code, 2, "{report}");
-    assert!(report["error"].as_str().unwrap().contains("cannot read"), "{report}");
+    assert!(
+        report["error"].as_str().unwrap().contains("cannot read"),
+        "{report}"
+    );
     // An allowed-signers file that is not there is a setup problem, not a
     // bad signature.
     let receipt = project.complete_simple("true");
-    let (code, report, _) =
-        verify_with(&project, &receipt, &["--allowed-signers", "/no/such/allowed_signers"]);
+    let (code, report, _) = verify_with(
+        &project,
+        &receipt,
+        &["--allowed-signers", "/no/such/allowed_signers"],
+    );
     assert_eq!(code, 2, "{report}");
 }
 
@@ -1006,7 +1126,10 @@ fn control_characters_from_a_receipt_never_reach_the_terminal() {
     let path = write_receipt(outside.path(), "controls.json", &edited);
     let (_, stdout, stderr) =
         project.cli(&["verify", &path.to_string_lossy(), "--run-unsigned"], &[]);
-    assert!(!stdout.contains('\u{1b}') && !stderr.contains('\u{1b}'), "{stdout:?}");
+    assert!(
+        !stdout.contains('\u{1b}') && !stderr.contains('\u{1b}'),
+        "{stdout:?}"
+    );
 }
 
 #[test]
@@ -1016,7 +1139,10 @@ fn loop_receipt_never_exports_or_signs_a_corrupt_file() {
     std::fs::write(&receipt, "garbage\u{1b}[31m{").unwrap();
     let (code, stdout, stderr) = project.cli(&["loop", "receipt"], &[]);
     assert_eq!(code, 1, "{stdout}{stderr}");
-    assert!(!stdout.contains('\u{1b}') && !stderr.contains('\u{1b}'), "{stdout:?}{stderr:?}");
+    assert!(
+        !stdout.contains('\u{1b}') && !stderr.contains('\u{1b}'),
+        "{stdout:?}{stderr:?}"
+    );
     assert!(stderr.contains("is not a receipt"), "{stderr}");
     assert!(!receipt.exists(), "the corrupt receipt was not moved aside");
 }
@@ -1041,25 +1167,48 @@ fn the_key_named_is_the_one_that_signed() {
     };
     let (alice, mallory) = (make("alice"), make("mallory"));
     let fingerprint = |key: &Path| -> String {
-        let out = Command::new("ssh-keygen").arg("-lf").arg(key.with_extension("pub")).output().unwrap();
-        String::from_utf8_lossy(&out.stdout).split_whitespace().nth(1).unwrap().to_string()
+        let out = Command::new("ssh-keygen")
+            .arg("-lf")
+            .arg(key.with_extension("pub"))
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout)
+            .split_whitespace()
+            .nth(1)
+            .unwrap()
+            .to_string()
     };
     let id = receipt.file_stem().unwrap().to_string_lossy().into_owned();
     let signed = keys.path().join("m.json");
     project.cli_ok(&[
-        "loop", "receipt", &id, "--sign-with", &mallory.to_string_lossy(), "--out", &signed.to_string_lossy(),
+        "loop",
+        "receipt",
+        &id,
+        "--sign-with",
+        &mallory.to_string_lossy(),
+        "--out",
+        &signed.to_string_lossy(),
     ]);
     // Honest: the fingerprint shown is mallory's, from the signature.
     let (code, report, _) = verify_with(&project, &signed, &["--run-unsigned"]);
     assert_eq!(code, 0, "{report}");
-    assert!(report["signature"].as_str().unwrap().contains(&fingerprint(&mallory)), "{report}");
+    assert!(
+        report["signature"]
+            .as_str()
+            .unwrap()
+            .contains(&fingerprint(&mallory)),
+        "{report}"
+    );
     // The envelope's keyid claims alice's key: refused.
     let mut spoofed = read_json(&signed);
     spoofed["signatures"][0]["keyid"] = json!(fingerprint(&alice));
     let path = write_receipt(keys.path(), "spoofed.json", &spoofed);
     let (code, report, _) = verify_with(&project, &path, &["--run-unsigned"]);
     assert_eq!(code, 1, "{report}");
-    assert!(report["refused"].as_str().unwrap().contains("keyid"), "{report}");
+    assert!(
+        report["refused"].as_str().unwrap().contains("keyid"),
+        "{report}"
+    );
     // The config's allowed-signers path is the project's, wherever verify
     // runs from.
     let public = std::fs::read_to_string(mallory.with_extension("pub")).unwrap();
@@ -1119,7 +1268,10 @@ fn a_project_inside_a_bigger_repository_hashes_only_its_own_files() {
         .to_string();
     let listed = git_in(&top, &["ls-tree", "-r", "--name-only", &tree]);
     assert!(!listed.contains(".ssh"), "{listed}");
-    assert!(listed.lines().any(|l| l == "code/proj/src/a.fake"), "{listed}");
+    assert!(
+        listed.lines().any(|l| l == "code/proj/src/a.fake"),
+        "{listed}"
+    );
     let (code, report, _) = verify_with(&project, &receipt, &["--run-unsigned"]);
     assert_eq!(code, 0, "{report}");
 }
@@ -1129,7 +1281,10 @@ fn a_project_its_enclosing_repository_ignores_has_no_tree() {
     let (project, _top) = nested_project("*\n!.gitignore\n!.bashrc\n");
     let receipt = project.complete_simple("grep -q ok src/a.fake");
     let statement = read_json(&receipt);
-    assert!(statement["subject"][0]["digest"]["gitTree"].is_null(), "{statement}");
+    assert!(
+        statement["subject"][0]["digest"]["gitTree"].is_null(),
+        "{statement}"
+    );
     assert!(
         statement["subject"][0]["annotations"]["treeUnavailable"]
             .as_str()

@@ -236,9 +236,10 @@ fn verify_receipt(ctx: &Ctx, args: &VerifyArgs) -> anyhow::Result<ExitCode> {
         .conditions
         .iter()
         .filter_map(|condition| match condition {
-            crate::receipts::statement::Condition::Command { command, run: Some(_) } => {
-                Some(command.as_str())
-            }
+            crate::receipts::statement::Condition::Command {
+                command,
+                run: Some(_),
+            } => Some(command.as_str()),
             _ => None,
         })
         .collect();
@@ -252,7 +253,9 @@ fn verify_receipt(ctx: &Ctx, args: &VerifyArgs) -> anyhow::Result<ExitCode> {
             eprintln!("  {}", crate::util::text::escape_controls(command));
         }
         if run_commands {
-            eprintln!("ralph-hooks: running them (--run-unsigned), in a temporary checkout, as you.");
+            eprintln!(
+                "ralph-hooks: running them (--run-unsigned), in a temporary checkout, as you."
+            );
         } else {
             eprintln!(
                 "ralph-hooks: not running them: pass --run-unsigned to run them as you, or --allowed-signers FILE for a signed receipt."
@@ -263,14 +266,10 @@ fn verify_receipt(ctx: &Ctx, args: &VerifyArgs) -> anyhow::Result<ExitCode> {
     // whatever the receipt lists) and the receipt file when it is in the
     // work (committed beside it).
     let mut excluded = record::excluded_paths(&ctx.project_root, &ctx.state_root);
-    excluded.extend(
-        std::fs::canonicalize(&args.receipt)
-            .ok()
-            .and_then(|path| {
-                let root = std::fs::canonicalize(&ctx.project_root).ok()?;
-                Some(path.strip_prefix(root).ok()?.to_string_lossy().into_owned())
-            }),
-    );
+    excluded.extend(std::fs::canonicalize(&args.receipt).ok().and_then(|path| {
+        let root = std::fs::canonicalize(&ctx.project_root).ok()?;
+        Some(path.strip_prefix(root).ok()?.to_string_lossy().into_owned())
+    }));
     let options = verify::Options {
         run_commands,
         require_work: args.require_work,

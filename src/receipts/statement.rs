@@ -396,7 +396,9 @@ impl Receipt {
                     condition.why_not_held()
                 ));
             }
-            if holds && self.failed_tests.contains(&name) || !holds && self.passed_tests.contains(&name) {
+            if holds && self.failed_tests.contains(&name)
+                || !holds && self.passed_tests.contains(&name)
+            {
                 why.push(format!(
                     "it lists {} as {} while its record says it {}",
                     crate::util::text::escape_controls(&name),

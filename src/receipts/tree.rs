@@ -264,7 +264,9 @@ pub fn of_work(root: &Path, excluded: &[String]) -> anyhow::Result<Hashed> {
         // A project the enclosing repository ignores has no files in its
         // tree: that tree is not the project's work.
         let mut probe = hashed.git(root);
-        probe.args(["cat-file", "-t"]).arg(format!("{tree}:{folder}"));
+        probe
+            .args(["cat-file", "-t"])
+            .arg(format!("{tree}:{folder}"));
         let is_folder = probe
             .stdin(std::process::Stdio::null())
             .stderr(std::process::Stdio::null())
@@ -284,7 +286,10 @@ pub fn of_work(root: &Path, excluded: &[String]) -> anyhow::Result<Hashed> {
 /// name) is a revision expression, which must never stand for a receipt's
 /// tree.
 pub fn is_object_id(text: &str) -> bool {
-    matches!(text.len(), 40 | 64) && text.bytes().all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase())
+    matches!(text.len(), 40 | 64)
+        && text
+            .bytes()
+            .all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase())
 }
 
 /// Whether the tree object `tree` (an object id, see [`is_object_id`]) is
@@ -322,7 +327,13 @@ mod tests {
     fn only_object_ids_are_trees() {
         assert!(is_object_id("4b825dc642cb6eb9a060e54bf8d69288fbee4904"));
         assert!(is_object_id(&"a".repeat(64)));
-        for not in ["HEAD", "HEAD^{tree}", "main", "4B825DC642CB6EB9A060E54BF8D69288FBEE4904", ""] {
+        for not in [
+            "HEAD",
+            "HEAD^{tree}",
+            "main",
+            "4B825DC642CB6EB9A060E54BF8D69288FBEE4904",
+            "",
+        ] {
             assert!(!is_object_id(not), "{not}");
         }
     }

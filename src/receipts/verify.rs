@@ -213,10 +213,7 @@ pub struct Rerun {
 /// Reads a receipt file's text: a bare statement, or a DSSE envelope whose
 /// signature must hold. The receipt, how it was signed, and whether a key
 /// in `allowed_signers` signed it; an error when it is refused.
-pub fn load(
-    text: &str,
-    allowed_signers: Option<&Path>,
-) -> Result<(Receipt, String, bool), String> {
+pub fn load(text: &str, allowed_signers: Option<&Path>) -> Result<(Receipt, String, bool), String> {
     let value: Value = serde_json::from_str(text).map_err(|error| format!("not JSON: {error}"))?;
     let (statement, signature) = if envelope::is_envelope(&value) {
         let signed = envelope::open(&value, allowed_signers)?;
@@ -387,7 +384,9 @@ impl Checkout {
         // HEAD itself when it is the receipt's tree: the checks see the
         // history and tags the loop's checks saw (`git describe`).
         let head = in_repository.then(|| rev_parse(root, "HEAD")).flatten();
-        let head_tree = in_repository.then(|| rev_parse(root, "HEAD^{tree}")).flatten();
+        let head_tree = in_repository
+            .then(|| rev_parse(root, "HEAD^{tree}"))
+            .flatten();
         let commit = if head.is_some() && head_tree.as_deref() == Some(tree) {
             checkout.history = "HEAD, whose tree it is";
             head.unwrap_or_default()
@@ -567,7 +566,11 @@ struct Caveats {
 
 /// Names the first few of `items`.
 fn some_of(items: &[String]) -> String {
-    let mut named: Vec<String> = items.iter().take(3).map(|item| escape(item).into_owned()).collect();
+    let mut named: Vec<String> = items
+        .iter()
+        .take(3)
+        .map(|item| escape(item).into_owned())
+        .collect();
     if items.len() > 3 {
         named.push(format!("{} more", items.len() - 3));
     }
@@ -798,7 +801,11 @@ pub fn verify(
         report.verdicts.extend(none_checkable(receipt, &why));
         return Ok(report);
     };
-    if receipt.excluded.iter().any(|path| !options.excluded.contains(path)) {
+    if receipt
+        .excluded
+        .iter()
+        .any(|path| !options.excluded.contains(path))
+    {
         report.notes.push(format!(
             "the receipt asks to leave {} out of the work; verify leaves out only this installation's state folder and the receipt file",
             receipt.excluded.join(", ")
@@ -853,12 +860,17 @@ pub fn verify(
     let in_repository = hashed.is_none();
     let checkout = Checkout::make(root, hashed, &tree)?;
     if !checkout.history.is_empty() {
-        report.tree_source.push_str(&format!("; checked out as {}", checkout.history));
+        report
+            .tree_source
+            .push_str(&format!("; checked out as {}", checkout.history));
     }
     // The receipt's projectPath is a plain relative path (parse checked);
     // it must also be a real folder of the checkout, not a link out of it.
     let project = checkout.dir.join(&receipt.prefix);
-    let inside = match (std::fs::canonicalize(&project), std::fs::canonicalize(&checkout.dir)) {
+    let inside = match (
+        std::fs::canonicalize(&project),
+        std::fs::canonicalize(&checkout.dir),
+    ) {
         (Ok(project), Ok(top)) => project.is_dir() && project.starts_with(top),
         _ => false,
     };
