@@ -1295,3 +1295,86 @@ fn a_project_its_enclosing_repository_ignores_has_no_tree() {
     let (code, report, _) = verify_with(&project, &receipt, &["--run-unsigned"]);
     assert_eq!(code, 2, "{report}");
 }
+
+#[test]
+fn an_interrupted_verify_removes_its_checkout() {
+    let project = Project::new(true);
+    let receipt = project.complete_simple("true");
+    let outside = TempDir::new("receipts-interrupted");
+    let pid_file = outside.path().join("check.pid");
+    let check = format!("echo $$ > '{}'; sleep 60", pid_file.display());
+    let mut edited = read_json(&receipt);
+    for condition in edited["predicate"]["ralphHooks"]["conditions"]
+        .as_array_mut()
+        .unwrap()
+    {
+        condition["command"] = json!(check);
+        condition["name"] = json!(format!("check:{check}"));
+    }
+    edited["predicate"]["passedTests"] = json!([format!("check:{check}")]);
+    let path = write_receipt(outside.path(), "sleep.json", &edited);
+    let mut command = util::command("ralph-hooks", project.path());
+    command
+        .args(["verify", &path.to_string_lossy(), "--run-unsigned"])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped());
+    // A test run started in the background hands SIGINT down ignored, and
+    // verify leaves an ignored signal ignored: start it at its default, as
+    // a terminal does.
+    // SAFETY: signal(2) is async-signal-safe, fine between fork and exec.
+    unsafe {
+        use std::os::unix::process::CommandExt as _;
+        command.pre_exec(|| {
+            for signal in [libc::SIGINT, libc::SIGHUP, libc::SIGTERM] {
+                libc::signal(signal, libc::SIG_DFL);
+            }
+            Ok(())
+        });
+    }
+    let mut child = command.spawn().unwrap();
+    // Until the check runs in its checkout.
+    let mut check_pid = None;
+    for _ in 0..1200 {
+        if let Some(pid) = std::fs::read_to_string(&pid_file)
+            .ok()
+            .and_then(|text| text.trim().parse::<i32>().ok())
+        {
+            check_pid = Some(pid);
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let check_pid = check_pid.expect("the check never started");
+    let listed = project.git(&["worktree", "list", "--porcelain"]);
+    assert!(listed.contains("ralph-verify-"), "{listed}");
+    let pid = child.id() as i32;
+    // SAFETY: kill(2) on our own child.
+    unsafe {
+        libc::kill(pid, libc::SIGINT);
+    }
+    let output = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(130), "{stderr}");
+    let listed = project.git(&["worktree", "list", "--porcelain"]);
+    assert!(!listed.contains("ralph-verify-"), "{listed}");
+    let prefix = format!("ralph-verify-{pid}-");
+    let left: Vec<String> = std::fs::read_dir(std::env::temp_dir())
+        .unwrap()
+        .flatten()
+        .map(|entry| entry.file_name().to_string_lossy().into_owned())
+        .filter(|name| name.starts_with(&prefix))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+    // The check went with it (its group was killed; init reaps it).
+    let mut gone = false;
+    for _ in 0..200 {
+        // SAFETY: kill(2) with signal 0 only probes.
+        if unsafe { libc::kill(check_pid, 0) } != 0 {
+            gone = true;
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    assert!(gone, "the check {check_pid} outlived verify");
+}

@@ -190,7 +190,17 @@ pub fn run(ctx: &Ctx, args: &VerifyArgs) -> anyhow::Result<ExitCode> {
     }
 }
 
+/// SIGINT, SIGTERM or SIGHUP during verify: the check is killed, the
+/// temporary worktree removed, and the process ends as the signal would
+/// have ended it (128 + its number).
+fn on_signal(signal: libc::c_int) {
+    verify::remove_after_signal();
+    eprintln!("ralph-hooks: verify interrupted; its temporary checkout is removed");
+    std::process::exit(128 + signal);
+}
+
 fn verify_receipt(ctx: &Ctx, args: &VerifyArgs) -> anyhow::Result<ExitCode> {
+    crate::util::process::handle_fatal_signals(on_signal);
     let text = std::fs::read_to_string(&args.receipt).with_context(|| {
         format!(
             "cannot read {}",
@@ -281,7 +291,9 @@ fn verify_receipt(ctx: &Ctx, args: &VerifyArgs) -> anyhow::Result<ExitCode> {
         &options,
         signature,
         &mut diagnose,
-    )?;
+    );
+    verify::stop_if_interrupted();
+    let report = report?;
     if args.json {
         println!("{}", report.to_json());
     } else {

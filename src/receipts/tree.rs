@@ -35,7 +35,12 @@ impl TempDir {
             let mut builder = std::fs::DirBuilder::new();
             std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
             match builder.create(&path) {
-                Ok(()) => return Ok(TempDir { path }),
+                Ok(()) => {
+                    if let Ok(mut live) = LIVE_TEMP_DIRS.lock() {
+                        live.push(path.clone());
+                    }
+                    return Ok(TempDir { path });
+                }
                 Err(error) if error.kind() == std::io::ErrorKind::AlreadyExists => continue,
                 Err(error) => {
                     return Err(error).with_context(|| {
@@ -52,8 +57,27 @@ impl TempDir {
     }
 }
 
+/// Every [`TempDir`] of this process not yet dropped, for
+/// [`remove_live_temp_dirs`].
+static LIVE_TEMP_DIRS: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
+
+/// Removes every temp folder of this process now: for a process a signal
+/// is about to end, where no `Drop` will run.
+pub fn remove_live_temp_dirs() {
+    let live = LIVE_TEMP_DIRS
+        .lock()
+        .map(|mut live| std::mem::take(&mut *live))
+        .unwrap_or_default();
+    for path in live {
+        let _ = remove_tree(&path);
+    }
+}
+
 impl Drop for TempDir {
     fn drop(&mut self) {
+        if let Ok(mut live) = LIVE_TEMP_DIRS.lock() {
+            live.retain(|path| *path != self.path);
+        }
         if let Err(error) = remove_tree(&self.path) {
             eprintln!(
                 "ralph-hooks: warning: cannot remove {}: {error}",

@@ -359,6 +359,42 @@ struct Checkout {
 /// The temp folder name of a verify run by process `pid`.
 const CHECKOUT_PREFIX: &str = "ralph-verify-";
 
+/// The checkouts alive in this process, for [`remove_after_signal`]: the
+/// repository, the worktree, its administrative folder.
+type Live = (PathBuf, PathBuf, Option<PathBuf>);
+static LIVE: std::sync::Mutex<Vec<Live>> = std::sync::Mutex::new(Vec::new());
+static INTERRUPTED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// For a thread that got SIGINT, SIGTERM or SIGHUP: no further check
+/// starts, the running one is killed, and every checkout of this process
+/// is removed (its worktree and its temp folder). The caller then ends the
+/// process.
+pub fn remove_after_signal() {
+    INTERRUPTED.store(true, std::sync::atomic::Ordering::SeqCst);
+    crate::util::process::kill_all_groups();
+    let live = LIVE
+        .lock()
+        .map(|mut live| std::mem::take(&mut *live))
+        .unwrap_or_default();
+    for (root, dir, admin) in live {
+        remove_own_worktree(crate::util::git::command(&root), &dir, admin.as_deref());
+    }
+    // The checkouts' temp folders, the index copies, the scratch stores.
+    tree::remove_live_temp_dirs();
+    // A check that started while the lock was taken.
+    crate::util::process::kill_all_groups();
+}
+
+/// After a signal: this thread waits for the one handling it to end the
+/// process (a check killed by it must not be reported as a result).
+pub fn stop_if_interrupted() {
+    if INTERRUPTED.load(std::sync::atomic::Ordering::SeqCst) {
+        loop {
+            std::thread::park();
+        }
+    }
+}
+
 impl Checkout {
     fn git(&self) -> std::process::Command {
         match &self.hashed {
@@ -420,6 +456,13 @@ impl Checkout {
             .arg(&commit);
         let added = tree::run(add, "worktree add");
         checkout.admin = admin_dir(&checkout.dir);
+        if let Ok(mut live) = LIVE.lock() {
+            live.push((
+                checkout.root.clone(),
+                checkout.dir.clone(),
+                checkout.admin.clone(),
+            ));
+        }
         added?;
         Ok(checkout)
     }
@@ -474,6 +517,9 @@ fn remove_own_worktree(git: std::process::Command, dir: &Path, admin: Option<&Pa
 
 impl Drop for Checkout {
     fn drop(&mut self) {
+        if let Ok(mut live) = LIVE.lock() {
+            live.retain(|(_, dir, _)| *dir != self.dir);
+        }
         remove_own_worktree(self.git(), &self.dir, self.admin.as_deref());
     }
 }
@@ -887,6 +933,7 @@ pub fn verify(
     let timeout = Duration::from_secs(receipt.check_timeout_secs.max(1));
     let environment = check_environment(&project);
     for condition in &receipt.conditions {
+        stop_if_interrupted();
         let verdict = match condition {
             Condition::Command { command, run } => match run {
                 None => Verdict {
@@ -900,8 +947,11 @@ pub fn verify(
                     detail: "not run: the command comes from the receipt file, which no allowed signer signed (read it, then pass --run-unsigned to run it)".into(),
                 },
                 Some(recorded) => {
-                    let here = checks::run_in(&project, command, timeout, &Walls::None, &environment)
-                        .with_context(|| format!("cannot run check `{}`", escape(command)))?;
+                    let here =
+                        checks::run_in(&project, command, timeout, &Walls::None, &environment);
+                    stop_if_interrupted();
+                    let here =
+                        here.with_context(|| format!("cannot run check `{}`", escape(command)))?;
                     with_caveats(compare_command(&condition.name(), recorded, &here), &caveats)
                 }
             },
@@ -909,7 +959,7 @@ pub fn verify(
             Condition::Diagnostics(recorded) if recorded.after.is_none() => {
                 compare_diagnostics(recorded, &Rerun::default())
             }
-            Condition::Diagnostics(recorded) => match diagnose(&project, recorded) {
+            Condition::Diagnostics(recorded) => match diagnose(&project, recorded).inspect(|_| stop_if_interrupted()) {
                 Ok(here) => with_caveats(compare_diagnostics(recorded, &here), &caveats),
                 Err(error) => Verdict {
                     name: condition.name(),
