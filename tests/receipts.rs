@@ -1332,7 +1332,7 @@ fn an_interrupted_verify_removes_its_checkout() {
             Ok(())
         });
     }
-    let mut child = command.spawn().unwrap();
+    let child = command.spawn().unwrap();
     // Until the check runs in its checkout.
     let mut check_pid = None;
     for _ in 0..1200 {
