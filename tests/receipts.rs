@@ -1378,3 +1378,26 @@ fn an_interrupted_verify_removes_its_checkout() {
     }
     assert!(gone, "the check {check_pid} outlived verify");
 }
+
+#[test]
+fn the_receipts_path_is_escaped_where_it_is_named() {
+    let mut project = Project::new(false);
+    let top = project.dir.path().to_path_buf();
+    let odd = top.join("pe\u{1b}[31mX\nFAKE: ok");
+    std::fs::create_dir_all(&odd).unwrap();
+    for entry in std::fs::read_dir(&top).unwrap().flatten() {
+        if entry.path() != odd {
+            std::fs::rename(entry.path(), odd.join(entry.file_name())).unwrap();
+        }
+    }
+    project.root = odd;
+    project.cli_ok(&["loop", "start", "g", "--check", "true", "--no-diagnostics"]);
+    let done = project.stop();
+    let message = done["systemMessage"].as_str().unwrap_or_default();
+    assert!(message.contains("COMPLETED"), "{done}");
+    assert!(message.contains("Receipt: "), "{message:?}");
+    assert!(!message.contains('\u{1b}') && !message.contains("\nFAKE"), "{message:?}");
+    let status = project.cli_ok(&["loop", "status"]);
+    assert!(status.contains("receipt:"), "{status}");
+    assert!(!status.contains('\u{1b}') && !status.contains("\nFAKE"), "{status:?}");
+}
