@@ -1302,7 +1302,7 @@ fn an_interrupted_verify_removes_its_checkout() {
     let receipt = project.complete_simple("true");
     let outside = TempDir::new("receipts-interrupted");
     let pid_file = outside.path().join("check.pid");
-    let check = format!("echo $$ > '{}'; sleep 60", pid_file.display());
+    let check = format!("echo started > '{}'; sleep 3338", pid_file.display());
     let mut edited = read_json(&receipt);
     for condition in edited["predicate"]["ralphHooks"]["conditions"]
         .as_array_mut()
@@ -1334,18 +1334,15 @@ fn an_interrupted_verify_removes_its_checkout() {
     }
     let child = command.spawn().unwrap();
     // Until the check runs in its checkout.
-    let mut check_pid = None;
+    let mut started = false;
     for _ in 0..1200 {
-        if let Some(pid) = std::fs::read_to_string(&pid_file)
-            .ok()
-            .and_then(|text| text.trim().parse::<i32>().ok())
-        {
-            check_pid = Some(pid);
+        if pid_file.exists() {
+            started = true;
             break;
         }
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
-    let check_pid = check_pid.expect("the check never started");
+    assert!(started, "the check never started");
     let listed = project.git(&["worktree", "list", "--porcelain"]);
     assert!(listed.contains("ralph-verify-"), "{listed}");
     let pid = child.id() as i32;
@@ -1367,16 +1364,22 @@ fn an_interrupted_verify_removes_its_checkout() {
         .collect();
     assert!(left.is_empty(), "{left:?}");
     // The check went with it (its group was killed; init reaps it).
+    let running = || {
+        Command::new("pgrep")
+            .args(["-f", "^sleep 3338$"])
+            .output()
+            .is_ok_and(|output| output.status.success())
+    };
     let mut gone = false;
     for _ in 0..200 {
-        // SAFETY: kill(2) with signal 0 only probes.
-        if unsafe { libc::kill(check_pid, 0) } != 0 {
+        if !running() {
             gone = true;
             break;
         }
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
-    assert!(gone, "the check {check_pid} outlived verify");
+    let _ = Command::new("pkill").args(["-f", "^sleep 3338$"]).status();
+    assert!(gone, "the check outlived verify");
 }
 
 #[test]
@@ -1396,8 +1399,68 @@ fn the_receipts_path_is_escaped_where_it_is_named() {
     let message = done["systemMessage"].as_str().unwrap_or_default();
     assert!(message.contains("COMPLETED"), "{done}");
     assert!(message.contains("Receipt: "), "{message:?}");
-    assert!(!message.contains('\u{1b}') && !message.contains("\nFAKE"), "{message:?}");
+    assert!(
+        !message.contains('\u{1b}') && !message.contains("\nFAKE"),
+        "{message:?}"
+    );
     let status = project.cli_ok(&["loop", "status"]);
     assert!(status.contains("receipt:"), "{status}");
-    assert!(!status.contains('\u{1b}') && !status.contains("\nFAKE"), "{status:?}");
+    assert!(
+        !status.contains('\u{1b}') && !status.contains("\nFAKE"),
+        "{status:?}"
+    );
+}
+
+#[test]
+fn a_daemon_a_check_starts_ends_with_verify() {
+    let walls_work = Command::new("bwrap")
+        .args([
+            "--dev-bind",
+            "/",
+            "/",
+            "--proc",
+            "/proc",
+            "--unshare-pid",
+            "--die-with-parent",
+            "--",
+            "true",
+        ])
+        .output()
+        .is_ok_and(|output| output.status.success());
+    if !walls_work {
+        eprintln!("skipped: bubblewrap cannot make a PID namespace here");
+        return;
+    }
+    let project = Project::new(true);
+    let receipt = project.complete_simple("true");
+    let check = "setsid sleep 3337 >/dev/null 2>&1 </dev/null & true";
+    let mut edited = read_json(&receipt);
+    for condition in edited["predicate"]["ralphHooks"]["conditions"]
+        .as_array_mut()
+        .unwrap()
+    {
+        condition["command"] = json!(check);
+        condition["name"] = json!(format!("check:{check}"));
+    }
+    edited["predicate"]["passedTests"] = json!([format!("check:{check}")]);
+    let outside = TempDir::new("receipts-daemon");
+    let path = write_receipt(outside.path(), "daemon.json", &edited);
+    let (code, report, _) = verify_with(&project, &path, &["--run-unsigned"]);
+    assert_eq!(code, 0, "{report}");
+    let running = || {
+        Command::new("pgrep")
+            .args(["-f", "^sleep 3337$"])
+            .output()
+            .is_ok_and(|output| output.status.success())
+    };
+    let mut gone = false;
+    for _ in 0..200 {
+        if !running() {
+            gone = true;
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let _ = Command::new("pkill").args(["-f", "^sleep 3337$"]).status();
+    assert!(gone, "the check's daemon outlived verify");
 }

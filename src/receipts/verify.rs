@@ -787,6 +787,48 @@ fn check_environment(project: &Path) -> checks::Environment {
     }
 }
 
+/// `command` to run in a PID namespace of its own (bubblewrap, with the
+/// whole file system as it is, writable as it is): when the check ends,
+/// everything it started ends with it, a daemon it detached (`setsid`, a
+/// server's `--daemonize`) too. As is where bubblewrap cannot make one.
+fn in_own_pid_namespace(command: &str, project: &Path) -> String {
+    static BWRAP: std::sync::OnceLock<Option<PathBuf>> = std::sync::OnceLock::new();
+    const WALLS: [&str; 8] = [
+        "--dev-bind",
+        "/",
+        "/",
+        "--proc",
+        "/proc",
+        "--unshare-pid",
+        "--die-with-parent",
+        "--",
+    ];
+    let bwrap = BWRAP.get_or_init(|| {
+        let bwrap = crate::util::confine::bwrap()?;
+        let works = std::process::Command::new(bwrap)
+            .args(WALLS)
+            .arg("true")
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .status()
+            .is_ok_and(|status| status.success());
+        works.then(|| bwrap.to_path_buf())
+    });
+    let Some(bwrap) = bwrap else {
+        return command.to_string();
+    };
+    let quote = |text: &str| format!("'{}'", text.replace('\'', "'\\''"));
+    let sh = crate::util::trusted::program("sh", Some(project));
+    format!(
+        "exec {} {} {} -c {}",
+        quote(&bwrap.to_string_lossy()),
+        WALLS.join(" "),
+        quote(&sh.to_string_lossy()),
+        quote(command)
+    )
+}
+
 /// Whether `root` looks like the receipt's project, for a receipt whose
 /// tree is not in a repository: hashing "the work here" reads every file
 /// under it, which in a home or downloads folder is everything the user
@@ -947,8 +989,13 @@ pub fn verify(
                     detail: "not run: the command comes from the receipt file, which no allowed signer signed (read it, then pass --run-unsigned to run it)".into(),
                 },
                 Some(recorded) => {
+                    let walled = in_own_pid_namespace(command, &project);
                     let here =
-                        checks::run_in(&project, command, timeout, &Walls::None, &environment);
+                        checks::run_in(&project, &walled, timeout, &Walls::None, &environment)
+                            .map(|run| CheckRun {
+                                command: command.clone(),
+                                ..run
+                            });
                     stop_if_interrupted();
                     let here =
                         here.with_context(|| format!("cannot run check `{}`", escape(command)))?;
