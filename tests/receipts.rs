@@ -1433,7 +1433,7 @@ fn a_daemon_a_check_starts_ends_with_verify() {
     }
     let project = Project::new(true);
     let receipt = project.complete_simple("true");
-    let check = "setsid sleep 3337 >/dev/null 2>&1 </dev/null & true";
+    let check = "setsid sleep 3337 >/dev/null 2>&1 </dev/null & sleep 1; true";
     let mut edited = read_json(&receipt);
     for condition in edited["predicate"]["ralphHooks"]["conditions"]
         .as_array_mut()
