@@ -899,6 +899,16 @@ pub fn verify(
             receipt.excluded.join(", ")
         ));
     }
+    let here_name = root
+        .file_name()
+        .map(|name| name.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    if !receipt.name.is_empty() && receipt.name != here_name {
+        report.notes.push(format!(
+            "the receipt is of a project folder named {:?}, this one is {:?}",
+            receipt.name, here_name
+        ));
+    }
     let in_repo = tree::repository_prefix(root).is_some();
     let hashed = if in_repo && !options.require_work && tree::has_tree(root, &tree) {
         report.tree_source = "from this repository's objects".into();
