@@ -396,8 +396,17 @@ impl Receipt {
                     condition.why_not_held()
                 ));
             }
-            if holds && self.failed_tests.contains(&name)
-                || !holds && self.passed_tests.contains(&name)
+            // Lists are compared only for a condition with a record of its
+            // own: a loop that ended between Stops (a budget) lists the
+            // rest by the last Stop's failures.
+            let recorded = match condition {
+                Condition::Command { run, .. } => run.is_some(),
+                Condition::Promise { found } => found.is_some(),
+                Condition::Diagnostics(recorded) => recorded.after.is_some(),
+            };
+            if recorded
+                && (holds && self.failed_tests.contains(&name)
+                    || !holds && self.passed_tests.contains(&name))
             {
                 why.push(format!(
                     "it lists {} as {} while its record says it {}",
@@ -546,4 +555,105 @@ pub fn parse(statement: &Value) -> Result<Receipt, String> {
         check_timeout_secs: detail["loop"]["checkTimeoutSecs"].as_u64().unwrap_or(300),
         conditions: parsed,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn receipt(status: &str, result: &str, conditions: Vec<Condition>) -> Receipt {
+        Receipt {
+            tree: None,
+            name: String::new(),
+            tree_note: None,
+            prefix: String::new(),
+            excluded: Vec::new(),
+            loop_id: "l".into(),
+            status: status.into(),
+            result: result.into(),
+            passed_tests: Vec::new(),
+            failed_tests: Vec::new(),
+            check_timeout_secs: 1,
+            conditions,
+        }
+    }
+
+    fn check(exit: i32) -> Condition {
+        Condition::Command {
+            command: "c".into(),
+            run: Some(RecordedRun {
+                exit_code: Some(exit),
+                timed_out: false,
+                output_sha256: None,
+            }),
+        }
+    }
+
+    #[test]
+    fn a_completed_receipt_must_follow_from_its_conditions() {
+        assert!(
+            receipt("COMPLETED", "PASSED", vec![check(0)])
+                .inconsistencies()
+                .is_empty()
+        );
+        let forged = receipt("COMPLETED", "PASSED", vec![check(3)]).inconsistencies();
+        assert!(
+            forged.iter().any(|why| why.contains("check:c exited 3")),
+            "{forged:?}"
+        );
+        assert!(
+            !receipt("FAILED", "PASSED", vec![check(3)])
+                .inconsistencies()
+                .is_empty()
+        );
+        assert!(
+            !receipt("COMPLETED", "PASSED", vec![])
+                .inconsistencies()
+                .is_empty()
+        );
+        assert!(
+            !receipt("DONE", "FAILED", vec![check(3)])
+                .inconsistencies()
+                .is_empty()
+        );
+    }
+
+    /// A loop that ended between Stops (a budget) lists a diagnostics
+    /// condition without a record of its own as passed: not a forgery.
+    #[test]
+    fn a_failed_receipt_lists_unrecorded_conditions_as_it_likes() {
+        let mut failed = receipt(
+            "FAILED",
+            "FAILED",
+            vec![Condition::Diagnostics(RecordedDiagnostics {
+                name: "diagnostics".into(),
+                scope: "touched".into(),
+                paths: vec![],
+                files: vec![],
+                no_warnings: false,
+                servers: BTreeMap::new(),
+                after: None,
+                passed: true,
+            })],
+        );
+        failed.passed_tests = vec!["diagnostics".into()];
+        assert!(
+            failed.inconsistencies().is_empty(),
+            "{:?}",
+            failed.inconsistencies()
+        );
+        let mut listed = receipt("FAILED", "FAILED", vec![check(3)]);
+        listed.passed_tests = vec!["check:c".into()];
+        assert!(!listed.inconsistencies().is_empty());
+    }
+
+    #[test]
+    fn a_project_path_stays_inside_the_tree() {
+        for good in ["", "app/", "a/b", "a/b/"] {
+            assert!(is_safe_prefix(good), "{good}");
+        }
+        for bad in ["/abs/", "../", "a/../b", "./", "a//b", "a\\b", "a/\u{1b}/"] {
+            assert!(!is_safe_prefix(bad), "{bad}");
+        }
+    }
 }
