@@ -445,7 +445,9 @@ fn status(ctx: &Ctx, json: bool) -> anyhow::Result<ExitCode> {
             {
                 println!(
                     "  receipt:    {} (`ralph-hooks verify` re-runs it)",
-                    ctx.store().path(&relative).display()
+                    crate::util::text::escape_controls(
+                        &ctx.store().path(&relative).to_string_lossy()
+                    )
                 );
             }
         }

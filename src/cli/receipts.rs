@@ -19,13 +19,21 @@ use crate::receipts::verify::{self, Rerun};
 use crate::receipts::{envelope, record, servers};
 
 pub const VERIFY_EXAMPLES: &str = "\
-Exit status: 0 every condition reproduced; 1 something differs, or the
-signature does not hold; 2 something could not be checked here.
+Exit status: 0 every condition re-run and reproduced, on a COMPLETED
+receipt; 1 something differs, the receipt contradicts itself, or the
+signature does not hold; 2 something could not be checked here (a check
+not run, a server missing, the receipt unreadable); 3 nothing differs but
+the receipt is no evidence of done (its loop FAILED or was CANCELLED, or
+nothing in it could be re-run).
+
+A receipt's check commands come from the receipt file: they run only when
+a key in the allowed-signers file signed it, or with --run-unsigned.
 
 Examples:
-  ralph-hooks verify receipts/loop-20261125T101500Z-0001.json
-  ralph-hooks verify receipt.json --json
-  ralph-hooks verify receipt.json --allowed-signers .github/allowed_signers";
+  ralph-hooks verify receipts/loop-20261125T101500Z-0001.json --run-unsigned
+  ralph-hooks verify receipt.json --json --run-unsigned
+  ralph-hooks verify receipt.json --allowed-signers .github/allowed_signers
+  ralph-hooks verify receipts/fix.json --require-work --allowed-signers .github/allowed_signers";
 
 #[derive(Debug, clap::Args)]
 pub struct VerifyArgs {
@@ -38,6 +46,14 @@ pub struct VerifyArgs {
     /// Require a signature by a key in this ssh allowed-signers file
     #[arg(long, value_name = "FILE")]
     pub allowed_signers: Option<PathBuf>,
+    /// Run the check commands of a receipt no allowed signer signed (they
+    /// come from the file: read them first)
+    #[arg(long)]
+    pub run_unsigned: bool,
+    /// The receipt's tree must be the work here as it is now (less the
+    /// receipt file), not any tree in the history: a pull request's head
+    #[arg(long)]
+    pub require_work: bool,
 }
 
 /// The `receipts` section of `.claude/ralph-hooks.json`.
@@ -102,6 +118,28 @@ pub fn export(
             ctx.state_root.display()
         );
     };
+    // Only a receipt is exported, and only a receipt is signed: a file that
+    // is not one is moved aside as corrupt and reported.
+    let parsed = serde_json::from_str::<serde_json::Value>(&text)
+        .map_err(|error| format!("not JSON: {error}"))
+        .and_then(|value| crate::receipts::statement::parse(&value));
+    if let Err(why) = parsed {
+        let path = ctx.store().path(&relative);
+        let aside = path.with_extension(format!(
+            "corrupt-{}",
+            chrono::Utc::now().format("%Y%m%dT%H%M%SZ")
+        ));
+        let moved = match std::fs::rename(&path, &aside) {
+            Ok(()) => format!("moved aside to {}", aside.display()),
+            Err(error) => format!("could not be moved aside: {error}"),
+        };
+        bail!(
+            "{} is not a receipt ({}); {}",
+            crate::util::text::escape_controls(&path.to_string_lossy()),
+            crate::util::text::escape_controls(&why),
+            crate::util::text::escape_controls(&moved)
+        );
+    }
     let key = sign_with.or_else(|| {
         ReceiptsConfig::load(ctx)
             .sign_with
@@ -119,48 +157,143 @@ pub fn export(
         Some(path) => {
             std::fs::write(&path, &text)
                 .with_context(|| format!("cannot write {}", path.display()))?;
-            eprintln!("Wrote the receipt of loop {id} to {}.", path.display());
+            eprintln!(
+                "Wrote the receipt of loop {id} to {}.",
+                crate::util::text::escape_controls(&path.to_string_lossy())
+            );
         }
     }
     Ok(ExitCode::SUCCESS)
 }
 
-/// `verify RECEIPT [--json] [--allowed-signers FILE]`.
+/// `verify RECEIPT [--json] [--allowed-signers FILE] [--run-unsigned]
+/// [--require-work]`.
 pub fn run(ctx: &Ctx, args: &VerifyArgs) -> anyhow::Result<ExitCode> {
-    let text = std::fs::read_to_string(&args.receipt)
-        .with_context(|| format!("cannot read {}", args.receipt.display()))?;
+    match verify_receipt(ctx, args) {
+        Ok(code) => Ok(code),
+        // A fault before or while the conditions ran (an unreadable
+        // receipt, a repository verify cannot write its commit to) is
+        // "cannot be checked here", never "differs".
+        Err(error) => {
+            let why = format!("{error:#}");
+            if args.json {
+                println!("{}", serde_json::json!({"error": why, "exitCode": 2}));
+            } else {
+                eprintln!(
+                    "ralph-hooks: cannot check {}: {}",
+                    crate::util::text::escape_controls(&args.receipt.to_string_lossy()),
+                    crate::util::text::escape_controls(&why)
+                );
+            }
+            Ok(ExitCode::from(verify::EXIT_CANNOT_CHECK))
+        }
+    }
+}
+
+/// SIGINT, SIGTERM or SIGHUP during verify: the check is killed, the
+/// temporary worktree removed, and the process ends as the signal would
+/// have ended it (128 + its number).
+fn on_signal(signal: libc::c_int) {
+    verify::remove_after_signal();
+    eprintln!("ralph-hooks: verify interrupted; its temporary checkout is removed");
+    std::process::exit(128 + signal);
+}
+
+fn verify_receipt(ctx: &Ctx, args: &VerifyArgs) -> anyhow::Result<ExitCode> {
+    crate::util::process::handle_fatal_signals(on_signal);
+    let text = std::fs::read_to_string(&args.receipt).with_context(|| {
+        format!(
+            "cannot read {}",
+            crate::util::text::escape_controls(&args.receipt.to_string_lossy())
+        )
+    })?;
+    // The config's path is the project's (it is in the project's config);
+    // the command line's is the caller's.
     let allowed = args.allowed_signers.clone().or_else(|| {
-        ReceiptsConfig::load(ctx)
-            .allowed_signers
-            .map(|path| expand_home(&path))
+        ReceiptsConfig::load(ctx).allowed_signers.map(|path| {
+            let path = expand_home(&path);
+            if path.is_absolute() {
+                path
+            } else {
+                ctx.project_root.join(path)
+            }
+        })
     });
-    let (receipt, signature) = match verify::load(&text, allowed.as_deref()) {
+    if let Some(allowed) = &allowed
+        && let Err(error) = std::fs::File::open(allowed)
+    {
+        bail!(
+            "the allowed-signers file {} cannot be read ({error}): the signature cannot be checked",
+            allowed.display()
+        );
+    }
+    let (receipt, signature, signed_by_allowed) = match verify::load(&text, allowed.as_deref()) {
         Ok(loaded) => loaded,
         Err(why) => {
             if args.json {
                 println!("{}", serde_json::json!({"refused": why, "exitCode": 1}));
             } else {
-                eprintln!("ralph-hooks: refusing {}: {why}", args.receipt.display());
+                eprintln!(
+                    "ralph-hooks: refusing {}: {}",
+                    crate::util::text::escape_controls(&args.receipt.to_string_lossy()),
+                    crate::util::text::escape_controls(&why)
+                );
             }
-            return Ok(ExitCode::from(1));
+            return Ok(ExitCode::from(verify::EXIT_DIFFERS));
         }
     };
-    // A receipt committed with the work is left out of the work's tree.
-    let receipt_files: Vec<String> = std::fs::canonicalize(&args.receipt)
-        .ok()
-        .and_then(|path| {
-            let root = std::fs::canonicalize(&ctx.project_root).ok()?;
-            Some(path.strip_prefix(root).ok()?.to_string_lossy().into_owned())
+    let commands: Vec<&str> = receipt
+        .conditions
+        .iter()
+        .filter_map(|condition| match condition {
+            crate::receipts::statement::Condition::Command {
+                command,
+                run: Some(_),
+            } => Some(command.as_str()),
+            _ => None,
         })
-        .into_iter()
         .collect();
+    let run_commands = signed_by_allowed || args.run_unsigned;
+    if !signed_by_allowed && !commands.is_empty() {
+        // Said before anything runs, on stderr (stdout may be --json).
+        eprintln!(
+            "ralph-hooks: this receipt is not signed by a key in an allowed-signers file; its check commands come from the file, not from this repository:"
+        );
+        for command in &commands {
+            eprintln!("  {}", crate::util::text::escape_controls(command));
+        }
+        if run_commands {
+            eprintln!(
+                "ralph-hooks: running them (--run-unsigned), in a temporary checkout, as you."
+            );
+        } else {
+            eprintln!(
+                "ralph-hooks: not running them: pass --run-unsigned to run them as you, or --allowed-signers FILE for a signed receipt."
+            );
+        }
+    }
+    // Left out of the work's tree: this installation's state folder (not
+    // whatever the receipt lists) and the receipt file when it is in the
+    // work (committed beside it).
+    let mut excluded = record::excluded_paths(&ctx.project_root, &ctx.state_root);
+    excluded.extend(std::fs::canonicalize(&args.receipt).ok().and_then(|path| {
+        let root = std::fs::canonicalize(&ctx.project_root).ok()?;
+        Some(path.strip_prefix(root).ok()?.to_string_lossy().into_owned())
+    }));
+    let options = verify::Options {
+        run_commands,
+        require_work: args.require_work,
+        excluded,
+    };
     let report = verify::verify(
         &ctx.project_root,
         &receipt,
-        &receipt_files,
+        &options,
         signature,
         &mut diagnose,
-    )?;
+    );
+    verify::stop_if_interrupted();
+    let report = report?;
     if args.json {
         println!("{}", report.to_json());
     } else {

@@ -108,6 +108,14 @@ fn moved_aside_name(path: &Path) -> PathBuf {
     PathBuf::from(name)
 }
 
+/// Changes to the environment a check inherits (`ralph-hooks verify` takes
+/// the live session's variables away from a receipt's checks).
+#[derive(Debug, Clone, Default)]
+pub struct Environment {
+    pub remove: Vec<String>,
+    pub set: Vec<(String, std::ffi::OsString)>,
+}
+
 /// Runs `command` in `root`, killing it (and everything it started) after
 /// `timeout`, inside `walls`.
 pub fn run(
@@ -115,6 +123,17 @@ pub fn run(
     command: &str,
     timeout: Duration,
     walls: &Walls,
+) -> anyhow::Result<CheckRun> {
+    run_in(root, command, timeout, walls, &Environment::default())
+}
+
+/// [`run`] with `environment`'s changes.
+pub fn run_in(
+    root: &Path,
+    command: &str,
+    timeout: Duration,
+    walls: &Walls,
+    environment: &Environment,
 ) -> anyhow::Result<CheckRun> {
     let read_only: &[PathBuf] = match walls {
         Walls::None => &[],
@@ -147,6 +166,12 @@ pub fn run(
         .iter()
         .filter(|path| path.symlink_metadata().is_err())
         .collect();
+    for key in &environment.remove {
+        shell.env_remove(key);
+    }
+    for (key, value) in &environment.set {
+        shell.env(key, value);
+    }
     let mut child = GroupChild::spawn(
         shell
             .arg("-c")

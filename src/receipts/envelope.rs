@@ -158,6 +158,9 @@ pub fn open(envelope: &Value, allowed_signers: Option<&Path>) -> Result<Signed, 
     let sig = signature["sig"]
         .as_str()
         .ok_or("the envelope has no signature")?;
+    // DSSE's keyid is an unsigned hint: the key named to people is the one
+    // inside the SSH signature, as ssh-keygen reports it, and a keyid that
+    // names another key is refused.
     let keyid = signature["keyid"].as_str().unwrap_or("");
     let temp = TempDir::new("receipt-verify").map_err(|e| format!("{e:#}"))?;
     let sig_path = temp.path().join("receipt.sig");
@@ -183,24 +186,27 @@ pub fn open(envelope: &Value, allowed_signers: Option<&Path>) -> Result<Signed, 
                 .filter(|line| !line.is_empty())
                 .ok_or_else(|| format!("no key in {} made this signature", allowed.display()))?
                 .to_string();
-            ssh_keygen(
+            let said = ssh_keygen(
                 &["-Y", "verify", "-n", NAMESPACE, "-I", &principal, "-f"],
                 &[allowed, Path::new("-s"), &sig_path],
                 Some(&message),
             )?;
+            let key = signing_key(&said, keyid)?;
             format!(
-                "signed by {principal} ({keyid}), checked against {}",
+                "signed by {} (key {key}), checked against {}",
+                crate::util::text::escape_controls(&principal),
                 allowed.display()
             )
         }
         None => {
-            ssh_keygen(
+            let said = ssh_keygen(
                 &["-Y", "check-novalidate", "-n", NAMESPACE, "-s"],
                 &[&sig_path],
                 Some(&message),
             )?;
+            let key = signing_key(&said, keyid)?;
             format!(
-                "the signature holds (key {keyid}); who made it is not checked without --allowed-signers"
+                "the signature holds for key {key}, which nothing here vouches for: who made it is not checked without --allowed-signers"
             )
         }
     };
@@ -210,7 +216,26 @@ pub fn open(envelope: &Value, allowed_signers: Option<&Path>) -> Result<Signed, 
     })
 }
 
-/// `ssh-keygen ARGS PATHS` with `stdin`; its stdout, or why it failed.
+/// The fingerprint of the key that made the signature, from what
+/// ssh-keygen said about it (`… with ED25519 key SHA256:…`); an error when
+/// the envelope's `keyid` names another key.
+fn signing_key(said: &str, keyid: &str) -> Result<String, String> {
+    let key = said
+        .split_whitespace()
+        .find(|word| word.starts_with("SHA256:"))
+        .map(str::to_string)
+        .ok_or("ssh-keygen did not name the key that made the signature")?;
+    if !keyid.is_empty() && keyid != key {
+        return Err(format!(
+            "the envelope's keyid {} is not the key that made the signature ({key})",
+            crate::util::text::escape_controls(keyid)
+        ));
+    }
+    Ok(key)
+}
+
+/// `ssh-keygen ARGS PATHS` with `stdin`; what it said (stdout, then
+/// stderr), or why it failed.
 fn ssh_keygen(args: &[&str], paths: &[&Path], stdin: Option<&[u8]>) -> Result<String, String> {
     use std::io::Write as _;
     let mut command = Command::new("ssh-keygen");
@@ -240,7 +265,11 @@ fn ssh_keygen(args: &[&str], paths: &[&Path], stdin: Option<&[u8]>) -> Result<St
             crate::util::text::escape_controls(said.trim())
         ));
     }
-    Ok(String::from_utf8_lossy(&output.stdout).into_owned())
+    Ok(format!(
+        "{}\n{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    ))
 }
 
 #[cfg(test)]

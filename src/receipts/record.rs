@@ -75,9 +75,11 @@ pub fn write(ctx: &Ctx, state: &LoopState) -> anyhow::Result<PathBuf> {
 /// said on stderr) nothing.
 pub fn write_and_name(ctx: &Ctx, state: &LoopState, who: &str) -> Option<String> {
     match write(ctx, state) {
+        // The project's path may hold anything a folder name can (an
+        // escape sequence, a newline that forges a line of the message).
         Ok(path) => Some(format!(
             "Receipt: {} (`ralph-hooks loop receipt {}` exports it, `ralph-hooks verify` re-runs it).",
-            path.display(),
+            crate::util::text::escape_controls(&path.to_string_lossy()),
             state.id
         )),
         Err(error) => {

@@ -286,13 +286,19 @@ pub fn project_relative(root: &std::path::Path, file: &str) -> String {
 /// A receipt read back: what `verify` needs.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Receipt {
+    /// An object id (checked by [`parse`]), never a revision expression.
     pub tree: Option<String>,
+    /// The subject's name: the project folder's name where it was made.
+    pub name: String,
     pub tree_note: Option<String>,
     pub prefix: String,
     pub excluded: Vec<String>,
     pub loop_id: String,
     pub status: String,
     pub result: String,
+    /// The conditions the predicate lists as passed and as failed.
+    pub passed_tests: Vec<String>,
+    pub failed_tests: Vec<String>,
     pub check_timeout_secs: u64,
     pub conditions: Vec<Condition>,
 }
@@ -338,6 +344,113 @@ impl Condition {
             Condition::Command { command, .. } => format!("check:{command}"),
             Condition::Promise { .. } => "promise".into(),
             Condition::Diagnostics(diagnostics) => diagnostics.name.clone(),
+        }
+    }
+}
+
+/// Whether a receipt's `projectPath` names a folder inside the tree: empty,
+/// or relative with plain names only (no root, no `.` or `..`, no
+/// backslash or control character). It becomes the checks' working folder.
+pub fn is_safe_prefix(prefix: &str) -> bool {
+    let trimmed = prefix.strip_suffix('/').unwrap_or(prefix);
+    prefix.is_empty()
+        || (!trimmed.is_empty()
+            && !prefix.starts_with('/')
+            && !prefix.chars().any(|c| c.is_control() || c == '\\')
+            && trimmed
+                .split('/')
+                .all(|part| !part.is_empty() && part != "." && part != ".."))
+}
+
+impl Receipt {
+    /// Whether the receipt's own record says its loop completed: every
+    /// condition held when the loop ended (a check exited 0 in time, the
+    /// promise was found, the diagnostics passed). The reasons it did not,
+    /// when it says COMPLETED or PASSED but its conditions do not bear that
+    /// out.
+    pub fn inconsistencies(&self) -> Vec<String> {
+        let mut why = Vec::new();
+        let completed = self.status == "COMPLETED";
+        let passed = self.result == "PASSED";
+        match self.status.as_str() {
+            "COMPLETED" | "FAILED" | "CANCELLED" => {}
+            other => why.push(format!(
+                "its loop status is {:?}, which no loop ends with",
+                crate::util::text::escape_controls(other)
+            )),
+        }
+        if completed != passed {
+            why.push(format!(
+                "it says {} with the result {}",
+                crate::util::text::escape_controls(&self.status),
+                crate::util::text::escape_controls(&self.result)
+            ));
+        }
+        for condition in &self.conditions {
+            let name = condition.name();
+            let holds = condition.held();
+            if (completed || passed) && !holds {
+                why.push(format!(
+                    "it says {} but {}",
+                    if completed { "COMPLETED" } else { "PASSED" },
+                    condition.why_not_held()
+                ));
+            }
+            // Lists are compared only for a condition with a record of its
+            // own: a loop that ended between Stops (a budget) lists the
+            // rest by the last Stop's failures.
+            let recorded = match condition {
+                Condition::Command { run, .. } => run.is_some(),
+                Condition::Promise { found } => found.is_some(),
+                Condition::Diagnostics(recorded) => recorded.after.is_some(),
+            };
+            if recorded
+                && (holds && self.failed_tests.contains(&name)
+                    || !holds && self.passed_tests.contains(&name))
+            {
+                why.push(format!(
+                    "it lists {} as {} while its record says it {}",
+                    crate::util::text::escape_controls(&name),
+                    if holds { "failed" } else { "passed" },
+                    if holds { "held" } else { "did not hold" }
+                ));
+            }
+        }
+        if (completed || passed) && self.conditions.is_empty() {
+            why.push("it says its loop completed but records no condition".into());
+        }
+        why
+    }
+}
+
+impl Condition {
+    /// Whether the condition held as recorded.
+    pub fn held(&self) -> bool {
+        match self {
+            Condition::Command { run, .. } => run
+                .as_ref()
+                .is_some_and(|run| run.exit_code == Some(0) && !run.timed_out),
+            Condition::Promise { found } => *found == Some(true),
+            Condition::Diagnostics(recorded) => recorded.after.is_some() && recorded.passed,
+        }
+    }
+
+    fn why_not_held(&self) -> String {
+        let name = crate::util::text::escape_controls(&self.name()).into_owned();
+        match self {
+            Condition::Command { run: None, .. } => format!("{name} never ran"),
+            Condition::Command { run: Some(run), .. } if run.timed_out => {
+                format!("{name} timed out")
+            }
+            Condition::Command { run: Some(run), .. } => match run.exit_code {
+                Some(code) => format!("{name} exited {code}"),
+                None => format!("{name} was killed by a signal"),
+            },
+            Condition::Promise { .. } => "the promise was not found".into(),
+            Condition::Diagnostics(recorded) if recorded.after.is_none() => {
+                format!("{name} was never evaluated")
+            }
+            Condition::Diagnostics(_) => format!("{name} did not pass"),
         }
     }
 }
@@ -411,15 +524,136 @@ pub fn parse(statement: &Value) -> Result<Receipt, String> {
             other => return Err(format!("a condition of unknown kind {other:?}")),
         });
     }
+    let tree = match &subject["digest"]["gitTree"] {
+        Value::Null => None,
+        Value::String(tree) if super::tree::is_object_id(tree) => Some(tree.clone()),
+        other => {
+            return Err(format!(
+                "`digest.gitTree` is {}, not a git object id (40 or 64 lower-case hex digits)",
+                crate::util::text::escape_controls(&other.to_string())
+            ));
+        }
+    };
+    let prefix = text(&subject["annotations"]["projectPath"]).unwrap_or_default();
+    if !is_safe_prefix(&prefix) {
+        return Err(format!(
+            "`annotations.projectPath` is {:?}: not a folder inside the tree (a relative path without `..`)",
+            crate::util::text::escape_controls(&prefix)
+        ));
+    }
     Ok(Receipt {
-        tree: text(&subject["digest"]["gitTree"]),
+        tree,
+        name: text(&subject["name"]).unwrap_or_default(),
         tree_note: text(&subject["annotations"]["treeUnavailable"]),
-        prefix: text(&subject["annotations"]["projectPath"]).unwrap_or_default(),
+        prefix,
         excluded: strings(&subject["annotations"]["excluded"]),
         loop_id: text(&detail["loop"]["id"]).unwrap_or_default(),
         status: text(&detail["loop"]["status"]).unwrap_or_default(),
         result: text(&statement["predicate"]["result"]).unwrap_or_default(),
+        passed_tests: strings(&statement["predicate"]["passedTests"]),
+        failed_tests: strings(&statement["predicate"]["failedTests"]),
         check_timeout_secs: detail["loop"]["checkTimeoutSecs"].as_u64().unwrap_or(300),
         conditions: parsed,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn receipt(status: &str, result: &str, conditions: Vec<Condition>) -> Receipt {
+        Receipt {
+            tree: None,
+            name: String::new(),
+            tree_note: None,
+            prefix: String::new(),
+            excluded: Vec::new(),
+            loop_id: "l".into(),
+            status: status.into(),
+            result: result.into(),
+            passed_tests: Vec::new(),
+            failed_tests: Vec::new(),
+            check_timeout_secs: 1,
+            conditions,
+        }
+    }
+
+    fn check(exit: i32) -> Condition {
+        Condition::Command {
+            command: "c".into(),
+            run: Some(RecordedRun {
+                exit_code: Some(exit),
+                timed_out: false,
+                output_sha256: None,
+            }),
+        }
+    }
+
+    #[test]
+    fn a_completed_receipt_must_follow_from_its_conditions() {
+        assert!(
+            receipt("COMPLETED", "PASSED", vec![check(0)])
+                .inconsistencies()
+                .is_empty()
+        );
+        let forged = receipt("COMPLETED", "PASSED", vec![check(3)]).inconsistencies();
+        assert!(
+            forged.iter().any(|why| why.contains("check:c exited 3")),
+            "{forged:?}"
+        );
+        assert!(
+            !receipt("FAILED", "PASSED", vec![check(3)])
+                .inconsistencies()
+                .is_empty()
+        );
+        assert!(
+            !receipt("COMPLETED", "PASSED", vec![])
+                .inconsistencies()
+                .is_empty()
+        );
+        assert!(
+            !receipt("DONE", "FAILED", vec![check(3)])
+                .inconsistencies()
+                .is_empty()
+        );
+    }
+
+    /// A loop that ended between Stops (a budget) lists a diagnostics
+    /// condition without a record of its own as passed: not a forgery.
+    #[test]
+    fn a_failed_receipt_lists_unrecorded_conditions_as_it_likes() {
+        let mut failed = receipt(
+            "FAILED",
+            "FAILED",
+            vec![Condition::Diagnostics(RecordedDiagnostics {
+                name: "diagnostics".into(),
+                scope: "touched".into(),
+                paths: vec![],
+                files: vec![],
+                no_warnings: false,
+                servers: BTreeMap::new(),
+                after: None,
+                passed: true,
+            })],
+        );
+        failed.passed_tests = vec!["diagnostics".into()];
+        assert!(
+            failed.inconsistencies().is_empty(),
+            "{:?}",
+            failed.inconsistencies()
+        );
+        let mut listed = receipt("FAILED", "FAILED", vec![check(3)]);
+        listed.passed_tests = vec!["check:c".into()];
+        assert!(!listed.inconsistencies().is_empty());
+    }
+
+    #[test]
+    fn a_project_path_stays_inside_the_tree() {
+        for good in ["", "app/", "a/b", "a/b/"] {
+            assert!(is_safe_prefix(good), "{good}");
+        }
+        for bad in ["/abs/", "../", "a/../b", "./", "a//b", "a\\b", "a/\u{1b}/"] {
+            assert!(!is_safe_prefix(bad), "{bad}");
+        }
+    }
 }

@@ -30,8 +30,17 @@ impl TempDir {
                 "ralph-{what}-{}-{nanos}-{attempt}",
                 std::process::id()
             ));
-            match std::fs::create_dir(&path) {
-                Ok(()) => return Ok(TempDir { path }),
+            // Private: a checkout or a copy of the index holds the user's
+            // files, which other local users must not read from /tmp.
+            let mut builder = std::fs::DirBuilder::new();
+            std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+            match builder.create(&path) {
+                Ok(()) => {
+                    if let Ok(mut live) = LIVE_TEMP_DIRS.lock() {
+                        live.push(path.clone());
+                    }
+                    return Ok(TempDir { path });
+                }
                 Err(error) if error.kind() == std::io::ErrorKind::AlreadyExists => continue,
                 Err(error) => {
                     return Err(error).with_context(|| {
@@ -48,10 +57,99 @@ impl TempDir {
     }
 }
 
+/// Every [`TempDir`] of this process not yet dropped, for
+/// [`remove_live_temp_dirs`].
+static LIVE_TEMP_DIRS: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
+
+/// Removes every temp folder of this process now: for a process a signal
+/// is about to end, where no `Drop` will run.
+pub fn remove_live_temp_dirs() {
+    let live = LIVE_TEMP_DIRS
+        .lock()
+        .map(|mut live| std::mem::take(&mut *live))
+        .unwrap_or_default();
+    for path in live {
+        let _ = remove_tree(&path);
+    }
+}
+
 impl Drop for TempDir {
     fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.path);
+        if let Ok(mut live) = LIVE_TEMP_DIRS.lock() {
+            live.retain(|path| *path != self.path);
+        }
+        if let Err(error) = remove_tree(&self.path) {
+            eprintln!(
+                "ralph-hooks: warning: cannot remove {}: {error}",
+                crate::util::text::escape_controls(&self.path.to_string_lossy())
+            );
+        }
     }
+}
+
+/// Removes `path` and everything under it, first making read-only folders
+/// writable (a check may leave a read-only module cache behind).
+pub fn remove_tree(path: &Path) -> std::io::Result<()> {
+    if path.symlink_metadata().is_err() {
+        return Ok(());
+    }
+    if std::fs::remove_dir_all(path).is_ok() {
+        return Ok(());
+    }
+    make_writable(path);
+    std::fs::remove_dir_all(path)
+}
+
+fn make_writable(path: &Path) {
+    use std::os::unix::fs::PermissionsExt as _;
+    let Ok(metadata) = path.symlink_metadata() else {
+        return;
+    };
+    if !metadata.is_dir() {
+        return;
+    }
+    let mut permissions = metadata.permissions();
+    permissions.set_mode(permissions.mode() | 0o700);
+    let _ = std::fs::set_permissions(path, permissions);
+    if let Ok(entries) = std::fs::read_dir(path) {
+        for entry in entries.flatten() {
+            make_writable(&entry.path());
+        }
+    }
+}
+
+/// The ignore file the user's own `git add -A` reads besides the
+/// repository's: `core.excludesFile` from the global config (`~/.gitconfig`
+/// and its includes). Reading config runs nothing; the rest of the global
+/// config stays off (see [`crate::util::git`]). `None` when none is set,
+/// in which case git's default (`~/.config/git/ignore`) applies anyway.
+pub fn global_excludes_file(root: &Path) -> Option<PathBuf> {
+    let mut command = Command::new(crate::util::trusted::program("git", Some(root)));
+    command
+        .arg("-C")
+        .arg(root)
+        .args(["config", "--global", "--path", "--get", "core.excludesFile"])
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env_remove("GIT_CONFIG_PARAMETERS")
+        .env_remove("GIT_CONFIG_COUNT")
+        .env_remove("GIT_DIR")
+        .stdin(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    let output = command.output().ok()?;
+    let path = String::from_utf8_lossy(&output.stdout).trim().to_string();
+    (output.status.success() && !path.is_empty()).then(|| PathBuf::from(path))
+}
+
+/// `git` over the project with the user's global ignore file applied, as
+/// their own `git add -A` and `git status` would ignore.
+fn with_user_excludes(mut command: Command, excludes: &Option<PathBuf>) -> Command {
+    if let Some(file) = excludes {
+        let mut setting = std::ffi::OsString::from("core.excludesFile=");
+        setting.push(file);
+        // After `-C` and the safe settings: a later `-c` wins.
+        command.arg("-c").arg(setting);
+    }
+    command
 }
 
 /// Where the objects of a tree are: the project's repository, or a scratch
@@ -159,10 +257,13 @@ pub fn of_work(root: &Path, excluded: &[String]) -> anyhow::Result<Hashed> {
         scratch_git_dir,
         _temp: temp,
     };
-    let mut add = hashed.git(root);
+    let excludes = prefix.as_ref().and_then(|_| global_excludes_file(root));
+    let mut add = with_user_excludes(hashed.git(root), &excludes);
+    // The project folder only: for a project inside a bigger repository
+    // (a home folder under git, a monorepo) the rest stays as its index has
+    // it, and untracked files outside the project (`~/.ssh`) never enter.
     add.env("GIT_INDEX_FILE", &index)
-        .args(["add", "-A", "--"])
-        .arg(if prefix.is_some() { ":/" } else { "." });
+        .args(["add", "-A", "--", "."]);
     run(add, "add -A (temporary index)")?;
     if !excluded.is_empty() {
         // Taken out of the index afterwards, not left out by an exclude
@@ -173,7 +274,7 @@ pub fn of_work(root: &Path, excluded: &[String]) -> anyhow::Result<Hashed> {
         forget
             .env("GIT_INDEX_FILE", &index)
             .args(["rm", "-r", "-q", "--cached", "--ignore-unmatch", "--"])
-            .args(excluded);
+            .args(excluded.iter().map(|path| format!(":(literal){path}")));
         run(forget, "rm --cached (temporary index)")?;
     }
     let mut write = hashed.git(root);
@@ -182,17 +283,82 @@ pub fn of_work(root: &Path, excluded: &[String]) -> anyhow::Result<Hashed> {
     if tree.len() < 40 || !tree.chars().all(|c| c.is_ascii_hexdigit()) {
         bail!("git write-tree printed {tree:?}, not a tree id");
     }
+    let folder = hashed.prefix.trim_end_matches('/');
+    if !folder.is_empty() {
+        // A project the enclosing repository ignores has no files in its
+        // tree: that tree is not the project's work.
+        let mut probe = hashed.git(root);
+        probe
+            .args(["cat-file", "-t"])
+            .arg(format!("{tree}:{folder}"));
+        let is_folder = probe
+            .stdin(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .output()
+            .is_ok_and(|output| output.status.success() && output.stdout.trim_ascii() == b"tree");
+        if !is_folder {
+            bail!(
+                "the project folder {folder} is not in the enclosing repository's tree (its .gitignore leaves it out)"
+            );
+        }
+    }
     Ok(Hashed { tree, ..hashed })
 }
 
-/// Whether the tree object `tree` is in `root`'s repository.
+/// Whether `text` is an object id as git writes one: 40 (SHA-1) or 64
+/// (SHA-256) lower-case hex digits. Anything else (`HEAD^{tree}`, a branch
+/// name) is a revision expression, which must never stand for a receipt's
+/// tree.
+pub fn is_object_id(text: &str) -> bool {
+    matches!(text.len(), 40 | 64)
+        && text
+            .bytes()
+            .all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase())
+}
+
+/// Whether the tree object `tree` (an object id, see [`is_object_id`]) is
+/// in `root`'s repository.
 pub fn has_tree(root: &Path, tree: &str) -> bool {
+    if !is_object_id(tree) {
+        return false;
+    }
     let mut command = crate::util::git::command(root);
     command
-        .args(["cat-file", "-e"])
-        .arg(format!("{tree}^{{tree}}"))
+        .args(["cat-file", "-t"])
+        .arg(tree)
         .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null());
-    command.status().is_ok_and(|status| status.success())
+    command
+        .output()
+        .is_ok_and(|output| output.status.success() && output.stdout.trim_ascii() == b"tree")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A checkout or an index copy under the shared temp dir holds the
+    /// user's files: no other local user may read it.
+    #[test]
+    fn temp_dirs_are_private() {
+        use std::os::unix::fs::PermissionsExt as _;
+        let temp = TempDir::new("mode-test").unwrap();
+        let mode = std::fs::metadata(temp.path()).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o700, "{mode:o}");
+    }
+
+    #[test]
+    fn only_object_ids_are_trees() {
+        assert!(is_object_id("4b825dc642cb6eb9a060e54bf8d69288fbee4904"));
+        assert!(is_object_id(&"a".repeat(64)));
+        for not in [
+            "HEAD",
+            "HEAD^{tree}",
+            "main",
+            "4B825DC642CB6EB9A060E54BF8D69288FBEE4904",
+            "",
+        ] {
+            assert!(!is_object_id(not), "{not}");
+        }
+    }
 }

@@ -258,6 +258,64 @@ extern "C" fn on_fatal_signal(signal: libc::c_int) {
     }
 }
 
+/// Kills every live process group we started (what the signal handler
+/// does), for a thread that handles the fatal signals itself.
+pub fn kill_all_groups() {
+    for slot in &GROUPS {
+        let pgid = slot.load(Ordering::SeqCst);
+        if pgid > 1 {
+            // SAFETY: kill(2) with a negative pid signals a process group.
+            unsafe {
+                libc::kill(-pgid, libc::SIGKILL);
+            }
+        }
+    }
+}
+
+/// Blocks SIGTERM, SIGINT and SIGHUP in this thread (and the threads it
+/// starts later; children get an empty mask from `Command`) and hands
+/// each one, when it comes, to `on_signal` on a thread of its own, which
+/// must end the process. For a command that has something to undo before
+/// it dies (verify's temporary worktree); the signals' handler is not the
+/// place for that (it may only call async-signal-safe functions).
+pub fn handle_fatal_signals(on_signal: fn(libc::c_int)) {
+    // SAFETY: sigset operations on a local, initialised set; the mask is
+    // this thread's.
+    let set = unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        for signal in FATAL_SIGNALS {
+            let mut old: libc::sigaction = std::mem::zeroed();
+            // A signal our caller set to be ignored (`nohup`) stays so.
+            if libc::sigaction(signal, std::ptr::null(), &mut old) == 0
+                && old.sa_sigaction != libc::SIG_IGN
+            {
+                libc::sigaddset(&mut set, signal);
+            }
+        }
+        libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
+        set
+    };
+    let spawned = std::thread::Builder::new()
+        .name("signals".into())
+        .spawn(move || {
+            loop {
+                let mut signal: libc::c_int = 0;
+                // SAFETY: sigwait(3) on the set blocked above.
+                if unsafe { libc::sigwait(&set, &mut signal) } == 0 {
+                    on_signal(signal);
+                }
+            }
+        });
+    if spawned.is_err() {
+        // No thread: the handler installed at start-up takes them again.
+        // SAFETY: unblocks the same set on this thread.
+        unsafe {
+            libc::pthread_sigmask(libc::SIG_UNBLOCK, &set, std::ptr::null_mut());
+        }
+    }
+}
+
 /// Blocks the fatal signals on this thread until dropped.
 struct SignalsBlocked {
     old: libc::sigset_t,
