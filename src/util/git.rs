@@ -89,22 +89,24 @@ fn config_may_name_drivers(root: &Path) -> bool {
     }
 }
 
-/// Whether config `text` has a section that can set or pull in a driver.
+/// Whether config `text` may have a section that can set or pull in a
+/// driver. git's parser is not line-based (two headers on a line, a bare
+/// CR between them, a BOM before the first), so this does not parse: any
+/// mention of `filter`, `diff`, `include`, `textconv` or `driver`, in any
+/// case, or a `[` followed by `merge` (a `merge = …` key of a branch is
+/// harmless), counts.
 fn names_driver_sections(text: &str) -> bool {
-    text.lines().any(|line| {
-        let Some(header) = line.trim_start().strip_prefix('[') else {
-            return false;
-        };
-        let name: String = header
-            .trim_start()
-            .chars()
-            .take_while(|c| c.is_ascii_alphanumeric() || *c == '-')
-            .collect::<String>()
-            .to_ascii_lowercase();
-        matches!(
-            name.as_str(),
-            "filter" | "diff" | "merge" | "include" | "includeif" | ""
-        )
+    let lower = text.to_ascii_lowercase();
+    if ["filter", "diff", "include", "textconv", "driver"]
+        .iter()
+        .any(|word| lower.contains(word))
+    {
+        return true;
+    }
+    lower.match_indices('[').any(|(at, _)| {
+        lower[at + 1..]
+            .trim_start_matches(|c: char| c.is_whitespace() || c == '\u{feff}')
+            .starts_with("merge")
     })
 }
 
@@ -211,6 +213,68 @@ fn bare(root: &Path) -> Command {
 mod tests {
     use super::*;
 
+    /// A filter defined in `.git/config` in spellings git reads and a
+    /// line-by-line reading would miss: two headers on one line, a bare CR
+    /// between them, a BOM first. `git status` through [`command`] runs
+    /// none of them.
+    #[test]
+    fn status_runs_no_filter_however_the_config_spells_it() {
+        for (n, spelling) in [
+            "[user] [filter \"evil\"]\n",
+            "\u{feff}[filter \"evil\"]\n",
+            "[user]\r[filter \"evil\"]\r",
+        ]
+        .iter()
+        .enumerate()
+        {
+            let dir =
+                std::env::temp_dir().join(format!("ralph-git-spell-{}-{n}", std::process::id()));
+            let _ = std::fs::remove_dir_all(&dir);
+            std::fs::create_dir_all(&dir).unwrap();
+            let git = |args: &[&str]| {
+                let ok = Command::new("git")
+                    .arg("-C")
+                    .arg(&dir)
+                    .args([
+                        "-c",
+                        "user.name=t",
+                        "-c",
+                        "user.email=t@t",
+                        "-c",
+                        "commit.gpgSign=false",
+                    ])
+                    .args(args)
+                    .output();
+                assert!(ok.is_ok_and(|o| o.status.success()), "git {args:?}");
+            };
+            git(&["init", "-q"]);
+            std::fs::write(dir.join("a.py"), "print(1)\n").unwrap();
+            std::fs::write(dir.join(".gitattributes"), "*.py filter=evil\n").unwrap();
+            git(&["add", "-A"]);
+            git(&["commit", "-q", "-m", "a"]);
+            let marker = dir.join("ran");
+            let script = dir.join("driver.sh");
+            std::fs::write(&script, format!("touch '{}'\ncat\n", marker.display())).unwrap();
+            let config = dir.join(".git/config");
+            let mut text = std::fs::read_to_string(&config).unwrap();
+            let clean = format!("{spelling}\tclean = sh {}\n", script.display());
+            if spelling.starts_with('\u{feff}') {
+                text = format!("{clean}{text}");
+            } else {
+                text.push_str(&clean);
+            }
+            std::fs::write(&config, text).unwrap();
+            std::thread::sleep(std::time::Duration::from_millis(1100));
+            std::fs::write(dir.join("a.py"), "print(1)\n").unwrap();
+            let _ = command(&dir)
+                .args(["status", "--porcelain=v1"])
+                .output()
+                .unwrap();
+            assert!(!marker.exists(), "spelling {n}: the filter ran");
+            let _ = std::fs::remove_dir_all(&dir);
+        }
+    }
+
     #[test]
     fn head_read_from_the_files_agrees_with_git() {
         let dir = std::env::temp_dir().join(format!("ralph-git-head-{}", std::process::id()));
@@ -249,7 +313,7 @@ mod tests {
 
     #[test]
     fn driver_sections_are_recognised_in_any_spelling() {
-        let plain = "[core]\n\trepositoryformatversion = 0\n[remote \"origin\"]\n\turl = x\n[branch \"main\"]\n";
+        let plain = "[core]\n\trepositoryformatversion = 0\n[remote \"origin\"]\n\turl = x\n[branch \"main\"]\n\tremote = origin\n\tmerge = refs/heads/main\n";
         assert!(!names_driver_sections(plain));
         for risky in [
             "[filter \"lfs\"]\n\tclean = x",
@@ -258,7 +322,10 @@ mod tests {
             "[ merge \"m\"]\ndriver = z",
             "[include]\npath = other",
             "[includeIf \"gitdir:/\"]\npath = other",
-            "[\"weird\"]",
+            "[user] [filter \"evil\"]\n\tclean = x",
+            "\u{feff}[filter \"evil\"]\n\tclean = x",
+            "[user]\r[filter \"evil\"]\r\tclean = x",
+            "[user]\r[ merge \"m\"]",
         ] {
             assert!(names_driver_sections(risky), "{risky}");
         }
