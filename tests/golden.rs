@@ -259,6 +259,14 @@ fn run_step(binary: &str, step: &Path, project: &Path, state: &Path) -> Vec<Stri
         Vec::new()
     };
     let mut command = util::command(binary, project);
+    // The other harnesses name no project in the environment: their hooks
+    // find it from the payload, as they must in use.
+    let other_harness = case["args"]
+        .as_array()
+        .is_some_and(|args| args.iter().any(|a| a == "--harness"));
+    if other_harness {
+        command.env_remove("CLAUDE_PROJECT_DIR");
+    }
     if let Some(args) = case["args"].as_array() {
         command.args(
             args.iter()

@@ -260,24 +260,31 @@ pub fn find_project_root(dir: &Path, home: Option<&Path>) -> (PathBuf, &'static 
     }
 }
 
-/// The project a harness's shell call in `cwd` belongs to: the nearest
-/// folder at or above it with `.claude/` (where a loop's state lives), else
-/// the hook process's own folder's project when that has one (the harness
-/// starts its hooks in the session's folder), else the git work tree's
-/// top, else `cwd` (see [`find_project_root`]).
+/// The project a harness's shell call in `cwd` belongs to: the outermost
+/// folder at or above it, below the home directory, that holds the hooks'
+/// state (`.claude/orchestrator/`) — outermost, so a `.claude/` the agent
+/// makes in a subfolder does not become a project of its own with no loop
+/// in it; else the same from the hook process's own folder; else the
+/// project `cwd` is in by [`find_project_root`] (the nearest `.claude/`,
+/// the git work tree's top).
 pub fn harness_project_root(cwd: &Path) -> PathBuf {
     let home = env_nonempty("HOME").map(PathBuf::from);
-    let (root, _) = find_project_root(cwd, home.as_deref());
-    if root.join(".claude").is_dir() {
+    let outermost_state = |dir: &Path| -> Option<PathBuf> {
+        dir.ancestors()
+            .take_while(|ancestor| Some(*ancestor) != home.as_deref())
+            .filter(|ancestor| ancestor.join(".claude/orchestrator").is_dir())
+            .last()
+            .map(Path::to_path_buf)
+    };
+    if let Some(root) = outermost_state(cwd) {
         return root;
     }
-    if let Ok(own) = std::env::current_dir() {
-        let (own_root, _) = find_project_root(&own, home.as_deref());
-        if own_root.join(".claude").is_dir() {
-            return own_root;
-        }
+    if let Ok(own) = std::env::current_dir()
+        && let Some(root) = outermost_state(&own)
+    {
+        return root;
     }
-    root
+    find_project_root(cwd, home.as_deref()).0
 }
 
 /// A state root of `/` or the home directory would scatter `loop.json`,
