@@ -77,6 +77,10 @@ pub const REWAKE_ARG: &str = "--rewake";
 /// The exit code for an internal fault or bad input: non-blocking in Claude Code.
 const EXIT_FAULT: u8 = 1;
 
+/// How long the guard spends on one call's inputs before it denies the rest
+/// (the install registers it with a 15 s timeout, which ends it unheard).
+const MULTI_INPUT_BUDGET: std::time::Duration = std::time::Duration::from_secs(8);
+
 /// The exit code that wakes a session from an `asyncRewake` hook. Used only
 /// when [`Hook::ASYNC_REWAKE`] is set: anywhere else exit 2 would block
 /// whatever we meant.
@@ -226,7 +230,20 @@ pub fn run_dialect<H: Hook>(args: &[String], dialect: &dyn Dialect, after: fn(&C
         Err(error) => return fault_in::<H>(dialect, &format!("{error:#}")),
     };
     let mut answered: Option<HookOutput> = None;
-    for input in inputs {
+    let total = inputs.len();
+    let began = std::time::Instant::now();
+    for (done, input) in inputs.into_iter().enumerate() {
+        // A payload of many inputs (a patch of thousands of files) that the
+        // guard cannot finish before the harness's timeout would run
+        // unchecked past it: denied, saying why, rather than let through.
+        if done > 0 && event == EventName::PreToolUse && began.elapsed() >= MULTI_INPUT_BUDGET {
+            let reason = format!(
+                "ralph-hooks guard: this call names {total} files and {done} were checked in {} s, the guard's time for one call; the rest cannot be checked before the harness gives up on the hook. Split it into smaller calls.",
+                MULTI_INPUT_BUDGET.as_secs()
+            );
+            answered = Some(HookOutput::deny(reason));
+            break;
+        }
         ctx.debug(format_args!(
             "{} handling {} (session {:?})",
             H::NAME,
