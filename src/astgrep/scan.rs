@@ -202,11 +202,13 @@ pub fn parse_hazard(path: &Path, text: &str) -> Option<String> {
         return None;
     }
     let (mut run, mut longest) = (0usize, 0usize);
+    // Blank lines inside the run do not end it (nor the parser's trouble).
     for line in text.lines() {
-        if line.trim_start().starts_with('#') {
+        let line = line.trim_start();
+        if line.starts_with('#') {
             run += 1;
             longest = longest.max(run);
-        } else {
+        } else if !line.is_empty() {
             run = 0;
         }
     }
@@ -265,5 +267,19 @@ fn level(severity: &Severity) -> Level {
         Severity::Warning => Level::Warning,
         Severity::Info => Level::Info,
         Severity::Hint | Severity::Off => Level::Hint,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_long_comment_run_is_a_hazard_even_with_blank_lines_in_it() {
+        let path = Path::new("m.py");
+        assert!(parse_hazard(path, &"# c\n".repeat(2_001)).is_some());
+        assert!(parse_hazard(path, &"# c\n\n".repeat(2_001)).is_some());
+        assert!(parse_hazard(path, &"# c\nx = 1\n".repeat(5_000)).is_none());
+        assert!(parse_hazard(Path::new("m.rs"), &"# c\n".repeat(5_000)).is_none());
     }
 }

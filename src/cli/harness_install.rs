@@ -301,10 +301,12 @@ fn check_shape(harness: Harness, config: &Value, path: &Path) -> anyhow::Result<
     };
     for hook in self::hooks(harness) {
         if let Some(entries) = hooks.get(hook.event)
-            && !entries.is_array()
+            && !entries
+                .as_array()
+                .is_some_and(|list| list.iter().all(Value::is_object))
         {
             bail!(
-                "{}: \"hooks\".\"{}\" is not a list of handlers; fix it by hand first, nothing was changed",
+                "{}: \"hooks\".\"{}\" is not a list of handler objects (the harness would refuse the whole file); fix it by hand first, nothing was changed",
                 path.display(),
                 hook.event
             );
@@ -563,8 +565,24 @@ fn hooks_feature_off(text: &str) -> bool {
             in_features = line == "[features]";
             continue;
         }
-        let flat = line.replace(' ', "");
-        if (in_features && flat == "hooks=false") || flat == "features.hooks=false" {
+        let flat: String = line
+            .chars()
+            .filter(|c| !c.is_whitespace() && *c != '"' && *c != '\'')
+            .collect();
+        let off = |key: &str| flat == format!("{key}=false");
+        if in_features && (off("hooks") || off("codex_hooks")) {
+            return true;
+        }
+        if off("features.hooks") || off("features.codex_hooks") {
+            return true;
+        }
+        // An inline table: `features = { hooks = false }`.
+        if let Some(table) = flat.strip_prefix("features={")
+            && table
+                .trim_end_matches('}')
+                .split(',')
+                .any(|pair| pair == "hooks=false" || pair == "codex_hooks=false")
+        {
             return true;
         }
     }
@@ -577,6 +595,9 @@ mod tests {
 
     #[test]
     fn codex_hooks_feature_switch() {
+        assert!(hooks_feature_off("[features]\ncodex_hooks = false\n"));
+        assert!(hooks_feature_off("features = { hooks = false }\n"));
+        assert!(hooks_feature_off("[features]\n\"hooks\" = false\n"));
         assert!(hooks_feature_off("[features]\nhooks = false\n"));
         assert!(hooks_feature_off("model = 'x'\nfeatures.hooks=false\n"));
         assert!(!hooks_feature_off(
@@ -627,6 +648,7 @@ mod tests {
         let hooks_text = json!({"hooks": "see ~/.codex/hooks.json"});
         assert!(check_shape(Harness::Codex, &hooks_text, path).is_err());
         assert!(check_shape(Harness::Codex, &json!({"hooks": {"Stop": []}}), path).is_ok());
+        assert!(check_shape(Harness::Codex, &json!({"hooks": {"Stop": [42]}}), path).is_err());
         assert!(check_shape(Harness::Codex, &json!({"other": 1}), path).is_ok());
     }
 

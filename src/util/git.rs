@@ -80,13 +80,23 @@ fn config_may_name_drivers(root: &Path) -> bool {
     else {
         return true;
     };
-    if !dot_git.is_dir() || dot_git.join("config.worktree").exists() {
+    if !is_plain_git_dir(&dot_git) || dot_git.join("config.worktree").exists() {
         return true;
     }
     match std::fs::read(dot_git.join("config")) {
         Ok(text) => names_driver_sections(&String::from_utf8_lossy(&text)),
         Err(_) => true,
     }
+}
+
+/// Whether `dot_git` is a repository's own folder as git itself would take
+/// it (`HEAD`, `objects/`, `refs/`): an empty or partial `.git` folder is
+/// passed over by git for the one above, so it is no answer here either.
+fn is_plain_git_dir(dot_git: &Path) -> bool {
+    dot_git.is_dir()
+        && dot_git.join("HEAD").is_file()
+        && dot_git.join("objects").is_dir()
+        && dot_git.join("refs").is_dir()
 }
 
 /// Whether config `text` may have a section that can set or pull in a
@@ -119,7 +129,7 @@ pub fn read_head(root: &Path) -> Option<Option<String>> {
         .ancestors()
         .map(|dir| dir.join(".git"))
         .find(|dot_git| dot_git.exists())?;
-    if !dot_git.is_dir() || dot_git.join("reftable").exists() {
+    if !is_plain_git_dir(&dot_git) || dot_git.join("reftable").exists() {
         return None;
     }
     let is_id =
