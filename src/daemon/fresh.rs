@@ -816,6 +816,56 @@ mod tests {
     }
 
     #[test]
+    fn editable_installs_mapped_paths_and_skipped_extra_paths_are_seen() {
+        // `pip install -e ../lib`: a .pth in site-packages names the folder.
+        let root = temp("editable");
+        let lib = temp("editable-lib");
+        let site = root.join(".venv/lib/python3.12/site-packages");
+        std::fs::create_dir_all(&site).unwrap();
+        std::fs::write(
+            site.join("__editable__.lib.pth"),
+            format!("{}\n", lib.display()),
+        )
+        .unwrap();
+        std::fs::write(lib.join("l.py"), "def l() -> int: return 1\n").unwrap();
+        std::fs::create_dir_all(root.join("target/gen")).unwrap();
+        std::fs::write(root.join("target/gen/g.py"), "G = 1\n").unwrap();
+        std::fs::write(
+            root.join("pyrightconfig.json"),
+            r#"{"extraPaths": ["target/gen"]}"#,
+        )
+        .unwrap();
+        std::fs::write(root.join("a.py"), "from l import l\n").unwrap();
+        let mut view = view(&root);
+        view.refresh();
+        std::fs::write(lib.join("l.py"), "def l() -> str: return ''\n").unwrap();
+        assert_eq!(view.refresh().configs, [lib.join("l.py")]);
+        std::fs::write(root.join("target/gen/g.py"), "G = 'one'\n").unwrap();
+        assert_eq!(view.refresh().configs, [root.join("target/gen/g.py")]);
+
+        // tsconfig `paths` mapped outside the project.
+        let ts_root = temp("ts-paths");
+        let shared = temp("ts-paths-shared");
+        std::fs::write(
+            ts_root.join("tsconfig.json"),
+            format!(
+                r#"{{"compilerOptions": {{"baseUrl": ".", "paths": {{"@s/*": ["{}/*"]}}}}}}"#,
+                shared.display()
+            ),
+        )
+        .unwrap();
+        std::fs::write(shared.join("s.ts"), "export const s = 1;\n").unwrap();
+        std::fs::write(ts_root.join("a.ts"), "import { s } from '@s/s';\n").unwrap();
+        let mut ts = ts_view(&ts_root);
+        ts.refresh();
+        std::fs::write(shared.join("s.ts"), "export const s = 'one';\n").unwrap();
+        assert_eq!(ts.refresh().configs, [shared.join("s.ts")]);
+        for dir in [root, lib, ts_root, shared] {
+            let _ = std::fs::remove_dir_all(&dir);
+        }
+    }
+
+    #[test]
     fn configuration_files_ignored_folders_and_the_state_root() {
         let root = temp("configs");
         let state = root.join(".claude/orchestrator");

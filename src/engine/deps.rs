@@ -59,8 +59,15 @@ pub fn dependencies(
             let mut chain = Vec::new();
             extends_chain(config, &mut chain);
             for file in std::iter::once(config).chain(&chain) {
-                json_modules |= std::fs::read_to_string(file)
-                    .is_ok_and(|text| text.contains("resolveJsonModule"));
+                let Ok(text) = std::fs::read_to_string(file) else {
+                    continue;
+                };
+                json_modules |= text.contains("resolveJsonModule");
+                for dir in mapped_dirs(file, &text) {
+                    if !dir.starts_with(root) {
+                        source_files(&dir, SCRIPT_SOURCES, MAX_EXTRA_FILES, &mut found);
+                    }
+                }
             }
             found.extend(chain);
         }
@@ -77,13 +84,23 @@ pub fn dependencies(
             };
             for listed in search_paths(&text) {
                 let path = lexically_normal(&dir.join(listed));
-                if !path.starts_with(root) {
+                if !path.starts_with(root) || walk_skips(root, &path) {
                     python_files(&path, MAX_EXTRA_FILES, &mut found);
                 }
             }
         }
         for venv in [".venv", "venv", "env"] {
             site_packages(&root.join(venv), &mut found);
+        }
+        // Editable installs: a `.pth` file in site-packages names folders
+        // (often outside the project) whose modules import as installed.
+        let sites: Vec<PathBuf> = found
+            .iter()
+            .filter(|path| path.ends_with("site-packages"))
+            .cloned()
+            .collect();
+        for site in sites {
+            editable_paths(&site, &mut found);
         }
     }
     found.sort();
@@ -306,6 +323,12 @@ pub fn python_sources(root: &Path) -> Vec<PathBuf> {
 /// The Python files under an extra search path, up to `limit` (hidden
 /// folders, `node_modules` and virtual environments skipped).
 fn python_files(dir: &Path, limit: usize, found: &mut Vec<PathBuf>) {
+    source_files(dir, &[".py", ".pyi"], limit, found);
+}
+
+/// The files with one of `extensions` under `dir`, up to `limit` (hidden
+/// folders, `node_modules` and virtual environments skipped).
+fn source_files(dir: &Path, extensions: &[&str], limit: usize, found: &mut Vec<PathBuf>) {
     if !dir.is_dir() {
         return;
     }
@@ -321,12 +344,83 @@ fn python_files(dir: &Path, limit: usize, found: &mut Vec<PathBuf>) {
     let mut count = 0;
     for entry in walker.flatten() {
         let name = entry.file_name().to_string_lossy();
-        if name.ends_with(".py") || name.ends_with(".pyi") {
+        if extensions.iter().any(|ext| name.ends_with(ext)) {
             found.push(entry.into_path());
             count += 1;
             if count >= limit {
                 return;
             }
+        }
+    }
+}
+
+/// The file extensions of the sources a TypeScript server reads.
+const SCRIPT_SOURCES: &[&str] = &[".ts", ".tsx", ".mts", ".cts", ".d.ts", ".js", ".jsx"];
+
+/// Whether the project walk skips `path` (inside `root`): a hidden folder,
+/// `node_modules`, a virtual environment, `target/` on the way.
+fn walk_skips(root: &Path, path: &Path) -> bool {
+    path.strip_prefix(root).is_ok_and(|relative| {
+        relative.components().any(|part| {
+            let name = part.as_os_str().to_string_lossy();
+            name.starts_with('.') || super::files::NEVER.contains(&name.as_ref())
+        })
+    })
+}
+
+/// The folders a TypeScript configuration maps module names to
+/// (`compilerOptions.paths`, relative to `baseUrl` or the file), with the
+/// `*` and what follows it cut off.
+fn mapped_dirs(config: &Path, text: &str) -> Vec<PathBuf> {
+    let Ok(value) = serde_json::from_str::<serde_json::Value>(&strip_jsonc(text)) else {
+        return Vec::new();
+    };
+    let dir = config.parent().unwrap_or(Path::new("/"));
+    let options = &value["compilerOptions"];
+    let base = options["baseUrl"]
+        .as_str()
+        .map(|base| dir.join(base))
+        .unwrap_or_else(|| dir.to_path_buf());
+    let Some(paths) = options["paths"].as_object() else {
+        return Vec::new();
+    };
+    paths
+        .values()
+        .filter_map(serde_json::Value::as_array)
+        .flatten()
+        .filter_map(serde_json::Value::as_str)
+        .map(|target| {
+            let cut = target.split('*').next().unwrap_or_default();
+            let target = lexically_normal(&base.join(cut));
+            if cut.ends_with('/') || target.is_dir() {
+                target
+            } else {
+                target.parent().map(Path::to_path_buf).unwrap_or(target)
+            }
+        })
+        .collect()
+}
+
+/// The folders `.pth` files in `site` add to Python's path, and the `.pth`
+/// files themselves; the Python files under those folders.
+fn editable_paths(site: &Path, found: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(site) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if path.extension().is_none_or(|ext| ext != "pth") {
+            continue;
+        }
+        let Ok(text) = std::fs::read_to_string(&path) else {
+            continue;
+        };
+        found.push(path.clone());
+        for line in text.lines().map(str::trim) {
+            if line.is_empty() || line.starts_with('#') || line.starts_with("import") {
+                continue;
+            }
+            python_files(&lexically_normal(&site.join(line)), MAX_EXTRA_FILES, found);
         }
     }
 }
