@@ -319,3 +319,25 @@ fn outside_git_a_project_too_big_to_walk_says_so_once_and_pins_nothing_later() {
         String::from_utf8_lossy(&output.stdout)
     );
 }
+
+/// A command that makes the repository's first commit (HEAD unborn before)
+/// is reported for the files that commit holds.
+#[test]
+fn a_files_first_commit_made_by_the_same_command_is_reported() {
+    let dir = TempDir::new("bash-edits-first-commit");
+    util::write_fake_lsp_json(dir.path(), &["--mode", "normal"]);
+    util::write_hook_config(
+        dir.path(),
+        json!({"diagnostics": {"timeout_ms": 10_000, "ast_grep": false}}),
+    );
+    std::fs::write(dir.path().join(".gitignore"), ".claude/\n").unwrap();
+    git(dir.path(), &["init", "-q"]);
+    bash_hook(dir.path(), "ls");
+    let command = "printf 'ERROR: first of all\\n' > a.fake && git add -A && git -c user.name=t -c user.email=t@t -c commit.gpgsign=false commit -qm first";
+    sh(dir.path(), command);
+    let text = context(&bash_hook(dir.path(), command));
+    assert!(
+        text.contains("a.fake:1:1 error [fake E1] first of all"),
+        "{text}"
+    );
+}

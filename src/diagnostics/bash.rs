@@ -113,10 +113,15 @@ pub fn after_bash(ctx: &Ctx, _tool: &ToolInput) -> anyhow::Result<HookOutput> {
             head = head_commit(&ctx.project_root);
             if let Some(previous) = &previous {
                 candidates.extend(previous.dirty.iter().cloned());
-                if let (Some(before), Some(after)) = (&previous.head, &head)
-                    && before != after
-                {
-                    candidates.extend(files_between(&ctx.project_root, before, after));
+                match (&previous.head, &head) {
+                    (Some(before), Some(after)) if before != after => {
+                        candidates.extend(files_between(&ctx.project_root, before, after));
+                    }
+                    // The repository's first commit, made by the command.
+                    (None, Some(after)) => {
+                        candidates.extend(files_between(&ctx.project_root, "", after));
+                    }
+                    _ => {}
                 }
             }
             let recent = candidates
@@ -551,13 +556,30 @@ fn head_commit(root: &Path) -> Option<String> {
 
 /// Project-relative paths of the files that differ between two commits
 /// (a commit, amend, rebase or reset done by the command).
+/// `before` empty: the files of the root commit `after`.
 fn files_between(root: &Path, before: &str, after: &str) -> Vec<String> {
     let is_commit = |id: &str| id.len() >= 40 && id.bytes().all(|b| b.is_ascii_hexdigit());
-    if !is_commit(before) || !is_commit(after) {
+    if !(before.is_empty() || is_commit(before)) || !is_commit(after) {
         return Vec::new();
     }
-    let Ok(output) = crate::util::git::command(root)
-        .args([
+    let mut command = crate::util::git::command(root);
+    if before.is_empty() {
+        command.args([
+            "diff-tree",
+            "--root",
+            "-r",
+            "--no-commit-id",
+            "--no-ext-diff",
+            "--no-textconv",
+            "--no-renames",
+            "--name-only",
+            "-z",
+            "--relative",
+            after,
+            "--",
+        ]);
+    } else {
+        command.args([
             "diff",
             "--no-ext-diff",
             "--no-textconv",
@@ -568,7 +590,9 @@ fn files_between(root: &Path, before: &str, after: &str) -> Vec<String> {
             before,
             after,
             "--",
-        ])
+        ]);
+    }
+    let Ok(output) = command
         .stdin(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .output()
