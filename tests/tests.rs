@@ -94,3 +94,5 @@ mod plugin_route;
 mod receipts;
 // Holes of the second guard attack: helpers on PATH, unrecordable Stops, unclaimed loops.
 mod guard_holes;
+// First contact: install, uninstall, doctor, commands, dashboard (attack 32).
+mod first_contact;

@@ -281,6 +281,12 @@ pub fn run(ctx: &Ctx, args: &InstallArgs) -> anyhow::Result<ExitCode> {
     if uninstall {
         bail!("--uninstall is carried out by `uninstall::run`");
     }
+    if let Some(reason) = crate::state::dedicated::not_ours(&ctx.state_root) {
+        bail!(
+            "refusing the state folder {}: {reason}; point RALPH_HOOKS_STATE_DIR at a folder of its own, nothing was changed",
+            ctx.state_root.display()
+        );
+    }
     let settings_path = project.join(".claude").join("settings.json");
     let plugins = super::plugin_route::active_plugins(project);
     if !plugins.is_empty() {
@@ -508,7 +514,7 @@ fn write_settings(path: &Path, before: Option<&str>, settings: &Value) -> anyhow
     if before == Some(text.as_str()) {
         return Ok(false);
     }
-    write_atomic(path, text.as_bytes())?;
+    super::settings_file::write(path, text.as_bytes())?;
     Ok(true)
 }
 

@@ -26,7 +26,6 @@ use serde_json::{Value, json};
 
 use super::install_record::{INSTALL_RECORD, InstallRecord};
 use crate::hook::ctx::Ctx;
-use crate::state::write_atomic;
 use crate::util::fsread::{self, Links, limits};
 use crate::util::json_splice;
 
@@ -99,6 +98,15 @@ pub fn run(ctx: &Ctx, purge: bool) -> anyhow::Result<ExitCode> {
             None
         }
     };
+    // --purge deletes the state folder: never one that is not ours (a
+    // RALPH_HOOKS_STATE_DIR naming a shared folder). Checked before any
+    // change, so a refusal leaves everything as it was.
+    if purge && let Some(reason) = crate::state::dedicated::not_ours(&ctx.state_root) {
+        anyhow::bail!(
+            "refusing to purge the state folder {}: {reason}; nothing was changed (remove what is ours there by hand)",
+            ctx.state_root.display()
+        );
+    }
     // Nothing of ours may run on while its files go.
     for line in super::daemon::stop_all(ctx)? {
         println!("{line}");
@@ -130,7 +138,7 @@ pub fn run(ctx: &Ctx, purge: bool) -> anyhow::Result<ExitCode> {
         ours_in_settings,
     ) {
         SettingsPlan::Keep => {}
-        SettingsPlan::Write(text) => write_atomic(&path, text.as_bytes())?,
+        SettingsPlan::Write(text) => super::settings_file::write(&path, text.as_bytes())?,
         SettingsPlan::Remove => std::fs::remove_file(&path)
             .with_context(|| format!("cannot remove {}", path.display()))?,
     }
