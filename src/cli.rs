@@ -30,8 +30,10 @@ pub mod reference;
 mod resume;
 mod sandbox;
 mod sandboxed;
+mod settings_file;
 mod status;
 mod statusline;
+mod stdin_args;
 mod task;
 mod telemetry;
 mod uninstall;
@@ -72,7 +74,7 @@ pub fn main() -> ExitCode {
     crate::util::process::kill_children_on_signal(false);
     exit_quietly_on_closed_stdout();
     let args: Vec<OsString> = std::env::args_os().skip(1).collect();
-    match run(args) {
+    match stdin_args::expand(args).and_then(run) {
         Ok(code) => code,
         Err(error) => {
             eprintln!("ralph-hooks: {error:#}");
