@@ -61,7 +61,7 @@ pub fn run(ctx: &Ctx) -> anyhow::Result<ExitCode> {
             Some(command) => {
                 let program = install::program_of(&command);
                 let exists =
-                    std::path::Path::new(program).is_file() || which::which(program).is_ok();
+                    std::path::Path::new(&program).is_file() || which::which(&program).is_ok();
                 if !exists {
                     problems += 1;
                 }
@@ -187,7 +187,8 @@ fn find_handler(settings: &Value, registration: &install::Registration) -> Optio
         .find_map(|group| {
             group.get("hooks")?.as_array()?.iter().find_map(|handler| {
                 let command = handler.get("command")?.as_str()?;
-                let name = install::program_of(command).rsplit('/').next()?;
+                let program = install::program_of(command);
+                let name = program.rsplit('/').next()?;
                 let arg = command
                     .trim()
                     .strip_suffix(registration.arg.unwrap_or("\u{0}"))
