@@ -265,3 +265,265 @@ fn a_linked_private_settings_file_stays_a_private_link() {
     assert_eq!(std::fs::metadata(&shared).unwrap().mode() & 0o777, 0o600);
     assert_eq!(git(project, &["status", "--porcelain"]), "");
 }
+
+const NPM_BINARIES: &[&str] = &[
+    "ralph-hooks",
+    "ralph-session-start",
+    "ralph-pre-tool-stop-guard",
+    "ralph-stop-loop-controller",
+    "ralph-post-tool-lsp-diagnostic",
+    "ralph-user-prompt-submit",
+];
+
+fn sha256_hex(bytes: &[u8]) -> String {
+    use sha2::Digest as _;
+    sha2::Sha256::digest(bytes)
+        .iter()
+        .map(|byte| format!("{byte:02x}"))
+        .collect()
+}
+
+/// A global npm prefix as `npm install -g` leaves it, before postinstall:
+/// the main package (launchers, platform.js, postinstall.js, a package.json
+/// as .ci/dist writes it, with the checksums of `genuine`) and, beside it,
+/// a platform package of `version` whose binaries print `say`.
+fn npm_layout(root: &Path, version: &str, say: &str) {
+    let modules = root.join("node_modules");
+    let main = modules.join("ralph-hooks");
+    let platform = modules.join("ralph-hooks-linux-x64-glibc");
+    std::fs::create_dir_all(main.join("bin")).unwrap();
+    std::fs::create_dir_all(platform.join("bin")).unwrap();
+    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("packaging/npm");
+    for file in ["platform.js", "postinstall.js"] {
+        std::fs::copy(source.join(file), main.join(file)).unwrap();
+    }
+    let genuine = |name: &str| format!("#!/bin/sh\necho GENUINE {name}\n");
+    let mut checksums = serde_json::Map::new();
+    for name in NPM_BINARIES {
+        std::fs::copy(source.join("launcher.js"), main.join("bin").join(name)).unwrap();
+        checksums.insert(
+            name.to_string(),
+            sha256_hex(genuine(name).as_bytes()).into(),
+        );
+        let script = if say == "GENUINE" {
+            genuine(name)
+        } else {
+            format!("#!/bin/sh\necho {say} {name}\n")
+        };
+        std::fs::write(platform.join("bin").join(name), script).unwrap();
+        use std::os::unix::fs::PermissionsExt as _;
+        for file in [main.join("bin").join(name), platform.join("bin").join(name)] {
+            std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o755)).unwrap();
+        }
+    }
+    let name = "ralph-hooks-linux-x64-glibc";
+    let keys: serde_json::Map<String, serde_json::Value> = [
+        "linux-x64-glibc",
+        "linux-x64-musl",
+        "linux-x64",
+        "linux-arm64-glibc",
+        "linux-arm64",
+    ]
+    .iter()
+    .map(|key| (key.to_string(), name.into()))
+    .collect();
+    let manifest = serde_json::json!({
+        "name": "ralph-hooks",
+        "version": "0.1.0",
+        "bin": NPM_BINARIES.iter().map(|b| (b.to_string(), format!("bin/{b}").into())).collect::<serde_json::Map<_, _>>(),
+        "ralphHooksPlatforms": keys,
+        "ralphHooksSha256": {name: checksums},
+    });
+    std::fs::write(main.join("package.json"), manifest.to_string()).unwrap();
+    std::fs::write(
+        platform.join("package.json"),
+        serde_json::json!({"name": name, "version": version}).to_string(),
+    )
+    .unwrap();
+}
+
+/// Runs postinstall, then the `ralph-hooks` command; its output.
+fn npm_postinstall_then_run(root: &Path, node: &Path) -> (String, String) {
+    let main = root.join("node_modules/ralph-hooks");
+    let postinstall = std::process::Command::new(node)
+        .arg(main.join("postinstall.js"))
+        .current_dir(&main)
+        .output()
+        .unwrap();
+    assert!(
+        postinstall.status.success(),
+        "postinstall never fails the install"
+    );
+    let command = std::process::Command::new(main.join("bin/ralph-hooks"))
+        .output()
+        .unwrap();
+    (text(&postinstall), text(&command))
+}
+
+/// The npm postinstall and launchers use a platform package only when its
+/// version is the main package's and its binaries have the sha256 recorded
+/// at build time: a package planted in a node_modules above, or a squatter's
+/// package of the same name, is refused.
+#[test]
+fn npm_postinstall_links_only_the_binaries_it_was_built_with() {
+    if std::env::consts::OS != "linux" {
+        return;
+    }
+    let Some(node) = util::require_tool("node", "the npm postinstall") else {
+        return;
+    };
+    let genuine = TempDir::new("fc-npm-genuine");
+    npm_layout(genuine.path(), "0.1.0", "GENUINE");
+    let (_, ran) = npm_postinstall_then_run(genuine.path(), &node);
+    assert!(ran.contains("GENUINE ralph-hooks"), "{ran}");
+
+    let planted = TempDir::new("fc-npm-planted");
+    npm_layout(planted.path(), "6.6.6", "PLANTED");
+    let (said, ran) = npm_postinstall_then_run(planted.path(), &node);
+    assert!(!ran.contains("PLANTED"), "a planted package ran: {ran}");
+    assert!(
+        said.contains("6.6.6") && ran.contains("refused"),
+        "{said}\n{ran}"
+    );
+
+    let altered = TempDir::new("fc-npm-altered");
+    npm_layout(altered.path(), "0.1.0", "ALTERED");
+    let (said, ran) = npm_postinstall_then_run(altered.path(), &node);
+    assert!(!ran.contains("ALTERED"), "an altered binary ran: {ran}");
+    assert!(
+        said.contains("sha256") && ran.contains("refused"),
+        "{said}\n{ran}"
+    );
+}
+
+/// The dashboard takes requests (and WebSocket upgrades) only from its own
+/// page: an Origin that is some other IP literal on the same port is
+/// another site.
+#[test]
+fn the_dashboard_refuses_other_ip_origins() {
+    use crate::monitor::{Monitor, seeded_project};
+    let temp = seeded_project("fc-origin");
+    let monitor = Monitor::start(temp.path(), &[]);
+    let port = monitor.port;
+    for origin in [
+        format!("http://1.2.3.4:{port}"),
+        format!("http://10.0.0.5:{port}"),
+        format!("http://127.0.0.2:{port}"),
+        format!("http://[::2]:{port}"),
+        format!("http://127.0.0.1:{}", port.wrapping_add(1)),
+    ] {
+        let (status, body) = monitor.raw("GET", "/api/agents", &[("Origin", &origin)], b"");
+        assert_eq!(status, 403, "{origin}: {body}");
+    }
+    for origin in [
+        format!("http://127.0.0.1:{port}"),
+        format!("http://localhost:{port}"),
+    ] {
+        let (status, body) = monitor.raw("GET", "/api/agents", &[("Origin", &origin)], b"");
+        assert_eq!(status, 200, "{origin}: {body}");
+    }
+    // Reached by another address (a monitor bound to 0.0.0.0): its page's
+    // origin is that address, which is also the request's Host.
+    let lan = format!("192.168.1.20:{port}");
+    let (status, body) = monitor.raw(
+        "GET",
+        "/api/agents",
+        &[("Host", &lan), ("Origin", &format!("http://{lan}"))],
+        b"",
+    );
+    assert_eq!(status, 200, "{body}");
+}
+
+/// doctor checks that an active plugin's hooks can run: the repository's
+/// plugin names the binaries bare, so they must be on PATH; a plugin whose
+/// folder is gone runs nothing.
+#[test]
+fn doctor_says_when_the_plugins_hooks_cannot_run() {
+    let temp = TempDir::new("fc-plugin-doctor");
+    let (home, project) = (temp.path().join("home"), temp.path().join("project"));
+    std::fs::create_dir_all(project.join(".claude")).unwrap();
+    let id = "ralph-hooks@ralph-hooks";
+    let cache = home.join(".claude/plugins/cache/ralph-hooks/ralph-hooks/0.1.0");
+    util::copy_tree(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("hooks-config"),
+        &cache,
+    );
+    let installed = serde_json::json!({"version": 2, "plugins": {id: [{
+        "scope": "project", "projectPath": project, "installPath": cache, "version": "0.1.0"}]}});
+    std::fs::write(
+        home.join(".claude/plugins/installed_plugins.json"),
+        installed.to_string(),
+    )
+    .unwrap();
+    std::fs::write(
+        project.join(".claude/settings.json"),
+        serde_json::json!({"enabledPlugins": {id: true}}).to_string(),
+    )
+    .unwrap();
+    let doctor = |path: &std::ffi::OsStr| {
+        let mut command = util::command("ralph-hooks", &project);
+        command.env("HOME", &home).env("PATH", path).arg("doctor");
+        util::run_with_stdin(command, b"")
+    };
+    let bin_dir = util::bin("ralph-hooks").parent().unwrap().to_path_buf();
+    let with_bins =
+        std::env::join_paths([bin_dir.as_path(), Path::new("/usr/bin"), Path::new("/bin")])
+            .unwrap();
+    let output = doctor(&with_bins);
+    assert!(output.status.success(), "{}", text(&output));
+    assert!(text(&output).contains("ok    plugin:"), "{}", text(&output));
+
+    let output = doctor(std::ffi::OsStr::new("/usr/bin:/bin"));
+    assert_eq!(output.status.code(), Some(1), "{}", text(&output));
+    assert!(
+        text(&output).contains("PROBLEM plugin:")
+            && text(&output).contains("ralph-stop-loop-controller is not on PATH")
+            && !text(&output).contains("All good"),
+        "{}",
+        text(&output)
+    );
+
+    std::fs::remove_dir_all(&cache).unwrap();
+    let output = doctor(&with_bins);
+    assert_eq!(output.status.code(), Some(1), "{}", text(&output));
+    assert!(text(&output).contains("is gone"), "{}", text(&output));
+}
+
+/// The built plugin does not ship the sandbox variants of the commands:
+/// as plugin commands (`/ralph-hooks:sandbox:ralph-loop`) they would tell
+/// Claude a loop was started or cancelled when none was.
+#[test]
+fn the_built_plugin_has_no_sandbox_commands() {
+    let dist = std::env::var_os("RALPH_HOOKS_DIST_DIR")
+        .filter(|dir| !dir.is_empty())
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("target/dist"));
+    let Ok(text) = std::fs::read_to_string(dist.join("MANIFEST.json")) else {
+        assert!(
+            !util::servers_required(),
+            "no {}/MANIFEST.json: run `.ci/dist --quick`",
+            dist.display()
+        );
+        eprintln!(
+            "skipping: no {}/MANIFEST.json (run `.ci/dist --quick`)",
+            dist.display()
+        );
+        return;
+    };
+    let manifest: serde_json::Value = serde_json::from_str(&text).unwrap();
+    for platform in manifest["platforms"].as_object().unwrap().values() {
+        let plugin = dist
+            .join(platform["plugin"].as_str().unwrap())
+            .join("ralph-hooks");
+        assert!(
+            plugin.join("commands/ralph-loop.md").is_file(),
+            "{}",
+            plugin.display()
+        );
+        assert!(
+            !plugin.join("commands/sandbox").exists(),
+            "{} ships the sandbox commands",
+            plugin.display()
+        );
+    }
+}
