@@ -157,9 +157,21 @@ fn route_section(plugins: &[ActivePlugin], registered_directly: bool, settings: 
             settings.display()
         ),
         (false, false) => {
+            let mut problems = 0;
             for plugin in plugins {
-                println!("  ok    plugin: {}", plugin.describe());
+                let broken = broken_plugin_commands(plugin, &|name| which::which(name).is_ok());
+                if broken.is_empty() {
+                    println!("  ok    plugin: {}", plugin.describe());
+                } else {
+                    problems += 1;
+                    println!(
+                        "  PROBLEM plugin: {}: its hooks cannot run, so no loop is enforced and no command is checked: {}",
+                        plugin.describe(),
+                        broken.join("; ")
+                    );
+                }
             }
+            return problems;
         }
         (false, true) => {
             for plugin in plugins {
@@ -174,6 +186,45 @@ fn route_section(plugins: &[ActivePlugin], registered_directly: bool, settings: 
         }
     }
     0
+}
+
+/// What keeps an active plugin's hooks from running: its files gone, no
+/// hook of ours found in them, or a hook program that is not there (a path
+/// under `${CLAUDE_PLUGIN_ROOT}` that is missing or not executable, or a
+/// bare name `on_path` cannot find, as `sh -c` would not with this PATH).
+fn broken_plugin_commands(plugin: &ActivePlugin, on_path: &dyn Fn(&str) -> bool) -> Vec<String> {
+    use std::os::unix::fs::PermissionsExt as _;
+    let Some(root) = &plugin.install_path else {
+        return Vec::new();
+    };
+    if !root.is_dir() {
+        return vec![format!("its folder {} is gone", root.display())];
+    }
+    if plugin.hook_commands.is_empty() {
+        return vec!["no hook of ours found in its files".to_string()];
+    }
+    let mut broken: Vec<String> = Vec::new();
+    for command in &plugin.hook_commands {
+        let program =
+            install::program_of(command).replace("${CLAUDE_PLUGIN_ROOT}", &root.to_string_lossy());
+        let runs = if program.contains('/') {
+            std::fs::metadata(&program)
+                .is_ok_and(|meta| meta.is_file() && meta.permissions().mode() & 0o111 != 0)
+        } else {
+            on_path(&program)
+        };
+        let why = if runs {
+            continue;
+        } else if program.contains('/') {
+            format!("{program} is missing or not executable")
+        } else {
+            format!("{program} is not on PATH")
+        };
+        if !broken.contains(&why) {
+            broken.push(why);
+        }
+    }
+    broken
 }
 
 /// The command of the handler that is this registration: our binary, with
