@@ -527,3 +527,99 @@ fn the_built_plugin_has_no_sandbox_commands() {
         );
     }
 }
+
+/// `loop status` and `loop cancel` show a goal from loop.json without its
+/// control characters, and the restart hint quotes it so that a pasted
+/// line runs nothing of it.
+#[test]
+fn loop_status_and_cancel_escape_the_goal() {
+    let temp = git_project("fc-loop-escape");
+    let project = temp.path();
+    let goal = "evil\u{1b}[31mRED\u{7} $(touch pwned) goal";
+    ok(run(project, &["loop", "start", goal, "--promise", "D"]));
+    let status = ok(run(project, &["loop", "status"]));
+    assert!(
+        status.contains("evil") && !status.contains('\u{1b}') && !status.contains('\u{7}'),
+        "{status:?}"
+    );
+    let cancel = ok(run(project, &["loop", "cancel"]));
+    assert!(
+        !cancel.contains('\u{1b}') && !cancel.contains('\u{7}'),
+        "{cancel:?}"
+    );
+    let hint = cancel
+        .lines()
+        .find_map(|line| line.strip_prefix("Restart it with: "))
+        .unwrap_or_else(|| panic!("{cancel}"));
+    assert!(hint.contains("'evil") && !hint.contains("\"evil"), "{hint}");
+}
+
+/// A line of events.jsonl that is JSON but no object (`null`, an array)
+/// is left out of /api/events and reported, as a line that is not JSON is.
+#[test]
+fn the_dashboard_leaves_out_event_lines_that_are_not_objects() {
+    use crate::monitor::{Monitor, seeded_project};
+    use std::io::Write as _;
+    let temp = seeded_project("fc-events-null");
+    let events = temp.path().join(".claude/orchestrator/events.jsonl");
+    let mut file = std::fs::OpenOptions::new()
+        .append(true)
+        .create(true)
+        .open(&events)
+        .unwrap();
+    file.write_all(b"null\n[1,2]\n\"text\"\n").unwrap();
+    let monitor = Monitor::start(temp.path(), &[]);
+    let (status, body) = monitor.raw("GET", "/api/events", &[], b"");
+    assert_eq!(status, 200, "{body}");
+    let answer: serde_json::Value = serde_json::from_str(&body).unwrap();
+    let all = answer["events"].as_array().unwrap();
+    assert!(all.iter().all(serde_json::Value::is_object), "{body}");
+    assert!(body.contains("not a JSON object"), "{body}");
+}
+
+/// doctor does not say "All good" while `disableAllHooks` switches every
+/// hook off.
+#[test]
+fn doctor_reports_disable_all_hooks() {
+    let temp = git_project("fc-disable-all");
+    let project = temp.path();
+    ok(run(project, &["install"]));
+    let home = TempDir::new("fc-disable-all-home");
+    let doctor = || {
+        let mut command = util::command("ralph-hooks", project);
+        command.env("HOME", home.path()).arg("doctor");
+        util::run_with_stdin(command, b"")
+    };
+    let before = doctor();
+    assert!(before.status.success(), "{}", text(&before));
+    std::fs::write(
+        project.join(".claude/settings.local.json"),
+        "{\"disableAllHooks\": true}",
+    )
+    .unwrap();
+    let after = doctor();
+    assert_eq!(after.status.code(), Some(1), "{}", text(&after));
+    assert!(
+        text(&after).contains("disableAllHooks") && !text(&after).contains("All good"),
+        "{}",
+        text(&after)
+    );
+}
+
+/// An install that cannot write a slash command registers no hook: the
+/// user is told it failed, and nothing of it runs.
+#[test]
+fn a_failed_install_leaves_no_hook_registered() {
+    let temp = git_project("fc-failed-install");
+    let project = temp.path();
+    // A folder where a command file goes: its write fails.
+    std::fs::create_dir_all(project.join(".claude/commands/ralph-loop.md")).unwrap();
+    let install = run(project, &["install"]);
+    assert!(!install.status.success(), "{}", text(&install));
+    let settings =
+        std::fs::read_to_string(project.join(".claude/settings.json")).unwrap_or_default();
+    assert!(
+        !settings.contains("ralph-stop-loop-controller"),
+        "{settings}"
+    );
+}

@@ -47,6 +47,13 @@ pub fn run(ctx: &Ctx) -> anyhow::Result<ExitCode> {
         .as_ref()
         .is_some_and(|s| REGISTRATIONS.iter().any(|r| find_handler(s, r).is_some()));
     problems += route_section(&plugins, registered_directly, &settings_path);
+    if let Some(file) = hooks_disabled_by(&ctx.project_root) {
+        problems += 1;
+        println!(
+            "  PROBLEM `disableAllHooks` is true in {}: Claude Code runs no hook at all, so no loop is enforced and no command is checked",
+            file.display()
+        );
+    }
     println!("\nhooks in {}:", settings_path.display());
     // On the plugin route the hooks are the plugin's, not in settings.json.
     let plugin_route = !plugins.is_empty() && !registered_directly;
@@ -186,6 +193,35 @@ fn route_section(plugins: &[ActivePlugin], registered_directly: bool, settings: 
         }
     }
     0
+}
+
+/// The settings file whose `"disableAllHooks": true` switches every hook
+/// off, if any: the first level that sets the key decides (managed, then
+/// the project's local and shared files, then the user's), as Claude Code
+/// merges them.
+fn hooks_disabled_by(project: &Path) -> Option<std::path::PathBuf> {
+    let mut levels = vec![
+        std::path::PathBuf::from("/etc/claude-code/managed-settings.json"),
+        project.join(".claude/settings.local.json"),
+        project.join(".claude/settings.json"),
+    ];
+    if let Some(config) = plugin_route::claude_config_dir() {
+        levels.push(config.join("settings.json"));
+    }
+    for file in levels {
+        let Ok(Some(text)) = fsread::read_text(&file, limits::CONFIG, Links::Follow) else {
+            continue;
+        };
+        let Ok(settings) = serde_json::from_str::<Value>(&text) else {
+            continue;
+        };
+        match settings.get("disableAllHooks").and_then(Value::as_bool) {
+            Some(true) => return Some(file),
+            Some(false) => return None,
+            None => {}
+        }
+    }
+    None
 }
 
 /// What keeps an active plugin's hooks from running: its files gone, no

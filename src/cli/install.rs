@@ -318,6 +318,13 @@ pub fn run(ctx: &Ctx, args: &InstallArgs) -> anyhow::Result<ExitCode> {
     // The settings, then each slash command: on a slow disk that is a count.
     let progress = Progress::start("installing", progress::wanted(false));
     let total = COMMANDS.len() + 1;
+    // The commands first: when one cannot be written, no hook is live yet
+    // (the hooks without their commands would run while install says it
+    // failed).
+    let cli = shell_quote(&bin_dir.join("ralph-hooks"));
+    let commands_changed = install_commands(project, &cli, sandbox_note.is_some(), &|done| {
+        progress.set(done, total)
+    })?;
     let settings_changed = write_settings(&settings_path, settings_text.as_deref(), &settings)?;
     let state_ignored = ctx.store().ignore_in_git()?;
     if let Some(record) = &first_look {
@@ -330,11 +337,7 @@ pub fn run(ctx: &Ctx, args: &InstallArgs) -> anyhow::Result<ExitCode> {
         }
         _ => false,
     };
-    progress.set(1, total);
-    let cli = shell_quote(&bin_dir.join("ralph-hooks"));
-    let commands_changed = install_commands(project, &cli, sandbox_note.is_some(), &|done| {
-        progress.set(1 + done, total)
-    })?;
+    progress.set(total, total);
     progress.finish();
     if !settings_changed && !sandbox_changed && commands_changed == 0 && first_look.is_none() {
         println!(
