@@ -623,3 +623,51 @@ fn a_failed_install_leaves_no_hook_registered() {
         "{settings}"
     );
 }
+
+/// A tracked settings.json that was empty, or whose `hooks` held nothing,
+/// gets its own bytes back at uninstall.
+#[test]
+fn an_empty_settings_file_comes_back_as_it_was() {
+    for before in [
+        "",
+        "{\"hooks\": null}\n",
+        "{\"hooks\": []}\n",
+        "{ \"hooks\": {} }",
+    ] {
+        let temp = git_project("fc-empty-settings");
+        let project = temp.path();
+        std::fs::create_dir_all(project.join(".claude")).unwrap();
+        std::fs::write(project.join(".claude/settings.json"), before).unwrap();
+        git(project, &["add", "-A"]);
+        git(project, &["commit", "-q", "-m", "settings"]);
+        ok(run(project, &["install"]));
+        ok(run(project, &["install", "--uninstall"]));
+        assert_eq!(
+            std::fs::read_to_string(project.join(".claude/settings.json")).unwrap(),
+            before
+        );
+        assert_eq!(git(project, &["status", "--porcelain"]), "", "{before:?}");
+    }
+}
+
+/// A `--project` that does not exist is refused by every command, as by
+/// install: no folder is made for a mistyped path.
+#[test]
+fn a_missing_project_is_refused() {
+    let temp = TempDir::new("fc-missing-project");
+    let missing = temp.path().join("typo");
+    let missing_text = missing.to_str().unwrap();
+    for args in [
+        &["loop", "start", "x", "--project", missing_text][..],
+        &["status", "--project", missing_text][..],
+    ] {
+        let output = run(temp.path(), args);
+        assert!(!output.status.success(), "{args:?}: {}", text(&output));
+        assert!(
+            text(&output).contains("does not exist"),
+            "{}",
+            text(&output)
+        );
+    }
+    assert!(!missing.exists());
+}

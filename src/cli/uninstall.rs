@@ -61,7 +61,7 @@ pub fn plan_settings(
     };
     let empty = cleaned.as_object().is_some_and(|object| object.is_empty());
     if let Some(before) = record.and_then(|r| r.settings_before.as_deref())
-        && serde_json::from_str::<Value>(before).ok().as_ref() == Some(cleaned)
+        && same_settings(before, cleaned)
     {
         return if before == current {
             SettingsPlan::Keep
@@ -87,6 +87,33 @@ pub fn plan_settings(
     } else {
         SettingsPlan::Write(text)
     }
+}
+
+/// Whether the settings text from before install says what `cleaned` says:
+/// an empty file is `{}`, and a `hooks` that holds nothing (`null`, `[]`,
+/// `{}`) is no `hooks` (install replaced it with its own object).
+fn same_settings(before: &str, cleaned: &Value) -> bool {
+    let before = if before.trim().is_empty() {
+        json!({})
+    } else {
+        match serde_json::from_str::<Value>(before) {
+            Ok(value) => value,
+            Err(_) => return false,
+        }
+    };
+    let normal = |mut value: Value| {
+        if let Some(object) = value.as_object_mut()
+            && object.get("hooks").is_some_and(|hooks| {
+                hooks.is_null()
+                    || hooks.as_array().is_some_and(Vec::is_empty)
+                    || hooks.as_object().is_some_and(serde_json::Map::is_empty)
+            })
+        {
+            object.remove("hooks");
+        }
+        value
+    };
+    normal(before) == normal(cleaned.clone())
 }
 
 pub fn run(ctx: &Ctx, purge: bool) -> anyhow::Result<ExitCode> {
