@@ -145,6 +145,15 @@ pub fn run(args: Vec<OsString>) -> anyhow::Result<ExitCode> {
     // Found as git and cargo find theirs: `.claude/` above, else the git
     // work tree's top; said on stderr when it is not the current directory.
     let (root, root_note) = crate::hook::ctx::cli_project_root(project)?;
+    // A mistyped --project would get a state folder (and a loop no session
+    // ever sees) in a new directory.
+    if let Some(dir) = project {
+        anyhow::ensure!(
+            dir.is_dir(),
+            "project directory {} does not exist",
+            dir.display()
+        );
+    }
     if let Some(note) = root_note {
         eprintln!("{note}");
     }

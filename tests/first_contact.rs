@@ -671,3 +671,27 @@ fn a_missing_project_is_refused() {
     }
     assert!(!missing.exists());
 }
+
+/// A second monitor of the same project, stopping, puts the first one's
+/// record (and token) back in monitor.json instead of deleting it.
+#[test]
+fn a_second_monitor_leaves_the_first_ones_record() {
+    use crate::monitor::{Monitor, seeded_project};
+    let temp = seeded_project("fc-two-monitors");
+    let record = temp.path().join(".claude/orchestrator/monitor.json");
+    let first = Monitor::start(temp.path(), &[]);
+    let mut second = Monitor::start(temp.path(), &[]);
+    assert!(
+        std::fs::read_to_string(&record)
+            .unwrap()
+            .contains(&second.token)
+    );
+    second.stop();
+    let text = std::fs::read_to_string(&record).expect("the first monitor's record stays");
+    assert!(text.contains(&first.token), "{text}");
+    use std::os::unix::fs::PermissionsExt as _;
+    assert_eq!(
+        std::fs::metadata(&record).unwrap().permissions().mode() & 0o777,
+        0o600
+    );
+}

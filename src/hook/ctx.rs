@@ -215,13 +215,6 @@ impl Ctx {
 /// current directory, also a line saying which root and why.
 pub fn cli_project_root(project: Option<&Path>) -> anyhow::Result<(PathBuf, Option<String>)> {
     if let Some(dir) = project {
-        // A mistyped --project would get a state folder (and a loop no
-        // session ever sees) in a new directory.
-        anyhow::ensure!(
-            dir.is_dir(),
-            "project directory {} does not exist",
-            dir.display()
-        );
         return Ok((dir.to_path_buf(), None));
     }
     if let Some(dir) = env_nonempty("CLAUDE_PROJECT_DIR") {
