@@ -16,6 +16,7 @@ mod examples;
 mod harness_install;
 mod hook_commands;
 pub mod install;
+mod install_checks;
 mod install_record;
 mod intel;
 mod loop_cmd;

@@ -695,3 +695,43 @@ fn a_second_monitor_leaves_the_first_ones_record() {
         0o600
     );
 }
+
+/// doctor says when the guard cannot make its watch folder (it would
+/// check no Bash command), instead of "All good".
+#[test]
+fn doctor_reports_a_watch_folder_it_cannot_make() {
+    let temp = git_project("fc-watch-folder");
+    let project = temp.path();
+    ok(run(project, &["install"]));
+    let blocked = project.join("not-a-folder");
+    std::fs::write(&blocked, "").unwrap();
+    let mut command = util::command("ralph-hooks", project);
+    command.env("XDG_STATE_HOME", &blocked).arg("doctor");
+    let output = util::run_with_stdin(command, b"");
+    assert_eq!(output.status.code(), Some(1), "{}", text(&output));
+    assert!(text(&output).contains("watch folder"), "{}", text(&output));
+}
+
+/// `install --uninstall --purge` stops the project's dashboard, which
+/// would otherwise serve a project whose state is gone.
+#[test]
+fn purge_stops_the_projects_dashboard() {
+    use crate::monitor::{Monitor, seeded_project};
+    let temp = seeded_project("fc-purge-monitor");
+    let project = temp.path();
+    ok(run(project, &["install"]));
+    let _monitor = Monitor::start(project, &[]);
+    let record: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(project.join(".claude/orchestrator/monitor.json")).unwrap(),
+    )
+    .unwrap();
+    let pid = record["pid"].as_u64().unwrap();
+    let said = ok(run(project, &["install", "--uninstall", "--purge"]));
+    assert!(said.contains("Stopped the dashboard"), "{said}");
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    let state = stat.rsplit(')').next().unwrap_or("").trim_start();
+    assert!(
+        stat.is_empty() || state.starts_with('Z'),
+        "the monitor still runs: {stat}"
+    );
+}

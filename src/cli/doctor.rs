@@ -47,6 +47,12 @@ pub fn run(ctx: &Ctx) -> anyhow::Result<ExitCode> {
         .as_ref()
         .is_some_and(|s| REGISTRATIONS.iter().any(|r| find_handler(s, r).is_some()));
     problems += route_section(&plugins, registered_directly, &settings_path);
+    if let Some(why) = super::install_checks::watch_folder_problem(&ctx.state_root) {
+        problems += 1;
+        println!(
+            "  PROBLEM the guard's watch folder: {why}; the guard then checks no Bash command (set XDG_STATE_HOME to a writable folder)"
+        );
+    }
     if let Some(file) = hooks_disabled_by(&ctx.project_root) {
         problems += 1;
         println!(

@@ -303,6 +303,7 @@ pub fn run(ctx: &Ctx, args: &InstallArgs) -> anyhow::Result<ExitCode> {
     let first_look = super::install_record::before_install(ctx, settings_text.as_deref(), had_ours);
     let sandbox_record = read_sandbox_record(ctx)?;
     let bin_dir = binary_dir()?;
+    super::install_checks::refuse_ephemeral(&bin_dir)?;
     let auto_resume = crate::ralph::loops::LoopConfig::load(ctx).auto_resume;
     add_ours(&mut settings, &bin_dir, auto_resume);
     let sandbox_note = if args.sandbox || sandbox_record.is_some() {

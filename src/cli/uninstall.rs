@@ -138,6 +138,9 @@ pub fn run(ctx: &Ctx, purge: bool) -> anyhow::Result<ExitCode> {
     for line in super::daemon::stop_all(ctx)? {
         println!("{line}");
     }
+    if let Some(line) = super::install_checks::stop_monitor(ctx.store()) {
+        println!("{line}");
+    }
 
     let path = settings_path(ctx);
     let current = read_text(&path)?;
