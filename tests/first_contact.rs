@@ -735,3 +735,69 @@ fn purge_stops_the_projects_dashboard() {
         "the monitor still runs: {stat}"
     );
 }
+
+/// The npm node launcher (used without the postinstall) passes SIGTERM on
+/// to the program and ends by it: killing the command leaves no orphan.
+#[test]
+fn the_npm_launcher_passes_signals_on() {
+    use std::os::unix::process::ExitStatusExt as _;
+    if std::env::consts::OS != "linux" {
+        return;
+    }
+    let Some(_node) = util::require_tool("node", "the npm launcher") else {
+        return;
+    };
+    let temp = TempDir::new("fc-npm-signal");
+    npm_layout(temp.path(), "0.1.0", "GENUINE");
+    let modules = temp.path().join("node_modules");
+    let script = "#!/bin/sh\nexec sleep 30\n";
+    std::fs::write(
+        modules.join("ralph-hooks-linux-x64-glibc/bin/ralph-hooks"),
+        script,
+    )
+    .unwrap();
+    let manifest_path = modules.join("ralph-hooks/package.json");
+    let mut manifest: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&manifest_path).unwrap()).unwrap();
+    manifest["ralphHooksSha256"]["ralph-hooks-linux-x64-glibc"]["ralph-hooks"] =
+        sha256_hex(script.as_bytes()).into();
+    std::fs::write(&manifest_path, manifest.to_string()).unwrap();
+    let mut launcher = std::process::Command::new(modules.join("ralph-hooks/bin/ralph-hooks"))
+        .spawn()
+        .unwrap();
+    let children = format!("/proc/{0}/task/{0}/children", launcher.id());
+    let mut child = None;
+    for _ in 0..200 {
+        child = std::fs::read_to_string(&children)
+            .ok()
+            .and_then(|text| text.split_whitespace().next().map(str::to_string));
+        if child.is_some() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(25));
+    }
+    let child = child.expect("the launcher started the program");
+    unsafe { libc::kill(launcher.id() as libc::pid_t, libc::SIGTERM) };
+    let status = launcher.wait().unwrap();
+    assert_eq!(status.signal(), Some(libc::SIGTERM), "{status:?}");
+    let mut gone = false;
+    for _ in 0..200 {
+        let stat = std::fs::read_to_string(format!("/proc/{child}/stat")).unwrap_or_default();
+        if stat.is_empty()
+            || stat
+                .rsplit(')')
+                .next()
+                .unwrap_or("")
+                .trim_start()
+                .starts_with('Z')
+        {
+            gone = true;
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(25));
+    }
+    if !gone {
+        unsafe { libc::kill(child.parse::<i32>().unwrap(), libc::SIGKILL) };
+    }
+    assert!(gone, "the program {child} outlived its launcher");
+}

@@ -6,7 +6,7 @@
 "use strict";
 
 const path = require("path");
-const { spawnSync } = require("child_process");
+const { spawn } = require("child_process");
 const { platformPackage, notTheBuiltBinary } = require("../platform.js");
 
 const name = path.basename(__filename);
@@ -21,9 +21,26 @@ if (why) {
   console.error(`ralph-hooks: refused: ${why}`);
   process.exit(1);
 }
-const result = spawnSync(native, process.argv.slice(2), { stdio: "inherit" });
-if (result.error) {
-  console.error(`ralph-hooks: cannot run ${name}: ${result.error.message}`);
-  process.exit(1);
+// Killing the command kills the program: the usual signals are passed on,
+// and the launcher ends as the program did (by its signal or its status).
+const child = spawn(native, process.argv.slice(2), { stdio: "inherit" });
+const forwarded = ["SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT"];
+for (const signal of forwarded) {
+  process.on(signal, () => {
+    try {
+      child.kill(signal);
+    } catch (_) {}
+  });
 }
-process.exit(result.status === null ? 1 : result.status);
+child.on("error", (error) => {
+  console.error(`ralph-hooks: cannot run ${name}: ${error.message}`);
+  process.exit(1);
+});
+child.on("exit", (code, signal) => {
+  if (signal) {
+    process.removeAllListeners(signal);
+    process.kill(process.pid, signal);
+    return;
+  }
+  process.exit(code === null ? 1 : code);
+});
