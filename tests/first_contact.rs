@@ -491,7 +491,8 @@ fn doctor_says_when_the_plugins_hooks_cannot_run() {
 
 /// The built plugin does not ship the sandbox variants of the commands:
 /// as plugin commands (`/ralph-hooks:sandbox:ralph-loop`) they would tell
-/// Claude a loop was started or cancelled when none was.
+/// Claude a loop was started or cancelled when none was. It and every npm
+/// package carry the license, and the plugin a README of its own.
 #[test]
 fn the_built_plugin_has_no_sandbox_commands() {
     let dist = std::env::var_os("RALPH_HOOKS_DIST_DIR")
@@ -524,6 +525,27 @@ fn the_built_plugin_has_no_sandbox_commands() {
             !plugin.join("commands/sandbox").exists(),
             "{} ships the sandbox commands",
             plugin.display()
+        );
+        // Its own README (not hooks-config's, which expects binaries on
+        // PATH) and the license.
+        assert!(plugin.join("LICENSE").is_file(), "{}", plugin.display());
+        let readme = std::fs::read_to_string(plugin.join("README.md")).unwrap();
+        assert!(
+            readme.contains("binaries inside") && !readme.contains("cargo install"),
+            "{readme}"
+        );
+    }
+    // Every npm package carries the license.
+    for tarball in manifest["npm"].as_array().unwrap() {
+        let listing = std::process::Command::new("tar")
+            .arg("tzf")
+            .arg(dist.join(tarball.as_str().unwrap()))
+            .output()
+            .unwrap();
+        let listing = String::from_utf8_lossy(&listing.stdout);
+        assert!(
+            listing.lines().any(|line| line == "package/LICENSE"),
+            "{tarball}: {listing}"
         );
     }
 }
