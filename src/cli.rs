@@ -9,6 +9,7 @@
 
 mod check;
 mod color;
+mod command_files;
 mod completions;
 mod daemon;
 mod doctor;

@@ -823,3 +823,31 @@ fn the_npm_launcher_passes_signals_on() {
     }
     assert!(gone, "the program {child} outlived its launcher");
 }
+
+/// A slash command the user edited after install (the mark kept) is left
+/// alone by a second install and kept by uninstall.
+#[test]
+fn an_edited_slash_command_is_neither_overwritten_nor_deleted() {
+    let temp = git_project("fc-edited-command");
+    let project = temp.path();
+    ok(run(project, &["install"]));
+    let path = project.join(".claude/commands/ralph-loop.md");
+    let edited = std::fs::read_to_string(&path).unwrap().replacen(
+        "Work on the goal.",
+        "Work on the goal. My own line.",
+        1,
+    );
+    std::fs::write(&path, &edited).unwrap();
+    let again = run(project, &["install"]);
+    assert!(again.status.success(), "{}", text(&again));
+    assert!(
+        text(&again).contains("edited after install"),
+        "{}",
+        text(&again)
+    );
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), edited);
+    let uninstall = ok(run(project, &["install", "--uninstall"]));
+    assert!(uninstall.contains("Kept"), "{uninstall}");
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), edited);
+    assert!(!project.join(".claude/commands/ralph-check.md").exists());
+}

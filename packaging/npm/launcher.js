@@ -23,8 +23,10 @@ if (why) {
 }
 // Killing the command kills the program: the usual signals are passed on,
 // and the launcher ends as the program did (by its signal or its status).
-const child = spawn(native, process.argv.slice(2), { stdio: "inherit" });
+// The handlers come first: a signal between the start of the program and
+// their installation would end the launcher and orphan the program.
 const forwarded = ["SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT"];
+let child = null;
 for (const signal of forwarded) {
   process.on(signal, () => {
     try {
@@ -32,6 +34,7 @@ for (const signal of forwarded) {
     } catch (_) {}
   });
 }
+child = spawn(native, process.argv.slice(2), { stdio: "inherit" });
 child.on("error", (error) => {
   console.error(`ralph-hooks: cannot run ${name}: ${error.message}`);
   process.exit(1);

@@ -19,6 +19,7 @@ use std::process::ExitCode;
 use anyhow::{Context as _, bail};
 use serde_json::{Map, Value, json};
 
+use super::command_files::Owner;
 use super::progress::{self, Progress};
 use crate::hook::ctx::Ctx;
 use crate::state::write_atomic;
@@ -236,9 +237,6 @@ pub const SANDBOX_COMMANDS: &[(&str, &str)] = &[
         include_str!("../../hooks-config/commands/sandbox/resume-loop.md"),
     ),
 ];
-
-/// Marks command files we wrote, so uninstall never deletes a user's file.
-const COMMAND_MARKER: &str = "<!-- installed by ralph-hooks -->";
 
 pub const EXAMPLES: &str = "\
 Registers the hook binaries (absolute paths, merged into the settings: every other key stays)
@@ -693,17 +691,21 @@ fn install_commands(
             .find(|(sandboxed, _)| sandbox && sandboxed == name)
             .map_or(*text, |(_, sandboxed)| *sandboxed);
         let path = dir.join(name);
-        if let Ok(Some(existing)) = fsread::read_text(&path, limits::DOCUMENT, Links::Follow)
-            && !existing.contains(COMMAND_MARKER)
-        {
-            eprintln!(
-                "ralph-hooks: warning: {} exists and is not ours; left it alone",
-                path.display()
-            );
-            continue;
+        if let Ok(Some(existing)) = fsread::read_text(&path, limits::DOCUMENT, Links::Follow) {
+            let why = match super::command_files::owner(&existing) {
+                Owner::User => "exists and is not ours",
+                Owner::Edited => "was edited after install (delete it to get ours back)",
+                Owner::Ours => "",
+            };
+            if !why.is_empty() {
+                eprintln!(
+                    "ralph-hooks: warning: {} {why}; left it alone",
+                    path.display()
+                );
+                continue;
+            }
         }
-        let body = text.replace("ralph-hooks ", &format!("{cli} "));
-        let body = format!("{body}\n{COMMAND_MARKER}\n");
+        let body = super::command_files::stamped(&text.replace("ralph-hooks ", &format!("{cli} ")));
         if std::fs::read(&path).is_ok_and(|existing| existing == body.as_bytes()) {
             continue;
         }
@@ -718,12 +720,20 @@ pub(super) fn remove_commands(project: &Path) -> anyhow::Result<usize> {
     let mut removed = 0;
     for (name, _) in COMMANDS {
         let path = dir.join(name);
-        if fsread::read_text(&path, limits::DOCUMENT, Links::Follow)
-            .is_ok_and(|text| text.is_some_and(|text| text.contains(COMMAND_MARKER)))
-        {
-            std::fs::remove_file(&path)
-                .with_context(|| format!("cannot remove {}", path.display()))?;
-            removed += 1;
+        let Ok(Some(text)) = fsread::read_text(&path, limits::DOCUMENT, Links::Follow) else {
+            continue;
+        };
+        match super::command_files::owner(&text) {
+            Owner::Ours => {
+                std::fs::remove_file(&path)
+                    .with_context(|| format!("cannot remove {}", path.display()))?;
+                removed += 1;
+            }
+            Owner::Edited => println!(
+                "Kept {}: it was edited after install (delete it by hand if it should go).",
+                path.display()
+            ),
+            Owner::User => {}
         }
     }
     Ok(removed)
