@@ -851,3 +851,24 @@ fn an_edited_slash_command_is_neither_overwritten_nor_deleted() {
     assert_eq!(std::fs::read_to_string(&path).unwrap(), edited);
     assert!(!project.join(".claude/commands/ralph-check.md").exists());
 }
+
+/// doctor sees our hooks registered in settings.local.json too: with the
+/// ones in settings.json they run twice.
+#[test]
+fn doctor_reports_hooks_registered_in_another_settings_file() {
+    let temp = git_project("fc-local-twice");
+    let project = temp.path();
+    ok(run(project, &["install"]));
+    let home = TempDir::new("fc-local-twice-home");
+    let shared = std::fs::read_to_string(project.join(".claude/settings.json")).unwrap();
+    std::fs::write(project.join(".claude/settings.local.json"), &shared).unwrap();
+    let mut command = util::command("ralph-hooks", project);
+    command.env("HOME", home.path()).arg("doctor");
+    let output = util::run_with_stdin(command, b"");
+    assert_eq!(output.status.code(), Some(1), "{}", text(&output));
+    assert!(
+        text(&output).contains("registered twice") && text(&output).contains("settings.local.json"),
+        "{}",
+        text(&output)
+    );
+}

@@ -47,6 +47,21 @@ pub fn run(ctx: &Ctx) -> anyhow::Result<ExitCode> {
         .as_ref()
         .is_some_and(|s| REGISTRATIONS.iter().any(|r| find_handler(s, r).is_some()));
     problems += route_section(&plugins, registered_directly, &settings_path);
+    for (file, count) in registered_elsewhere(&ctx.project_root) {
+        if registered_directly || !plugins.is_empty() {
+            problems += 1;
+            println!(
+                "  PROBLEM registered twice: {count} of our hook handler(s) also in {}; Claude Code merges the files, so those hooks run twice (and each stop counts two iterations). Remove one set",
+                file.display()
+            );
+        } else {
+            println!(
+                "  --    {count} of our hook handler(s) in {} (install and uninstall manage only {})",
+                file.display(),
+                settings_path.display()
+            );
+        }
+    }
     if let Some(why) = super::install_checks::watch_folder_problem(&ctx.state_root) {
         problems += 1;
         println!(
@@ -199,6 +214,34 @@ fn route_section(plugins: &[ActivePlugin], registered_directly: bool, settings: 
         }
     }
     0
+}
+
+/// The other settings files Claude Code merges with `.claude/settings.json`
+/// (the project's local file, the user's) that register hooks of ours, and
+/// how many.
+fn registered_elsewhere(project: &Path) -> Vec<(std::path::PathBuf, usize)> {
+    let mut files = vec![project.join(".claude/settings.local.json")];
+    if let Some(config) = plugin_route::claude_config_dir() {
+        files.push(config.join("settings.json"));
+    }
+    files
+        .into_iter()
+        .filter_map(|file| {
+            let text = fsread::read_text(&file, limits::CONFIG, Links::Follow).ok()??;
+            let settings = serde_json::from_str::<Value>(&text).ok()?;
+            let count = settings
+                .get("hooks")?
+                .as_object()?
+                .values()
+                .filter_map(Value::as_array)
+                .flatten()
+                .filter_map(|group| group.get("hooks").and_then(Value::as_array))
+                .flatten()
+                .filter(|handler| install::is_ours(handler))
+                .count();
+            (count > 0).then_some((file, count))
+        })
+        .collect()
 }
 
 /// The settings file whose `"disableAllHooks": true` switches every hook
