@@ -148,7 +148,8 @@ mod tests {
     #[test]
     fn the_quoting_install_writes_is_read_back() {
         let path = "/tmp/o'brien x/bin/ralph-stop-loop-controller";
-        let quoted = crate::cli::install::shell_quote(std::path::Path::new(path));
+        // As install's `shell_quote` writes it.
+        let quoted = r"'/tmp/o'\''brien x/bin/ralph-stop-loop-controller'";
         assert_eq!(program_of(&format!("{quoted} --rewake")), path);
         assert!(ours(&format!("{quoted} --rewake")));
         assert_eq!(
