@@ -9,6 +9,7 @@
 
 mod check;
 mod color;
+mod command_files;
 mod completions;
 mod daemon;
 mod doctor;
@@ -16,6 +17,7 @@ mod examples;
 mod harness_install;
 mod hook_commands;
 pub mod install;
+mod install_checks;
 mod install_record;
 mod intel;
 mod loop_cmd;
@@ -30,8 +32,10 @@ pub mod reference;
 mod resume;
 mod sandbox;
 mod sandboxed;
+mod settings_file;
 mod status;
 mod statusline;
+mod stdin_args;
 mod task;
 mod telemetry;
 mod uninstall;
@@ -72,7 +76,7 @@ pub fn main() -> ExitCode {
     crate::util::process::kill_children_on_signal(false);
     exit_quietly_on_closed_stdout();
     let args: Vec<OsString> = std::env::args_os().skip(1).collect();
-    match run(args) {
+    match stdin_args::expand(args).and_then(run) {
         Ok(code) => code,
         Err(error) => {
             eprintln!("ralph-hooks: {error:#}");
@@ -143,6 +147,15 @@ pub fn run(args: Vec<OsString>) -> anyhow::Result<ExitCode> {
     // Found as git and cargo find theirs: `.claude/` above, else the git
     // work tree's top; said on stderr when it is not the current directory.
     let (root, root_note) = crate::hook::ctx::cli_project_root(project)?;
+    // A mistyped --project would get a state folder (and a loop no session
+    // ever sees) in a new directory.
+    if let Some(dir) = project {
+        anyhow::ensure!(
+            dir.is_dir(),
+            "project directory {} does not exist",
+            dir.display()
+        );
+    }
     if let Some(note) = root_note {
         eprintln!("{note}");
     }

@@ -197,28 +197,52 @@ fn new_token() -> anyhow::Result<String> {
     Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
 }
 
-/// Writes `monitor.json` (0600) in every agent's state root.
-fn write_monitor_files(agents: &[Agent], file: &MonitorFile) -> anyhow::Result<()> {
+/// Writes `monitor.json` (0600) in every agent's state root; the record of
+/// another monitor still running there, per agent, to put back at exit.
+fn write_monitor_files(
+    agents: &[Agent],
+    file: &MonitorFile,
+) -> anyhow::Result<Vec<Option<MonitorFile>>> {
     use std::os::unix::fs::PermissionsExt as _;
+    let mut previous = Vec::new();
     for agent in agents {
         let ctx = agent.ctx();
+        previous.push(running(ctx.store()).filter(|other| other.pid != file.pid));
         let locked = ctx.store().lock(MONITOR_FILE)?;
         locked.save_json(file)?;
         let path = ctx.store().path(MONITOR_FILE);
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600))
             .with_context(|| format!("cannot make {} private", path.display()))?;
     }
-    Ok(())
+    Ok(previous)
 }
 
-fn remove_monitor_files(agents: &[Agent]) {
-    for agent in agents {
+/// Takes this monitor's record out of every agent's state root: the other
+/// monitor's record it replaced comes back while that one still runs (its
+/// token must stay findable), else the file goes.
+fn remove_monitor_files(agents: &[Agent], previous: &[Option<MonitorFile>]) {
+    for (index, agent) in agents.iter().enumerate() {
         let ctx = agent.ctx();
         if let Ok(locked) = ctx.store().lock(MONITOR_FILE)
             && let Ok(Some(file)) = locked.load_json::<MonitorFile>()
             && file.pid == std::process::id()
         {
-            let _ = locked.remove();
+            let alive = |other: &&MonitorFile| {
+                // SAFETY: signal 0 only checks that the pid exists.
+                unsafe { libc::kill(other.pid as libc::pid_t, 0) == 0 }
+            };
+            match previous.get(index).and_then(Option::as_ref).filter(alive) {
+                Some(other) => {
+                    use std::os::unix::fs::PermissionsExt as _;
+                    if locked.save_json(other).is_ok() {
+                        let private = std::fs::Permissions::from_mode(0o600);
+                        let _ = std::fs::set_permissions(ctx.store().path(MONITOR_FILE), private);
+                    }
+                }
+                None => {
+                    let _ = locked.remove();
+                }
+            }
         }
     }
 }
@@ -264,7 +288,7 @@ pub fn run(ctx: &Ctx, options: Options) -> anyhow::Result<()> {
         };
         let base = format!("http://{host}:{}/", local.port());
         let state = Arc::new(AppState::new(agents.clone(), token.clone(), local));
-        write_monitor_files(
+        let previous = write_monitor_files(
             &agents,
             &MonitorFile {
                 version: MonitorFile::VERSION,
@@ -305,7 +329,7 @@ pub fn run(ctx: &Ctx, options: Options) -> anyhow::Result<()> {
             })
             .await;
         drop(watcher);
-        remove_monitor_files(&agents);
+        remove_monitor_files(&agents, &previous);
         eprintln!("ralph-hooks: monitor stopped");
         served.context("the monitor's server failed")
     })

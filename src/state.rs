@@ -21,6 +21,7 @@
 //! lowest layer that knows about the system: it uses only [`crate::util`],
 //! and everything else uses it.
 
+pub mod dedicated;
 pub mod events_log;
 mod fsio;
 pub mod ids;
@@ -174,6 +175,14 @@ impl Store {
         let path = self.root.join(".gitignore");
         if path.exists() {
             return Ok(false);
+        }
+        // A `*` there would hide every file of a folder that is not ours
+        // (RALPH_HOOKS_STATE_DIR pointed at a shared folder or a repository).
+        if let Some(reason) = dedicated::not_ours(&self.root) {
+            bail!(
+                "not making git ignore {}: {reason}; point RALPH_HOOKS_STATE_DIR at a folder of its own",
+                self.root.display()
+            );
         }
         std::fs::create_dir_all(&self.root)
             .with_context(|| format!("cannot create {}", self.root.display()))?;

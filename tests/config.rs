@@ -88,8 +88,17 @@ fn slash_commands_call_the_cli() {
     for (name, text) in ralph_hooks::cli::install::COMMANDS {
         assert!(text.starts_with("---\n"), "{name}: no frontmatter");
         assert!(
-            text.contains("!`ralph-hooks "),
+            text.contains("!`ralph-hooks ") || text.contains("```!\nralph-hooks "),
             "{name}: does not run the CLI"
+        );
+        // The user's arguments never meet a shell's parser: only as the
+        // body of a quoted here-document the CLI reads as plain words.
+        let quoted =
+            "--args-from-stdin <<'RALPH_HOOKS_ARGUMENTS'\n$ARGUMENTS\nRALPH_HOOKS_ARGUMENTS\n```";
+        assert_eq!(
+            text.matches("$ARGUMENTS").count(),
+            text.matches(quoted).count(),
+            "{name}: $ARGUMENTS outside a quoted here-document:\n{text}"
         );
     }
 }

@@ -580,7 +580,7 @@ fn every_pipeline_command_documents_its_arguments() {
             "{name}: no Arguments section"
         );
         assert!(
-            text.contains("!`ralph-hooks pipeline "),
+            text.contains("```!\nralph-hooks pipeline "),
             "{name}: does not run the pipeline CLI"
         );
     }

@@ -45,7 +45,13 @@ fn install_plugin(home: &Path, project: &Path, enabled: bool) {
 
 fn cli(home: &Path, project: &Path, args: &[&str]) -> Output {
     let mut command = util::command("ralph-hooks", project);
-    command.env("HOME", home).args(args);
+    // The repository's plugin runs the hooks by name: on PATH, as doctor checks.
+    let bin_dir = util::bin("ralph-hooks").parent().unwrap().to_path_buf();
+    let path = std::env::join_paths(std::iter::once(bin_dir).chain(std::env::split_paths(
+        &std::env::var_os("PATH").unwrap_or_default(),
+    )))
+    .unwrap();
+    command.env("HOME", home).env("PATH", path).args(args);
     util::run_with_stdin(command, b"")
 }
 

@@ -579,7 +579,10 @@ fn install_adds_the_ralph_check_command() {
     let text = std::fs::read_to_string(dir.path().join(".claude/commands/ralph-check.md")).unwrap();
     let cli = util::bin("ralph-hooks");
     assert!(
-        text.contains(&format!("!`{} check $ARGUMENTS`", cli.display())),
+        text.contains(&format!(
+            "```!\n{} check --args-from-stdin <<'RALPH_HOOKS_ARGUMENTS'\n$ARGUMENTS\n",
+            cli.display()
+        )),
         "runs the installed CLI by path:\n{text}"
     );
     let text = std::fs::read_to_string(dir.path().join(".claude/commands/ralph-loop.md")).unwrap();

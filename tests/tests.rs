@@ -96,3 +96,5 @@ mod receipts;
 mod guard_holes;
 // Hooks fed made-up payloads by the agent's own commands: turns, put-backs, holds (third attack).
 mod guard_forged;
+// First contact: install, uninstall, doctor, commands, dashboard (attack 32).
+mod first_contact;

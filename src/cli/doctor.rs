@@ -47,6 +47,34 @@ pub fn run(ctx: &Ctx) -> anyhow::Result<ExitCode> {
         .as_ref()
         .is_some_and(|s| REGISTRATIONS.iter().any(|r| find_handler(s, r).is_some()));
     problems += route_section(&plugins, registered_directly, &settings_path);
+    for (file, count) in registered_elsewhere(&ctx.project_root) {
+        if registered_directly || !plugins.is_empty() {
+            problems += 1;
+            println!(
+                "  PROBLEM registered twice: {count} of our hook handler(s) also in {}; Claude Code merges the files, so those hooks run twice (and each stop counts two iterations). Remove one set",
+                file.display()
+            );
+        } else {
+            println!(
+                "  --    {count} of our hook handler(s) in {} (install and uninstall manage only {})",
+                file.display(),
+                settings_path.display()
+            );
+        }
+    }
+    if let Some(why) = super::install_checks::watch_folder_problem(&ctx.state_root) {
+        problems += 1;
+        println!(
+            "  PROBLEM the guard's watch folder: {why}; the guard then checks no Bash command (set XDG_STATE_HOME to a writable folder)"
+        );
+    }
+    if let Some(file) = hooks_disabled_by(&ctx.project_root) {
+        problems += 1;
+        println!(
+            "  PROBLEM `disableAllHooks` is true in {}: Claude Code runs no hook at all, so no loop is enforced and no command is checked",
+            file.display()
+        );
+    }
     println!("\nhooks in {}:", settings_path.display());
     // On the plugin route the hooks are the plugin's, not in settings.json.
     let plugin_route = !plugins.is_empty() && !registered_directly;
@@ -61,7 +89,7 @@ pub fn run(ctx: &Ctx) -> anyhow::Result<ExitCode> {
             Some(command) => {
                 let program = install::program_of(&command);
                 let exists =
-                    std::path::Path::new(program).is_file() || which::which(program).is_ok();
+                    std::path::Path::new(&program).is_file() || which::which(&program).is_ok();
                 if !exists {
                     problems += 1;
                 }
@@ -157,9 +185,21 @@ fn route_section(plugins: &[ActivePlugin], registered_directly: bool, settings: 
             settings.display()
         ),
         (false, false) => {
+            let mut problems = 0;
             for plugin in plugins {
-                println!("  ok    plugin: {}", plugin.describe());
+                let broken = broken_plugin_commands(plugin, &|name| which::which(name).is_ok());
+                if broken.is_empty() {
+                    println!("  ok    plugin: {}", plugin.describe());
+                } else {
+                    problems += 1;
+                    println!(
+                        "  PROBLEM plugin: {}: its hooks cannot run, so no loop is enforced and no command is checked: {}",
+                        plugin.describe(),
+                        broken.join("; ")
+                    );
+                }
             }
+            return problems;
         }
         (false, true) => {
             for plugin in plugins {
@@ -176,6 +216,102 @@ fn route_section(plugins: &[ActivePlugin], registered_directly: bool, settings: 
     0
 }
 
+/// The other settings files Claude Code merges with `.claude/settings.json`
+/// (the project's local file, the user's) that register hooks of ours, and
+/// how many.
+fn registered_elsewhere(project: &Path) -> Vec<(std::path::PathBuf, usize)> {
+    let mut files = vec![project.join(".claude/settings.local.json")];
+    if let Some(config) = plugin_route::claude_config_dir() {
+        files.push(config.join("settings.json"));
+    }
+    files
+        .into_iter()
+        .filter_map(|file| {
+            let text = fsread::read_text(&file, limits::CONFIG, Links::Follow).ok()??;
+            let settings = serde_json::from_str::<Value>(&text).ok()?;
+            let count = settings
+                .get("hooks")?
+                .as_object()?
+                .values()
+                .filter_map(Value::as_array)
+                .flatten()
+                .filter_map(|group| group.get("hooks").and_then(Value::as_array))
+                .flatten()
+                .filter(|handler| install::is_ours(handler))
+                .count();
+            (count > 0).then_some((file, count))
+        })
+        .collect()
+}
+
+/// The settings file whose `"disableAllHooks": true` switches every hook
+/// off, if any: the first level that sets the key decides (managed, then
+/// the project's local and shared files, then the user's), as Claude Code
+/// merges them.
+fn hooks_disabled_by(project: &Path) -> Option<std::path::PathBuf> {
+    let mut levels = vec![
+        std::path::PathBuf::from("/etc/claude-code/managed-settings.json"),
+        project.join(".claude/settings.local.json"),
+        project.join(".claude/settings.json"),
+    ];
+    if let Some(config) = plugin_route::claude_config_dir() {
+        levels.push(config.join("settings.json"));
+    }
+    for file in levels {
+        let Ok(Some(text)) = fsread::read_text(&file, limits::CONFIG, Links::Follow) else {
+            continue;
+        };
+        let Ok(settings) = serde_json::from_str::<Value>(&text) else {
+            continue;
+        };
+        match settings.get("disableAllHooks").and_then(Value::as_bool) {
+            Some(true) => return Some(file),
+            Some(false) => return None,
+            None => {}
+        }
+    }
+    None
+}
+
+/// What keeps an active plugin's hooks from running: its files gone, no
+/// hook of ours found in them, or a hook program that is not there (a path
+/// under `${CLAUDE_PLUGIN_ROOT}` that is missing or not executable, or a
+/// bare name `on_path` cannot find, as `sh -c` would not with this PATH).
+fn broken_plugin_commands(plugin: &ActivePlugin, on_path: &dyn Fn(&str) -> bool) -> Vec<String> {
+    use std::os::unix::fs::PermissionsExt as _;
+    let Some(root) = &plugin.install_path else {
+        return Vec::new();
+    };
+    if !root.is_dir() {
+        return vec![format!("its folder {} is gone", root.display())];
+    }
+    if plugin.hook_commands.is_empty() {
+        return vec!["no hook of ours found in its files".to_string()];
+    }
+    let mut broken: Vec<String> = Vec::new();
+    for command in &plugin.hook_commands {
+        let program =
+            install::program_of(command).replace("${CLAUDE_PLUGIN_ROOT}", &root.to_string_lossy());
+        let runs = if program.contains('/') {
+            std::fs::metadata(&program)
+                .is_ok_and(|meta| meta.is_file() && meta.permissions().mode() & 0o111 != 0)
+        } else {
+            on_path(&program)
+        };
+        let why = if runs {
+            continue;
+        } else if program.contains('/') {
+            format!("{program} is missing or not executable")
+        } else {
+            format!("{program} is not on PATH")
+        };
+        if !broken.contains(&why) {
+            broken.push(why);
+        }
+    }
+    broken
+}
+
 /// The command of the handler that is this registration: our binary, with
 /// its argument (or none) and its `asyncRewake`.
 fn find_handler(settings: &Value, registration: &install::Registration) -> Option<String> {
@@ -187,7 +323,8 @@ fn find_handler(settings: &Value, registration: &install::Registration) -> Optio
         .find_map(|group| {
             group.get("hooks")?.as_array()?.iter().find_map(|handler| {
                 let command = handler.get("command")?.as_str()?;
-                let name = install::program_of(command).rsplit('/').next()?;
+                let program = install::program_of(command);
+                let name = program.rsplit('/').next()?;
                 let arg = command
                     .trim()
                     .strip_suffix(registration.arg.unwrap_or("\u{0}"))

@@ -454,7 +454,7 @@ pub fn doctor_section(project: &Path) -> usize {
             .filter(|hook| !found.iter().any(|(event, _)| event == hook.event))
             .map(|hook| hook.event)
             .collect();
-        let broken: Vec<&str> = found
+        let broken: Vec<String> = found
             .iter()
             .map(|(_, line)| program_of(line))
             .filter(|program| !Path::new(program).is_file() && which::which(program).is_err())

@@ -19,6 +19,7 @@ use std::process::ExitCode;
 use anyhow::{Context as _, bail};
 use serde_json::{Map, Value, json};
 
+use super::command_files::Owner;
 use super::progress::{self, Progress};
 use crate::hook::ctx::Ctx;
 use crate::state::write_atomic;
@@ -237,9 +238,6 @@ pub const SANDBOX_COMMANDS: &[(&str, &str)] = &[
     ),
 ];
 
-/// Marks command files we wrote, so uninstall never deletes a user's file.
-const COMMAND_MARKER: &str = "<!-- installed by ralph-hooks -->";
-
 pub const EXAMPLES: &str = "\
 Registers the hook binaries (absolute paths, merged into the settings: every other key stays)
 and writes the slash commands (/ralph-loop, /ralph-check, /ralph-fix, …). Running it again
@@ -281,6 +279,12 @@ pub fn run(ctx: &Ctx, args: &InstallArgs) -> anyhow::Result<ExitCode> {
     if uninstall {
         bail!("--uninstall is carried out by `uninstall::run`");
     }
+    if let Some(reason) = crate::state::dedicated::not_ours(&ctx.state_root) {
+        bail!(
+            "refusing the state folder {}: {reason}; point RALPH_HOOKS_STATE_DIR at a folder of its own, nothing was changed",
+            ctx.state_root.display()
+        );
+    }
     let settings_path = project.join(".claude").join("settings.json");
     let plugins = super::plugin_route::active_plugins(project);
     if !plugins.is_empty() {
@@ -297,6 +301,7 @@ pub fn run(ctx: &Ctx, args: &InstallArgs) -> anyhow::Result<ExitCode> {
     let first_look = super::install_record::before_install(ctx, settings_text.as_deref(), had_ours);
     let sandbox_record = read_sandbox_record(ctx)?;
     let bin_dir = binary_dir()?;
+    super::install_checks::refuse_ephemeral(&bin_dir)?;
     let auto_resume = crate::ralph::loops::LoopConfig::load(ctx).auto_resume;
     add_ours(&mut settings, &bin_dir, auto_resume);
     let sandbox_note = if args.sandbox || sandbox_record.is_some() {
@@ -312,6 +317,13 @@ pub fn run(ctx: &Ctx, args: &InstallArgs) -> anyhow::Result<ExitCode> {
     // The settings, then each slash command: on a slow disk that is a count.
     let progress = Progress::start("installing", progress::wanted(false));
     let total = COMMANDS.len() + 1;
+    // The commands first: when one cannot be written, no hook is live yet
+    // (the hooks without their commands would run while install says it
+    // failed).
+    let cli = shell_quote(&bin_dir.join("ralph-hooks"));
+    let commands_changed = install_commands(project, &cli, sandbox_note.is_some(), &|done| {
+        progress.set(done, total)
+    })?;
     let settings_changed = write_settings(&settings_path, settings_text.as_deref(), &settings)?;
     let state_ignored = ctx.store().ignore_in_git()?;
     if let Some(record) = &first_look {
@@ -324,11 +336,7 @@ pub fn run(ctx: &Ctx, args: &InstallArgs) -> anyhow::Result<ExitCode> {
         }
         _ => false,
     };
-    progress.set(1, total);
-    let cli = shell_quote(&bin_dir.join("ralph-hooks"));
-    let commands_changed = install_commands(project, &cli, sandbox_note.is_some(), &|done| {
-        progress.set(1 + done, total)
-    })?;
+    progress.set(total, total);
     progress.finish();
     if !settings_changed && !sandbox_changed && commands_changed == 0 && first_look.is_none() {
         println!(
@@ -508,7 +516,7 @@ fn write_settings(path: &Path, before: Option<&str>, settings: &Value) -> anyhow
     if before == Some(text.as_str()) {
         return Ok(false);
     }
-    write_atomic(path, text.as_bytes())?;
+    super::settings_file::write(path, text.as_bytes())?;
     Ok(true)
 }
 
@@ -683,17 +691,21 @@ fn install_commands(
             .find(|(sandboxed, _)| sandbox && sandboxed == name)
             .map_or(*text, |(_, sandboxed)| *sandboxed);
         let path = dir.join(name);
-        if let Ok(Some(existing)) = fsread::read_text(&path, limits::DOCUMENT, Links::Follow)
-            && !existing.contains(COMMAND_MARKER)
-        {
-            eprintln!(
-                "ralph-hooks: warning: {} exists and is not ours; left it alone",
-                path.display()
-            );
-            continue;
+        if let Ok(Some(existing)) = fsread::read_text(&path, limits::DOCUMENT, Links::Follow) {
+            let why = match super::command_files::owner(&existing) {
+                Owner::User => "exists and is not ours",
+                Owner::Edited => "was edited after install (delete it to get ours back)",
+                Owner::Ours => "",
+            };
+            if !why.is_empty() {
+                eprintln!(
+                    "ralph-hooks: warning: {} {why}; left it alone",
+                    path.display()
+                );
+                continue;
+            }
         }
-        let body = text.replace("ralph-hooks ", &format!("{cli} "));
-        let body = format!("{body}\n{COMMAND_MARKER}\n");
+        let body = super::command_files::stamped(&text.replace("ralph-hooks ", &format!("{cli} ")));
         if std::fs::read(&path).is_ok_and(|existing| existing == body.as_bytes()) {
             continue;
         }
@@ -708,12 +720,20 @@ pub(super) fn remove_commands(project: &Path) -> anyhow::Result<usize> {
     let mut removed = 0;
     for (name, _) in COMMANDS {
         let path = dir.join(name);
-        if fsread::read_text(&path, limits::DOCUMENT, Links::Follow)
-            .is_ok_and(|text| text.is_some_and(|text| text.contains(COMMAND_MARKER)))
-        {
-            std::fs::remove_file(&path)
-                .with_context(|| format!("cannot remove {}", path.display()))?;
-            removed += 1;
+        let Ok(Some(text)) = fsread::read_text(&path, limits::DOCUMENT, Links::Follow) else {
+            continue;
+        };
+        match super::command_files::owner(&text) {
+            Owner::Ours => {
+                std::fs::remove_file(&path)
+                    .with_context(|| format!("cannot remove {}", path.display()))?;
+                removed += 1;
+            }
+            Owner::Edited => println!(
+                "Kept {}: it was edited after install (delete it by hand if it should go).",
+                path.display()
+            ),
+            Owner::User => {}
         }
     }
     Ok(removed)

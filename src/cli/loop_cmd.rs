@@ -439,7 +439,12 @@ fn status(ctx: &Ctx, json: bool) -> anyhow::Result<ExitCode> {
     match state {
         None => println!("No Ralph loop in {}.", ctx.state_root.display()),
         Some(state) => {
-            print!("{}", describe(&state, ctx.now()));
+            // The goal, checks and messages come from loop.json: no raw
+            // control character reaches the terminal.
+            print!(
+                "{}",
+                crate::util::text::escape_controls_in_prose(&describe(&state, ctx.now()))
+            );
             if let Ok(relative) = crate::receipts::record::relative_path(&state.id)
                 && ctx.store().exists(&relative)
             {
@@ -636,7 +641,10 @@ fn cancel(ctx: &Ctx) -> anyhow::Result<ExitCode> {
                     state.project_progress(latest, ctx.now())
                 );
             }
-            println!("Restart it with: {}", state.restart_command());
+            println!(
+                "Restart it with: {}",
+                crate::util::text::escape_controls(&state.restart_command())
+            );
         }
     }
     Ok(ExitCode::SUCCESS)

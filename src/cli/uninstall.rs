@@ -26,7 +26,6 @@ use serde_json::{Value, json};
 
 use super::install_record::{INSTALL_RECORD, InstallRecord};
 use crate::hook::ctx::Ctx;
-use crate::state::write_atomic;
 use crate::util::fsread::{self, Links, limits};
 use crate::util::json_splice;
 
@@ -62,7 +61,7 @@ pub fn plan_settings(
     };
     let empty = cleaned.as_object().is_some_and(|object| object.is_empty());
     if let Some(before) = record.and_then(|r| r.settings_before.as_deref())
-        && serde_json::from_str::<Value>(before).ok().as_ref() == Some(cleaned)
+        && same_settings(before, cleaned)
     {
         return if before == current {
             SettingsPlan::Keep
@@ -90,6 +89,33 @@ pub fn plan_settings(
     }
 }
 
+/// Whether the settings text from before install says what `cleaned` says:
+/// an empty file is `{}`, and a `hooks` that holds nothing (`null`, `[]`,
+/// `{}`) is no `hooks` (install replaced it with its own object).
+fn same_settings(before: &str, cleaned: &Value) -> bool {
+    let before = if before.trim().is_empty() {
+        json!({})
+    } else {
+        match serde_json::from_str::<Value>(before) {
+            Ok(value) => value,
+            Err(_) => return false,
+        }
+    };
+    let normal = |mut value: Value| {
+        if let Some(object) = value.as_object_mut()
+            && object.get("hooks").is_some_and(|hooks| {
+                hooks.is_null()
+                    || hooks.as_array().is_some_and(Vec::is_empty)
+                    || hooks.as_object().is_some_and(serde_json::Map::is_empty)
+            })
+        {
+            object.remove("hooks");
+        }
+        value
+    };
+    normal(before) == normal(cleaned.clone())
+}
+
 pub fn run(ctx: &Ctx, purge: bool) -> anyhow::Result<ExitCode> {
     let project = &ctx.project_root;
     let record = match ctx.store().read_json::<InstallRecord>(INSTALL_RECORD) {
@@ -99,8 +125,20 @@ pub fn run(ctx: &Ctx, purge: bool) -> anyhow::Result<ExitCode> {
             None
         }
     };
+    // --purge deletes the state folder: never one that is not ours (a
+    // RALPH_HOOKS_STATE_DIR naming a shared folder). Checked before any
+    // change, so a refusal leaves everything as it was.
+    if purge && let Some(reason) = crate::state::dedicated::not_ours(&ctx.state_root) {
+        anyhow::bail!(
+            "refusing to purge the state folder {}: {reason}; nothing was changed (remove what is ours there by hand)",
+            ctx.state_root.display()
+        );
+    }
     // Nothing of ours may run on while its files go.
     for line in super::daemon::stop_all(ctx)? {
+        println!("{line}");
+    }
+    if let Some(line) = super::install_checks::stop_monitor(ctx.store()) {
         println!("{line}");
     }
 
@@ -130,7 +168,7 @@ pub fn run(ctx: &Ctx, purge: bool) -> anyhow::Result<ExitCode> {
         ours_in_settings,
     ) {
         SettingsPlan::Keep => {}
-        SettingsPlan::Write(text) => write_atomic(&path, text.as_bytes())?,
+        SettingsPlan::Write(text) => super::settings_file::write(&path, text.as_bytes())?,
         SettingsPlan::Remove => std::fs::remove_file(&path)
             .with_context(|| format!("cannot remove {}", path.display()))?,
     }

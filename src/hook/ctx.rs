@@ -88,6 +88,7 @@ impl Ctx {
             project_root.display()
         );
         refuse_shared_root(&state_root)?;
+        refuse_project_root(&state_root, &project_root)?;
         let ctx = Ctx {
             store: Store::new(state_root.clone()),
             project_root,
@@ -123,6 +124,7 @@ impl Ctx {
             None => project_root.join(".claude").join("orchestrator"),
         };
         refuse_shared_root(&state_root)?;
+        refuse_project_root(&state_root, &project_root)?;
         let ctx = Ctx {
             store: Store::new(state_root.clone()),
             project_root,
@@ -300,6 +302,19 @@ fn refuse_shared_root(state_root: &Path) -> anyhow::Result<()> {
     if real.parent().is_none() || home.as_deref() == Some(real.as_path()) {
         anyhow::bail!(
             "refusing the state root {}: it is the filesystem root or the home directory; point RALPH_HOOKS_STATE_DIR at a directory of its own",
+            state_root.display()
+        );
+    }
+    Ok(())
+}
+
+/// A state root that is the project or a folder above it would get a
+/// `.gitignore` with `*` (git would ignore the whole project) and be deleted
+/// by `--purge`: refuse it.
+fn refuse_project_root(state_root: &Path, project_root: &Path) -> anyhow::Result<()> {
+    if let Some(reason) = crate::state::dedicated::contains_project(state_root, project_root) {
+        anyhow::bail!(
+            "refusing the state root {}: {reason}; point RALPH_HOOKS_STATE_DIR at a directory of its own",
             state_root.display()
         );
     }

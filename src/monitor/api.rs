@@ -86,6 +86,27 @@ fn host_allowed(state: &AppState, host: &str) -> bool {
     name.eq_ignore_ascii_case("localhost") || name.parse::<std::net::IpAddr>().is_ok()
 }
 
+/// Whether a request's `Origin` is a page this monitor served: the very
+/// host and port the request was sent to (the page's own origin), or this
+/// monitor's loopback names and bound address. Never any other IP literal:
+/// a page served from `http://203.0.113.5:3847/` is another site, and a
+/// WebSocket is not covered by CORS.
+fn origin_allowed(state: &AppState, origin: &str, host: &str) -> bool {
+    let Some(authority) = origin.strip_prefix("http://") else {
+        return false;
+    };
+    let port = state.local.port();
+    let ours = [
+        host.to_string(),
+        format!("localhost:{port}"),
+        format!("127.0.0.1:{port}"),
+        format!("[::1]:{port}"),
+        state.local.to_string(),
+    ];
+    ours.iter()
+        .any(|own| !own.is_empty() && own.eq_ignore_ascii_case(authority))
+}
+
 async fn guard_host(State(state): State<Shared>, request: Request, next: Next) -> Response {
     let host = request
         .headers()
@@ -103,9 +124,7 @@ async fn guard_host(State(state): State<Shared>, request: Request, next: Next) -
     }
     if let Some(origin) = request.headers().get(header::ORIGIN) {
         let origin = origin.to_str().unwrap_or_default();
-        let own = origin
-            .strip_prefix("http://")
-            .is_some_and(|rest| host_allowed(&state, rest));
+        let own = origin_allowed(&state, origin, host);
         if !own {
             return error(
                 StatusCode::FORBIDDEN,

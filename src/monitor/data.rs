@@ -550,10 +550,12 @@ pub fn events(agents: &[Agent], since: Option<&str>, limit: Option<usize>) -> Va
         match read_log_tail(&ctx.store().path(EVENTS_FILE)) {
             Ok(Some(text)) => {
                 for line in text.lines().filter(|l| !l.trim().is_empty()) {
+                    // A record is an object; a `null` or an array would
+                    // stop the page's script.
                     match serde_json::from_str::<Value>(line) {
-                        Ok(event) => all.push(rewrite_event(agent, event)),
-                        Err(_) => problems.push(format!(
-                            "{}: a line that is not JSON was left out",
+                        Ok(event) if event.is_object() => all.push(rewrite_event(agent, event)),
+                        _ => problems.push(format!(
+                            "{}: a line that is not a JSON object was left out",
                             ctx.store().path(EVENTS_FILE).display()
                         )),
                     }

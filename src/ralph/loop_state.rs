@@ -280,7 +280,16 @@ impl LoopState {
 
     /// The command that starts this loop again, for `loop cancel`.
     pub fn restart_command(&self) -> String {
-        let quote = |text: &str| format!("\"{}\"", text.replace('\\', "\\\\").replace('"', "\\\""));
+        // Double quotes read best; text a shell would expand or unquote
+        // inside them (`$`, a backtick, `!`, a backslash, `"`) gets single quotes,
+        // so a pasted restart line runs nothing of the goal's.
+        let quote = |text: &str| {
+            if text.contains(['$', '`', '!', '\\', '"']) {
+                format!("'{}'", text.replace('\'', "'\\''"))
+            } else {
+                format!("\"{text}\"")
+            }
+        };
         let mut command = format!("ralph-hooks loop start {}", quote(&self.goal));
         for path in &self.paths {
             command.push_str(&format!(" --path {}", quote(path)));
