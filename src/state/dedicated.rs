@@ -45,11 +45,13 @@ const OWN_NAMES: &[&str] = &[
 ];
 
 /// Whether `name` is one of ours: an own name, a damaged copy moved aside
-/// (`loop.json.corrupt-…`) or a write in progress (`.loop.json.tmp-…`).
+/// (`loop.json.corrupt-…`), a write in progress (`.loop.json.tmp-…`) or a
+/// running loop's kept copy (`.loop.json.kept`).
 pub fn is_own_name(name: &str) -> bool {
     let base = name.split(".corrupt-").next().unwrap_or(name);
     let base = match base.strip_prefix('.') {
         Some(hidden) if hidden.contains(".tmp-") => hidden.split(".tmp-").next().unwrap_or(base),
+        Some(hidden) if hidden.ends_with(".kept") => hidden.trim_end_matches(".kept"),
         _ => base,
     };
     OWN_NAMES.contains(&base)
