@@ -6,7 +6,8 @@
 //! (folders of this user only, in shared places), [`json_splice`] (a
 //! JSON file's text edited in place, its formatting kept) and [`confine`] (a
 //! bubblewrap around code the hooks run for the agent) and [`trusted`] (the
-//! hooks' helper programs found only in folders the agent cannot write). Every
+//! hooks' helper programs found only in folders the agent cannot write),
+//! [`words`] (a line split into words as a shell quotes them). Every
 //! other part may use them; they use nothing of this crate.
 
 pub mod confine;
@@ -17,3 +18,4 @@ pub mod private_dir;
 pub mod process;
 pub mod text;
 pub mod trusted;
+pub mod words;

@@ -32,7 +32,13 @@ pub fn is_ours(handler: &Value) -> bool {
 /// any environment assignments, `env` and `exec`
 /// (`RALPH_HOOKS_DEBUG=1 '/a b/ralph-stop-loop-controller' --rewake`).
 pub fn program_of(command: &str) -> String {
-    let words = leading_words(command, 16);
+    let words = crate::util::words::split(
+        command,
+        crate::util::words::Until {
+            operator: true,
+            max: 16,
+        },
+    );
     let mut rest = words.iter().map(String::as_str).peekable();
     let is_assignment = |word: &str| {
         word.split_once('=').is_some_and(|(name, _)| {
@@ -49,76 +55,6 @@ pub fn program_of(command: &str) -> String {
         }
     }
     String::new()
-}
-
-/// The first `max` words of a shell command line, with quotes and
-/// backslashes taken off (`'…'`, `"…"` with `\"`, `\x`, and words made of
-/// several quoted parts); stops at an operator (`;`, `|`, `&`, `<`, `>`).
-fn leading_words(command: &str, max: usize) -> Vec<String> {
-    let mut words = Vec::new();
-    let mut word = String::new();
-    let mut in_word = false;
-    let mut chars = command.trim().chars();
-    while let Some(c) = chars.next() {
-        match c {
-            c if c.is_whitespace() => {
-                if in_word {
-                    words.push(std::mem::take(&mut word));
-                    in_word = false;
-                    if words.len() == max {
-                        return words;
-                    }
-                }
-            }
-            ';' | '|' | '&' | '<' | '>' => {
-                // `2>>log`: the `2` belongs to the redirection.
-                if in_word && !word.chars().all(|d| d.is_ascii_digit()) {
-                    words.push(word);
-                }
-                return words;
-            }
-            '\'' => {
-                in_word = true;
-                for c in chars.by_ref() {
-                    if c == '\'' {
-                        break;
-                    }
-                    word.push(c);
-                }
-            }
-            '"' => {
-                in_word = true;
-                while let Some(c) = chars.next() {
-                    match c {
-                        '"' => break,
-                        '\\' => match chars.next() {
-                            Some(next @ ('"' | '\\' | '$' | '`')) => word.push(next),
-                            Some(next) => {
-                                word.push('\\');
-                                word.push(next);
-                            }
-                            None => word.push('\\'),
-                        },
-                        c => word.push(c),
-                    }
-                }
-            }
-            '\\' => {
-                in_word = true;
-                if let Some(next) = chars.next() {
-                    word.push(next);
-                }
-            }
-            c => {
-                in_word = true;
-                word.push(c);
-            }
-        }
-    }
-    if in_word {
-        words.push(word);
-    }
-    words
 }
 
 #[cfg(test)]

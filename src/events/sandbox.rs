@@ -222,66 +222,11 @@ pub fn user_command(ctx: &Ctx, prompt: &str) -> Option<(String, String)> {
     Some((context, user_message))
 }
 
-/// The words of the user's arguments as a shell splits them — blanks apart,
-/// `'…'` literal, `"…"` with `\"` and `\\`, `\x` outside quotes — and
-/// nothing else: no expansion, no second command (the command file's
-/// `$ARGUMENTS` line quoted the same way). The hook binary links no shell
-/// reader for this.
+/// The words of the user's arguments as a shell splits them, and nothing
+/// else: no expansion, no second command (the command file's `$ARGUMENTS`
+/// line quoted the same way).
 fn split_words(text: &str) -> Vec<String> {
-    let mut words = Vec::new();
-    let mut word = String::new();
-    let mut in_word = false;
-    let mut chars = text.chars();
-    while let Some(c) = chars.next() {
-        match c {
-            c if c.is_whitespace() => {
-                if in_word {
-                    words.push(std::mem::take(&mut word));
-                    in_word = false;
-                }
-            }
-            '\'' => {
-                in_word = true;
-                for c in chars.by_ref() {
-                    if c == '\'' {
-                        break;
-                    }
-                    word.push(c);
-                }
-            }
-            '"' => {
-                in_word = true;
-                while let Some(c) = chars.next() {
-                    match c {
-                        '"' => break,
-                        '\\' => match chars.next() {
-                            Some(next @ ('"' | '\\' | '$' | '`')) => word.push(next),
-                            Some(next) => {
-                                word.push('\\');
-                                word.push(next);
-                            }
-                            None => word.push('\\'),
-                        },
-                        c => word.push(c),
-                    }
-                }
-            }
-            '\\' => {
-                in_word = true;
-                if let Some(next) = chars.next() {
-                    word.push(next);
-                }
-            }
-            c => {
-                in_word = true;
-                word.push(c);
-            }
-        }
-    }
-    if in_word {
-        words.push(word);
-    }
-    words
+    crate::util::words::split(text, crate::util::words::Until::ALL)
 }
 
 #[cfg(test)]

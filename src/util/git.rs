@@ -73,14 +73,10 @@ fn configured_drivers(root: &Path) -> Vec<String> {
 /// plain — a `.git` file (a linked worktree, a submodule), an unreadable
 /// config, a section header this does not recognise as harmless — asks git.
 fn config_may_name_drivers(root: &Path) -> bool {
-    let Some(dot_git) = root
-        .ancestors()
-        .map(|dir| dir.join(".git"))
-        .find(|dot_git| dot_git.exists())
-    else {
+    let Some(dot_git) = plain_git_dir(root) else {
         return true;
     };
-    if !is_plain_git_dir(&dot_git) || dot_git.join("config.worktree").exists() {
+    if dot_git.join("config.worktree").exists() {
         return true;
     }
     match std::fs::read(dot_git.join("config")) {
@@ -89,14 +85,21 @@ fn config_may_name_drivers(root: &Path) -> bool {
     }
 }
 
-/// Whether `dot_git` is a repository's own folder as git itself would take
-/// it (`HEAD`, `objects/`, `refs/`): an empty or partial `.git` folder is
-/// passed over by git for the one above, so it is no answer here either.
-fn is_plain_git_dir(dot_git: &Path) -> bool {
-    dot_git.is_dir()
+/// The `.git` folder of the repository `root` is in, when it is one git
+/// itself would take (`HEAD`, `objects/`, `refs/`) and plain enough to
+/// read without git: `None` for a `.git` file (a linked worktree, a
+/// submodule), an empty or partial `.git` folder (git passes over it for
+/// the one above) or no repository.
+fn plain_git_dir(root: &Path) -> Option<std::path::PathBuf> {
+    let dot_git = root
+        .ancestors()
+        .map(|dir| dir.join(".git"))
+        .find(|dot_git| dot_git.exists())?;
+    let plain = dot_git.is_dir()
         && dot_git.join("HEAD").is_file()
         && dot_git.join("objects").is_dir()
-        && dot_git.join("refs").is_dir()
+        && dot_git.join("refs").is_dir();
+    plain.then_some(dot_git)
 }
 
 /// Whether config `text` may have a section that can set or pull in a
@@ -125,11 +128,8 @@ fn names_driver_sections(text: &str) -> bool {
 /// the repository is not plain enough to read this way (a `.git` file, the
 /// reftable format, anything unexpected) and git must be asked.
 pub fn read_head(root: &Path) -> Option<Option<String>> {
-    let dot_git = root
-        .ancestors()
-        .map(|dir| dir.join(".git"))
-        .find(|dot_git| dot_git.exists())?;
-    if !is_plain_git_dir(&dot_git) || dot_git.join("reftable").exists() {
+    let dot_git = plain_git_dir(root)?;
+    if dot_git.join("reftable").exists() {
         return None;
     }
     let is_id =
@@ -223,6 +223,29 @@ fn bare(root: &Path) -> Command {
 mod tests {
     use super::*;
 
+    /// A fresh folder for a test repository, `label` naming it.
+    fn fresh_dir(label: &str) -> std::path::PathBuf {
+        let dir = std::env::temp_dir().join(format!("ralph-git-{label}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    /// `git ARGS` in `dir` as a user with a name and no signing; its
+    /// output, after asserting it succeeded.
+    fn git_in(dir: &Path, args: &[&str]) -> String {
+        let output = Command::new("git")
+            .arg("-C")
+            .arg(dir)
+            .args(["-c", "user.name=t", "-c", "user.email=t@t"])
+            .args(["-c", "commit.gpgSign=false"])
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "git {args:?}: {output:?}");
+        String::from_utf8_lossy(&output.stdout).trim().to_string()
+    }
+
     /// A filter defined in `.git/config` in spellings git reads and a
     /// line-by-line reading would miss: two headers on one line, a bare CR
     /// between them, a BOM first. `git status` through [`command`] runs
@@ -237,26 +260,8 @@ mod tests {
         .iter()
         .enumerate()
         {
-            let dir =
-                std::env::temp_dir().join(format!("ralph-git-spell-{}-{n}", std::process::id()));
-            let _ = std::fs::remove_dir_all(&dir);
-            std::fs::create_dir_all(&dir).unwrap();
-            let git = |args: &[&str]| {
-                let ok = Command::new("git")
-                    .arg("-C")
-                    .arg(&dir)
-                    .args([
-                        "-c",
-                        "user.name=t",
-                        "-c",
-                        "user.email=t@t",
-                        "-c",
-                        "commit.gpgSign=false",
-                    ])
-                    .args(args)
-                    .output();
-                assert!(ok.is_ok_and(|o| o.status.success()), "git {args:?}");
-            };
+            let dir = fresh_dir(&format!("spell-{n}"));
+            let git = |args: &[&str]| git_in(&dir, args);
             git(&["init", "-q"]);
             std::fs::write(dir.join("a.py"), "print(1)\n").unwrap();
             std::fs::write(dir.join(".gitattributes"), "*.py filter=evil\n").unwrap();
@@ -287,26 +292,9 @@ mod tests {
 
     #[test]
     fn head_read_from_the_files_agrees_with_git() {
-        let dir = std::env::temp_dir().join(format!("ralph-git-head-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
+        let dir = fresh_dir("head");
         std::fs::create_dir_all(dir.join("sub")).unwrap();
-        let git = |args: &[&str]| {
-            let output = Command::new("git")
-                .arg("-C")
-                .arg(&dir)
-                .args([
-                    "-c",
-                    "user.name=t",
-                    "-c",
-                    "user.email=t@t",
-                    "-c",
-                    "commit.gpgSign=false",
-                ])
-                .args(args)
-                .output()
-                .unwrap();
-            String::from_utf8_lossy(&output.stdout).trim().to_string()
-        };
+        let git = |args: &[&str]| git_in(&dir, args);
         git(&["init", "-q", "-b", "main"]);
         assert_eq!(read_head(&dir), Some(None), "before the first commit");
         std::fs::write(dir.join("a"), "1").unwrap();
@@ -345,12 +333,9 @@ mod tests {
     /// through [`command`] never runs it.
     #[test]
     fn status_runs_no_configured_program() {
-        let dir = std::env::temp_dir().join(format!("ralph-git-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = fresh_dir("program");
         let run = |args: &[&str]| {
-            let ok = Command::new("git").arg("-C").arg(&dir).args(args).output();
-            assert!(ok.is_ok_and(|o| o.status.success()), "git {args:?}");
+            git_in(&dir, args);
         };
         run(&["init", "-q"]);
         let marker = dir.join("ran");
@@ -389,17 +374,9 @@ mod tests {
     /// change.
     #[test]
     fn status_runs_no_filter_driver() {
-        let dir = std::env::temp_dir().join(format!("ralph-git-filter-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = fresh_dir("filter");
         let run = |args: &[&str]| {
-            let ok = Command::new("git")
-                .arg("-C")
-                .arg(&dir)
-                .args(["-c", "user.name=t", "-c", "user.email=t@t"])
-                .args(args)
-                .output();
-            assert!(ok.is_ok_and(|o| o.status.success()), "git {args:?}");
+            git_in(&dir, args);
         };
         run(&["init", "-q"]);
         std::fs::write(dir.join("a.py"), "print(1)\n").unwrap();
