@@ -8,7 +8,8 @@
 //! Rows, measured round-robin in one run (each round runs every row once,
 //! so a busy machine weighs on all of them alike; medians):
 //! - `ty check` alone, `ast-grep scan` alone, and the two one after the
-//!   other (the user's alternative, the baseline);
+//!   other, with `ruff check` between them where ruff is installed (`check`
+//!   runs it beside ty): the user's alternative, the baseline;
 //! - `ralph-hooks check` in its own process (`RALPH_HOOKS_DAEMON=0`), with
 //!   and without the rules;
 //! - `ralph-hooks check` as a user runs it, through a daemon it starts
@@ -56,6 +57,7 @@ fn main() {
         println!("skipped: ty and ast-grep must both be on PATH");
         return;
     };
+    let ruff = which("ruff");
     let Some(stdlib) = corpus::stdlib() else {
         println!("skipped: no python3 standard library");
         return;
@@ -75,14 +77,29 @@ fn main() {
         let files = corpus::count_files(&root, "py");
         let config = sg_config.join("sgconfig.yml");
         let config = config.to_str().unwrap();
-        let user = format!(
-            "{} check --output-format concise; {} scan -c {config} .",
-            ty.display(),
-            ast_grep.display()
-        );
+        // `check` runs ruff beside ty where ruff is installed, so the
+        // user's own equivalent runs it too.
+        let user = match &ruff {
+            Some(ruff) => format!(
+                "{} check --output-format concise; {} check --no-cache --quiet .; {} scan -c {config} .",
+                ty.display(),
+                ruff.display(),
+                ast_grep.display()
+            ),
+            None => format!(
+                "{} check --output-format concise; {} scan -c {config} .",
+                ty.display(),
+                ast_grep.display()
+            ),
+        };
+        let user_name = if ruff.is_some() {
+            "`ty check`, `ruff check`, then `ast-grep scan` (the user's)"
+        } else {
+            "`ty check` then `ast-grep scan` (the user's)"
+        };
         let rows: Vec<Row> = vec![
             (
-                "`ty check` then `ast-grep scan` (the user's)",
+                user_name,
                 Box::new(|| {
                     let mut command = Command::new("sh");
                     command.args(["-c", &user]).current_dir(&root);

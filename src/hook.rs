@@ -194,10 +194,9 @@ pub fn run_dialect<H: Hook>(args: &[String], dialect: &dyn Dialect, after: fn(&C
     }
     let payload = match protocol::parse_object(&bytes) {
         Ok(payload) => payload,
-        // An oversized Claude Code payload is answered from its head; the
-        // other harnesses' payloads are not read that way (yet).
-        Err(error @ protocol::InputError::TooLarge { .. }) if dialect.is_claude() => {
-            return oversized::<H>(&bytes, &error.to_string());
+        // An oversized payload is answered from its head.
+        Err(error @ protocol::InputError::TooLarge { .. }) => {
+            return oversized::<H>(dialect, &bytes, &error.to_string());
         }
         Err(error) => return fault_in::<H>(dialect, &error.to_string()),
     };
@@ -297,16 +296,25 @@ fn write_answer(answer: &Answer) -> ExitCode {
 }
 
 /// An input too large to parse: the hook answers from its head when it
-/// can, else it is a fault as before.
-fn oversized<H: Hook>(bytes: &[u8], why: &str) -> ExitCode {
+/// can (in the harness's own words), else it is a fault as before.
+fn oversized<H: Hook>(dialect: &dyn Dialect, bytes: &[u8], why: &str) -> ExitCode {
     let head = protocol::Head::of(bytes);
-    let Ok(ctx) = Ctx::from_env(&head.common) else {
-        return fault::<H>(why);
+    let Ok(ctx) = Ctx::from_env_for(&head.common, dialect.is_claude()) else {
+        return fault_in::<H>(dialect, why);
     };
     match H::handle_oversized(&ctx, &head) {
-        Some(Ok(output)) => emit::<H>(&output),
-        Some(Err(error)) => fault::<H>(&format!("{why}; {error:#}")),
-        None => fault::<H>(why),
+        Some(Ok(output)) => {
+            // The event is the hook's own (its payload could not be read to
+            // say which): the guard's is PreToolUse, the edit hook's
+            // PostToolUse.
+            let event = H::EVENTS.first().copied().unwrap_or(EventName::PreToolUse);
+            match dialect.answer(event, &output) {
+                None => emit::<H>(&output),
+                Some(answer) => write_answer(&answer),
+            }
+        }
+        Some(Err(error)) => fault_in::<H>(dialect, &format!("{why}; {error:#}")),
+        None => fault_in::<H>(dialect, why),
     }
 }
 

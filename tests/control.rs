@@ -423,3 +423,83 @@ fn install_statusline_never_replaces_the_users() {
         serde_json::from_str(&std::fs::read_to_string(&settings_path).unwrap()).unwrap();
     assert!(settings.get("statusLine").is_none(), "{settings}");
 }
+
+// See: attack finding A35-7: the message for a "stop" that arrived
+// mid-turn, and docs/guard.md, sent the user to `ralph-hooks loop pause`,
+// which did not exist.
+#[test]
+fn loop_pause_from_a_terminal_pauses_and_the_agent_cannot() {
+    let temp = TempDir::new("control-pause");
+    let project = temp.path();
+    let (code, _, stderr) = start_loop(project);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stop(project, false).contains("\"decision\":\"block\""));
+    // The agent's own `loop pause` is denied before it runs.
+    let input = json!({"hook_event_name": "PreToolUse", "session_id": SESSION, "cwd": project,
+                       "tool_name": "Bash", "tool_input": {"command": "echo; ralph-hooks loop pause"}});
+    let (code, denial, stderr) = run("ralph-pre-tool-stop-guard", project, &[], &input);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        denial.contains("pausing it is the user's decision"),
+        "{denial}"
+    );
+    assert_eq!(loop_state(project)["status"], "RUNNING");
+    let (code, out, stderr) = cli(project, &["loop", "pause"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(out.contains("Paused Ralph loop"), "{out}");
+    assert_eq!(loop_state(project)["status"], "PAUSED");
+    assert_eq!(stop(project, false), "", "a paused loop must not block");
+    let (_, out, _) = cli(project, &["loop", "pause"]);
+    assert!(out.contains("already PAUSED"), "{out}");
+    let (code, out, _) = cli(project, &["loop", "resume"]);
+    assert_eq!(code, 0);
+    assert!(out.contains("iteration 1/10"), "{out}");
+    let events =
+        std::fs::read_to_string(project.join(".claude/orchestrator/events.jsonl")).unwrap();
+    assert!(events.contains("\"by\":\"cli\""), "{events}");
+}
+
+// See: attack finding A35-6: a check the agent made hang, with a long
+// `--check-timeout`, kept the Stop hook past Claude Code's timeout for it;
+// Claude Code cancelled the hook and the session stopped, the loop still
+// RUNNING. The checks of one Stop share a budget under that timeout: what
+// runs past it fails, what has no time left is not run, and the Stop blocks.
+#[test]
+fn the_checks_of_one_stop_end_before_the_hooks_timeout() {
+    let temp = TempDir::new("control-check-budget");
+    let project = temp.path();
+    let (code, _, stderr) = cli(
+        project,
+        &[
+            "loop",
+            "start",
+            "ship it",
+            "--check",
+            "sleep 60",
+            "--check",
+            "true",
+            "--check-timeout",
+            "1200",
+            "--no-diagnostics",
+        ],
+    );
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stderr.contains("more than the 25 min"), "{stderr}");
+    let input = json!({"hook_event_name": "Stop", "session_id": SESSION, "cwd": project,
+                       "stop_hook_active": false, "last_assistant_message": "done",
+                       "background_tasks": []});
+    let mut command = util::command("ralph-stop-loop-controller", project);
+    command.env("RALPH_HOOKS_STOP_CHECKS_SECS", "2");
+    let started = std::time::Instant::now();
+    let output = util::run_with_stdin(command, input.to_string().as_bytes());
+    let took = started.elapsed();
+    assert_eq!(output.status.code(), Some(0));
+    let answer = String::from_utf8_lossy(&output.stdout);
+    assert!(took < std::time::Duration::from_secs(30), "took {took:?}");
+    assert!(answer.contains("\"decision\":\"block\""), "{answer}");
+    assert!(answer.contains("timed out"), "{answer}");
+    assert!(
+        answer.contains("not run: the Stop hook's time for checks"),
+        "{answer}"
+    );
+}

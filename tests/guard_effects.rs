@@ -1304,3 +1304,46 @@ fn an_empty_placeholder_for_an_absent_protected_file_is_no_change() {
     assert!(message(&output).contains("settings.local.json"), "{output}");
     assert!(!local.exists());
 }
+
+// See: attack finding A35-3: the project folder itself moved away and a
+// link to an empty folder put in its place; the hooks followed the link,
+// found no loop, and "All done." went through.
+#[test]
+fn a_project_folder_swapped_for_a_link_is_put_back() {
+    let dir = supervised("swap-project");
+    let project = dir.path();
+    let empty = TempDir::new("swap-project-empty");
+    let old = project.with_extension("moved");
+    let command = format!(
+        "python3 -c \"import os; p=os.getcwd(); os.chdir('/'); os.rename(p, '{}'); os.symlink('{}', p)\"",
+        old.display(),
+        empty.path().display()
+    );
+    let (after, _) = call(project, "toolu_swap", &command);
+    let kind = std::fs::symlink_metadata(project).unwrap().file_type();
+    let siblings: Vec<PathBuf> = std::fs::read_dir(project.parent().unwrap())
+        .unwrap()
+        .flatten()
+        .map(|entry| entry.path())
+        .filter(|path| {
+            path != project
+                && path
+                    .file_name()
+                    .unwrap()
+                    .to_string_lossy()
+                    .starts_with(&*project.file_name().unwrap().to_string_lossy())
+        })
+        .collect();
+    let status = std::fs::read_to_string(project.join(".claude/orchestrator/loop.json"));
+    for sibling in &siblings {
+        if std::fs::symlink_metadata(sibling).is_ok_and(|m| m.is_symlink()) {
+            let _ = std::fs::remove_file(sibling);
+        } else {
+            let _ = std::fs::remove_dir_all(sibling);
+        }
+    }
+    assert!(kind.is_dir(), "the link stayed in the project's place");
+    let status: Value = serde_json::from_str(&status.unwrap()).unwrap();
+    assert_eq!(status["status"], "RUNNING");
+    assert!(context(&after).contains("put back"), "{after}");
+}

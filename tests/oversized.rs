@@ -162,3 +162,71 @@ fn a_python_file_with_a_huge_comment_run_is_not_scanned_and_says_so() {
     let answer = String::from_utf8_lossy(&output.stdout);
     assert!(answer.contains("comment lines in a row"), "{answer}");
 }
+
+/// Runs the guard on `payload` (`harness`: `--harness NAME`), the project
+/// from the payload for other harnesses.
+fn guard(project: &Path, harness: Option<&str>, payload: &Value) -> Output {
+    let mut command = util::command("ralph-pre-tool-stop-guard", project);
+    if let Some(harness) = harness {
+        command.env_remove("CLAUDE_PROJECT_DIR");
+        command.args(["--harness", harness]);
+    }
+    util::run_with_stdin(command, payload.to_string().as_bytes())
+}
+
+// See: attack finding F1: a tool call over the 8 MiB the hooks read was a
+// fault (exit 1), which Codex, Gemini and Cursor take as "go on", so a
+// patch that set the loop COMPLETED beside 9 MB of padding ran unguarded;
+// Claude Code's own Write of the loop's state padded past 8 MiB too.
+#[test]
+fn a_tool_call_over_the_input_limit_is_refused_while_a_loop_runs() {
+    let dir = TempDir::new("oversized-guard");
+    let project = dir.path();
+    let padding = format!("+{}\n", "x".repeat(100)).repeat(90_000);
+    let patch = format!(
+        "*** Begin Patch\n*** Update File: .claude/orchestrator/loop.json\n@@\n-  \"status\": \"RUNNING\",\n+  \"status\": \"COMPLETED\",\n*** Add File: big.txt\n{padding}*** End Patch\n"
+    );
+    let codex = json!({"session_id": "s1", "turn_id": "t3", "transcript_path": null,
+                       "cwd": project, "hook_event_name": "PreToolUse", "model": "gpt",
+                       "permission_mode": "default", "tool_name": "apply_patch",
+                       "tool_input": {"command": patch}, "tool_use_id": "c1"});
+    let claude = json!({"session_id": "s1", "transcript_path": "/tmp/x.jsonl", "cwd": project,
+                        "hook_event_name": "PreToolUse", "tool_name": "Write", "tool_use_id": "t1",
+                        "tool_input": {"file_path": project.join(".claude/orchestrator/loop.json"),
+                                       "content": padding}});
+    let gemini = json!({"session_id": "s1", "transcript_path": "", "cwd": project,
+                        "hook_event_name": "BeforeTool", "timestamp": "2026-11-26T00:00:00Z",
+                        "tool_name": "write_file",
+                        "tool_input": {"file_path": ".claude/orchestrator/loop.json",
+                                       "content": padding}});
+    // No loop: too large to read is a fault that lets the call go on.
+    let free = guard(project, Some("codex"), &codex);
+    assert_eq!(free.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&free.stderr).contains("larger than 8 MiB"));
+
+    let started = cli(project, &["loop", "start", "--check", "false", "x"]);
+    assert!(started.status.success());
+    let denied = |output: &Output| {
+        assert_eq!(
+            output.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        let answer: Value = serde_json::from_slice(&output.stdout).unwrap();
+        answer.to_string()
+    };
+    let answer = denied(&guard(project, Some("codex"), &codex));
+    assert!(
+        answer.contains("\"permissionDecision\":\"deny\""),
+        "{answer}"
+    );
+    assert!(answer.contains("larger than 8 MiB"), "{answer}");
+    let answer = denied(&guard(project, None, &claude));
+    assert!(
+        answer.contains("\"permissionDecision\":\"deny\""),
+        "{answer}"
+    );
+    let answer = denied(&guard(project, Some("gemini"), &gemini));
+    assert!(answer.contains("\"decision\":\"deny\""), "{answer}");
+}

@@ -24,6 +24,8 @@ mod settings_text;
 mod e2e;
 // The real Codex CLI offline against a mock Responses API: a loop under another harness.
 mod harness_e2e;
+// The guard under Copilot's and Cursor's payloads, several hooks in a row.
+mod harness_guard;
 // Orchestrator file schemas: seed examples and mutations (issue 5).
 mod schema;
 // Seed 000 command state, resume, render and path (issue 5).

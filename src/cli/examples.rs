@@ -10,6 +10,9 @@ pub const SUBCOMMANDS: &[(&str, &str)] = &[
 Examples:
   ralph-hooks loop status
   ralph-hooks loop status --json | jq .iteration"),
+    ("loop pause", "\
+Examples:
+  ralph-hooks loop pause       # from a terminal, while Claude works; `loop resume` goes on"),
     ("loop resume", "\
 Examples:
   ralph-hooks loop resume      # after the user said \"stop\" in the session"),

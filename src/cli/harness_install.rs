@@ -88,6 +88,7 @@ const CURSOR: &[HarnessHook] = &[
     hook("beforeSubmitPrompt", None, PROMPT, 10),
     hook("preToolUse", None, GUARD, 15),
     hook("postToolUse", None, POST, 60),
+    hook("postToolUseFailure", None, POST, 60),
     hook("stop", None, STOP, 1800),
 ];
 const COPILOT: &[HarnessHook] = &[
@@ -95,6 +96,7 @@ const COPILOT: &[HarnessHook] = &[
     hook("userPromptSubmitted", None, PROMPT, 10),
     hook("preToolUse", None, GUARD, 15),
     hook("postToolUse", None, POST, 60),
+    hook("postToolUseFailure", None, POST, 60),
     hook("agentStop", None, STOP, 1800),
     hook("subagentStop", None, STOP, 60),
 ];

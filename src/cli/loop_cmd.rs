@@ -35,6 +35,8 @@ pub enum LoopCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Pause the running loop, as saying "stop" to Claude does
+    Pause,
     /// Run a loop the user paused ("stop") again
     Resume,
     /// End the loop; its history is kept
@@ -132,9 +134,16 @@ pub enum DiagnosticsScope {
 }
 
 pub fn run(ctx: &Ctx, command: LoopCommand) -> anyhow::Result<ExitCode> {
+    if matches!(
+        command,
+        LoopCommand::Start(_) | LoopCommand::Pause | LoopCommand::Resume | LoopCommand::Cancel
+    ) {
+        settle_calls_over(ctx);
+    }
     match command {
         LoopCommand::Start(args) => start(ctx, args),
         LoopCommand::Status { json } => status(ctx, json),
+        LoopCommand::Pause => pause(ctx),
         LoopCommand::Resume => resume(ctx),
         LoopCommand::Cancel => cancel(ctx),
         LoopCommand::Receipt { id, out, sign_with } => {
@@ -154,6 +163,16 @@ fn start(ctx: &Ctx, args: StartArgs) -> anyhow::Result<ExitCode> {
     let promise = args.promise;
     let max_iterations = args.max_iterations;
     let check_timeout_secs = args.check_timeout;
+    let budget_secs = crate::ralph::checks::STOP_CHECKS_BUDGET.as_secs();
+    if (checks.len() as u64).saturating_mul(check_timeout_secs) > budget_secs {
+        // Each Stop gives the checks this long in all (under Claude Code's
+        // timeout for the hook); say so before a long suite meets it.
+        eprintln!(
+            "ralph-hooks: note: {} check(s) × --check-timeout {check_timeout_secs} s is more than the {} min a Stop gives all checks together; a check still running then fails as timed out.",
+            checks.len(),
+            budget_secs / 60
+        );
+    }
     let no_diagnostics = args.no_diagnostics;
     let no_warnings = args.no_warnings;
     let loop_config = LoopConfig::load(ctx);
@@ -612,6 +631,21 @@ fn resume(ctx: &Ctx) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+fn pause(ctx: &Ctx) -> anyhow::Result<ExitCode> {
+    match loops::pause(ctx)? {
+        loops::Paused::Now(state) => println!(
+            "Paused Ralph loop {} at iteration {}/{}: Claude may stop now. Run it again with `ralph-hooks loop resume`.",
+            state.id, state.iteration, state.max_iterations
+        ),
+        loops::Paused::Already(state) => println!(
+            "Ralph loop {} is already PAUSED (iteration {}/{}). Run it again with `ralph-hooks loop resume`.",
+            state.id, state.iteration, state.max_iterations
+        ),
+        loops::Paused::Nothing => println!("No running loop to pause."),
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
 fn cancel(ctx: &Ctx) -> anyhow::Result<ExitCode> {
     match loops::cancel(ctx)? {
         None => println!("No active loop to cancel."),
@@ -648,4 +682,15 @@ fn cancel(ctx: &Ctx) -> anyhow::Result<ExitCode> {
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Before the user's own change to the loop or the task: the agent's Bash
+/// calls that are over but never had their check are checked now, so the
+/// change is not later taken for theirs (see
+/// [`crate::guards::effects::settle_calls_over`]). What it finds goes to
+/// stderr.
+pub(super) fn settle_calls_over(ctx: &Ctx) {
+    for line in crate::guards::effects::settle_calls_over(ctx) {
+        eprintln!("{line}");
+    }
 }

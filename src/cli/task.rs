@@ -143,6 +143,16 @@ pub struct OneStep {
 }
 
 pub fn run(ctx: &Ctx, command: TaskCommand) -> anyhow::Result<ExitCode> {
+    if matches!(
+        command,
+        TaskCommand::Start { .. }
+            | TaskCommand::Complete { .. }
+            | TaskCommand::Block { .. }
+            | TaskCommand::Resume
+            | TaskCommand::Cancel { .. }
+    ) {
+        super::loop_cmd::settle_calls_over(ctx);
+    }
     match command {
         TaskCommand::Start {
             description,

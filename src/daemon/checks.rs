@@ -6,6 +6,7 @@
 
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::{self, Receiver};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
@@ -30,6 +31,40 @@ const REPLY_SLACK: Duration = Duration::from_millis(200);
 /// How often a caller is told how far a check has come.
 const PROGRESS_EVERY: Duration = Duration::from_millis(100);
 
+/// Check requests being answered now: a server's pass over the whole
+/// project waits for them (see [`wait_for_checks`]).
+static CHECKS_IN_FLIGHT: AtomicUsize = AtomicUsize::new(0);
+
+/// Counts one check request in flight while it lives.
+struct InFlight;
+
+impl InFlight {
+    fn new() -> InFlight {
+        CHECKS_IN_FLIGHT.fetch_add(1, Ordering::SeqCst);
+        InFlight
+    }
+}
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        CHECKS_IN_FLIGHT.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// The longest a project pass waits for the checks in flight.
+const PASS_WAITS_AT_MOST: Duration = Duration::from_secs(60);
+
+/// Waits until no check request is being answered (at most
+/// [`PASS_WAITS_AT_MOST`]): a server's first pass over the whole project
+/// only warms it for later checks, and started beside the check that set it
+/// off it took the cores that check's own ast-grep rules were waiting for.
+fn wait_for_checks() {
+    let until = Instant::now() + PASS_WAITS_AT_MOST;
+    while CHECKS_IN_FLIGHT.load(Ordering::SeqCst) > 0 && Instant::now() < until {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
 /// Runs a check request for the daemon's project.
 pub fn check(
     host: Arc<dyn Host>,
@@ -38,6 +73,7 @@ pub fn check(
     debug: bool,
     progress: &mut dyn FnMut(usize, usize),
 ) -> CheckReply {
+    let _in_flight = InFlight::new();
     let started = Instant::now();
     let ctx = match Ctx::for_daemon(
         project.to_path_buf(),
@@ -399,6 +435,7 @@ fn start_project_pass(host: Arc<dyn Host>, cache: Arc<CliCache>, cli: BatchCli, 
                     // Wait for the command line's run, if it is still going.
                     cache.run(cli, &job, Instant::now() + PROJECT_PASS_LIMIT);
                 }
+                wait_for_checks();
                 run_project_pass(&host, &key, &job, configs);
                 if let Ok(mut running) = running.lock() {
                     running.remove(&key);

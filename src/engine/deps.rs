@@ -475,26 +475,69 @@ fn node_packages(node_modules: &Path, found: &mut Vec<PathBuf>) {
     }
 }
 
-/// One package's manifest and typings entry, when they exist. (A package
-/// linked in — `npm link`, the workspace's own packages — is read through
-/// its link.)
+/// Type entries of one `exports` map at most: a package exporting more
+/// subpaths is still seen through its manifest and installer's record.
+const MAX_EXPORTED_TYPES: usize = 64;
+
+/// One package's manifest and typings entries, when they exist: `types` /
+/// `typings` (else `index.d.ts`) and the `types` conditions of its
+/// `exports` map, where most packages published for ES modules declare
+/// theirs. (A package linked in — `npm link`, the workspace's own packages
+/// — is read through its link.)
 fn package_files(package: &Path, found: &mut Vec<PathBuf>) {
     let manifest = package.join("package.json");
     let Ok(text) = std::fs::read_to_string(&manifest) else {
         return;
     };
     found.push(manifest);
-    let typings = serde_json::from_str::<serde_json::Value>(&text)
-        .ok()
+    let value = serde_json::from_str::<serde_json::Value>(&text).ok();
+    let main = value
+        .as_ref()
         .and_then(|value| {
             ["types", "typings"]
                 .iter()
                 .find_map(|key| value.get(*key)?.as_str().map(str::to_string))
         })
         .unwrap_or_else(|| "index.d.ts".to_string());
-    let typings = lexically_normal(&package.join(typings));
-    if typings.starts_with(package) && typings.is_file() {
-        found.push(typings);
+    let mut entries = vec![main];
+    if let Some(exports) = value.as_ref().and_then(|value| value.get("exports")) {
+        exported_types(exports, false, &mut entries);
+    }
+    for entry in entries {
+        let typings = lexically_normal(&package.join(entry));
+        if typings.starts_with(package) && typings.is_file() && !found.contains(&typings) {
+            found.push(typings);
+        }
+    }
+}
+
+/// The paths under `types` conditions of an `exports` map (nested by
+/// subpath and by condition: `{".": {"import": {"types": …}}}`), and any
+/// declaration file it names. `typed`: inside a `types` condition.
+fn exported_types(exports: &serde_json::Value, typed: bool, out: &mut Vec<String>) {
+    if out.len() > MAX_EXPORTED_TYPES {
+        return;
+    }
+    match exports {
+        serde_json::Value::String(path) => {
+            let declaration = [".d.ts", ".d.mts", ".d.cts"]
+                .iter()
+                .any(|ext| path.ends_with(ext));
+            if (typed || declaration) && !path.contains('*') {
+                out.push(path.clone());
+            }
+        }
+        serde_json::Value::Object(map) => {
+            for (key, value) in map {
+                exported_types(value, typed || key == "types", out);
+            }
+        }
+        serde_json::Value::Array(items) => {
+            for item in items {
+                exported_types(item, typed, out);
+            }
+        }
+        _ => {}
     }
 }
 
@@ -531,6 +574,28 @@ mod tests {
             ["../c"]
         );
         assert!(search_paths("extraPaths is mentioned in prose").is_empty());
+    }
+
+    #[test]
+    fn exported_type_entries_at_any_depth() {
+        let exports = serde_json::json!({
+            ".": {"import": {"types": "./dist/index.d.mts", "default": "./dist/index.mjs"},
+                  "require": {"types": "./dist/index.d.cts", "default": "./dist/index.cjs"}},
+            "./sub": {"types": "./dist/sub.d.ts", "default": "./dist/sub.js"},
+            "./lib/*": {"types": "./dist/lib/*.d.ts"},
+            "./data.json": "./data.json"
+        });
+        let mut found = Vec::new();
+        exported_types(&exports, false, &mut found);
+        found.sort();
+        assert_eq!(
+            found,
+            [
+                "./dist/index.d.cts",
+                "./dist/index.d.mts",
+                "./dist/sub.d.ts"
+            ]
+        );
     }
 
     #[test]

@@ -244,13 +244,20 @@ pub fn check_files(
         ));
     }
 
-    // ast-grep on its own thread while the servers work.
+    // ast-grep on its own threads while the servers work, at the lowest
+    // priority: a checker that runs its own CLI (ty, ruff) already uses
+    // every core, and rules competing with it made the whole check cost
+    // a third more CPU than the two run one after the other (ty's idle
+    // workers spin while they wait). At low priority the rules take the
+    // cores a server leaves idle (pyright's single thread, a server's
+    // start-up) and otherwise run as the servers finish.
     let servers_started = Instant::now();
     let mut not_scanned: BTreeMap<PathBuf, String> = BTreeMap::new();
     let (mut findings, answers, servers_ms, ast_grep_ms) = std::thread::scope(|scope| {
         let cache = servers.scan_cache();
         let scan = rules.map(|rules| {
             scope.spawn(move || {
+                crate::util::priority::lower_this_thread();
                 let scanned = match &cache {
                     Some(cache) => cache.scan(rules, files),
                     None => rules.scan_files(files),

@@ -6,7 +6,7 @@
 
 use crate::hook::Hook;
 use crate::hook::ctx::Ctx;
-use crate::hook::protocol::{EventName, HookInput, HookOutput, ToolInput};
+use crate::hook::protocol::{EventName, Head, HookInput, HookOutput, ToolInput};
 
 pub struct PreToolStopGuard;
 
@@ -24,9 +24,26 @@ unattended, direct edits of ralph-hooks' own state files, sub-agent prompts
 with unsubstituted {{PLACEHOLDERS}}, and orchestrator contract files that break
 their schema. Otherwise it prints nothing and the call goes on as usual.
 
-Exit 1 with one stderr line on bad input or an internal fault (never blocks).
+Exit 1 with one stderr line on bad input or an internal fault (never blocks);
+an input over 8 MiB is denied while a loop or task runs unattended.
 Config: <project>/.claude/ralph-hooks.json, section \"guard\".
 ";
+
+    /// A call whose input is over the 8 MiB the hooks read (a Write of a
+    /// huge file, a patch padded with one beside a small edit of the
+    /// loop's state) cannot be checked. While the agent works unattended it
+    /// is refused, saying why; otherwise it passes, with the reason on
+    /// stderr, as any input the hooks cannot read.
+    fn handle_oversized(ctx: &Ctx, _head: &Head) -> Option<anyhow::Result<HookOutput>> {
+        let supervision = crate::guards::Supervision::read(ctx).ok()?;
+        if !supervision.unattended() {
+            return None;
+        }
+        Some(Ok(HookOutput::deny(format!(
+            "ralph-hooks guard: this call's input is larger than {} MiB, more than the guard reads, so what it writes cannot be checked while the work runs unattended. Write big files in parts, or from a script run with Bash.",
+            crate::hook::protocol::MAX_INPUT_BYTES / (1024 * 1024)
+        ))))
+    }
 
     fn handle(ctx: &Ctx, input: HookInput) -> anyhow::Result<HookOutput> {
         // A put-back that failed before (a full disk) is tried again before

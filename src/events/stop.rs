@@ -938,8 +938,26 @@ fn gather_evidence(
     // The project's code the check runs (the agent writes it) cannot change
     // the supervision from out here either: see `checks::Walls`.
     let walls = crate::ralph::loops::LoopConfig::load(ctx).check_walls(ctx);
+    // All checks together end before Claude Code's timeout for this hook
+    // would cancel it: a cancelled Stop hook has no answer, and the
+    // session stops with the loop still RUNNING (attack finding A35-6: a
+    // check the agent made hang, with a long `--check-timeout`). What has
+    // no time left fails as not run.
+    let budget = checks::stop_checks_budget();
+    let checks_end = std::time::Instant::now() + budget;
     for command in &state.checks {
-        let run = checks::run(&ctx.project_root, command, timeout, &walls)
+        let left = checks_end.saturating_duration_since(std::time::Instant::now());
+        if left < Duration::from_secs(1) {
+            runs.push(checks::CheckRun::not_run(
+                command,
+                &format!(
+                    "the Stop hook's time for checks ({} s, under Claude Code's timeout for the hook) was spent by the checks before it",
+                    budget.as_secs()
+                ),
+            ));
+            continue;
+        }
+        let run = checks::run(&ctx.project_root, command, timeout.min(left), &walls)
             .with_context(|| format!("check `{command}` could not run"))?;
         ctx.debug(format_args!(
             "check `{command}`: {} in {} ms",

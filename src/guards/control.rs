@@ -39,6 +39,12 @@ pub fn bash(ctx: &Ctx, commands: &[Command], supervision: &Supervision) -> Optio
                     state.id, state.goal
                 )
             }),
+            ["loop", "pause", ..] => supervision.loop_running().map(|state| {
+                format!(
+                    "The Ralph loop {} ({:?}) runs unattended, and pausing it is the user's decision, not yours. Keep working toward its goal; if you are stuck, say so plainly in your reply.",
+                    state.id, state.goal
+                )
+            }),
             ["loop", "resume", ..] => supervision.loop_paused().map(|state| {
                 format!(
                     "The Ralph loop {} is paused, and it stays paused until the user resumes it. Tell the user where the work stands and what is left, and wait for them.",

@@ -199,7 +199,9 @@ fn class_of(ctx: &Ctx, path: &Path, kind: Kind) -> Option<Class> {
 
 /// The folders whose being replaced (by a link, a file) would carry the
 /// protected files away: the tree roots and the folders above each
-/// protected path, inside the project or the home folder.
+/// protected path, inside the project or the home folder, the project
+/// folder itself included (moved away, a link in its place: attack finding
+/// A35-3).
 fn guarded_dirs(ctx: &Ctx, set: &ProtectedSet) -> Vec<(String, bool)> {
     let mut dirs: BTreeSet<PathBuf> = BTreeSet::new();
     let home = std::env::var_os("HOME").map(PathBuf::from);
@@ -210,7 +212,7 @@ fn guarded_dirs(ctx: &Ctx, set: &ProtectedSet) -> Vec<(String, bool)> {
             entry.path.parent()
         };
         while let Some(here) = dir {
-            let inside = here.starts_with(&ctx.project_root) && here != ctx.project_root
+            let inside = here.starts_with(&ctx.project_root)
                 || home
                     .as_deref()
                     .is_some_and(|home| here.starts_with(home) && here != home);
@@ -507,6 +509,68 @@ pub fn make_up_at_turn_end(ctx: &Ctx) -> Option<Told> {
     }
     let over = crate::ralph::turns::caller(ctx) != crate::ralph::turns::Caller::AgentCommand;
     make_up(ctx, None, over)
+}
+
+/// Before the user changes the loop or the task from a terminal (`loop
+/// cancel`, `loop start`, `task cancel`, …): the checks owed for Bash calls
+/// that are over — Claude Code wrote their result into the session's
+/// transcript (the user refused the call at the permission prompt, another
+/// hook denied it) or its process is gone — run now and close. Otherwise
+/// the next hook would check such a call against a snapshot older than the
+/// user's change and put the change back as if the call had made it
+/// (attack finding F4). Nothing is done when the CLI runs under Claude Code
+/// (a command of the agent's), for a call that may still run, or for a
+/// harness whose transcript the hooks cannot read: those snapshots stay,
+/// as before. Returns what the user is told.
+pub fn settle_calls_over(ctx: &Ctx) -> Vec<String> {
+    let Some(watch) = journal::watch_dir(&ctx.state_root) else {
+        return Vec::new();
+    };
+    let Ok(entries) = std::fs::read_dir(watch.join("windows")) else {
+        return Vec::new();
+    };
+    let mut open: Vec<PathBuf> = entries
+        .filter_map(|e| e.ok())
+        .map(|e| e.path())
+        .filter(|path| path.extension().is_some_and(|ext| ext == "json"))
+        .collect();
+    if open.is_empty() || crate::ralph::turns::shape(ctx) != crate::ralph::turns::Caller::Outside {
+        return Vec::new();
+    }
+    open.sort();
+    let mut lines = Vec::new();
+    for path in open {
+        let Some(window) = read_json::<Window>(&path) else {
+            continue;
+        };
+        let Some(claude) = window.claude else {
+            continue;
+        };
+        if !crate::ralph::turns::call_over(
+            claude,
+            window.transcript_path.as_deref(),
+            window.tool_use_id.as_deref(),
+        ) {
+            continue;
+        }
+        // A CLI the call itself left running, detached from Claude Code
+        // (`setsid -f ralph-hooks loop cancel` beside a result it wrote
+        // into the transcript), is not the user's terminal.
+        if window.started_ticks.is_some_and(background::detached_since) {
+            continue;
+        }
+        match check_after(ctx, "", &watch, &path, Finish::Close, true) {
+            Ok(Some(told)) => lines.extend(told.for_user),
+            Ok(None) => {}
+            Err(error) => lines.push(format!(
+                "{NAME}: {}",
+                shown(&format!(
+                    "cannot check what an earlier command did (its own check never ran): {error:#}"
+                ))
+            )),
+        }
+    }
+    lines
 }
 
 fn check_after(

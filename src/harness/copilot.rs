@@ -14,7 +14,9 @@
 //!   Copilot CLI 1.0.102 sends it).
 //! - `preToolUse`: `permissionDecision: "deny"` with
 //!   `permissionDecisionReason`; never `allow` or `ask`.
-//! - `postToolUse`, `sessionStart`, `userPromptSubmitted`:
+//! - `postToolUseFailure` (a tool call that failed) closes the call's
+//!   guard check as `postToolUse` does.
+//! - `postToolUse`, `postToolUseFailure`, `sessionStart`, `userPromptSubmitted`:
 //!   `additionalContext`, which the documentation does not promise the
 //!   agent reads after a tool; the kernel's records are made either way.
 
@@ -54,6 +56,10 @@ impl Dialect for Copilot {
             "userPromptSubmitted" => "UserPromptSubmit",
             "preToolUse" => "PreToolUse",
             "postToolUse" => "PostToolUse",
+            // A call that failed: its guard check closes here, not at a
+            // later hook (a user's `loop cancel` between would be taken
+            // for the call's).
+            "postToolUseFailure" => "PostToolUseFailure",
             // PascalCase registrations speak Claude Code's dialect.
             pascal if crate::hook::protocol::EventName::parse(pascal).is_some() => {
                 map.insert("hook_event_name".into(), json!(pascal));

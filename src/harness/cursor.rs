@@ -11,6 +11,8 @@
 //! - `preToolUse` and `beforeShellExecution`: `permission: "deny"` with
 //!   `agent_message` (to the agent) and `user_message`. Silence is the
 //!   only other answer: `allow` is never written.
+//! - `postToolUseFailure` (a call that failed, timed out or was refused)
+//!   closes the call's guard check as `postToolUse` does.
 //! - `postToolUse` takes `additional_context`; `afterFileEdit` and
 //!   `afterShellExecution` are fire-and-forget (the kernel still records
 //!   what the edit or the command did; the agent hears nothing).
@@ -84,6 +86,9 @@ impl Dialect for Cursor {
             "afterFileEdit" => ("PostToolUse", Some("Edit")),
             "preToolUse" => ("PreToolUse", None),
             "postToolUse" => ("PostToolUse", None),
+            // A call that failed or was refused (`failure_type`): its guard
+            // check closes here, not at a later hook.
+            "postToolUseFailure" => ("PostToolUseFailure", None),
             _ => return Ok(Reading::Inputs(Vec::new())),
         };
         map.insert("hook_event_name".into(), json!(name));

@@ -112,55 +112,139 @@ pub enum Taken {
 /// each file before it is returned, so a request is applied at most once.
 /// No inbox, no work: one `stat` when there is nothing.
 pub fn take(project: &Path) -> Vec<Taken> {
-    let dir = project.join(INBOX);
-    // A link in its place could point the removals below at the state
-    // root: only a real directory is an inbox.
-    if !std::fs::symlink_metadata(&dir).is_ok_and(|meta| meta.file_type().is_dir()) {
-        return Vec::new();
+    match Inbox::open(project) {
+        Some(inbox) => inbox.take_all(),
+        None => Vec::new(),
     }
-    let Ok(entries) = std::fs::read_dir(&dir) else {
-        return Vec::new();
-    };
-    let mut names: Vec<String> = entries
-        .filter_map(Result::ok)
-        .filter_map(|entry| entry.file_name().into_string().ok())
-        .filter(|name| name.ends_with(".json"))
-        .collect();
-    names.sort();
-    names.truncate(MAX_REQUESTS_PER_HOOK);
-    let mut taken = Vec::new();
-    for name in names {
-        let path = dir.join(&name);
-        let read = fsread::read_text(&path, MAX_REQUEST_BYTES, Links::Refuse);
-        if std::fs::remove_file(&path).is_err() {
-            // Another hook took it first.
-            continue;
+}
+
+/// The inbox folder, held open. Every read and removal goes through the
+/// folder that was opened, never through its path again: the path is the
+/// agent's to change, and a process of the agent's that swapped it for a
+/// link to the state root or `.claude` while a hook took requests made the
+/// hook (outside the sandbox) delete protected files there (attack finding
+/// A35-1).
+struct Inbox {
+    /// Where the opened folder is reached from now on: its descriptor's
+    /// entry under `/proc/self/fd` on Linux, which stays on that folder
+    /// whatever happens to its name.
+    dir: PathBuf,
+    /// Keeps the descriptor open.
+    _handle: Option<std::fs::File>,
+}
+
+impl Inbox {
+    /// Opens the inbox when it is a real folder (not a link to one).
+    fn open(project: &Path) -> Option<Inbox> {
+        let path = project.join(INBOX);
+        if !std::fs::symlink_metadata(&path).is_ok_and(|meta| meta.file_type().is_dir()) {
+            return None;
         }
-        let shown = crate::util::text::escape_controls(&name).into_owned();
-        let request = match read {
-            Ok(Some(text)) => serde_json::from_str::<Request>(&text)
-                .map_err(|error| format!("{shown}: not a request ({error})")),
-            Ok(None) => continue,
-            Err(error) => Err(format!(
-                "{shown}: {}",
-                crate::util::text::escape_controls(&error.to_string())
-            )),
-        };
-        taken.push(match request {
-            Ok(request) if agent_safe(&request.args) => Taken::Request(request),
-            Ok(request) => Taken::Refused(format!(
-                "{shown}: `ralph-hooks {}` is not a change the agent may ask for",
-                crate::util::text::escape_controls(&request.args.join(" "))
-            )),
-            Err(reason) => Taken::Refused(reason),
-        });
+        #[cfg(target_os = "linux")]
+        {
+            use std::os::unix::fs::OpenOptionsExt as _;
+            use std::os::unix::io::AsRawFd as _;
+            let handle = std::fs::OpenOptions::new()
+                .read(true)
+                .custom_flags(libc::O_DIRECTORY | libc::O_NOFOLLOW)
+                .open(&path)
+                .ok()?;
+            let dir = PathBuf::from(format!("/proc/self/fd/{}", handle.as_raw_fd()));
+            // Without /proc the folder cannot be held: no requests taken.
+            if !dir.is_dir() {
+                return None;
+            }
+            Some(Inbox {
+                dir,
+                _handle: Some(handle),
+            })
+        }
+        #[cfg(not(target_os = "linux"))]
+        {
+            Some(Inbox {
+                dir: path,
+                _handle: None,
+            })
+        }
     }
-    taken
+
+    fn take_all(&self) -> Vec<Taken> {
+        let Ok(entries) = std::fs::read_dir(&self.dir) else {
+            return Vec::new();
+        };
+        let mut names: Vec<String> = entries
+            .filter_map(Result::ok)
+            .filter_map(|entry| entry.file_name().into_string().ok())
+            .filter(|name| name.ends_with(".json"))
+            .collect();
+        names.sort();
+        names.truncate(MAX_REQUESTS_PER_HOOK);
+        let mut taken = Vec::new();
+        for name in names {
+            let path = self.dir.join(&name);
+            let read = fsread::read_text(&path, MAX_REQUEST_BYTES, Links::Refuse);
+            if std::fs::remove_file(&path).is_err() {
+                // Another hook took it first.
+                continue;
+            }
+            let shown = crate::util::text::escape_controls(&name).into_owned();
+            let request = match read {
+                Ok(Some(text)) => serde_json::from_str::<Request>(&text)
+                    .map_err(|error| format!("{shown}: not a request ({error})")),
+                Ok(None) => continue,
+                Err(error) => Err(format!(
+                    "{shown}: {}",
+                    crate::util::text::escape_controls(&error.to_string())
+                )),
+            };
+            taken.push(match request {
+                Ok(request) if agent_safe(&request.args) => Taken::Request(request),
+                Ok(request) => Taken::Refused(format!(
+                    "{shown}: `ralph-hooks {}` is not a change the agent may ask for",
+                    crate::util::text::escape_controls(&request.args.join(" "))
+                )),
+                Err(reason) => Taken::Refused(reason),
+            });
+        }
+        taken
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    // See: attack finding A35-1: the inbox swapped for a link to the state
+    // root while a hook took requests; the hook removed `sandbox.json`
+    // there. Once opened, the folder is held: the swap reaches nothing.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn an_inbox_swapped_for_a_link_while_taken_reaches_nothing_else() {
+        let root = std::env::temp_dir().join(format!("ralph-inbox-swap-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        let inbox = root.join(INBOX);
+        std::fs::create_dir_all(&inbox).unwrap();
+        let request = r#"{"args":["task","progress","half"]}"#;
+        std::fs::write(inbox.join("00.json"), request).unwrap();
+        let victim = root.join(".claude/orchestrator");
+        std::fs::create_dir_all(&victim).unwrap();
+        std::fs::write(victim.join("sandbox.json"), "{}").unwrap();
+        std::fs::write(victim.join("00.json"), "{}").unwrap();
+
+        let opened = Inbox::open(&root).unwrap();
+        // The agent's process swaps the folder for a link to the state root.
+        std::fs::rename(&inbox, root.join(".claude/moved-inbox")).unwrap();
+        std::os::unix::fs::symlink(&victim, &inbox).unwrap();
+        let taken = opened.take_all();
+
+        assert!(victim.join("sandbox.json").exists(), "sandbox.json removed");
+        assert!(victim.join("00.json").exists(), "a state file removed");
+        assert!(matches!(taken.as_slice(), [Taken::Request(r)] if r.args[0] == "task"));
+        assert!(!root.join(".claude/moved-inbox/00.json").exists());
+        // A link in the inbox's place is not opened at all.
+        assert!(Inbox::open(&root).is_none());
+        let _ = std::fs::remove_dir_all(&root);
+    }
 
     fn args(line: &str) -> Vec<String> {
         line.split_whitespace().map(String::from).collect()

@@ -21,10 +21,24 @@ use serde::{Deserialize, Serialize};
 
 use crate::util::confine::{self, Confinement};
 use crate::util::process::GroupChild;
-use crate::util::text::{fnv1a, tail_lines_of};
+use crate::util::text::{escape_controls_in_prose, fnv1a, tail_lines_of};
 
 /// Default time one check may take, as the issue asks.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(300);
+/// The time all of a loop's checks get in one Stop, together: under the
+/// 1800 s Claude Code gives the Stop hook as installed, leaving time for
+/// the diagnostics conditions. A check cut short by it fails (timed out).
+pub const STOP_CHECKS_BUDGET: Duration = Duration::from_secs(1500);
+
+/// [`STOP_CHECKS_BUDGET`], or less when `RALPH_HOOKS_STOP_CHECKS_SECS` says
+/// so (a hook registered with a shorter timeout; the tests). Never more.
+pub fn stop_checks_budget() -> Duration {
+    std::env::var("RALPH_HOOKS_STOP_CHECKS_SECS")
+        .ok()
+        .and_then(|value| value.trim().parse::<u64>().ok())
+        .map(Duration::from_secs)
+        .map_or(STOP_CHECKS_BUDGET, |wanted| wanted.min(STOP_CHECKS_BUDGET))
+}
 
 /// At most this many lines of a failing check go into the follow-up prompt.
 pub const TAIL_LINES: usize = 40;
@@ -64,6 +78,23 @@ impl CheckRun {
             (true, _) => format!("timed out after {} s", self.duration_ms / 1000),
             (false, Some(code)) => format!("exit {code}"),
             (false, None) => "killed by a signal".to_string(),
+        }
+    }
+}
+
+impl CheckRun {
+    /// A check the Stop had no time left for: failed, saying why (it is
+    /// not known to pass, so the loop does not end on it).
+    pub fn not_run(command: &str, why: &str) -> CheckRun {
+        CheckRun {
+            command: command.to_string(),
+            exit_code: None,
+            timed_out: true,
+            duration_ms: 0,
+            output_hash: String::new(),
+            output_sha256: String::new(),
+            tail: format!("[ralph-hooks: not run: {why}]"),
+            confined: false,
         }
     }
 }
@@ -204,7 +235,11 @@ pub fn run_in(
         .chars()
         .map(|c| if c.is_ascii_digit() { '#' } else { c })
         .collect();
-    let mut tail = tail_lines_of(&text, TAIL_LINES);
+    // The output is the project's code speaking (a check the agent may
+    // have written): its control characters are escaped before the tail
+    // reaches a Stop's reason, the session-start summary or a terminal
+    // (attack finding A35-4).
+    let mut tail = escape_controls_in_prose(&tail_lines_of(&text, TAIL_LINES)).into_owned();
     for path in absent {
         if path.symlink_metadata().is_ok() {
             let aside = moved_aside_name(path);
@@ -296,6 +331,25 @@ mod tests {
         .unwrap();
         assert_eq!(bad.exit_code, Some(3));
         assert_eq!(bad.tail, "out\nerr");
+    }
+
+    // See: attack finding A35-4: a check's ESC, OSC and bidi bytes reached
+    // the Stop's reason as they were.
+    #[test]
+    fn a_checks_control_characters_are_escaped_in_its_tail() {
+        let root = std::env::temp_dir();
+        let run = run(
+            &root,
+            r"printf '\033]0;OWNED\007\033[2J red\342\200\256x\rback\nnext\n'; exit 1",
+            Duration::from_secs(10),
+            &Walls::None,
+        )
+        .unwrap();
+        assert!(!run.tail.contains('\u{1b}'), "{:?}", run.tail);
+        assert!(!run.tail.contains('\u{7}'), "{:?}", run.tail);
+        assert!(!run.tail.contains('\r'), "{:?}", run.tail);
+        assert!(!run.tail.contains('\u{202e}'), "{:?}", run.tail);
+        assert!(run.tail.contains("\nnext"), "{:?}", run.tail);
     }
 
     fn git(dir: &Path, args: &[&str]) {

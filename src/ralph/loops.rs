@@ -250,6 +250,51 @@ pub fn record_start(ctx: &Ctx, id: &str, record: Value) -> anyhow::Result<()> {
     locked.save_json(&state)
 }
 
+/// What `loop pause` found.
+#[derive(Debug)]
+pub enum Paused {
+    /// The running loop is PAUSED now.
+    Now(Box<LoopState>),
+    /// Already paused (by the user, the guard or a usage limit): unchanged.
+    Already(Box<LoopState>),
+    /// No running or paused loop.
+    Nothing,
+}
+
+/// The user pauses the running loop from a terminal, as a "stop" prompt
+/// does: Stops let the session end, nothing is spent, and `loop resume`
+/// (or a prompt that asks to go on) runs it again.
+pub fn pause(ctx: &Ctx) -> anyhow::Result<Paused> {
+    let store = ctx.store();
+    if !store.exists(LOOP_FILE) {
+        return Ok(Paused::Nothing);
+    }
+    let locked = store.lock(LOOP_FILE)?;
+    let Some(mut state) = locked.load_json::<LoopState>()? else {
+        return Ok(Paused::Nothing);
+    };
+    if !state.is_active() {
+        return Ok(Paused::Nothing);
+    }
+    if !state.is_running() {
+        return Ok(Paused::Already(Box::new(state)));
+    }
+    let now = ctx.now();
+    state.status = LoopStatus::Paused;
+    state.paused_at = Some(now);
+    state.paused_by = None;
+    state.consecutive_blocks = 0;
+    state.updated_at = now;
+    locked.save_json(&state)?;
+    drop(locked);
+    let _ = ctx.log_event(
+        "loop_event",
+        ("loopId", &state.id),
+        json!({"event": "loop_paused", "iteration": state.iteration, "by": "cli"}),
+    );
+    Ok(Paused::Now(Box::new(state)))
+}
+
 /// Cancels the running or paused loop; `None` when there is none.
 pub fn cancel(ctx: &Ctx) -> anyhow::Result<Option<LoopState>> {
     let store = ctx.store();

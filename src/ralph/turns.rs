@@ -315,9 +315,15 @@ fn start_ticks(pid: u32) -> Option<u64> {
 
 /// Whether the process that opened `turn` still runs.
 fn still_running(turn: &Turn) -> bool {
+    alive(turn.pid, turn.start_ticks)
+}
+
+/// Whether process `pid`, started at `ticks` when that is known, still runs
+/// (a pid taken by a later process does not count).
+fn alive(pid: u32, ticks: Option<u64>) -> bool {
     #[cfg(target_os = "linux")]
     {
-        match (turn.start_ticks, start_ticks(turn.pid)) {
+        match (ticks, start_ticks(pid)) {
             (Some(then), Some(now)) => then == now,
             (None, Some(_)) => true,
             (_, None) => false,
@@ -325,8 +331,24 @@ fn still_running(turn: &Turn) -> bool {
     }
     #[cfg(not(target_os = "linux"))]
     {
+        let _ = ticks;
         // SAFETY: signal 0 only asks whether the pid exists.
-        unsafe { libc::kill(turn.pid as libc::pid_t, 0) == 0 }
+        unsafe { libc::kill(pid as libc::pid_t, 0) == 0 }
+    }
+}
+
+/// Whether a tool call of the Claude Code process `claude` is over, as far
+/// as the hooks can know: that process is gone, or the call's result
+/// (`id`) is in the session's transcript — Claude Code writes one for a
+/// call the user refused at the permission prompt or another hook denied,
+/// whose PostToolUse never comes.
+pub fn call_over(claude: (u32, Option<u64>), transcript: Option<&str>, id: Option<&str>) -> bool {
+    if !alive(claude.0, claude.1) {
+        return true;
+    }
+    match (transcript, id) {
+        (Some(transcript), Some(id)) => result_written(std::path::Path::new(transcript), id),
+        _ => false,
     }
 }
 

@@ -70,15 +70,19 @@ pub fn watch_dir(state_root: &Path) -> Option<PathBuf> {
     Some(base.join("ralph-hooks").join(format!("{hash:016x}")))
 }
 
-/// The state root with the links above it resolved, but not the root
-/// itself nor `.claude`: the folder must stay the same when a command swaps
-/// the state root (or `.claude`) for a link, and the same for a project
-/// reached through a linked path.
+/// The state root with the links above the project folder resolved, but
+/// not the project folder itself, `.claude` or the root: the folder must
+/// stay the same when a command swaps any of them for a link (the project
+/// folder moved away and a link to an empty folder put in its place:
+/// attack finding A35-3), and the same for a project reached through a
+/// linked path above it. (Claude Code names the project by its resolved
+/// path, as the CLI does from a terminal's working directory.)
 fn stable_root(state_root: &Path) -> PathBuf {
     let components: Vec<_> = state_root.components().collect();
     let split = components
         .iter()
         .position(|c| c.as_os_str() == ".claude")
+        .map(|at| at.saturating_sub(1))
         .unwrap_or(components.len().saturating_sub(1));
     let head: PathBuf = components[..split].iter().collect();
     let tail: PathBuf = components[split..].iter().collect();

@@ -296,6 +296,13 @@ fn common_subsequence(old: &[Option<Value>], new: &[Value]) -> Vec<(usize, usize
             pairs.push((i, j));
             i += 1;
             j += 1;
+        } else if table[i + 1][j + 1] == table[i][j] {
+            // Passing both costs no pair: they stand at the same place and
+            // are edited one into the other. Passing only one could pair
+            // the other with a later equal element and leave a new one to
+            // go in before a kept one, which cannot be written in place.
+            i += 1;
+            j += 1;
         } else if table[i + 1][j] >= table[i][j + 1] {
             i += 1;
         } else {
@@ -605,6 +612,20 @@ mod tests {
         // An element put between two others cannot be placed in the text.
         assert!(rewrite("[1, 3]", &json!([1, 2, 3])).is_none());
         round_trip("{\"a\": true, \"b\": 2}", |v| v["a"] = json!(false));
+    }
+
+    // Found by tests/settings_text.rs: an element changed in place next to
+    // an equal one (`[[], [], null]` with `null` added to the first) was
+    // paired with its neighbour, and the edit refused both ways.
+    #[test]
+    fn an_element_edited_beside_an_equal_one_goes_both_ways() {
+        let before = "{\n  \"a\": [\n    [],\n    [],\n    null\n  ]\n}\n";
+        let value: Value = serde_json::from_str(before).unwrap();
+        let mut after = value.clone();
+        after["a"][0] = serde_json::json!([null]);
+        let written = rewrite(before, &after).expect("added in place");
+        assert_eq!(serde_json::from_str::<Value>(&written).unwrap(), after);
+        assert_eq!(rewrite(&written, &value).as_deref(), Some(before));
     }
 
     #[test]

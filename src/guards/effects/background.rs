@@ -95,6 +95,29 @@ fn parse_stat(text: &str) -> Option<Stat> {
     })
 }
 
+/// Whether this process was detached, since `since_ticks`, from whatever
+/// started it: it, or an ancestor started at or after then, is a direct
+/// child of init — what `setsid -f`, `nohup … &` or a double fork leave
+/// behind a command. A terminal's shell hangs under the terminal, tmux or
+/// sshd, started earlier. Where `/proc` cannot say: `false`.
+pub fn detached_since(since_ticks: u64) -> bool {
+    let mut pid = std::process::id();
+    // A chain deeper than this is not a real one: stop reading.
+    for _ in 0..64 {
+        let Some(stat) = read_stat(pid) else {
+            return false;
+        };
+        if stat.start_ticks < since_ticks {
+            return false;
+        }
+        if stat.ppid <= 1 {
+            return true;
+        }
+        pid = stat.ppid;
+    }
+    false
+}
+
 /// Whether `proc` is still the process it was.
 pub fn alive(proc: &Proc) -> bool {
     read_stat(proc.pid).is_some_and(|stat| stat.start_ticks == proc.start_ticks && !stat.zombie)
