@@ -62,7 +62,12 @@ fn git(project: &Path, args: &[&str]) {
 /// hooks' config, Claude Code's settings and a committed source file.
 fn supervised(label: &str) -> TempDir {
     let dir = TempDir::new(label);
-    let project = dir.path();
+    supervise(dir.path());
+    dir
+}
+
+/// [`supervised`] in a folder of the caller's.
+fn supervise(project: &Path) {
     let state = project.join(".claude/orchestrator");
     std::fs::create_dir_all(state.join("tasks")).unwrap();
     std::fs::write(
@@ -88,7 +93,6 @@ fn supervised(label: &str) -> TempDir {
     git(project, &["init", "-q", "-b", "main"]);
     git(project, &["add", "src"]);
     git(project, &["commit", "-qm", "start"]);
-    dir
 }
 
 fn input(project: &Path, event: &str, id: &str, command: &str, stdout: &str) -> Vec<u8> {
@@ -1345,5 +1349,30 @@ fn a_project_folder_swapped_for_a_link_is_put_back() {
     assert!(kind.is_dir(), "the link stayed in the project's place");
     let status: Value = serde_json::from_str(&status.unwrap()).unwrap();
     assert_eq!(status["status"], "RUNNING");
+    assert!(context(&after).contains("put back"), "{after}");
+}
+
+// See: re-attack finding RA-2: the project's parent folder moved away and a
+// link to an empty folder put in its place; the guard's records were kept
+// by the resolved path, so the check found none and let the loop go.
+#[test]
+fn a_parent_folder_swapped_for_a_link_is_put_back() {
+    let outer = TempDir::new("swap-parent");
+    let project = outer.path().join("parent/proj");
+    std::fs::create_dir_all(&project).unwrap();
+    supervise(&project);
+    let empty = outer.path().join("empty");
+    std::fs::create_dir_all(empty.join("proj")).unwrap();
+    let command = format!(
+        "python3 -c \"import os; q=os.path.dirname(os.getcwd()); os.chdir('/'); os.rename(q, q + '-old'); os.symlink('{}', q)\"",
+        empty.display()
+    );
+    let (after, _) = call(&project, "toolu_swap_parent", &command);
+    let parent = outer.path().join("parent");
+    assert!(
+        std::fs::symlink_metadata(&parent).unwrap().is_dir(),
+        "the link stayed in the parent's place"
+    );
+    assert_eq!(loop_status(&project), "RUNNING");
     assert!(context(&after).contains("put back"), "{after}");
 }

@@ -229,4 +229,20 @@ fn a_tool_call_over_the_input_limit_is_refused_while_a_loop_runs() {
     );
     let answer = denied(&guard(project, Some("gemini"), &gemini));
     assert!(answer.contains("\"decision\":\"deny\""), "{answer}");
+    // Cursor names the project only in `workspace_roots`, and the hook may
+    // run anywhere (re-attack RA-5).
+    let cursor = json!({"conversation_id": "c1", "generation_id": "g1",
+                        "workspace_roots": [project], "hook_event_name": "preToolUse",
+                        "tool_name": "Write",
+                        "tool_input": {"file_path": project.join("big.txt"), "content": padding}});
+    let mut command = util::command("ralph-pre-tool-stop-guard", project);
+    command
+        .env_remove("CLAUDE_PROJECT_DIR")
+        .args(["--harness", "cursor"])
+        .current_dir("/");
+    let answer = denied(&util::run_with_stdin(
+        command,
+        cursor.to_string().as_bytes(),
+    ));
+    assert!(answer.contains("\"permission\":\"deny\""), "{answer}");
 }

@@ -110,3 +110,42 @@ proptest! {
         }
     }
 }
+
+/// The property's body for one input (the cases the property test found).
+fn round_trip_case(base: Value, style: u8, edits: Vec<(Vec<usize>, Value)>) {
+    let text = format(&base, style);
+    assert_eq!(rewrite(&text, &base), Some(text.clone()));
+    let mut after = base.clone();
+    for (path, added) in edits {
+        append(&mut after, &path, added);
+    }
+    let written = rewrite(&text, &after).expect("appending is always possible in place");
+    assert_eq!(serde_json::from_str::<Value>(&written).unwrap(), after);
+    let back = rewrite(&written, &base).expect("cutting is always possible in place");
+    assert_eq!(back, text);
+}
+
+// Found by the property above on CI (a random seed).
+#[test]
+fn found_cases_come_out_to_the_byte() {
+    round_trip_case(
+        serde_json::json!({"a": [[], [], null]}),
+        0,
+        vec![(
+            vec![6227351675079414012, 15033674484535505142, 0],
+            Value::Null,
+        )],
+    );
+    round_trip_case(
+        serde_json::json!({"a": null, "b": null, "c": [[]]}),
+        0,
+        vec![
+            (vec![12014471549944711748, 0], serde_json::json!([])),
+            (vec![], Value::Null),
+            (
+                vec![3010726139229599486, 16037510243149483232, 0],
+                Value::Null,
+            ),
+        ],
+    );
+}

@@ -3,7 +3,7 @@
 //! come back in the order the files were given.
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use ast_grep_config::{RuleConfig, Severity};
 use ast_grep_core::matcher::MatcherExt;
@@ -116,11 +116,34 @@ impl RuleSet {
 
     /// Scans files in parallel; one result per file, in the given order.
     pub fn scan_files(&self, files: &[PathBuf]) -> Vec<FileScan> {
+        let (results, _) = self.scan_files_until(files, &AtomicBool::new(false));
+        results
+            .into_iter()
+            .zip(files)
+            .map(|(scan, path)| {
+                scan.unwrap_or_else(|| FileScan {
+                    path: path.clone(),
+                    findings: Vec::new(),
+                    skipped: Some("the ast-grep scan failed on this file".into()),
+                })
+            })
+            .collect()
+    }
+
+    /// [`RuleSet::scan_files`] that takes no new file once `stop` is set:
+    /// `None` for a file not scanned (not reached, or the parser failed),
+    /// and whether it was stopped before the end.
+    pub fn scan_files_until(
+        &self,
+        files: &[PathBuf],
+        stop: &AtomicBool,
+    ) -> (Vec<Option<FileScan>>, bool) {
         let workers = std::thread::available_parallelism()
             .map(|n| n.get())
             .unwrap_or(1)
             .min(files.len().max(1));
         let next = AtomicUsize::new(0);
+        let stopped = AtomicBool::new(false);
         let mut results: Vec<Option<FileScan>> = vec![None; files.len()];
         std::thread::scope(|scope| {
             let handles: Vec<_> = (0..workers)
@@ -128,6 +151,10 @@ impl RuleSet {
                     scope.spawn(|| {
                         let mut done = Vec::new();
                         loop {
+                            if stop.load(Ordering::Relaxed) {
+                                stopped.store(true, Ordering::Relaxed);
+                                break;
+                            }
                             let index = next.fetch_add(1, Ordering::Relaxed);
                             let Some(path) = files.get(index) else {
                                 break;
@@ -147,17 +174,8 @@ impl RuleSet {
                 }
             }
         });
-        results
-            .into_iter()
-            .zip(files)
-            .map(|(scan, path)| {
-                scan.unwrap_or_else(|| FileScan {
-                    path: path.clone(),
-                    findings: Vec::new(),
-                    skipped: Some("the ast-grep scan failed on this file".into()),
-                })
-            })
-            .collect()
+        let stopped = stopped.load(Ordering::Relaxed) && results.iter().any(Option::is_none);
+        (results, stopped)
     }
 
     /// Scans one file from disk.

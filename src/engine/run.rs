@@ -22,7 +22,7 @@ use super::model::{Diag, Severity, diag_from_finding, utf16_to_char_column};
 use super::report::{FileReport, Item, Report, Status};
 use super::resolve::{self, Resolved};
 use super::settings::Settings;
-use crate::astgrep::{Finding, Lang, LoadOptions, RuleSet};
+use crate::astgrep::{FileScan, Finding, Lang, LoadOptions, RuleSet};
 use crate::hook::ctx::Ctx;
 use crate::lsp::batch::{BatchFile, FileAnswer};
 use crate::lsp::{LspError, ServerDiagnostic};
@@ -250,19 +250,23 @@ pub fn check_files(
     // a third more CPU than the two run one after the other (ty's idle
     // workers spin while they wait). At low priority the rules take the
     // cores a server leaves idle (pyright's single thread, a server's
-    // start-up) and otherwise run as the servers finish.
+    // start-up). Once the servers are done, the files not scanned yet are
+    // scanned here at the usual priority: on a machine busy with other
+    // work the low-priority threads could otherwise wait for seconds.
     let servers_started = Instant::now();
     let mut not_scanned: BTreeMap<PathBuf, String> = BTreeMap::new();
+    let stop = std::sync::atomic::AtomicBool::new(false);
     let (mut findings, answers, servers_ms, ast_grep_ms) = std::thread::scope(|scope| {
         let cache = servers.scan_cache();
-        let scan = rules.map(|rules| {
+        let stop = &stop;
+        let background = rules.map(|rules| {
+            let cache = cache.clone();
             scope.spawn(move || {
                 crate::util::priority::lower_this_thread();
-                let scanned = match &cache {
-                    Some(cache) => cache.scan(rules, files),
-                    None => rules.scan_files(files),
-                };
-                (scanned, servers_started.elapsed().as_millis() as u64)
+                match &cache {
+                    Some(cache) => cache.scan_until(rules, files, stop),
+                    None => rules.scan_files_until(files, stop).0,
+                }
             })
         });
         let answers = if jobs.is_empty() {
@@ -271,9 +275,30 @@ pub fn check_files(
             servers.check(jobs.clone(), deadline, progress)
         };
         let servers_ms = servers_started.elapsed().as_millis() as u64;
-        let (scanned, ast_grep_ms) = scan
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        let mut partial: Vec<Option<FileScan>> = background
             .and_then(|handle| handle.join().ok())
-            .unwrap_or_default();
+            .unwrap_or_else(|| vec![None; if rules.is_some() { files.len() } else { 0 }]);
+        if let Some(rules) = rules {
+            let rest: Vec<(usize, PathBuf)> = partial
+                .iter()
+                .enumerate()
+                .filter(|(_, scan)| scan.is_none())
+                .map(|(index, _)| (index, files[index].clone()))
+                .collect();
+            if !rest.is_empty() {
+                let paths: Vec<PathBuf> = rest.iter().map(|(_, path)| path.clone()).collect();
+                let scanned = match &cache {
+                    Some(cache) => cache.scan(rules, &paths),
+                    None => rules.scan_files(&paths),
+                };
+                for ((index, _), scan) in rest.into_iter().zip(scanned) {
+                    partial[index] = Some(scan);
+                }
+            }
+        }
+        let scanned: Vec<FileScan> = partial.into_iter().flatten().collect();
+        let ast_grep_ms = servers_started.elapsed().as_millis() as u64;
         let findings: BTreeMap<PathBuf, Vec<Finding>> = scanned
             .into_iter()
             .map(|scan| {

@@ -53,6 +53,27 @@ impl ScanCache {
     /// The rules' findings for `files`, in order: kept ones where the text
     /// and rules are unchanged, the others scanned (in parallel).
     pub fn scan(&self, rules: &RuleSet, files: &[PathBuf]) -> Vec<FileScan> {
+        self.scan_until(rules, files, &std::sync::atomic::AtomicBool::new(false))
+            .into_iter()
+            .zip(files)
+            .map(|(scan, path)| {
+                scan.unwrap_or_else(|| FileScan {
+                    path: path.clone(),
+                    findings: Vec::new(),
+                    skipped: Some("the ast-grep scan failed on this file".into()),
+                })
+            })
+            .collect()
+    }
+
+    /// [`ScanCache::scan`] that scans no new file once `stop` is set: `None`
+    /// for a file not scanned.
+    pub fn scan_until(
+        &self,
+        rules: &RuleSet,
+        files: &[PathBuf],
+        stop: &std::sync::atomic::AtomicBool,
+    ) -> Vec<Option<FileScan>> {
         let fingerprint = rules.fingerprint();
         let hashes: Vec<Option<u64>> = files
             .iter()
@@ -85,7 +106,8 @@ impl ScanCache {
             .filter(|(_, result)| result.is_none())
             .map(|(path, _)| path.clone())
             .collect();
-        let mut scanned = rules.scan_files(&missing).into_iter();
+        let (scanned, _) = rules.scan_files_until(&missing, stop);
+        let mut scanned = scanned.into_iter();
         if let Ok(mut kept) = self.files.lock() {
             if kept.len() + missing.len() > SCAN_CACHE_FILES {
                 kept.clear();
@@ -97,16 +119,18 @@ impl ScanCache {
                 let Some(scan) = scanned.next() else {
                     break;
                 };
-                if let (Some(hash), None) = (hash, &scan.skipped) {
+                if let (Some(hash), Some(scan)) = (hash, &scan)
+                    && scan.skipped.is_none()
+                {
                     kept.insert(
                         scan.path.clone(),
                         (fingerprint, *hash, scan.findings.clone()),
                     );
                 }
-                results[index] = Some(scan);
+                results[index] = scan;
             }
         }
-        results.into_iter().flatten().collect()
+        results
     }
 }
 

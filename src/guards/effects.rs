@@ -200,8 +200,8 @@ fn class_of(ctx: &Ctx, path: &Path, kind: Kind) -> Option<Class> {
 /// The folders whose being replaced (by a link, a file) would carry the
 /// protected files away: the tree roots and the folders above each
 /// protected path, inside the project or the home folder, the project
-/// folder itself included (moved away, a link in its place: attack finding
-/// A35-3).
+/// folder itself and the folders above it included (moved away, a link in
+/// its place: attack findings A35-3, RA-2).
 fn guarded_dirs(ctx: &Ctx, set: &ProtectedSet) -> Vec<(String, bool)> {
     let mut dirs: BTreeSet<PathBuf> = BTreeSet::new();
     let home = std::env::var_os("HOME").map(PathBuf::from);
@@ -221,6 +221,14 @@ fn guarded_dirs(ctx: &Ctx, set: &ProtectedSet) -> Vec<(String, bool)> {
             }
             dirs.insert(here.to_path_buf());
             dir = here.parent();
+        }
+    }
+    // The folders above the project too: one of them moved away with a link
+    // to a copy in its place carries the project off as well (re-attack
+    // RA-2). Not the filesystem's root.
+    for above in ctx.project_root.ancestors().skip(1) {
+        if above.parent().is_some() {
+            dirs.insert(above.to_path_buf());
         }
     }
     dirs.into_iter()
@@ -553,10 +561,12 @@ pub fn settle_calls_over(ctx: &Ctx) -> Vec<String> {
         ) {
             continue;
         }
-        // A CLI the call itself left running, detached from Claude Code
-        // (`setsid -f ralph-hooks loop cancel` beside a result it wrote
-        // into the transcript), is not the user's terminal.
-        if window.started_ticks.is_some_and(background::detached_since) {
+        // A CLI inside Claude Code (the agent's command, whatever it did to
+        // its environment or `turns.json`: re-attack RA-7), or one the call
+        // left running detached from it (`setsid -f ralph-hooks loop
+        // cancel` beside a result it wrote into the transcript, adopted by
+        // init or a subreaper above Claude Code: RA-1), is not the user's.
+        if !background::outside_the_call(claude, window.started_ticks) {
             continue;
         }
         match check_after(ctx, "", &watch, &path, Finish::Close, true) {
@@ -944,6 +954,37 @@ fn weakens(
     false
 }
 
+/// A folder on the way to `path`, a file of the project, that writing
+/// through would leave the project: the project folder or a folder above
+/// it that is a link (Claude Code names the project by its resolved path,
+/// so one there is a swap), or a link inside the project that leads out of
+/// it (`.claude` swapped for a link to the home folder's: re-attack
+/// RA-11, where putting the project's settings back overwrote the user's).
+/// Folders that do not exist are made again as real ones.
+fn link_on_the_way(ctx: &Ctx, path: &Path) -> Option<PathBuf> {
+    let root = ctx.project_root.as_path();
+    if !path.starts_with(root) {
+        return None;
+    }
+    for dir in path.ancestors().skip(1) {
+        let Ok(metadata) = std::fs::symlink_metadata(dir) else {
+            continue;
+        };
+        if !metadata.file_type().is_symlink() {
+            continue;
+        }
+        if dir.starts_with(root)
+            && dir != root
+            && let (Ok(target), Ok(real_root)) = (dir.canonicalize(), root.canonicalize())
+            && target.starts_with(&real_root)
+        {
+            continue;
+        }
+        return Some(dir.to_path_buf());
+    }
+    None
+}
+
 /// Puts `before` back at `path`: its bytes (or link), or, when it did not
 /// exist, the new file moved aside (kept for the user to see). State files
 /// go through the store's lock, so no hook's read-modify-write interleaves.
@@ -955,6 +996,12 @@ fn put_back(
     blobs: &Blobs,
 ) -> Result<(), String> {
     let result = (|| -> anyhow::Result<()> {
+        if let Some(link) = link_on_the_way(ctx, path) {
+            bail!(
+                "{} is a link now, and what it leads to is not written through it",
+                escape_controls(&link.to_string_lossy())
+            );
+        }
         if let Some(parent) = path.parent() {
             std::fs::create_dir_all(parent)
                 .with_context(|| format!("cannot create {}", parent.display()))?;
@@ -1213,4 +1260,47 @@ fn merge(first: HookOutput, second: HookOutput) -> HookOutput {
         out.hook_specific_output = Some(specific);
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    // See: re-attack finding RA-11: `.claude` swapped for a link to the home
+    // folder's by a background process; putting the project's settings back
+    // wrote through the link over the user's own.
+    #[test]
+    fn a_link_out_of_the_project_on_the_way_is_not_written_through() {
+        let base = std::env::temp_dir().join(format!("ralph-link-way-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&base);
+        let project = base.join("proj");
+        let home_claude = base.join("home/.claude");
+        std::fs::create_dir_all(project.join(".claude")).unwrap();
+        std::fs::create_dir_all(&home_claude).unwrap();
+        let ctx = Ctx::for_cli(Some(&project)).unwrap();
+        let settings = project.join(".claude/settings.json");
+        assert_eq!(link_on_the_way(&ctx, &settings), None);
+
+        std::fs::rename(project.join(".claude"), project.join(".claude-old")).unwrap();
+        std::os::unix::fs::symlink(&home_claude, project.join(".claude")).unwrap();
+        assert_eq!(
+            link_on_the_way(&ctx, &settings),
+            Some(project.join(".claude"))
+        );
+        let before = FileState::absent(Class::Config);
+        let blobs = Blobs::new(base.join("blobs"));
+        assert!(put_back(&ctx, &settings, &before, None, &blobs).is_err());
+
+        // A link that stays inside the project is written through.
+        std::fs::remove_file(project.join(".claude")).unwrap();
+        std::os::unix::fs::symlink(project.join(".claude-old"), project.join(".claude")).unwrap();
+        assert_eq!(link_on_the_way(&ctx, &settings), None);
+
+        // The project folder itself a link now.
+        std::fs::remove_file(project.join(".claude")).unwrap();
+        std::fs::rename(&project, base.join("proj-old")).unwrap();
+        std::os::unix::fs::symlink(base.join("home"), &project).unwrap();
+        assert_eq!(link_on_the_way(&ctx, &settings), Some(project.clone()));
+        let _ = std::fs::remove_dir_all(&base);
+    }
 }

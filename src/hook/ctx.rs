@@ -218,11 +218,14 @@ impl Ctx {
 /// start` uses the same state as the hooks. With the root found above the
 /// current directory, also a line saying which root and why.
 pub fn cli_project_root(project: Option<&Path>) -> anyhow::Result<(PathBuf, Option<String>)> {
+    // Resolved, as Claude Code names the project (the guard keeps its
+    // records by that name, links not resolved again: a user's
+    // `--project ~/link` must find them; re-attack finding RA-8).
     if let Some(dir) = project {
-        return Ok((dir.to_path_buf(), None));
+        return Ok((resolved(dir)?, None));
     }
     if let Some(dir) = env_nonempty("CLAUDE_PROJECT_DIR") {
-        return Ok((PathBuf::from(dir), None));
+        return Ok((resolved(Path::new(&dir))?, None));
     }
     let cwd = std::env::current_dir().context("cannot determine the current directory")?;
     let home = env_nonempty("HOME").map(PathBuf::from);
@@ -234,6 +237,20 @@ pub fn cli_project_root(project: Option<&Path>) -> anyhow::Result<(PathBuf, Opti
         )
     });
     Ok((root, note))
+}
+
+/// `dir` with its links resolved, or made absolute as it is when it does
+/// not exist (yet).
+fn resolved(dir: &Path) -> anyhow::Result<PathBuf> {
+    if let Ok(real) = dir.canonicalize() {
+        return Ok(real);
+    }
+    if dir.is_absolute() {
+        return Ok(dir.to_path_buf());
+    }
+    Ok(std::env::current_dir()
+        .context("cannot determine the current directory")?
+        .join(dir))
 }
 
 /// The project that `dir` is in, and why: the nearest folder at or above

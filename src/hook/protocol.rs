@@ -407,6 +407,8 @@ impl Head {
                 session_id: field("session_id"),
                 transcript_path: field("transcript_path"),
                 cwd: field("cwd"),
+                // Cursor names the project only here (re-attack RA-5).
+                ralph_project_dir: first_string_in(&head, "workspace_roots"),
                 ..Common::default()
             },
             hook_event_name: field("hook_event_name"),
@@ -421,6 +423,18 @@ fn string_field(text: &str, key: &str) -> Option<String> {
     let quoted = format!("\"{key}\"");
     let at = text.find(&quoted)? + quoted.len();
     let rest = text[at..].trim_start().strip_prefix(':')?.trim_start();
+    serde_json::Deserializer::from_str(rest)
+        .into_iter::<String>()
+        .next()?
+        .ok()
+}
+
+/// The first string of the JSON array after the first `"key":` in `text`.
+fn first_string_in(text: &str, key: &str) -> Option<String> {
+    let quoted = format!("\"{key}\"");
+    let at = text.find(&quoted)? + quoted.len();
+    let rest = text[at..].trim_start().strip_prefix(':')?.trim_start();
+    let rest = rest.strip_prefix('[')?.trim_start();
     serde_json::Deserializer::from_str(rest)
         .into_iter::<String>()
         .next()?

@@ -70,23 +70,36 @@ pub fn watch_dir(state_root: &Path) -> Option<PathBuf> {
     Some(base.join("ralph-hooks").join(format!("{hash:016x}")))
 }
 
-/// The state root with the links above the project folder resolved, but
-/// not the project folder itself, `.claude` or the root: the folder must
-/// stay the same when a command swaps any of them for a link (the project
-/// folder moved away and a link to an empty folder put in its place:
-/// attack finding A35-3), and the same for a project reached through a
-/// linked path above it. (Claude Code names the project by its resolved
-/// path, as the CLI does from a terminal's working directory.)
+/// The state root as it is named, links not resolved (only a relative
+/// name is made absolute): the folder must stay the same when a command
+/// swaps the state root, `.claude`, the project folder or any folder above
+/// it for a link (the project moved away and a link to a copy without the
+/// state put in its place: attack findings A35-3, RA-2). The hooks name the
+/// project as Claude Code does (`CLAUDE_PROJECT_DIR`, resolved when the
+/// session started), and the CLI resolves its own name for it the same way
+/// (see `hook::ctx::cli_project_root`).
 fn stable_root(state_root: &Path) -> PathBuf {
-    let components: Vec<_> = state_root.components().collect();
-    let split = components
-        .iter()
-        .position(|c| c.as_os_str() == ".claude")
-        .map(|at| at.saturating_sub(1))
-        .unwrap_or(components.len().saturating_sub(1));
-    let head: PathBuf = components[..split].iter().collect();
-    let tail: PathBuf = components[split..].iter().collect();
-    head.canonicalize().unwrap_or(head).join(tail)
+    if state_root.is_absolute() {
+        return lexically_normal(state_root);
+    }
+    state_root
+        .canonicalize()
+        .unwrap_or_else(|_| state_root.to_path_buf())
+}
+
+/// `path` with `.` and `..` taken out by the text alone.
+fn lexically_normal(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for component in path.components() {
+        match component {
+            std::path::Component::CurDir => {}
+            std::path::Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other),
+        }
+    }
+    out
 }
 
 /// Whether the guard watches the state root whose watch folder is `watch`.

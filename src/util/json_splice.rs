@@ -196,60 +196,17 @@ fn diff(text: &str, node: &Node, new: &Value, style: &Style, edits: &mut Vec<Edi
             let old: Vec<Option<Value>> = elements.iter().map(|e| parse_value(text, e)).collect();
             // Old elements kept as they are, in order (a longest common
             // subsequence); between two of them, old and new elements are
-            // paired in order and edited, the rest cut or added.
+            // paired in order and edited, the rest cut or added. When that
+            // would put a new element before a kept one (which cannot be
+            // written in place), elements are paired by position instead:
+            // each edited where it stands, the surplus cut or appended.
+            let mark = edits.len();
             let pairs = common_subsequence(&old, wanted);
-            let mut keep = vec![false; elements.len()];
-            let mut anchors: Vec<(Option<usize>, Option<usize>)> = Vec::new();
-            let mut prev = (0usize, 0usize);
-            for &(i, j) in pairs
-                .iter()
-                .chain(std::iter::once(&(elements.len(), wanted.len())))
-            {
-                let olds: Vec<usize> = (prev.0..i).collect();
-                let news: Vec<usize> = (prev.1..j).collect();
-                let paired = olds.len().min(news.len());
-                for k in 0..paired {
-                    keep[olds[k]] = true;
-                    diff(text, &elements[olds[k]], &wanted[news[k]], style, edits)?;
-                }
-                for &extra in &news[paired..] {
-                    anchors.push((None, Some(extra)));
-                }
-                if i < elements.len() {
-                    keep[i] = true;
-                }
-                prev = (i + 1, j + 1);
+            if diff_array(text, node, elements, wanted, &pairs, style, edits).is_some() {
+                return Some(());
             }
-            let spans: Vec<(usize, usize)> = elements.iter().map(|e| (e.start, e.end)).collect();
-            cut(text, node, &spans, &keep, edits);
-            let added: Vec<usize> = anchors.iter().filter_map(|(_, new)| *new).collect();
-            if !added.is_empty() {
-                // Only appending is supported in place: new elements must
-                // all come after every kept one.
-                let kept_count = keep.iter().filter(|k| **k).count();
-                if added.iter().any(|&j| j < kept_count) {
-                    return None;
-                }
-                let last_kept = elements
-                    .iter()
-                    .zip(&keep)
-                    .rev()
-                    .find(|(_, keep)| **keep)
-                    .map(|(element, _)| element.end);
-                let items: Vec<(String, &Value)> =
-                    added.iter().map(|&j| (String::new(), &wanted[j])).collect();
-                append(
-                    text,
-                    node,
-                    &spans,
-                    kept_count > 0,
-                    last_kept,
-                    &items,
-                    style,
-                    edits,
-                )?;
-            }
-            Some(())
+            edits.truncate(mark);
+            diff_array(text, node, elements, wanted, &[], style, edits)
         }
         _ => {
             let indent = line_indent(text, node.start).to_string();
@@ -266,6 +223,73 @@ fn diff(text: &str, node: &Node, new: &Value, style: &Style, edits: &mut Vec<Edi
             Some(())
         }
     }
+}
+
+/// An array's elements edited into `wanted` with `pairs` (old index, new
+/// index) kept as they are: `None` when that needs a new element before a
+/// kept one.
+#[allow(clippy::too_many_arguments)]
+fn diff_array(
+    text: &str,
+    node: &Node,
+    elements: &[Node],
+    wanted: &[Value],
+    pairs: &[(usize, usize)],
+    style: &Style,
+    edits: &mut Vec<Edit>,
+) -> Option<()> {
+    let mut keep = vec![false; elements.len()];
+    let mut anchors: Vec<(Option<usize>, Option<usize>)> = Vec::new();
+    let mut prev = (0usize, 0usize);
+    for &(i, j) in pairs
+        .iter()
+        .chain(std::iter::once(&(elements.len(), wanted.len())))
+    {
+        let olds: Vec<usize> = (prev.0..i).collect();
+        let news: Vec<usize> = (prev.1..j).collect();
+        let paired = olds.len().min(news.len());
+        for k in 0..paired {
+            keep[olds[k]] = true;
+            diff(text, &elements[olds[k]], &wanted[news[k]], style, edits)?;
+        }
+        for &extra in &news[paired..] {
+            anchors.push((None, Some(extra)));
+        }
+        if i < elements.len() {
+            keep[i] = true;
+        }
+        prev = (i + 1, j + 1);
+    }
+    let spans: Vec<(usize, usize)> = elements.iter().map(|e| (e.start, e.end)).collect();
+    cut(text, node, &spans, &keep, edits);
+    let added: Vec<usize> = anchors.iter().filter_map(|(_, new)| *new).collect();
+    if !added.is_empty() {
+        // Only appending is supported in place: new elements must
+        // all come after every kept one.
+        let kept_count = keep.iter().filter(|k| **k).count();
+        if added.iter().any(|&j| j < kept_count) {
+            return None;
+        }
+        let last_kept = elements
+            .iter()
+            .zip(&keep)
+            .rev()
+            .find(|(_, keep)| **keep)
+            .map(|(element, _)| element.end);
+        let items: Vec<(String, &Value)> =
+            added.iter().map(|&j| (String::new(), &wanted[j])).collect();
+        append(
+            text,
+            node,
+            &spans,
+            kept_count > 0,
+            last_kept,
+            &items,
+            style,
+            edits,
+        )?;
+    }
+    Some(())
 }
 
 /// Whether the value sits on a line with other values (a one-line container).
@@ -609,8 +633,12 @@ mod tests {
             rewrite("{\"a\": [1, 2, 3, 4]}", &json!({"a": [1, 3]})).unwrap(),
             "{\"a\": [1, 3]}"
         );
-        // An element put between two others cannot be placed in the text.
-        assert!(rewrite("[1, 3]", &json!([1, 2, 3])).is_none());
+        // An element put between two others: the elements after it are
+        // edited by position and the last one appended.
+        assert_eq!(
+            rewrite("[1, 3]", &json!([1, 2, 3])).as_deref(),
+            Some("[1, 2, 3]")
+        );
         round_trip("{\"a\": true, \"b\": 2}", |v| v["a"] = json!(false));
     }
 

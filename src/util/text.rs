@@ -65,9 +65,40 @@ fn is_bidi_control(c: char) -> bool {
     )
 }
 
+/// Characters that draw nothing but are read (zero-width spaces and
+/// joiners, the word joiner and invisible operators, the byte order mark,
+/// soft hyphen, fillers, interlinear annotation marks, Unicode tags, which
+/// spell text only a model sees): a reader cannot see what they carry.
+fn is_invisible_format(c: char) -> bool {
+    matches!(
+        c,
+        '\u{ad}'
+            | '\u{34f}'
+            | '\u{115f}'
+            | '\u{1160}'
+            | '\u{17b4}'
+            | '\u{17b5}'
+            | '\u{180b}'..='\u{180f}'
+            | '\u{200b}'..='\u{200d}'
+            | '\u{2060}'..='\u{2064}'
+            | '\u{206a}'..='\u{206f}'
+            | '\u{3164}'
+            | '\u{feff}'
+            | '\u{ffa0}'
+            | '\u{fff9}'..='\u{fffb}'
+            | '\u{1d173}'..='\u{1d17a}'
+            | '\u{e0000}'..='\u{e007f}'
+    )
+}
+
 fn escape_unless(text: &str, kept: impl Fn(char) -> bool) -> std::borrow::Cow<'_, str> {
     let unsafe_char = |c: char| {
-        !kept(c) && (c.is_control() || c == '\u{2028}' || c == '\u{2029}' || is_bidi_control(c))
+        !kept(c)
+            && (c.is_control()
+                || c == '\u{2028}'
+                || c == '\u{2029}'
+                || is_bidi_control(c)
+                || is_invisible_format(c))
     };
     if !text.chars().any(unsafe_char) {
         return std::borrow::Cow::Borrowed(text);
@@ -104,6 +135,19 @@ mod tests {
             escape_controls("a\r\t\u{1b}[31m\u{7f}\u{85}\u{2028}"),
             "a\\r\\t\\u{1b}[31m\\u{7f}\\u{85}\\u{2028}"
         );
+    }
+
+    // See: re-attack finding RA-3: zero-width and tag characters in a
+    // check's output reached the Stop's reason as they were.
+    #[test]
+    fn invisible_format_characters_are_escaped() {
+        let hidden = "ok\u{200b}\u{200d}\u{2060}\u{feff}\u{ad}\u{e0041}\u{e0069}\u{fff9}\u{3164}";
+        let shown = escape_controls_in_prose(hidden);
+        assert_eq!(
+            shown,
+            "ok\\u{200b}\\u{200d}\\u{2060}\\u{feff}\\u{ad}\\u{e0041}\\u{e0069}\\u{fff9}\\u{3164}"
+        );
+        assert_eq!(escape_controls_in_prose("größe 名前 é ✓"), "größe 名前 é ✓");
     }
 
     #[test]

@@ -95,19 +95,41 @@ fn parse_stat(text: &str) -> Option<Stat> {
     })
 }
 
-/// Whether this process was detached, since `since_ticks`, from whatever
-/// started it: it, or an ancestor started at or after then, is a direct
-/// child of init — what `setsid -f`, `nohup … &` or a double fork leave
-/// behind a command. A terminal's shell hangs under the terminal, tmux or
-/// sshd, started earlier. Where `/proc` cannot say: `false`.
-pub fn detached_since(since_ticks: u64) -> bool {
-    let mut pid = std::process::id();
+/// Whether this process is the user's own (a terminal's, a script's), not
+/// one a Bash call of the Claude Code process `claude` (pid, start time)
+/// started: that Claude Code process is not among its ancestors, and no
+/// process on its chain that started at or after `since_ticks` (when the
+/// call began) hangs under init or under an ancestor of Claude Code above
+/// its parent — where a call's orphans go: init, a subreaper such as
+/// `systemd --user`, a tmux or screen server Claude Code runs under
+/// (`setsid -f`, `nohup … &`, `tmux run-shell`). A terminal's shell hangs
+/// under the terminal, started earlier; a script that runs `claude -p` and
+/// then the CLI is Claude Code's parent. When `/proc` cannot say: `false`,
+/// so nothing the call may have done is taken for the user's.
+pub fn outside_the_call(claude: (u32, Option<u64>), since_ticks: Option<u64>) -> bool {
+    let mut adopters: Vec<u32> = vec![1];
+    // Claude Code's own parent is where the user's script or shell runs the
+    // CLI from; the ancestors above it are where orphans are handed.
+    let parent = read_stat(claude.0).map(|stat| stat.ppid);
+    let mut up = parent.and_then(read_stat).map(|stat| stat.ppid);
     // A chain deeper than this is not a real one: stop reading.
+    for _ in 0..64 {
+        let Some(pid) = up.filter(|pid| *pid > 1) else {
+            break;
+        };
+        adopters.push(pid);
+        up = read_stat(pid).map(|stat| stat.ppid);
+    }
+    let mut pid = std::process::id();
     for _ in 0..64 {
         let Some(stat) = read_stat(pid) else {
             return false;
         };
-        if stat.start_ticks < since_ticks {
+        if pid == claude.0 && claude.1.is_none_or(|ticks| ticks == stat.start_ticks) {
+            return false;
+        }
+        let started_since = since_ticks.is_some_and(|since| stat.start_ticks >= since);
+        if started_since && adopters.contains(&stat.ppid) {
             return false;
         }
         if stat.ppid <= 1 {
