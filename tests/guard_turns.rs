@@ -457,6 +457,40 @@ fn append_row(transcript: &Path, row: Value) {
     writeln!(file, "{row}").unwrap();
 }
 
+/// A failing loop, a turn of the session open, and its Bash call `id` past
+/// the guard's PreToolUse: the session, and its transcript.
+fn turn_with_a_call(temp: &TempDir, id: &str) -> (Claude, PathBuf) {
+    let project = temp.path();
+    start_failing_loop(project);
+    let mut claude = Claude::start(project, &project.join(".test-claude"), &[]);
+    claude.prompt(project, "fix the failing test");
+    let transcript = project.join(".test-claude/transcript.jsonl");
+    append_row(
+        &transcript,
+        json!({"type": "user", "message": {"content": "fix it"}}),
+    );
+    claude.hook(
+        "ralph-pre-tool-stop-guard",
+        &pre_call(project, &transcript, id),
+    );
+    (claude, transcript)
+}
+
+/// The row Claude Code writes for the result of the call `id` (a refusal
+/// is one too).
+fn result_row(id: &str, content: &str) -> Value {
+    json!({"type": "user", "message": {"role": "user", "content": [{"type": "tool_result",
+           "tool_use_id": id, "is_error": true, "content": content}]}})
+}
+
+/// The session's PostToolUse of the Bash call `id`.
+fn post_call(project: &Path, transcript: &Path, id: &str) -> Value {
+    json!({"hook_event_name": "PostToolUse", "session_id": SESSION, "cwd": project,
+           "transcript_path": transcript, "tool_name": "Bash", "tool_use_id": id,
+           "tool_input": {"command": "make test"},
+           "tool_response": {"stdout": "", "stderr": "", "interrupted": false}})
+}
+
 /// The session's PreToolUse of a Bash call `id`, its transcript named.
 fn pre_call(project: &Path, transcript: &Path, id: &str) -> Value {
     json!({"hook_event_name": "PreToolUse", "session_id": SESSION, "cwd": project,
@@ -473,23 +507,13 @@ fn pre_call(project: &Path, transcript: &Path, id: &str) -> Value {
 fn a_cancel_from_the_terminal_after_a_refused_call_stands() {
     let temp = TempDir::new("turns-refused-call");
     let project = temp.path();
-    start_failing_loop(project);
-    let mut claude = Claude::start(project, &temp.path().join(".test-claude"), &[]);
-    claude.prompt(project, "fix the failing test");
-    let transcript = temp.path().join(".test-claude/transcript.jsonl");
+    let (mut claude, transcript) = turn_with_a_call(&temp, "toolu_refused");
     append_row(
         &transcript,
-        json!({"type": "user", "message": {"content": "fix it"}}),
-    );
-    claude.hook(
-        "ralph-pre-tool-stop-guard",
-        &pre_call(project, &transcript, "toolu_refused"),
-    );
-    append_row(
-        &transcript,
-        json!({"type": "user", "message": {"role": "user", "content": [{"type": "tool_result",
-               "tool_use_id": "toolu_refused", "is_error": true,
-               "content": "The user doesn't want to proceed with this tool use."}]}}),
+        result_row(
+            "toolu_refused",
+            "The user doesn't want to proceed with this tool use.",
+        ),
     );
     cli(project, &["loop", "cancel"]);
     assert_eq!(status(project), "CANCELLED");
@@ -509,18 +533,7 @@ fn a_cancel_from_the_terminal_after_a_refused_call_stands() {
 fn the_agents_cancel_after_a_refused_call_is_put_back() {
     let temp = TempDir::new("turns-refused-agent");
     let project = temp.path();
-    start_failing_loop(project);
-    let mut claude = Claude::start(project, &temp.path().join(".test-claude"), &[]);
-    claude.prompt(project, "fix the failing test");
-    let transcript = temp.path().join(".test-claude/transcript.jsonl");
-    append_row(
-        &transcript,
-        json!({"type": "user", "message": {"content": "fix it"}}),
-    );
-    claude.hook(
-        "ralph-pre-tool-stop-guard",
-        &pre_call(project, &transcript, "toolu_running"),
-    );
+    let (mut claude, transcript) = turn_with_a_call(&temp, "toolu_running");
     // Still running (no result): the terminal's cancel is the call's to
     // answer for, as before.
     cli(project, &["loop", "cancel"]);
@@ -535,11 +548,7 @@ fn the_agents_cancel_after_a_refused_call_is_put_back() {
         "ralph-pre-tool-stop-guard",
         &pre_call(project, &transcript, "toolu_refused2"),
     );
-    append_row(
-        &transcript,
-        json!({"type": "user", "message": {"role": "user", "content": [{"type": "tool_result",
-               "tool_use_id": "toolu_refused2", "is_error": true, "content": "refused"}]}}),
-    );
+    append_row(&transcript, result_row("toolu_refused2", "refused"));
     claude.bash("ralph-hooks loop cancel");
     claude.prompt(project, "go on");
     assert_eq!(status(project), "RUNNING", "the agent's cancel stood");
@@ -554,20 +563,8 @@ fn the_agents_cancel_after_a_refused_call_is_put_back() {
 fn a_detached_cancel_beside_a_made_up_result_is_put_back() {
     let temp = TempDir::new("turns-detached-cancel");
     let project = temp.path();
-    start_failing_loop(project);
-    let mut claude = Claude::start(project, &temp.path().join(".test-claude"), &[]);
-    claude.prompt(project, "fix the failing test");
-    let transcript = temp.path().join(".test-claude/transcript.jsonl");
-    append_row(
-        &transcript,
-        json!({"type": "user", "message": {"content": "fix it"}}),
-    );
-    claude.hook(
-        "ralph-pre-tool-stop-guard",
-        &pre_call(project, &transcript, "toolu_own"),
-    );
-    let row = json!({"type": "user", "message": {"role": "user", "content": [{"type": "tool_result",
-                     "tool_use_id": "toolu_own", "content": "ok"}]}});
+    let (mut claude, transcript) = turn_with_a_call(&temp, "toolu_own");
+    let row = result_row("toolu_own", "ok");
     claude.bash(&format!(
         "echo '{row}' >> '{}'; setsid -f ralph-hooks loop cancel > /dev/null 2>&1 < /dev/null; \
          for i in $(seq 300); do grep -q CANCELLED .claude/orchestrator/loop.json && break; sleep 0.1; done",
@@ -580,10 +577,7 @@ fn a_detached_cancel_beside_a_made_up_result_is_put_back() {
     );
     claude.hook(
         "ralph-post-tool-lsp-diagnostic",
-        &json!({"hook_event_name": "PostToolUse", "session_id": SESSION, "cwd": project,
-                "transcript_path": transcript, "tool_name": "Bash", "tool_use_id": "toolu_own",
-                "tool_input": {"command": "make test"},
-                "tool_response": {"stdout": "", "stderr": "", "interrupted": false}}),
+        &post_call(project, &transcript, "toolu_own"),
     );
     assert_eq!(status(project), "RUNNING", "the detached cancel stood");
     claude.exit();
@@ -598,20 +592,8 @@ fn a_detached_cancel_beside_a_made_up_result_is_put_back() {
 fn the_agents_own_cancel_is_not_the_users_whatever_it_erased() {
     let temp = TempDir::new("turns-own-cancel");
     let project = temp.path();
-    start_failing_loop(project);
-    let mut claude = Claude::start(project, &temp.path().join(".test-claude"), &[]);
-    claude.prompt(project, "fix the failing test");
-    let transcript = temp.path().join(".test-claude/transcript.jsonl");
-    append_row(
-        &transcript,
-        json!({"type": "user", "message": {"content": "fix it"}}),
-    );
-    claude.hook(
-        "ralph-pre-tool-stop-guard",
-        &pre_call(project, &transcript, "toolu_inside"),
-    );
-    let row = json!({"type": "user", "message": {"role": "user", "content": [{"type": "tool_result",
-                     "tool_use_id": "toolu_inside", "content": "ok"}]}});
+    let (mut claude, transcript) = turn_with_a_call(&temp, "toolu_inside");
+    let row = result_row("toolu_inside", "ok");
     claude.bash(&format!(
         "rm -f .claude/orchestrator/turns.json; echo '{row}' >> '{}'; \
          env -u CLAUDE_PID -u CLAUDECODE -u CLAUDE_CODE_SESSION_ID ralph-hooks loop cancel",
@@ -619,10 +601,7 @@ fn the_agents_own_cancel_is_not_the_users_whatever_it_erased() {
     ));
     claude.hook(
         "ralph-post-tool-lsp-diagnostic",
-        &json!({"hook_event_name": "PostToolUse", "session_id": SESSION, "cwd": project,
-                "transcript_path": transcript, "tool_name": "Bash", "tool_use_id": "toolu_inside",
-                "tool_input": {"command": "make test"},
-                "tool_response": {"stdout": "", "stderr": "", "interrupted": false}}),
+        &post_call(project, &transcript, "toolu_inside"),
     );
     assert_eq!(status(project), "RUNNING", "the agent's cancel stood");
     claude.exit();

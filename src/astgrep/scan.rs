@@ -72,6 +72,24 @@ pub struct FileScan {
     pub skipped: Option<String>,
 }
 
+impl FileScan {
+    /// `results` of a scan of `files` (`None`: not scanned) with each file
+    /// not scanned said to have failed: the parser crate panicked on it.
+    pub fn or_failed(results: Vec<Option<FileScan>>, files: &[PathBuf]) -> Vec<FileScan> {
+        results
+            .into_iter()
+            .zip(files)
+            .map(|(scan, path)| {
+                scan.unwrap_or_else(|| FileScan {
+                    path: path.clone(),
+                    findings: Vec::new(),
+                    skipped: Some("the ast-grep scan failed on this file".into()),
+                })
+            })
+            .collect()
+    }
+}
+
 impl RuleSet {
     /// The findings in one text, as if it were the file at `path` (its
     /// extension picks the language; rule `files`/`ignores` globs see it).
@@ -117,17 +135,7 @@ impl RuleSet {
     /// Scans files in parallel; one result per file, in the given order.
     pub fn scan_files(&self, files: &[PathBuf]) -> Vec<FileScan> {
         let (results, _) = self.scan_files_until(files, &AtomicBool::new(false));
-        results
-            .into_iter()
-            .zip(files)
-            .map(|(scan, path)| {
-                scan.unwrap_or_else(|| FileScan {
-                    path: path.clone(),
-                    findings: Vec::new(),
-                    skipped: Some("the ast-grep scan failed on this file".into()),
-                })
-            })
-            .collect()
+        FileScan::or_failed(results, files)
     }
 
     /// [`RuleSet::scan_files`] that takes no new file once `stop` is set:

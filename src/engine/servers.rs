@@ -53,17 +53,8 @@ impl ScanCache {
     /// The rules' findings for `files`, in order: kept ones where the text
     /// and rules are unchanged, the others scanned (in parallel).
     pub fn scan(&self, rules: &RuleSet, files: &[PathBuf]) -> Vec<FileScan> {
-        self.scan_until(rules, files, &std::sync::atomic::AtomicBool::new(false))
-            .into_iter()
-            .zip(files)
-            .map(|(scan, path)| {
-                scan.unwrap_or_else(|| FileScan {
-                    path: path.clone(),
-                    findings: Vec::new(),
-                    skipped: Some("the ast-grep scan failed on this file".into()),
-                })
-            })
-            .collect()
+        let results = self.scan_until(rules, files, &std::sync::atomic::AtomicBool::new(false));
+        FileScan::or_failed(results, files)
     }
 
     /// [`ScanCache::scan`] that scans no new file once `stop` is set: `None`

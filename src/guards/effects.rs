@@ -141,6 +141,29 @@ fn window_path(watch: &Path, tool: &ToolInput) -> PathBuf {
         .join(format!("{:016x}.json", fnv1a(id.as_bytes())))
 }
 
+/// The open windows' files, oldest name first (none when the folder is
+/// missing: no unattended work).
+fn window_files(watch: &Path) -> Vec<PathBuf> {
+    let Ok(entries) = std::fs::read_dir(watch.join("windows")) else {
+        return Vec::new();
+    };
+    let mut files: Vec<PathBuf> = entries
+        .filter_map(|e| e.ok())
+        .map(|e| e.path())
+        .filter(|path| path.extension().is_some_and(|ext| ext == "json"))
+        .collect();
+    files.sort();
+    files
+}
+
+/// What the user is told when a check owed for an earlier call fails.
+fn owed_check_failed(error: &anyhow::Error) -> String {
+    let line = shown(&format!(
+        "cannot check what an earlier command did (its own check never ran): {error:#}"
+    ));
+    format!("{NAME}: {line}")
+}
+
 fn write_json(path: &Path, value: &impl Serialize) -> anyhow::Result<()> {
     let text = serde_json::to_vec(value).context("cannot encode a snapshot")?;
     let temp = path.with_extension(format!("tmp-{}", std::process::id()));
@@ -467,18 +490,12 @@ enum Finish {
 /// exists only while the agent works unattended.
 pub fn make_up(ctx: &Ctx, own: Option<&ToolInput>, over: bool) -> Option<Told> {
     let watch = journal::watch_dir(&ctx.state_root)?;
-    let entries = std::fs::read_dir(watch.join("windows")).ok()?;
     let own = own.map(|tool| window_path(&watch, tool));
-    let mut pending: Vec<PathBuf> = entries
-        .filter_map(|e| e.ok())
-        .map(|e| e.path())
-        .filter(|path| path.extension().is_some_and(|ext| ext == "json"))
-        .filter(|path| own.as_ref() != Some(path))
-        .collect();
+    let mut pending = window_files(&watch);
+    pending.retain(|path| own.as_ref() != Some(path));
     if pending.is_empty() {
         return None;
     }
-    pending.sort();
     let finish = if over { Finish::Close } else { Finish::Keep };
     let mut told = Told::default();
     for path in pending {
@@ -489,11 +506,9 @@ pub fn make_up(ctx: &Ctx, own: Option<&ToolInput>, over: bool) -> Option<Told> {
             }
             Ok(None) => {}
             Err(error) => {
-                let line = shown(&format!(
-                    "cannot check what an earlier command did (its own check never ran): {error:#}"
-                ));
-                eprintln!("{NAME}: {line}");
-                told.for_user.push(format!("{NAME}: {line}"));
+                let line = owed_check_failed(&error);
+                eprintln!("{line}");
+                told.for_user.push(line);
             }
         }
     }
@@ -508,11 +523,7 @@ pub fn make_up(ctx: &Ctx, own: Option<&ToolInput>, over: bool) -> Option<Told> {
 /// asked only when there is a snapshot to close.
 pub fn make_up_at_turn_end(ctx: &Ctx) -> Option<Told> {
     let watch = journal::watch_dir(&ctx.state_root)?;
-    let any_open = std::fs::read_dir(watch.join("windows"))
-        .ok()?
-        .filter_map(|e| e.ok())
-        .any(|e| e.path().extension().is_some_and(|ext| ext == "json"));
-    if !any_open {
+    if window_files(&watch).is_empty() {
         return None;
     }
     let over = crate::ralph::turns::caller(ctx) != crate::ralph::turns::Caller::AgentCommand;
@@ -534,18 +545,10 @@ pub fn settle_calls_over(ctx: &Ctx) -> Vec<String> {
     let Some(watch) = journal::watch_dir(&ctx.state_root) else {
         return Vec::new();
     };
-    let Ok(entries) = std::fs::read_dir(watch.join("windows")) else {
-        return Vec::new();
-    };
-    let mut open: Vec<PathBuf> = entries
-        .filter_map(|e| e.ok())
-        .map(|e| e.path())
-        .filter(|path| path.extension().is_some_and(|ext| ext == "json"))
-        .collect();
+    let open = window_files(&watch);
     if open.is_empty() || crate::ralph::turns::shape(ctx) != crate::ralph::turns::Caller::Outside {
         return Vec::new();
     }
-    open.sort();
     let mut lines = Vec::new();
     for path in open {
         let Some(window) = read_json::<Window>(&path) else {
@@ -572,12 +575,7 @@ pub fn settle_calls_over(ctx: &Ctx) -> Vec<String> {
         match check_after(ctx, "", &watch, &path, Finish::Close, true) {
             Ok(Some(told)) => lines.extend(told.for_user),
             Ok(None) => {}
-            Err(error) => lines.push(format!(
-                "{NAME}: {}",
-                shown(&format!(
-                    "cannot check what an earlier command did (its own check never ran): {error:#}"
-                ))
-            )),
+            Err(error) => lines.push(owed_check_failed(&error)),
         }
     }
     lines
@@ -697,12 +695,9 @@ fn failed_put_backs(ctx: &Ctx, window: &Window, changes: &[Change]) -> Vec<pendi
 }
 
 fn open_windows(watch: &Path) -> Vec<Manifest> {
-    let Ok(entries) = std::fs::read_dir(watch.join("windows")) else {
-        return Vec::new();
-    };
-    entries
-        .filter_map(|e| e.ok())
-        .filter_map(|e| read_json::<Window>(&e.path()))
+    window_files(watch)
+        .iter()
+        .filter_map(|path| read_json::<Window>(path))
         .map(|window| window.manifest)
         .collect()
 }

@@ -381,11 +381,9 @@ fn check_late(ctx: &Ctx) -> Option<Outcome> {
 /// A late write landing meanwhile is caught there too.
 fn bash_call_open(watch: &Path) -> bool {
     let now = super::now_ms();
-    std::fs::read_dir(watch.join("windows")).is_ok_and(|entries| {
-        entries.filter_map(|e| e.ok()).any(|entry| {
-            super::read_json::<super::Window>(&entry.path())
-                .is_some_and(|w| now.saturating_sub(w.started_ms) < super::STALE_WINDOW_MS)
-        })
+    super::window_files(watch).iter().any(|path| {
+        super::read_json::<super::Window>(path)
+            .is_some_and(|w| now.saturating_sub(w.started_ms) < super::STALE_WINDOW_MS)
     })
 }
 
