@@ -8,6 +8,9 @@
 //! - `empty-then-real`: publishes `[]` first and the real list 150 ms later,
 //!   without versions (typescript-language-server);
 //! - `pull-only`: advertises `diagnosticProvider` and never publishes;
+//!   each pull's answer carries a `resultId` naming its diagnostics, and a
+//!   pull whose `previousResultId` names the same is answered "unchanged"
+//!   (and logged as `unchanged URI` with `--log-file`);
 //! - `server-requests`: before publishing it asks `workspace/configuration`,
 //!   `window/workDoneProgress/create` (with a string id) and
 //!   `client/registerCapability`, and publishes only once all three are
@@ -142,11 +145,25 @@ fn main() {
                         .to_string();
                     let text = documents::text(&uri);
                     let items = diagnostics_for(&text, &settings);
-                    send(
-                        &mut output,
-                        Response::new_ok(request.id, json!({"kind": "full", "items": items}))
-                            .into(),
-                    );
+                    // A result id names these very diagnostics, as ty's
+                    // does: a pull that names the same id is answered
+                    // "unchanged" (and logged, so tests see it happen).
+                    let result_id = format!("{:x}", fnv1a(items.to_string().as_bytes()));
+                    let report = if request.params["previousResultId"].as_str()
+                        == Some(result_id.as_str())
+                    {
+                        if let Some(log) = &options.log_file {
+                            let _ = std::fs::OpenOptions::new()
+                                .create(true)
+                                .append(true)
+                                .open(log)
+                                .and_then(|mut file| writeln!(file, "unchanged {uri}"));
+                        }
+                        json!({"kind": "unchanged", "resultId": result_id})
+                    } else {
+                        json!({"kind": "full", "items": items, "resultId": result_id})
+                    };
+                    send(&mut output, Response::new_ok(request.id, report).into());
                 } else {
                     send(
                         &mut output,
@@ -1079,4 +1096,11 @@ mod stale_rename {
         let path = PathBuf::from(uri.strip_prefix("file://").unwrap_or(uri));
         path.canonicalize().unwrap_or(path)
     }
+}
+
+/// FNV-1a, for result ids.
+fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |hash, byte| {
+        (hash ^ u64::from(*byte)).wrapping_mul(0x0100_0000_01b3)
+    })
 }

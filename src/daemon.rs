@@ -14,7 +14,8 @@
 //!   the files outside the walk it reads are [`crate::engine::deps`].
 //! - [`wire`]: the JSON-lines protocol and its handshake; [`paths`]: socket
 //!   and locks; [`record`]: `daemon.json`, `servers.json`, the log;
-//!   [`procs`]: RSS and leftover process groups from /proc;
+//!   [`procs`]: RSS and leftover process groups from /proc; [`heap`]:
+//!   the allocator's freed memory given back;
 //!   [`config`]: the `daemon` config section.
 //!
 //! Configuration and behaviour are described in docs/engine.md, "Warm
@@ -29,6 +30,7 @@ pub mod checks;
 pub mod config;
 pub mod detect;
 pub mod fresh;
+pub mod heap;
 pub mod paths;
 pub mod procs;
 pub mod record;

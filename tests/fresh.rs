@@ -907,3 +907,83 @@ fn refs_with_pyright_warm_see_a_file_the_shell_only_changed() {
     );
     assert_eq!(warm, cold, "warm vs cold\n{}", project.log());
 }
+
+/// A warm pull server is asked with the result id of what it said last:
+/// after one file changed outside the hooks, the files whose diagnostics
+/// did not change come back "unchanged" (not in full), and the report
+/// still carries their errors, from what the daemon kept; the changed
+/// file's new error is there too, as a cold check has it.
+#[test]
+fn a_warm_pull_server_answers_unchanged_files_by_result_id() {
+    let project = Project::new("fresh-result-ids");
+    let root = project.path();
+    let log = root.join("fake.log");
+    util::write_fake_lsp_json(
+        root,
+        &["--mode", "pull-only", "--log-file", log.to_str().unwrap()],
+    );
+    write(root, "a.fake", "ok\nERROR: kept\n");
+    write(root, "b.fake", "ok\n");
+    write(root, "c.fake", "WARN: kept too\n");
+    let first = project.errors(true);
+    assert_eq!(first.len(), 1, "{first:?}");
+    let log_text = || std::fs::read_to_string(&log).unwrap_or_default();
+    assert!(!log_text().contains("unchanged"), "{}", log_text());
+
+    shell(root, "printf 'ok\\nERROR: new\\n' > b.fake");
+    let warm = project.errors(true);
+    assert_eq!(
+        warm,
+        project.errors(false),
+        "warm vs cold\n{}",
+        project.log()
+    );
+    assert!(
+        warm.iter()
+            .any(|(file, line, _)| file == "a.fake" && *line == 2)
+            && warm
+                .iter()
+                .any(|(file, line, _)| file == "b.fake" && *line == 2),
+        "{warm:?}"
+    );
+    let unchanged: Vec<String> = log_text()
+        .lines()
+        .filter_map(|line| line.strip_prefix("unchanged "))
+        .map(|uri| uri.rsplit('/').next().unwrap_or_default().to_string())
+        .collect();
+    assert!(unchanged.contains(&"a.fake".to_string()), "{unchanged:?}");
+    assert!(!unchanged.contains(&"b.fake".to_string()), "{unchanged:?}");
+}
+
+/// A warm server that has said nothing for longer than a check's silence
+/// limit, because nobody asked it anything, is not hung: a project check
+/// after an outside change asks it and gets its answer (it was stopped as
+/// hung at once, every file inconclusive, when a warm ty was asked after
+/// two idle minutes).
+#[test]
+fn a_server_idle_longer_than_the_silence_limit_is_asked_not_stopped() {
+    let project = Project::new("fresh-idle-server");
+    let root = project.path();
+    write(
+        root,
+        ".claude/ralph-hooks.json",
+        &json!({
+            "diagnostics": {"timeout_ms": 1_500, "ast_grep": false},
+            "daemon": {"start_timeout_ms": 60_000},
+        })
+        .to_string(),
+    );
+    util::write_fake_lsp_json(root, &["--mode", "pull-only"]);
+    write(root, "a.fake", "ERROR: one\n");
+    write(root, "b.fake", "ok\n");
+    assert_eq!(project.errors(true).len(), 1);
+    std::thread::sleep(std::time::Duration::from_millis(2_500));
+    shell(root, "printf 'ERROR: two\\n' > b.fake");
+    // `errors` fails on an inconclusive file.
+    assert_eq!(project.errors(true).len(), 2, "{}", project.log());
+    assert!(
+        !project.log().contains("failed a check"),
+        "{}",
+        project.log()
+    );
+}

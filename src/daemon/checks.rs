@@ -139,10 +139,22 @@ impl Servers for WorkerServers {
             .iter()
             .map(|job| {
                 job.cli.is_some_and(|cli| {
-                    let to_server = cli.rechecks_on_server()
-                        && !cache.is_current(job)
-                        && self.server_knows_project(job)
-                        && !server_slower(&cache, job);
+                    let changed = cli.rechecks_on_server() && !cache.is_current(job);
+                    let knows = changed && self.server_knows_project(job);
+                    let slower = knows && server_slower(&cache, job);
+                    let to_server = knows && !slower;
+                    if changed && !to_server && cache.run_time(job).is_some() {
+                        self.host.log(&format!(
+                            "{}: the project changed since its command line ran; the command line checks its {} file(s) again ({})",
+                            job.launch.name,
+                            job.files.len(),
+                            if slower {
+                                "its server re-checked more slowly"
+                            } else {
+                                "its server has not checked the whole project as it is configured now"
+                            }
+                        ));
+                    }
                     if to_server {
                         self.host.log(&format!(
                             "{}: the project changed since its command line ran; asking its server about its {} file(s), as it has checked the whole project",

@@ -312,6 +312,7 @@ impl Shared {
 /// starts the servers the project used before. Returns quietly when another
 /// daemon holds the state root.
 pub fn run(ctx: &Ctx, prestart: bool) -> anyhow::Result<()> {
+    super::heap::limit_arenas();
     let paths = Paths::new(&ctx.state_root);
     let store = Store::new(ctx.state_root.clone());
     let Some(_life) = wait_for_life_lock(&paths)? else {
@@ -398,6 +399,8 @@ fn main_loop(shared: &Arc<Shared>, socket_identity: (u64, u64), ctx: &Ctx) -> St
     let confined = crate::hook::ctx::server_confinement(project, &ctx.state_root).is_some();
     let mut config_stamp = modified(&config_path);
     let mut last_memory_check = Instant::now();
+    let mut requests_seen = 0;
+    let mut worked_before = false;
     loop {
         std::thread::sleep(TICK);
         if SIGNALLED.load(Ordering::SeqCst) {
@@ -426,6 +429,18 @@ fn main_loop(shared: &Arc<Shared>, socket_identity: (u64, u64), ctx: &Ctx) -> St
         }
         if last_memory_check.elapsed() >= MEMORY_CHECK {
             last_memory_check = Instant::now();
+            // What the work freed goes back before it is counted: while
+            // requests come or run or servers check, and once after (each
+            // trim walks the heap; an idle daemon does not).
+            let requests = shared.requests.load(Ordering::SeqCst);
+            let working = requests != requests_seen
+                || shared.connections.load(Ordering::SeqCst) > 0
+                || any_server_busy(shared);
+            requests_seen = requests;
+            if working || worked_before {
+                super::heap::give_back();
+            }
+            worked_before = working;
             enforce_memory_ceiling(shared);
         }
         let exit_idle = shared.config().exit_idle();
@@ -447,6 +462,14 @@ fn live_server_count(shared: &Shared) -> usize {
         .count()
 }
 
+fn any_server_busy(shared: &Shared) -> bool {
+    let registry = shared.lock_registry();
+    registry
+        .workers
+        .values()
+        .any(|handle| handle.info.lock().is_ok_and(|info| info.busy))
+}
+
 fn no_live_servers(shared: &Shared) -> bool {
     let registry = shared.lock_registry();
     registry.workers.values().all(|handle| {
@@ -460,7 +483,11 @@ fn no_live_servers(shared: &Shared) -> bool {
 
 /// Above the ceiling, the least recently used server that is not busy is
 /// shut down — one per check, so the memory can settle; the last server is
-/// kept (it is the one in use).
+/// kept (it is the one in use). A server that has checked the whole project
+/// goes last: it took that server a pass over every file (37 s on ~1,800
+/// files for ty) to become the one a re-check after changes asks, while
+/// the others are back in a second; shutting it first turned every re-check
+/// after a change into the checker's command line plus a new pass.
 fn enforce_memory_ceiling(shared: &Arc<Shared>) {
     let limit_mb = shared.config().memory_limit_mb;
     // With fewer than two servers there is nothing to choose from: the one
@@ -469,30 +496,47 @@ fn enforce_memory_ceiling(shared: &Arc<Shared>) {
         return;
     }
     let table = procs::table();
-    let total_kib = procs::tree_rss_kib(&table, std::process::id());
+    // The daemon and its servers, not a checker's command line it runs for
+    // a project check: that ends with the check (`ty check` over ~1,800
+    // files held 600 MB for a few seconds), while the server shut down for
+    // it had taken a pass over every file to know the project.
+    let server_pids: Vec<u32> = {
+        let registry = shared.lock_registry();
+        registry
+            .workers
+            .values()
+            .filter_map(|handle| handle.info.lock().ok()?.pid)
+            .collect()
+    };
+    let total_kib = procs::rss_kib(&table, std::process::id())
+        + server_pids
+            .iter()
+            .map(|pid| procs::tree_rss_kib(&table, *pid))
+            .sum::<u64>();
     if total_kib <= limit_mb * 1024 {
         return;
     }
     let victim = {
         let mut registry = shared.lock_registry();
-        let live: Vec<(Key, Instant, bool, u32)> = registry
+        let live: Vec<(Key, Candidate, u32)> = registry
             .workers
             .iter()
             .filter_map(|(key, handle)| {
                 let info = handle.info.lock().ok()?;
-                Some((key.clone(), info.last_used, info.busy, info.pid?))
+                let candidate = Candidate {
+                    busy: info.busy,
+                    knows_project: info.knows_project(None),
+                    open_files: info.open_files,
+                    last_used: info.last_used,
+                };
+                Some((key.clone(), candidate, info.pid?))
             })
             .collect();
-        if live.len() < 2 {
-            return;
-        }
-        let Some((key, _, _, pid)) = live
-            .into_iter()
-            .filter(|(_, _, busy, _)| !busy)
-            .min_by_key(|(_, last_used, _, _)| *last_used)
-        else {
+        let candidates: Vec<Candidate> = live.iter().map(|(_, c, _)| *c).collect();
+        let Some(index) = eviction_victim(&candidates) else {
             return;
         };
+        let (key, _, pid) = live[index].clone();
         registry
             .workers
             .remove(&key)
@@ -510,6 +554,47 @@ fn enforce_memory_ceiling(shared: &Arc<Shared>) {
         let (done, _ignored) = mpsc::channel();
         let _ = handle.sender.send(Job::Shutdown { reason, done });
     }
+}
+
+/// What the memory ceiling weighs of a running server.
+#[derive(Debug, Clone, Copy)]
+struct Candidate {
+    busy: bool,
+    knows_project: bool,
+    /// The documents it holds: what a server that knows the project would
+    /// have to read and check again.
+    open_files: usize,
+    last_used: Instant,
+}
+
+/// Which of the running servers the memory ceiling shuts down: none of
+/// fewer than two, never a busy one; those that have not checked the whole
+/// project before those that have, and of those the one that knows fewer
+/// files (a nested root's 2 files before the project's 1,800); then the
+/// least recently used. A server that knows its project is not shut down
+/// while another is busy: that one may be cheaper to lose once it is done
+/// (the nested roots' servers a check had just started were busy when the
+/// project's ty, idle between two checks, was shut down for them).
+fn eviction_victim(servers: &[Candidate]) -> Option<usize> {
+    if servers.len() < 2 {
+        return None;
+    }
+    let (index, victim) = servers
+        .iter()
+        .enumerate()
+        .filter(|(_, server)| !server.busy)
+        .min_by_key(|(_, server)| {
+            let rebuild = if server.knows_project {
+                server.open_files
+            } else {
+                0
+            };
+            (server.knows_project, rebuild, server.last_used)
+        })?;
+    if victim.knows_project && servers.iter().any(|server| server.busy) {
+        return None;
+    }
+    Some(index)
 }
 
 fn shutdown(shared: &Arc<Shared>, reason: &str, socket_identity: (u64, u64)) {
@@ -867,4 +952,58 @@ fn late_error(deadline_ms: u64) -> WireError {
         after: Duration::from_millis(deadline_ms),
         detail: String::new(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn server(busy: bool, knows_project: bool, used_secs_ago: u64) -> Candidate {
+        Candidate {
+            busy,
+            knows_project,
+            open_files: 10,
+            last_used: Instant::now() - Duration::from_secs(used_secs_ago),
+        }
+    }
+
+    #[test]
+    fn the_least_recently_used_idle_server_goes() {
+        let servers = [server(false, false, 5), server(false, false, 50)];
+        assert_eq!(eviction_victim(&servers), Some(1));
+        let servers = [server(false, false, 5), server(true, false, 50)];
+        assert_eq!(eviction_victim(&servers), Some(0));
+    }
+
+    #[test]
+    fn a_server_that_knows_the_project_goes_last() {
+        // The big ty that checked ~1,800 files was used a moment before the
+        // small ones a check started for nested roots.
+        let servers = [
+            server(false, true, 60),
+            server(false, false, 1),
+            server(false, false, 2),
+        ];
+        assert_eq!(eviction_victim(&servers), Some(2));
+        // ... and not while another is busy (it may be the cheaper loss).
+        let servers = [server(false, true, 60), server(true, false, 1)];
+        assert_eq!(eviction_victim(&servers), None);
+        let servers = [server(false, true, 60), server(false, false, 1)];
+        assert_eq!(eviction_victim(&servers), Some(1));
+        // Of those that know their project, the one with fewer files (a
+        // nested root's), however recently used.
+        let mut big = server(false, true, 60);
+        big.open_files = 1_767;
+        let mut nested = server(false, true, 1);
+        nested.open_files = 2;
+        assert_eq!(eviction_victim(&[big, nested]), Some(1));
+    }
+
+    #[test]
+    fn the_only_server_stays() {
+        assert_eq!(eviction_victim(&[server(false, false, 99)]), None);
+        assert_eq!(eviction_victim(&[]), None);
+        let all_busy = [server(true, false, 9), server(true, true, 9)];
+        assert_eq!(eviction_victim(&all_busy), None);
+    }
 }

