@@ -987,3 +987,68 @@ fn a_server_idle_longer_than_the_silence_limit_is_asked_not_stopped() {
         project.log()
     );
 }
+
+/// clangd answers for a file from the headers it included when it built
+/// that file's preamble: after a header changed (by the shell, or by
+/// Claude's own edit through the post-edit hook), warm `check` and the
+/// loop's Stop report what a cold check does (engine attack E-13: a false
+/// "no problems" and a loop COMPLETED over an `#error`).
+#[test]
+fn clangd_warm_sees_a_header_changed_by_the_shell_or_an_edit() {
+    if util::require_tool("clangd", "the clangd header freshness test").is_none() {
+        return;
+    }
+    let project = Project::new("fresh-clangd-header");
+    let root = project.path();
+    write(root, "compile_flags.txt", "-std=c11\n");
+    write(root, "cfg.h", "#define VAL 1\n");
+    write(
+        root,
+        "m.c",
+        "#include \"cfg.h\"\n#if VAL == 2\n#error boom\n#endif\nint main(void) { return 0; }\n",
+    );
+    assert!(project.errors(true).is_empty());
+    assert!(project.errors(true).is_empty());
+
+    shell(root, "sed -i 's/VAL 1/VAL 2/' cfg.h");
+    let warm = project.errors(true);
+    assert!(
+        warm.iter()
+            .any(|(file, line, _)| file == "m.c" && *line == 3),
+        "warm after the shell's edit: {warm:?}\n{}",
+        project.log()
+    );
+    assert_eq!(warm, project.errors(false), "warm vs cold");
+
+    // Back, through Claude's own edit of the header; then the loop's Stop.
+    shell(root, "sed -i 's/VAL 2/VAL 1/' cfg.h");
+    assert!(project.errors(true).is_empty(), "{}", project.log());
+    let started = project.cli(
+        &[
+            "loop",
+            "start",
+            "--check",
+            "true",
+            "--diagnostics",
+            "project",
+            "x",
+        ],
+        true,
+    );
+    assert!(
+        started.status.success(),
+        "{}",
+        String::from_utf8_lossy(&started.stderr)
+    );
+    shell(root, "sed -i 's/VAL 1/VAL 2/' cfg.h");
+    project.write_through_hook("cfg.h");
+    let (decision, stderr) = project.stop();
+    assert_eq!(
+        decision["decision"],
+        "block",
+        "{decision}\n{stderr}\n{}",
+        project.log()
+    );
+    let reason = decision["reason"].as_str().unwrap_or_default();
+    assert!(reason.contains("m.c:3"), "{reason}");
+}

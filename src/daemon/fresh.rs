@@ -137,6 +137,39 @@ pub struct DiskChanges {
     pub deleted: Vec<PathBuf>,
     /// Configuration files created, changed or deleted.
     pub configs: Vec<PathBuf>,
+    /// C and C++ headers created, changed or deleted — by anyone, the
+    /// job's own edit too (filled in by the worker, see [`c_headers`]).
+    pub headers: Vec<PathBuf>,
+}
+
+/// Header extensions of C and C++.
+const C_HEADERS: &[&str] = &["h", "hh", "hpp", "hxx", "h++", "inc", "ipp", "tpp"];
+
+/// The C/C++ headers among `paths`, for a server of `extensions` that
+/// checks C or C++. Such a server answers for a file from a preamble built
+/// from the headers it included: clangd, told of a changed header (or sent
+/// its new text), went on answering for the files that include it from the
+/// old preamble (engine attack E-13: a false "no problems", a loop
+/// completed over an `#error`). Only a fresh server is sure to read them.
+pub fn c_headers(extensions: &[String], paths: &[&PathBuf]) -> Vec<PathBuf> {
+    let checks_c = extensions.iter().any(|ext| {
+        matches!(
+            ext.trim_start_matches('.'),
+            "c" | "cc" | "cpp" | "cxx" | "c++"
+        )
+    });
+    if !checks_c {
+        return Vec::new();
+    }
+    paths
+        .iter()
+        .filter(|path| {
+            path.extension()
+                .and_then(|ext| ext.to_str())
+                .is_some_and(|ext| C_HEADERS.contains(&ext.to_ascii_lowercase().as_str()))
+        })
+        .map(|path| (*path).clone())
+        .collect()
 }
 
 impl DiskChanges {
@@ -235,6 +268,12 @@ impl DiskView {
         self.deps.clear();
         self.json_files.clear();
         self.walked = false;
+    }
+
+    /// The C/C++ headers among `paths` when this is a C/C++ server's view
+    /// (see [`c_headers`]).
+    pub fn c_headers(&self, paths: &[&PathBuf]) -> Vec<PathBuf> {
+        c_headers(&self.extensions, paths)
     }
 
     /// How many source files the last walk saw.

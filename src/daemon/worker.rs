@@ -723,8 +723,18 @@ impl Worker {
             CreatedOrDeleted::RestartForQueries if self.narrowed_files => files_came_or_went,
             CreatedOrDeleted::RestartForQueries => query && self.told_of_files,
         };
-        if changes.configs.is_empty() && !restart_for_files {
+        if changes.configs.is_empty() && !restart_for_files && changes.headers.is_empty() {
             return Ok(true);
+        }
+        if changes.configs.is_empty() && !changes.headers.is_empty() {
+            self.host.log(&format!(
+                "{}: a header changed on the disk ({}), which the files including it are answered from: restarting it",
+                self.key.0,
+                relative_names(&changes.headers, &self.key.1).join(", ")
+            ));
+            self.drop_client(self.host.config().shutdown_grace());
+            self.start(launch, fingerprint, startup)?;
+            return Ok(false);
         }
         if changes.configs.is_empty() {
             self.host.log(&format!(
@@ -736,20 +746,10 @@ impl Worker {
             self.start(launch, fingerprint, startup)?;
             return Ok(false);
         }
-        let names: Vec<String> = changes
-            .configs
-            .iter()
-            .map(|path| {
-                path.strip_prefix(&self.key.1)
-                    .unwrap_or(path)
-                    .display()
-                    .to_string()
-            })
-            .collect();
         self.host.log(&format!(
             "{}: its configuration changed on the disk ({}): restarting it",
             self.key.0,
-            names.join(", ")
+            relative_names(&changes.configs, &self.key.1).join(", ")
         ));
         self.drop_client(self.host.config().shutdown_grace());
         self.start(launch, fingerprint, startup)?;
@@ -771,6 +771,13 @@ impl Worker {
         };
         let walked_at = Instant::now();
         let mut changes = disk.refresh();
+        let touched: Vec<&PathBuf> = changes
+            .created
+            .iter()
+            .chain(&changes.changed)
+            .chain(&changes.deleted)
+            .collect();
+        changes.headers = disk.c_headers(&touched);
         // The job's own files go to the server with the job: not news.
         let given: Vec<PathBuf> = given.iter().map(|path| uri::comparable(path)).collect();
         changes.changed.retain(|path| !given.contains(path));
@@ -785,7 +792,7 @@ impl Worker {
             disk.len(),
             walked_at.elapsed().as_millis()
         ));
-        if !changes.configs.is_empty() {
+        if !changes.configs.is_empty() || !changes.headers.is_empty() {
             return changes;
         }
         for path in &changes.changed {
@@ -1250,4 +1257,17 @@ impl Worker {
             change(&mut info);
         }
     }
+}
+
+/// `paths` relative to `root`, for the log.
+fn relative_names(paths: &[PathBuf], root: &Path) -> Vec<String> {
+    paths
+        .iter()
+        .map(|path| {
+            path.strip_prefix(root)
+                .unwrap_or(path)
+                .display()
+                .to_string()
+        })
+        .collect()
 }
