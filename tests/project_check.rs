@@ -666,3 +666,64 @@ fn ruff_lints_beside_pyright_in_check_and_the_loop_and_can_be_turned_off() {
     );
     assert_eq!(report["files"][0]["server"], "pyright", "{report:#}");
 }
+
+/// Settings a project hands a server in `.lsp.json` are what `check`
+/// answers with too, not only the post-edit hook: a checker configured
+/// there is asked itself, not its command line, which would not read them
+/// (engine attack E-22: ruff's `select` obeyed by the hook, not by `check`;
+/// E-23: a ty rule ignored warm and reported cold).
+#[test]
+fn settings_given_in_lsp_json_hold_for_check_as_for_the_hook() {
+    if util::require_tool("ruff", "the ruff settings check test").is_none() {
+        return;
+    }
+    let dir = TempDir::new("check-ruff-settings");
+    util::write_hook_config(dir.path(), json!({"diagnostics": {"timeout_ms": 60_000}}));
+    std::fs::write(
+        dir.path().join("r.py"),
+        "import sys\nimport os\nx = f\"a\"\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join(".lsp.json"),
+        json!({
+            "ruff": {"initializationOptions": {"settings": {"lint": {"select": ["F401"]}}}},
+            "pyright": {"disabled": true}, "ty": {"disabled": true},
+            "basedpyright": {"disabled": true}, "pyrefly": {"disabled": true},
+        })
+        .to_string(),
+    )
+    .unwrap();
+    let output = cli(dir.path(), &["check", "--json"]);
+    let report: Value = serde_json::from_str(&stdout(&output)).unwrap();
+    let codes: Vec<&str> = report["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|file| file["diagnostics"].as_array().unwrap())
+        .filter(|diag| diag["source"] == "Ruff")
+        .filter_map(|diag| diag["code"].as_str())
+        .collect();
+    assert_eq!(codes, ["F401", "F401"], "{report:#}");
+
+    if util::require_tool("ty", "the ty settings check test").is_none() {
+        return;
+    }
+    std::fs::write(dir.path().join("pyproject.toml"), "[tool.ty]\n").unwrap();
+    std::fs::write(dir.path().join("a.py"), "x: int = \"s\"\n").unwrap();
+    let ignore = json!({"configuration": {"rules": {"invalid-assignment": "ignore"}}});
+    std::fs::write(
+        dir.path().join(".lsp.json"),
+        json!({
+            "ty": {"initializationOptions": ignore, "settings": ignore},
+            "ruff": {"disabled": true}, "pyright": {"disabled": true},
+            "basedpyright": {"disabled": true}, "pyrefly": {"disabled": true},
+        })
+        .to_string(),
+    )
+    .unwrap();
+    let output = cli(dir.path(), &["check", "--json", "a.py"]);
+    let report: Value = serde_json::from_str(&stdout(&output)).unwrap();
+    assert_eq!(report["files"][0]["server"], "ty", "{report:#}");
+    assert_eq!(report["summary"]["errors"], 0, "{report:#}");
+}

@@ -262,6 +262,20 @@ impl ServerDef {
     }
 
     fn apply(&mut self, config: &ServerConfig, origin: Origin) {
+        // The command line answers a project check in the server's place
+        // only for a server configured as it is: settings or options handed
+        // to the server, or another program, are not what `ty check` or
+        // `ruff check` would read (engine attack E-22/E-23: ruff's select
+        // obeyed by the hook and not by `check`; a ty rule ignored warm and
+        // reported cold).
+        if config.command.is_some()
+            || config.args.is_some()
+            || config.env.is_some()
+            || config.initialization_options.is_some()
+            || config.settings.is_some()
+        {
+            self.batch_cli = None;
+        }
         if let Some(command) = &config.command {
             self.command = command.clone();
         }
