@@ -341,3 +341,76 @@ fn a_files_first_commit_made_by_the_same_command_is_reported() {
         "{text}"
     );
 }
+
+/// A file the hooks cannot read — not UTF-8 after a Write, over the size
+/// limit after a Bash command — is said to be unchecked and counts as
+/// touched, so a loop that checks its touched files does not complete over
+/// it (engine attack E-4 and E-24: silence, and COMPLETED).
+#[test]
+fn an_unreadable_or_oversized_file_is_said_and_keeps_a_touched_loop_going() {
+    let dir = fake_project();
+    let session = |command: &mut Command| {
+        command.env("CLAUDE_CODE_SESSION_ID", "bash-session");
+    };
+    let mut start = util::command("ralph-hooks", dir.path());
+    session(&mut start);
+    let started = start
+        .args(["loop", "start", "--check", "true", "fix it"])
+        .output()
+        .unwrap();
+    assert!(
+        started.status.success(),
+        "{}",
+        String::from_utf8_lossy(&started.stderr)
+    );
+    sh(dir.path(), "ls >/dev/null");
+    bash_hook(dir.path(), "ls");
+
+    // Claude's Write of a Latin-1 file.
+    std::fs::write(dir.path().join("l1.fake"), b"ERROR: caf\xe9\n").unwrap();
+    let payload = json!({
+        "session_id": "bash-session", "hook_event_name": "PostToolUse", "tool_name": "Write",
+        "tool_input": {"file_path": dir.path().join("l1.fake"), "content": "x"},
+        "tool_response": {"type": "create", "filePath": dir.path().join("l1.fake")},
+    });
+    let output = util::run_with_stdin(
+        util::command("ralph-post-tool-lsp-diagnostic", dir.path()),
+        payload.to_string().as_bytes(),
+    );
+    let text = context(&output);
+    assert!(
+        text.contains("l1.fake (fake): inconclusive — cannot read it: it is not valid UTF-8"),
+        "{text}"
+    );
+
+    // A command's 17 MiB file.
+    sh(
+        dir.path(),
+        "head -c 17825792 /dev/zero | tr '\\0' 'x' > huge.fake",
+    );
+    let text = context(&bash_hook(dir.path(), "a generator"));
+    assert!(
+        text.contains("huge.fake (fake): inconclusive — larger than 16 MiB, not checked"),
+        "{text}"
+    );
+
+    std::fs::write(dir.path().join("l1.fake"), "fine\n").unwrap();
+    let mut stop = util::command("ralph-stop-loop-controller", dir.path());
+    session(&mut stop);
+    let output = util::run_with_stdin(
+        stop,
+        json!({"session_id": "bash-session", "hook_event_name": "Stop",
+               "stop_hook_active": false, "last_assistant_message": "done"})
+        .to_string()
+        .as_bytes(),
+    );
+    let decision: Value = serde_json::from_slice(&output.stdout).unwrap_or(Value::Null);
+    assert_eq!(decision["decision"], "block", "{decision}");
+    assert!(
+        decision["reason"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("huge.fake"),
+        "{decision}"
+    );
+}

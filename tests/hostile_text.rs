@@ -177,3 +177,46 @@ fn loop_start_echoes_the_goal_escaped() {
     );
     assert_no_raw_controls("`loop start`", &stdout);
 }
+
+/// `fix`, `rewrite` (their diffs and lists), `doctor` and `daemon status`
+/// print a repository's file names, lines and `.lsp.json` server names
+/// escaped (engine attack E-6, E-17); the hook's answer names the server
+/// escaped too.
+#[test]
+fn fix_rewrite_doctor_and_the_hook_escape_names_and_lines_from_the_repository() {
+    let dir = rules_only_project();
+    let evil_name = "e\u{1b}[31mvil\nname.py";
+    std::fs::write(dir.path().join(evil_name), HOSTILE_PY).unwrap();
+    for args in [
+        &["fix", "--dry-run"][..],
+        &["rewrite", "yaml.load($A)", "yaml.safe_load($A)"][..],
+    ] {
+        let output = cli(dir.path(), args);
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        assert!(stdout.contains("safe_load"), "{args:?}: {stdout}");
+        assert_no_raw_controls(&format!("`{}`", args.join(" ")), &stdout);
+        assert!(
+            !stdout.contains("vil\nname.py"),
+            "{args:?}: a newline in a file name started a line: {stdout}"
+        );
+    }
+
+    std::fs::write(
+        dir.path().join(".lsp.json"),
+        json!({"fake\u{1b}]0;PWN\u{7}": {
+            "command": util::fake_lsp_server().display().to_string(),
+            "args": ["--mode", "normal", "\u{1b}[2J"],
+            "extensionToLanguage": {".py": "python"},
+        }})
+        .to_string(),
+    )
+    .unwrap();
+    let doctor = cli(dir.path(), &["doctor"]);
+    let stdout = String::from_utf8_lossy(&doctor.stdout);
+    assert!(stdout.contains("fake"), "{stdout}");
+    assert_no_raw_controls("`doctor`", &stdout);
+    let output = post_write(dir.path(), "b.py", "x = 1\n");
+    let context = additional_context(&output);
+    assert!(context.contains("fake\\u{1b}]0;PWN"), "{context}");
+    assert_no_raw_controls("the hook's additionalContext", &context);
+}

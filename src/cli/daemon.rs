@@ -174,6 +174,9 @@ pub fn render_status(status: &StatusReply) -> String {
         return text;
     }
     text.push_str("servers:\n");
+    // Names, commands and errors come from a repository's `.lsp.json` and
+    // from the servers: escaped for the terminal (engine attack E-17).
+    let shown = |text: &str| crate::util::text::escape_controls(text).into_owned();
     for server in &status.servers {
         let pid = server
             .pid
@@ -186,20 +189,20 @@ pub fn render_status(status: &StatusReply) -> String {
         };
         text.push_str(&format!(
             "  {} {pid}, RSS {}, idle {}, {} requests ({} warm), {} restart(s), {} open file(s){state}, root {}\n",
-            server.name,
+            shown(&server.name),
             megabytes(server.rss_kib),
             duration(server.idle_ms),
             server.requests,
             server.warm_requests,
             server.restarts,
             server.open_files,
-            server.root.display()
+            shown(&server.root.display().to_string())
         ));
         if !server.command.is_empty() {
-            text.push_str(&format!("    command: {}\n", server.command));
+            text.push_str(&format!("    command: {}\n", shown(&server.command)));
         }
         if let Some(reason) = &server.reason {
-            text.push_str(&format!("    chosen because {reason}\n"));
+            text.push_str(&format!("    chosen because {}\n", shown(reason)));
         }
         if server.knows_project {
             text.push_str("    knows the whole project: project checks after changes ask it\n");
@@ -210,7 +213,7 @@ pub fn render_status(status: &StatusReply) -> String {
             ));
         }
         if let Some(error) = &server.last_error {
-            text.push_str(&format!("    last error: {error}\n"));
+            text.push_str(&format!("    last error: {}\n", shown(error)));
         }
     }
     text

@@ -145,12 +145,14 @@ pub fn run(ctx: &Ctx) -> anyhow::Result<ExitCode> {
             .unwrap_or_else(|| "none (defaults)".into())
     );
     println!("\ndiagnostics:");
+    // Server names, commands and paths come from a repository's
+    // `.lsp.json`: escaped for the terminal (engine attack E-17).
     for line in crate::diagnostics::doctor_lines(ctx) {
-        println!("  {line}");
+        println!("  {}", crate::util::text::escape_controls(&line));
     }
     println!("\ndaemon:");
     for line in super::daemon::doctor_lines(ctx) {
-        println!("  {line}");
+        println!("  {}", crate::util::text::escape_controls(&line));
     }
     println!("\ntelemetry:");
     for line in crate::telemetry::status::lines(ctx) {

@@ -23,7 +23,7 @@ use crate::intel::session::Session;
 use crate::intel::writer;
 use crate::intel::{diff, fix, position, refs, rename, structural};
 use crate::lsp::uri;
-use crate::util::text::escape_controls;
+use crate::util::text::{escape_controls, escape_controls_in_prose};
 
 /// How long one command may wait for its servers, start-up included
 /// (pyright indexing a cold project takes seconds).
@@ -201,7 +201,16 @@ pub fn refs(ctx: &Ctx, args: &RefsArgs) -> anyhow::Result<ExitCode> {
         // otherwise be hundreds of line-buffered writes.
         let mut text = String::new();
         for r in &found.references {
-            let _ = writeln!(text, "{}:{}:{}  {}", r.path, r.line, r.column, r.text);
+            // A cloned repository's names and lines must not drive the
+            // terminal (engine attack E-6).
+            let _ = writeln!(
+                text,
+                "{}:{}:{}  {}",
+                escape_controls(&r.path),
+                r.line,
+                r.column,
+                escape_controls(&r.text)
+            );
         }
         let _ = writeln!(text, "{}", found.summary());
         print!("{text}");
@@ -303,6 +312,25 @@ fn rename_inner(
     }
     // The text that follows starts on a clean line.
     progress.finish();
+    // From here on for a person's terminal: names and lines escaped.
+    let files: Vec<String> = files
+        .iter()
+        .map(|f| escape_controls(f).into_owned())
+        .collect();
+    let others: Vec<String> = others
+        .iter()
+        .map(|f| escape_controls(f).into_owned())
+        .collect();
+    let diffs: Vec<String> = plan
+        .changes
+        .iter()
+        .zip(&files)
+        .map(|(c, name)| shown_diff(name, &c.before, &c.after))
+        .collect();
+    let problems: Vec<String> = problems
+        .iter()
+        .map(|p| escape_controls(p).into_owned())
+        .collect();
     let verb = if apply { "renamed" } else { "would rename" };
     println!(
         "{verb} {:?} to {:?}: {} {} in {} {} ({})",
@@ -587,8 +615,8 @@ pub fn rewrite(ctx: &Ctx, args: &RewriteArgs, paint: Paint) -> anyhow::Result<Ex
         for r in &rewritten {
             print!(
                 "{}",
-                paint.diff(&diff::unified(
-                    &r.display,
+                paint.diff(&shown_diff(
+                    &escape_controls(&r.display),
                     &r.change.before,
                     &r.change.after
                 ))
@@ -702,13 +730,14 @@ pub fn fix(ctx: &Ctx, args: &FixArgs, paint: Paint) -> anyhow::Result<ExitCode> 
         return Ok(ExitCode::SUCCESS);
     }
     for r in &reports {
+        let display = escape_controls(&r.display);
         for note in &r.notes {
-            println!("{}: {note}", r.display);
+            println!("{display}: {}", escape_controls(note));
         }
         if let Some(change) = r.change.as_ref().filter(|_| r.changed()) {
             print!(
                 "{}",
-                paint.diff(&diff::unified(&r.display, &change.before, &change.after))
+                paint.diff(&shown_diff(&display, &change.before, &change.after))
             );
         }
     }
@@ -724,7 +753,11 @@ pub fn fix(ctx: &Ctx, args: &FixArgs, paint: Paint) -> anyhow::Result<ExitCode> 
         );
         for r in &reports {
             for line in &r.fixed {
-                println!("  {}: {line}", r.display);
+                println!(
+                    "  {}: {}",
+                    escape_controls(&r.display),
+                    escape_controls(line)
+                );
             }
         }
         if dry_run {
@@ -738,6 +771,7 @@ pub fn fix(ctx: &Ctx, args: &FixArgs, paint: Paint) -> anyhow::Result<ExitCode> 
         );
         for r in &reports {
             for line in &r.remaining {
+                let line = escape_controls(line);
                 print!("{}", paint.problems(&format!("  {line}\n")));
             }
         }
@@ -750,4 +784,13 @@ fn say_notes(notes: Vec<String>) {
     for note in notes {
         eprintln!("ralph-hooks: note: {}", escape_controls(&note));
     }
+}
+
+/// A unified diff for a person's terminal: `name` already escaped, and the
+/// lines' control characters (a repository's OSC title, clipboard or
+/// screen-clearing sequences) escaped, its line breaks kept.
+fn shown_diff(name: &str, before: &str, after: &str) -> String {
+    // A CRLF file's line ends are not worth an escape on every line.
+    let diff = diff::unified(name, before, after).replace("\r\n", "\n");
+    escape_controls_in_prose(&diff).into_owned()
 }

@@ -233,7 +233,24 @@ fn report_changed(ctx: &Ctx, settings: &Settings, paths: &[PathBuf]) -> anyhow::
         };
         let text = match fsread::read_text(path, limits::SOURCE, Links::Follow) {
             Ok(Some(text)) => text,
-            _ => continue,
+            Ok(None) => continue,
+            // Too large or unreadable is not clean: touched, and said
+            // (engine attack E-24: an 18 MB file written by a command was
+            // passed over in silence, and a touched loop COMPLETED).
+            Err(error) => {
+                let why = match error {
+                    fsread::ReadError::TooLarge { .. } => format!(
+                        "larger than {} MiB, not checked",
+                        limits::SOURCE / (1024 * 1024)
+                    ),
+                    other => format!("cannot read it: {}", other.reason()),
+                };
+                sections.push(report::inconclusive(&display, &target.server.name, &why));
+                if let Some(in_loop) = record_touched(ctx, path) {
+                    running_loop = Some(in_loop);
+                }
+                continue;
+            }
         };
         let stored = baseline::load_entry(ctx, &display);
         if stored

@@ -93,9 +93,14 @@ pub fn after_edit(ctx: &Ctx, tool: &ToolInput) -> anyhow::Result<HookOutput> {
             let text = report::inconclusive(&display, &target.server.name, &why);
             return Ok(HookOutput::context(EventName::PostToolUse, text));
         }
+        // Unreadable (not UTF-8, no permission, not a regular file) is not
+        // clean either: touched, and said (engine attack E-4: silence, and
+        // a touched loop COMPLETED over a Latin-1 file with errors).
         Err(error) => {
-            ctx.debug(format_args!("{error}: nothing to check"));
-            return Ok(HookOutput::silent());
+            record_touched(ctx, &path);
+            let why = format!("cannot read it: {}", error.reason());
+            let text = report::inconclusive(&display, &target.server.name, &why);
+            return Ok(HookOutput::context(EventName::PostToolUse, text));
         }
     };
     let server_name = target.server.name.clone();

@@ -735,7 +735,11 @@ impl Registry {
                 ));
                 continue;
             }
-            new_servers.push(ServerDef::from_config(name, &config, origin));
+            // The name reaches Claude's context, `doctor` and `daemon
+            // status`: a repository's `.lsp.json` must not put a terminal
+            // escape there (engine attack E-17).
+            let name = crate::util::text::escape_controls(name);
+            new_servers.push(ServerDef::from_config(&name, &config, origin));
         }
         // Servers the project names itself come before the built-ins, in
         // the order written; later sources come first.
