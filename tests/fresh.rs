@@ -1052,3 +1052,52 @@ fn clangd_warm_sees_a_header_changed_by_the_shell_or_an_edit() {
     let reason = decision["reason"].as_str().unwrap_or_default();
     assert!(reason.contains("m.c:3"), "{reason}");
 }
+
+/// A folder link that leads out of the project (`lib -> ../shared/lib`):
+/// a file changed in its target, by the shell, is seen warm, by pyright
+/// and by TypeScript, in `check` and in the post-edit hook on the file
+/// that imports it (engine attack E-1: a false "clean" as long as the
+/// daemon lived, and a loop completed over the error).
+#[test]
+fn warm_sees_a_file_changed_under_a_folder_link_leading_out() {
+    if util::require_tool("pyright-langserver", "the folder-link freshness test").is_none() {
+        return;
+    }
+    let project = Project::new("fresh-folder-link");
+    let outside = TempDir::new("fresh-folder-link-outside");
+    let root = project.path();
+    write(root, ".lsp.json", r#"{"ruff": {"disabled": true}}"#);
+    write(outside.path(), "om.py", "def o() -> int:\n    return 1\n");
+    std::os::unix::fs::symlink(outside.path(), root.join("lib")).unwrap();
+    write(root, "c.py", "from lib.om import o\n\ny: int = o()\n");
+    let report = project.write_through_hook("c.py");
+    assert!(!report.contains("c.py:3:"), "{report}");
+    assert!(project.errors(true).is_empty());
+
+    shell(
+        outside.path(),
+        "sed -i 's/-> int:/-> str:/; s/return 1/return \"s\"/' om.py",
+    );
+    let cold = project.errors(false);
+    assert!(
+        cold.iter()
+            .any(|(file, line, _)| file == "c.py" && *line == 3),
+        "cold: {cold:?}"
+    );
+    assert_eq!(
+        project.errors(true),
+        cold,
+        "warm vs cold\n{}",
+        project.log()
+    );
+    let report = project.write_through_hook("c.py");
+    assert!(report.contains("c.py:3:"), "{report}");
+
+    // And back: no stale error either.
+    shell(
+        outside.path(),
+        "sed -i 's/-> str:/-> int:/; s/return \"s\"/return 1/' om.py",
+    );
+    assert!(project.errors(false).is_empty());
+    assert!(project.errors(true).is_empty(), "{}", project.log());
+}

@@ -66,6 +66,10 @@ pub const CONFIG_FILES: &[&str] = &[
 /// looked at directly in the root.
 const HIDDEN_CONFIG_FILES: &[&str] = &[".ruff.toml", ".clangd"];
 
+/// How many source files the folder links that lead out of the root may
+/// add to the walk (a link to a home folder by mistake).
+const MAX_LINKED_FILES: usize = 5_000;
+
 /// How close to the walk a file's times must be for the walk to be unsure
 /// it saw the file's final content (a coarse file-system clock ticks every
 /// few milliseconds; some file systems keep whole seconds).
@@ -310,9 +314,14 @@ impl DiskView {
                 !(NEVER.contains(&name.as_ref()) || skip.iter().any(|s| entry.path() == s))
             })
             .build();
+        let mut linked_folders = Vec::new();
         for entry in walker.flatten() {
             let is_link = entry.file_type().is_some_and(|t| t.is_symlink());
             if !is_link && !entry.file_type().is_some_and(|t| t.is_file()) {
+                continue;
+            }
+            if is_link && std::fs::metadata(entry.path()).is_ok_and(|m| m.is_dir()) {
+                linked_folders.push(entry.into_path());
                 continue;
             }
             let name = entry.file_name().to_string_lossy();
@@ -340,6 +349,7 @@ impl DiskView {
                 },
             );
         }
+        self.walk_linked_folders(&linked_folders, &mut files);
         for name in HIDDEN_CONFIG_FILES {
             let path = self.root.join(name);
             if let Ok(metadata) = std::fs::symlink_metadata(&path)
@@ -413,6 +423,67 @@ impl DiskView {
             list.sort();
         }
         changes
+    }
+
+    /// The source files under folder links that lead out of the root
+    /// (`lib -> ../shared/lib`, a vendored checkout linked in), stamped
+    /// under the link's path, which is the path the server reads them by
+    /// (engine attack E-1: an edit there was never seen warm). A link to a
+    /// folder inside the root is walked as that folder already. At most
+    /// [`MAX_LINKED_FILES`] files, over every link.
+    fn walk_linked_folders(&self, links: &[PathBuf], files: &mut HashMap<PathBuf, Entry>) {
+        let mut left = MAX_LINKED_FILES;
+        for link in links {
+            let Ok(target) = link.canonicalize() else {
+                continue;
+            };
+            if target.starts_with(&self.root) || self.root.starts_with(&target) {
+                continue;
+            }
+            // Walked from its target (a walk does not enter a root that is
+            // a link), each file named under the link.
+            let walker = ignore::WalkBuilder::new(&target)
+                .require_git(false)
+                .git_ignore(false)
+                .git_exclude(false)
+                .git_global(false)
+                .follow_links(false)
+                .filter_entry(|entry| {
+                    !(entry.file_type().is_some_and(|t| t.is_dir())
+                        && NEVER.contains(&entry.file_name().to_string_lossy().as_ref()))
+                })
+                .build();
+            for entry in walker.flatten() {
+                if left == 0 {
+                    return;
+                }
+                let is_file = entry
+                    .file_type()
+                    .is_some_and(|t| t.is_file() || t.is_symlink());
+                if !is_file || !self.handles(&entry.file_name().to_string_lossy()) {
+                    continue;
+                }
+                let stamp = if entry.file_type().is_some_and(|t| t.is_symlink()) {
+                    Stamp::through_link(entry.path())
+                } else {
+                    entry.metadata().ok().map(|metadata| Stamp::of(&metadata))
+                };
+                let Some(stamp) = stamp else {
+                    continue;
+                };
+                let Ok(inside) = entry.path().strip_prefix(&target) else {
+                    continue;
+                };
+                left -= 1;
+                files.insert(
+                    link.join(inside),
+                    Entry {
+                        stamp,
+                        racy_hash: None,
+                    },
+                );
+            }
+        }
     }
 
     fn handles(&self, name: &str) -> bool {
@@ -665,6 +736,29 @@ mod tests {
         // A dangling link is a deleted file.
         std::fs::remove_file(outside.join("t.py")).unwrap();
         assert_eq!(view.refresh().deleted, [root.join("lnk.py")]);
+        let _ = std::fs::remove_dir_all(&root);
+        let _ = std::fs::remove_dir_all(&outside);
+    }
+
+    #[test]
+    fn a_change_under_a_folder_link_leading_out_of_the_root_is_seen() {
+        let root = temp("folder-link-out");
+        let outside = temp("folder-link-out-target");
+        std::fs::create_dir_all(outside.join("sub")).unwrap();
+        std::fs::write(outside.join("om.py"), "def o() -> int: return 1\n").unwrap();
+        std::fs::write(outside.join("sub/deep.py"), "d = 1\n").unwrap();
+        std::os::unix::fs::symlink(&outside, root.join("lib")).unwrap();
+        // A link to a folder inside the root is walked as that folder.
+        std::fs::create_dir_all(root.join("real")).unwrap();
+        std::fs::write(root.join("real/r.py"), "r = 1\n").unwrap();
+        std::os::unix::fs::symlink(root.join("real"), root.join("alias")).unwrap();
+        let mut view = view(&root);
+        assert!(view.refresh().is_empty());
+        assert_eq!(view.len(), 3, "lib/om.py, lib/sub/deep.py, real/r.py");
+        std::fs::write(outside.join("om.py"), "def o() -> str: return ''\n").unwrap();
+        assert_eq!(view.refresh().changed, [root.join("lib/om.py")]);
+        std::fs::write(outside.join("sub/new.py"), "n = 1\n").unwrap();
+        assert_eq!(view.refresh().created, [root.join("lib/sub/new.py")]);
         let _ = std::fs::remove_dir_all(&root);
         let _ = std::fs::remove_dir_all(&outside);
     }
