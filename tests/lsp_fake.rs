@@ -588,3 +588,42 @@ fn a_silent_server_is_timed_out_and_the_rules_still_report_in_process() {
         "{text}"
     );
 }
+
+/// A project rule that does not load checked nothing: `check` says so and
+/// exits 2 (something was not checked), never "no problems" with 0, and
+/// the post-edit hook tells Claude (engine attack E-8).
+#[test]
+fn a_rule_that_does_not_load_is_said_in_check_and_the_hook() {
+    let dir = ast_grep_project();
+    std::fs::write(
+        dir.path().join("rules/broken.yml"),
+        "id: no-print\nlanguage: python\nseverity: error\nmessage: m\nrule:\n  matches: nowhere-defined\n",
+    )
+    .unwrap();
+    std::fs::write(dir.path().join("a.py"), "x = 1\n").unwrap();
+    let output = util::command("ralph-hooks", dir.path())
+        .args(["check"])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(output.status.code(), Some(2), "{stdout}");
+    assert!(stdout.contains("1 rule not loaded"), "{stdout}");
+    assert!(stdout.contains("ast-grep: rules/broken.yml"), "{stdout}");
+
+    let mut command = util::command("ralph-post-tool-lsp-diagnostic", dir.path());
+    command.env("PATH", "/usr/bin:/bin");
+    let output = util::run_with_stdin(
+        command,
+        write_payload_for(&dir.path().join("a.py"))
+            .to_string()
+            .as_bytes(),
+    );
+    let value: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let context = value["hookSpecificOutput"]["additionalContext"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(
+        context.contains("a project rule did not load, so it checked nothing: rules/broken.yml"),
+        "{context}"
+    );
+}

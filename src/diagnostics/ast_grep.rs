@@ -21,6 +21,8 @@ use crate::util::fsread::{self, Links, limits};
 /// A scan running on its own thread.
 pub struct Scan {
     receiver: Receiver<Result<Vec<Finding>, String>>,
+    /// The project's rule files that did not load.
+    rule_problems: Vec<String>,
 }
 
 /// What a finding says beyond its diagnostic line: the rule's note (once per
@@ -31,6 +33,10 @@ pub struct Extras {
     pub notes: BTreeMap<String, String>,
     /// (line, column, rule id) → the replacement text.
     pub fixes: BTreeMap<(u32, u32, String), String>,
+    /// The project's rule files that did not load: Claude is told, so a
+    /// "clean" is not read as "the project's rules found nothing" (engine
+    /// attack E-8).
+    pub rule_problems: Vec<String>,
 }
 
 /// The project's sgconfig.yml, if any.
@@ -48,8 +54,18 @@ pub fn start(ctx: &Ctx, file: &Path) -> Option<Result<Scan, String>> {
     for problem in rules.problems() {
         eprintln!("ralph-hooks: warning: ast-grep: {problem}");
     }
+    let rule_problems = rules.problems().to_vec();
     if !rules.covers(file) {
-        return None;
+        if rule_problems.is_empty() {
+            return None;
+        }
+        // A rule that did not load may have been this language's.
+        let (sender, receiver) = mpsc::channel();
+        let _ = sender.send(Ok(Vec::new()));
+        return Some(Ok(Scan {
+            receiver,
+            rule_problems,
+        }));
     }
     let file = file.to_path_buf();
     let (sender, receiver) = mpsc::channel();
@@ -68,7 +84,10 @@ pub fn start(ctx: &Ctx, file: &Path) -> Option<Result<Scan, String>> {
         });
     Some(
         spawned
-            .map(|_| Scan { receiver })
+            .map(|_| Scan {
+                receiver,
+                rule_problems,
+            })
             .map_err(|error| format!("cannot start the ast-grep thread: {error}")),
     )
 }
@@ -92,7 +111,9 @@ impl Scan {
             }
             Err(RecvTimeoutError::Disconnected) => return Err("the scan failed".into()),
         };
-        Ok(convert(&findings))
+        let (diags, mut extras) = convert(&findings);
+        extras.rule_problems = self.rule_problems;
+        Ok((diags, extras))
     }
 }
 
@@ -149,10 +170,16 @@ pub fn render_extras(shown: &[&Diag], extras: &Extras) -> String {
             ));
         }
     }
-    if notes.is_empty() && fixes.is_empty() {
+    if notes.is_empty() && fixes.is_empty() && extras.rule_problems.is_empty() {
         return String::new();
     }
     let mut text = String::from("ast-grep rules:");
+    for problem in &extras.rule_problems {
+        text.push_str(&format!(
+            "\n- a project rule did not load, so it checked nothing: {}",
+            one_line(problem)
+        ));
+    }
     for (rule, note) in notes {
         text.push_str(&format!("\n- note ({rule}): {}", one_line(note)));
     }

@@ -105,11 +105,15 @@ impl Report {
     }
 
     /// 0 no errors, 1 errors, 2 no errors but something was not checked
-    /// (an inconclusive file, or files of a language with no server).
+    /// (an inconclusive file, files of a language with no server, or a
+    /// project rule file that did not load: its rules checked nothing).
     pub fn exit_code(&self) -> u8 {
         if self.count(Severity::Error) > 0 {
             1
-        } else if self.inconclusive() > 0 || !self.no_server.is_empty() {
+        } else if self.inconclusive() > 0
+            || !self.no_server.is_empty()
+            || !self.rule_problems.is_empty()
+        {
             2
         } else {
             0
@@ -141,8 +145,12 @@ impl Report {
             )
         };
         let n_no_server = self.no_server.len();
+        let rules = match self.rule_problems.len() {
+            0 => String::new(),
+            n => format!(", {n} {} not loaded", plural(n, "rule")),
+        };
         format!(
-            "Checked {} {}: {problems} ({} inconclusive, {n_no_server} {} without a server)",
+            "Checked {} {}: {problems} ({} inconclusive, {n_no_server} {} without a server{rules})",
             self.files.len(),
             plural(self.files.len(), "file"),
             self.inconclusive(),
