@@ -1101,3 +1101,65 @@ fn warm_sees_a_file_changed_under_a_folder_link_leading_out() {
     assert!(project.errors(false).is_empty());
     assert!(project.errors(true).is_empty(), "{}", project.log());
 }
+
+/// The codes ruff reports in a warm (daemon) or cold `check --json`.
+fn ruff_codes(project: &Project, daemon: bool) -> BTreeSet<(String, String)> {
+    let output = project.cli(&["check", "--json", "--no-ast-grep"], daemon);
+    let report: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let mut codes = BTreeSet::new();
+    for file in report["files"].as_array().unwrap() {
+        for diag in file["diagnostics"].as_array().unwrap() {
+            if diag["source"] == "Ruff" {
+                codes.insert((
+                    file["path"].as_str().unwrap().to_string(),
+                    diag["code"].as_str().unwrap_or_default().to_string(),
+                ));
+            }
+        }
+    }
+    codes
+}
+
+/// ruff reads the configuration closest above each file, the files it
+/// `extend`s and the user's own: a change to any of them is seen by a warm
+/// `check`, whose kept command-line result would otherwise outlive it
+/// (engine attack E-3, E-7, E-25).
+#[test]
+fn a_warm_check_sees_nested_extended_and_user_ruff_configurations_change() {
+    if util::require_tool("ruff", "the ruff configuration freshness test").is_none() {
+        return;
+    }
+    let project = Project::new("fresh-ruff-configs");
+    let root = project.path();
+    write(
+        root,
+        ".lsp.json",
+        r#"{"pyright": {"disabled": true}, "ty": {"disabled": true}, "basedpyright": {"disabled": true}, "pyrefly": {"disabled": true}}"#,
+    );
+    write(root, "sub/s.py", "import os\n");
+    write(root, "sub/ruff.toml", "[lint]\nselect = [\"E\"]\n");
+    write(root, "t.py", "import sys\n");
+    write(root, "cfg/base.toml", "[lint]\nselect = [\"E\"]\n");
+    write(root, "ruff.toml", "extend = \"cfg/base.toml\"\n");
+    assert!(ruff_codes(&project, true).is_empty());
+    assert!(ruff_codes(&project, true).is_empty());
+
+    shell(
+        root,
+        "printf '[lint]\\nselect = [\"E\", \"F\"]\\n' > sub/ruff.toml",
+    );
+    let warm = ruff_codes(&project, true);
+    assert_eq!(warm, ruff_codes(&project, false), "nested: warm vs cold");
+    assert!(
+        warm.contains(&("sub/s.py".into(), "F401".into())),
+        "{warm:?}"
+    );
+
+    shell(
+        root,
+        "printf '[lint]\\nselect = [\"E\", \"F\"]\\n' > cfg/base.toml",
+    );
+    let warm = ruff_codes(&project, true);
+    assert_eq!(warm, ruff_codes(&project, false), "extended: warm vs cold");
+    assert!(warm.contains(&("t.py".into(), "F401".into())), "{warm:?}");
+}

@@ -486,9 +486,58 @@ fn stamps(job: &ServerJob) -> u64 {
     let deps = super::deps::dependencies(root, &[".py".to_string()], &configs, &[]);
     let mut paths: Vec<PathBuf> = job.files.iter().map(|f| f.path.clone()).collect();
     paths.extend(super::deps::python_sources(root));
+    paths.extend(checker_configs(root));
     paths.sort();
     paths.dedup();
     stamp_paths(paths.into_iter().chain(configs).chain(deps))
+}
+
+/// Every configuration file a checker's command line may read besides the
+/// root's own (engine attack E-3, E-7, E-25: a kept ruff or ty result
+/// outlived a change to one of these): the nested ones under the root
+/// (ruff and ty take the closest above each file), those in the folders
+/// above it (a monorepo's root), the user's own (`~/.config/ruff`,
+/// `~/.config/ty`), and the files they `extend`. A missing one is stamped
+/// as missing, so creating it is a change too.
+fn checker_configs(root: &Path) -> Vec<PathBuf> {
+    let mut found = super::deps::config_files_under(root, CONFIG_FILES);
+    for folder in root.ancestors().skip(1) {
+        found.extend(CONFIG_FILES.iter().map(|name| folder.join(name)));
+    }
+    let user_config = std::env::var_os("XDG_CONFIG_HOME")
+        .filter(|dir| !dir.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".config")));
+    if let Some(dir) = user_config {
+        for name in [
+            "ruff/ruff.toml",
+            "ruff/.ruff.toml",
+            "ruff/pyproject.toml",
+            "ty/ty.toml",
+        ] {
+            found.push(dir.join(name));
+        }
+    }
+    let extended: Vec<PathBuf> = found
+        .iter()
+        .filter_map(|config| {
+            let text = std::fs::read_to_string(config).ok()?;
+            Some(extends_named(&text).map(|name| config.parent().unwrap_or(root).join(name)))
+        })
+        .flatten()
+        .collect();
+    found.extend(extended);
+    found
+}
+
+/// The paths a TOML configuration names with `extend = "…"` (ruff's key).
+fn extends_named(text: &str) -> Option<String> {
+    text.lines().find_map(|line| {
+        let rest = line.trim().strip_prefix("extend")?.trim_start();
+        let value = rest.strip_prefix('=')?.trim();
+        let quoted = value.strip_prefix('"')?;
+        Some(quoted[..quoted.find('"')?].to_string())
+    })
 }
 
 /// Size and modification time of the configuration files in the job's

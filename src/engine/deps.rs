@@ -320,6 +320,30 @@ pub fn python_sources(root: &Path) -> Vec<PathBuf> {
     found
 }
 
+/// The files named one of `names` under `root` (nested configurations),
+/// hidden ones included, up to [`MAX_PROJECT_FILES`] entries looked at;
+/// hidden folders, `node_modules` and virtual environments skipped.
+pub fn config_files_under(root: &Path, names: &[&str]) -> Vec<PathBuf> {
+    let walker = ignore::WalkBuilder::new(root)
+        .standard_filters(false)
+        .follow_links(false)
+        .filter_entry(|entry| {
+            let name = entry.file_name().to_string_lossy();
+            let is_dir = entry.file_type().is_some_and(|t| t.is_dir());
+            !(is_dir
+                && entry.depth() > 0
+                && (name.starts_with('.') || super::files::NEVER.contains(&name.as_ref())))
+        })
+        .build();
+    walker
+        .flatten()
+        .take(MAX_PROJECT_FILES)
+        .filter(|entry| entry.file_type().is_some_and(|t| t.is_file()))
+        .filter(|entry| names.contains(&entry.file_name().to_string_lossy().as_ref()))
+        .map(ignore::DirEntry::into_path)
+        .collect()
+}
+
 /// The Python files under an extra search path, up to `limit` (hidden
 /// folders, `node_modules` and virtual environments skipped).
 fn python_files(dir: &Path, limit: usize, found: &mut Vec<PathBuf>) {
