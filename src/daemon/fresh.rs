@@ -426,7 +426,7 @@ impl DiskView {
     }
 
     /// The source files under folder links that lead out of the root
-    /// (`lib -> ../shared/lib`, a vendored checkout linked in), stamped
+    /// (`lib -> ../common/lib`, a vendored checkout linked in), stamped
     /// under the link's path, which is the path the server reads them by
     /// (engine attack E-1: an edit there was never seen warm). A link to a
     /// folder inside the root is walked as that folder already. At most
