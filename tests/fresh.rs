@@ -1163,3 +1163,65 @@ fn a_warm_check_sees_nested_extended_and_user_ruff_configurations_change() {
     assert_eq!(warm, ruff_codes(&project, false), "extended: warm vs cold");
     assert!(warm.contains(&("t.py".into(), "F401".into())), "{warm:?}");
 }
+
+/// pyright reads a configuration its `pyrightconfig.json` `extends` and the
+/// stubs under its `stubPath`: a change to either, by the shell, is seen
+/// warm (engine attack E-2, E-11).
+#[test]
+fn pyright_warm_sees_an_extended_configuration_and_a_stub_path_change() {
+    if util::require_tool("pyright-langserver", "the pyright extends/stubPath test").is_none() {
+        return;
+    }
+    let project = Project::new("fresh-pyright-extends");
+    let stubs = TempDir::new("fresh-pyright-stubs");
+    let root = project.path();
+    write(root, ".lsp.json", r#"{"ruff": {"disabled": true}}"#);
+    write(stubs.path(), "extmod/__init__.pyi", "def e() -> int: ...\n");
+    write(root, "cfg/base.json", r#"{"typeCheckingMode": "basic"}"#);
+    write(
+        root,
+        "pyrightconfig.json",
+        &json!({"extends": "./cfg/base.json", "stubPath": stubs.path()}).to_string(),
+    );
+    write(root, "a.py", "def f(x):\n    return x\n");
+    write(root, "s.py", "from extmod import e\n\nx: int = e()\n");
+    assert!(project.errors(true).is_empty(), "{}", project.log());
+
+    shell(
+        root,
+        r#"printf '{"typeCheckingMode": "strict"}' > cfg/base.json"#,
+    );
+    let cold = project.errors(false);
+    assert!(
+        cold.iter().any(|(file, _, _)| file == "a.py"),
+        "cold: {cold:?}"
+    );
+    assert_eq!(
+        project.errors(true),
+        cold,
+        "extends: warm vs cold\n{}",
+        project.log()
+    );
+
+    shell(
+        root,
+        r#"printf '{"typeCheckingMode": "basic"}' > cfg/base.json"#,
+    );
+    assert!(project.errors(true).is_empty());
+    shell(
+        stubs.path(),
+        "sed -i 's/-> int/-> str/' extmod/__init__.pyi",
+    );
+    let cold = project.errors(false);
+    assert!(
+        cold.iter()
+            .any(|(file, line, _)| file == "s.py" && *line == 3),
+        "cold: {cold:?}"
+    );
+    assert_eq!(
+        project.errors(true),
+        cold,
+        "stubPath: warm vs cold\n{}",
+        project.log()
+    );
+}

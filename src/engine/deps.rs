@@ -82,10 +82,22 @@ pub fn dependencies(
             let Ok(text) = std::fs::read_to_string(config) else {
                 continue;
             };
-            for listed in search_paths(&text) {
+            // pyright's `stubPath` is a search path too (engine attack
+            // E-11: stubs outside the project or in a hidden folder).
+            let stub_paths = string_values(&text, "stubPath");
+            for listed in search_paths(&text).into_iter().chain(stub_paths) {
                 let path = lexically_normal(&dir.join(listed));
                 if !path.starts_with(root) || walk_skips(root, &path) {
                     python_files(&path, MAX_EXTRA_FILES, &mut found);
+                }
+            }
+            // A pyright configuration it `extends` is configuration too
+            // (E-2: a shared base made strict, the warm server kept the old
+            // strictness).
+            for base in string_values(&text, "extends") {
+                let path = lexically_normal(&dir.join(base));
+                if path.is_file() {
+                    found.push(path);
                 }
             }
         }
@@ -277,6 +289,29 @@ fn search_paths(text: &str) -> Vec<String> {
             };
             let list = list.split(']').next().unwrap_or_default();
             found.extend(quoted_strings(list));
+        }
+    }
+    found
+}
+
+/// The string values of `key` in JSON (`"stubPath": "x"`) or TOML
+/// (`stubPath = "x"`), wherever it appears.
+fn string_values(text: &str, key: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    let mut rest = text;
+    while let Some(at) = rest.find(key) {
+        rest = &rest[at + key.len()..];
+        let after = rest.trim_start_matches(['"', '\'', ' ', '\t']);
+        let Some(after) = after.strip_prefix([':', '=']) else {
+            continue;
+        };
+        let after = after.trim_start();
+        let Some(quote) = after.chars().next().filter(|c| *c == '"' || *c == '\'') else {
+            continue;
+        };
+        let value: String = after[1..].chars().take_while(|&c| c != quote).collect();
+        if !value.is_empty() {
+            found.push(value);
         }
     }
     found
@@ -598,6 +633,22 @@ mod tests {
             ["../c"]
         );
         assert!(search_paths("extraPaths is mentioned in prose").is_empty());
+    }
+
+    #[test]
+    fn single_string_values_in_json_and_toml() {
+        assert_eq!(
+            string_values(
+                r#"{"stubPath": "../stubs", "extends": "./cfg/base.json"}"#,
+                "stubPath"
+            ),
+            ["../stubs"]
+        );
+        assert_eq!(
+            string_values("[tool.pyright]\nextends = 'cfg/base.toml'\n", "extends"),
+            ["cfg/base.toml"]
+        );
+        assert!(string_values(r#"{"extends": ["a", "b"]}"#, "extends").is_empty());
     }
 
     #[test]
