@@ -1225,3 +1225,87 @@ fn pyright_warm_sees_an_extended_configuration_and_a_stub_path_change() {
         project.log()
     );
 }
+
+/// Global typings a `tsconfig.json` reaches through `typeRoots` or an
+/// `include` entry outside the project: changed by the shell, seen warm
+/// (engine attack E-12).
+#[test]
+fn typescript_warm_sees_type_roots_and_includes_outside_the_project_change() {
+    if util::require_tool(
+        "typescript-language-server",
+        "the TypeScript typeRoots test",
+    )
+    .is_none()
+    {
+        return;
+    }
+    let Some(typescript) = crate::lsp_real::typescript_with_tsserver() else {
+        if util::servers_required() {
+            panic!("no global typescript with lib/tsserver.js (npm install -g typescript@5)");
+        }
+        util::skip("the TypeScript typeRoots test", "no global typescript@5");
+        return;
+    };
+    let project = Project::new("fresh-ts-type-roots");
+    let outside = TempDir::new("fresh-ts-type-roots-outside");
+    let root = project.path();
+    write(
+        outside.path(),
+        "types/gglob/index.d.ts",
+        "declare function gg(): number;\n",
+    );
+    write(
+        outside.path(),
+        "shared/glob.d.ts",
+        "declare function sh(): number;\n",
+    );
+    typescript_project(root, &typescript);
+    write(
+        root,
+        "tsconfig.json",
+        &json!({
+            "compilerOptions": {"strict": true, "noEmit": true, "module": "esnext",
+                "moduleResolution": "bundler", "target": "esnext",
+                "typeRoots": [outside.path().join("types")], "types": ["gglob"]},
+            "include": ["*.ts", outside.path().join("shared/*.d.ts")],
+        })
+        .to_string(),
+    );
+    write(
+        root,
+        "a.ts",
+        "export const v: number = gg();\nexport const w: number = sh();\n",
+    );
+    assert!(project.errors(true).is_empty(), "{}", project.log());
+
+    shell(
+        outside.path(),
+        "sed -i 's/number/string/' types/gglob/index.d.ts",
+    );
+    let cold = project.errors(false);
+    assert!(
+        cold.iter()
+            .any(|(file, line, _)| file == "a.ts" && *line == 1),
+        "{cold:?}"
+    );
+    assert_eq!(
+        project.errors(true),
+        cold,
+        "typeRoots: warm vs cold\n{}",
+        project.log()
+    );
+
+    shell(outside.path(), "sed -i 's/number/string/' shared/glob.d.ts");
+    let cold = project.errors(false);
+    assert!(
+        cold.iter()
+            .any(|(file, line, _)| file == "a.ts" && *line == 2),
+        "{cold:?}"
+    );
+    assert_eq!(
+        project.errors(true),
+        cold,
+        "include: warm vs cold\n{}",
+        project.log()
+    );
+}

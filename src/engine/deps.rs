@@ -427,9 +427,11 @@ fn walk_skips(root: &Path, path: &Path) -> bool {
     })
 }
 
-/// The folders a TypeScript configuration maps module names to
-/// (`compilerOptions.paths`, relative to `baseUrl` or the file), with the
-/// `*` and what follows it cut off.
+/// The folders a TypeScript configuration reads sources from: those it
+/// maps module names to (`compilerOptions.paths`, relative to `baseUrl` or
+/// the file), its `typeRoots`, and the folders of its `include` and
+/// `files` entries (engine attack E-12: global typings outside the
+/// project), each with the first `*` and what follows it cut off.
 fn mapped_dirs(config: &Path, text: &str) -> Vec<PathBuf> {
     let Ok(value) = serde_json::from_str::<serde_json::Value>(&strip_jsonc(text)) else {
         return Vec::new();
@@ -440,24 +442,35 @@ fn mapped_dirs(config: &Path, text: &str) -> Vec<PathBuf> {
         .as_str()
         .map(|base| dir.join(base))
         .unwrap_or_else(|| dir.to_path_buf());
-    let Some(paths) = options["paths"].as_object() else {
-        return Vec::new();
+    let folder_of = |from: &Path, target: &str| {
+        let cut = target.split('*').next().unwrap_or_default();
+        let target = lexically_normal(&from.join(cut));
+        if cut.ends_with('/') || target.is_dir() {
+            target
+        } else {
+            target.parent().map(Path::to_path_buf).unwrap_or(target)
+        }
     };
-    paths
-        .values()
-        .filter_map(serde_json::Value::as_array)
-        .flatten()
-        .filter_map(serde_json::Value::as_str)
-        .map(|target| {
-            let cut = target.split('*').next().unwrap_or_default();
-            let target = lexically_normal(&base.join(cut));
-            if cut.ends_with('/') || target.is_dir() {
-                target
-            } else {
-                target.parent().map(Path::to_path_buf).unwrap_or(target)
-            }
-        })
-        .collect()
+    let strings = |value: &serde_json::Value| -> Vec<String> {
+        value
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(serde_json::Value::as_str)
+            .map(str::to_string)
+            .collect()
+    };
+    let mut found: Vec<PathBuf> = options["paths"]
+        .as_object()
+        .into_iter()
+        .flat_map(|paths| paths.values())
+        .flat_map(|targets| strings(targets))
+        .map(|target| folder_of(&base, &target))
+        .collect();
+    for key in [&options["typeRoots"], &value["include"], &value["files"]] {
+        found.extend(strings(key).iter().map(|entry| folder_of(dir, entry)));
+    }
+    found
 }
 
 /// The folders `.pth` files in `site` add to Python's path, and the `.pth`
