@@ -1309,3 +1309,77 @@ fn typescript_warm_sees_type_roots_and_includes_outside_the_project_change() {
         project.log()
     );
 }
+
+/// Sources outside the project a native build reads: a C include folder
+/// named with `-I`, a Go module `replace`d by a local folder. Changed by
+/// the shell, they are seen warm (engine attack E-21).
+#[test]
+fn warm_sees_c_include_folders_and_go_replacements_outside_the_project_change() {
+    if util::require_tool("clangd", "the C include-folder freshness test").is_some() {
+        let project = Project::new("fresh-c-include");
+        let outside = TempDir::new("fresh-c-include-outside");
+        let root = project.path();
+        write(outside.path(), "x.h", "#define XVAL 1\n");
+        write(
+            root,
+            "compile_flags.txt",
+            &format!("-std=c11\n-I{}\n", outside.path().display()),
+        );
+        write(
+            root,
+            "m.c",
+            "#include \"x.h\"\n#if XVAL == 2\n#error xboom\n#endif\nint main(void) { return 0; }\n",
+        );
+        assert!(project.errors(true).is_empty(), "{}", project.log());
+        shell(outside.path(), "sed -i 's/XVAL 1/XVAL 2/' x.h");
+        let warm = project.errors(true);
+        assert!(
+            warm.iter()
+                .any(|(file, line, _)| file == "m.c" && *line == 3),
+            "{warm:?}\n{}",
+            project.log()
+        );
+        assert_eq!(warm, project.errors(false), "C: warm vs cold");
+    }
+    if util::require_tool("gopls", "the Go replace freshness test").is_some() {
+        let project = Project::new("fresh-go-replace");
+        let outside = TempDir::new("fresh-go-replace-outside");
+        let root = project.path();
+        write(
+            outside.path(),
+            "go.mod",
+            "module example.com/x\n\ngo 1.19\n",
+        );
+        write(
+            outside.path(),
+            "x.go",
+            "package x\n\nfunc X() int { return 1 }\n",
+        );
+        write(
+            root,
+            "go.mod",
+            &format!(
+                "module example.com/g2\n\ngo 1.19\n\nrequire example.com/x v0.0.0\n\nreplace example.com/x => {}\n",
+                outside.path().display()
+            ),
+        );
+        write(
+            root,
+            "main.go",
+            "package main\n\nimport \"example.com/x\"\n\nfunc main() {\n\tvar v int = x.X()\n\t_ = v\n}\n",
+        );
+        assert!(project.errors(true).is_empty(), "{}", project.log());
+        shell(
+            outside.path(),
+            "sed -i 's/func X() int { return 1 }/func X() string { return \"\" }/' x.go",
+        );
+        let warm = project.errors(true);
+        assert!(
+            warm.iter()
+                .any(|(file, line, _)| file == "main.go" && *line == 6),
+            "{warm:?}\n{}",
+            project.log()
+        );
+        assert_eq!(warm, project.errors(false), "Go: warm vs cold");
+    }
+}

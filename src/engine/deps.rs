@@ -115,9 +115,135 @@ pub fn dependencies(
             editable_paths(&site, &mut found);
         }
     }
+    native_dependencies(root, extensions, configs, &mut found);
     found.sort();
     found.dedup();
     found
+}
+
+/// Sources outside the project that Go, Rust and C/C++ builds read (engine
+/// attack E-21): a `go.mod` `replace` or `go.work` `use` of a local folder,
+/// a Cargo `path` dependency, a C include folder (`-I`, `-isystem`) named
+/// in `compile_flags.txt` or `compile_commands.json`.
+fn native_dependencies(
+    root: &Path,
+    extensions: &[String],
+    configs: &[PathBuf],
+    found: &mut Vec<PathBuf>,
+) {
+    let handles = |wanted: &[&str]| extensions.iter().any(|e| wanted.contains(&e.as_str()));
+    for config in configs {
+        let Some(dir) = config.parent() else { continue };
+        let name = config.file_name().unwrap_or_default().to_string_lossy();
+        let (folders, sources): (Vec<String>, &[&str]) = match name.as_ref() {
+            "go.mod" | "go.work" if handles(&[".go"]) => (go_local_folders(config), &[".go"]),
+            "Cargo.toml" if handles(&[".rs"]) => (
+                std::fs::read_to_string(config)
+                    .map(|text| string_values(&text, "path"))
+                    .unwrap_or_default(),
+                &[".rs", ".toml"],
+            ),
+            "compile_flags.txt" | "compile_commands.json" if handles(&[".c", ".cpp", ".h"]) => {
+                (include_folders(config), C_SOURCES)
+            }
+            _ => continue,
+        };
+        for folder in folders {
+            let path = lexically_normal(&dir.join(folder));
+            if !path.starts_with(root) || walk_skips(root, &path) {
+                source_files(&path, sources, MAX_EXTRA_FILES, found);
+            }
+        }
+    }
+}
+
+/// Header and source extensions of C and C++.
+const C_SOURCES: &[&str] = &[
+    ".h", ".hh", ".hpp", ".hxx", ".inc", ".c", ".cc", ".cpp", ".cxx",
+];
+
+/// The local folders a `go.mod` `replace` (`=> ../x`) or a `go.work` `use`
+/// names: those written as `./`, `../` or absolute paths.
+fn go_local_folders(config: &Path) -> Vec<String> {
+    let Ok(text) = std::fs::read_to_string(config) else {
+        return Vec::new();
+    };
+    let local =
+        |word: &str| word.starts_with("./") || word.starts_with("../") || word.starts_with('/');
+    let mut found = Vec::new();
+    for line in text.lines() {
+        let line = line.split("//").next().unwrap_or_default();
+        if let Some((_, target)) = line.split_once("=>") {
+            if let Some(word) = target.split_whitespace().next().filter(|w| local(w)) {
+                found.push(word.to_string());
+            }
+            continue;
+        }
+        found.extend(
+            line.split_whitespace()
+                .filter(|word| local(word))
+                .map(str::to_string),
+        );
+    }
+    found
+}
+
+/// The include folders (`-I`, `-isystem`, attached or as the next
+/// argument) in `compile_flags.txt` or in `compile_commands.json`'s
+/// commands, relative to the file's folder or the entry's `directory`.
+fn include_folders(config: &Path) -> Vec<String> {
+    let Ok(text) = std::fs::read_to_string(config) else {
+        return Vec::new();
+    };
+    let from_args = |args: Vec<String>, base: Option<&str>| -> Vec<String> {
+        let mut found = Vec::new();
+        let mut take_next = false;
+        for arg in args {
+            let value = if take_next {
+                take_next = false;
+                Some(arg.as_str())
+            } else if arg == "-I" || arg == "-isystem" || arg == "-iquote" {
+                take_next = true;
+                None
+            } else {
+                arg.strip_prefix("-isystem")
+                    .or_else(|| arg.strip_prefix("-iquote"))
+                    .or_else(|| arg.strip_prefix("-I"))
+            };
+            if let Some(value) = value.filter(|v| !v.is_empty()) {
+                found.push(match base {
+                    Some(base) => Path::new(base).join(value).display().to_string(),
+                    None => value.to_string(),
+                });
+            }
+        }
+        found
+    };
+    if config.extension().is_some_and(|ext| ext == "txt") {
+        return from_args(text.lines().map(|l| l.trim().to_string()).collect(), None);
+    }
+    let Ok(serde_json::Value::Array(entries)) = serde_json::from_str::<serde_json::Value>(&text)
+    else {
+        return Vec::new();
+    };
+    entries
+        .iter()
+        .flat_map(|entry| {
+            let args: Vec<String> = match entry["arguments"].as_array() {
+                Some(list) => list
+                    .iter()
+                    .filter_map(|a| a.as_str().map(str::to_string))
+                    .collect(),
+                None => entry["command"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .split_whitespace()
+                    .map(str::to_string)
+                    .collect(),
+            };
+            from_args(args, entry["directory"].as_str())
+        })
+        .collect()
 }
 
 /// Whether the view's server reads JavaScript or TypeScript.
@@ -646,6 +772,33 @@ mod tests {
             ["../c"]
         );
         assert!(search_paths("extraPaths is mentioned in prose").is_empty());
+    }
+
+    #[test]
+    fn local_folders_of_go_include_folders_of_c() {
+        let dir = std::env::temp_dir().join(format!("ralph-deps-native-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let go_mod = dir.join("go.mod");
+        std::fs::write(
+            &go_mod,
+            "module m\n\nreplace example.com/x => ../x\nreplace (\n\tb => /abs/b // c\n\tc v1 => c v2\n)\n",
+        )
+        .unwrap();
+        assert_eq!(go_local_folders(&go_mod), ["../x", "/abs/b"]);
+        let go_work = dir.join("go.work");
+        std::fs::write(&go_work, "go 1.21\n\nuse (\n\t./a\n\t../other\n)\n").unwrap();
+        assert_eq!(go_local_folders(&go_work), ["./a", "../other"]);
+        let flags = dir.join("compile_flags.txt");
+        std::fs::write(&flags, "-std=c11\n-I/opt/inc\n-isystem\n../sys\n").unwrap();
+        assert_eq!(include_folders(&flags), ["/opt/inc", "../sys"]);
+        let commands = dir.join("compile_commands.json");
+        std::fs::write(
+            &commands,
+            r#"[{"directory": "/b", "command": "cc -Iinc -c m.c"}, {"directory": "/d", "arguments": ["cc", "-I", "/x"]}]"#,
+        )
+        .unwrap();
+        assert_eq!(include_folders(&commands), ["/b/inc", "/x"]);
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]
