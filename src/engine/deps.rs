@@ -104,6 +104,14 @@ pub fn dependencies(
         for venv in [".venv", "venv", "env"] {
             site_packages(&root.join(venv), &mut found);
         }
+        // The environment the servers run in (the daemon's, which they
+        // inherit): an activated virtualenv or conda environment outside
+        // the project (engine attack E-19).
+        for variable in ["VIRTUAL_ENV", "CONDA_PREFIX"] {
+            if let Some(venv) = std::env::var_os(variable).filter(|v| !v.is_empty()) {
+                site_packages(Path::new(&venv), &mut found);
+            }
+        }
         // Editable installs: a `.pth` file in site-packages names folders
         // (often outside the project) whose modules import as installed.
         let sites: Vec<PathBuf> = found
