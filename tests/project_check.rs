@@ -727,3 +727,48 @@ fn settings_given_in_lsp_json_hold_for_check_as_for_the_hook() {
     assert_eq!(report["files"][0]["server"], "ty", "{report:#}");
     assert_eq!(report["summary"]["errors"], 0, "{report:#}");
 }
+
+/// A loop's check runs in a PID namespace of its own where bubblewrap can
+/// make one: a process it detached ends with it, so it cannot cancel the
+/// loop after the Stop (re-attack RA-4).
+#[test]
+fn a_process_a_loop_check_detached_ends_with_the_check() {
+    if ralph_hooks::util::confine::own_pids(std::path::Path::new("/bin/sh")).is_none() {
+        if util::servers_required() {
+            panic!("bubblewrap cannot make a PID namespace here");
+        }
+        util::skip(
+            "the detached-check test",
+            "bubblewrap cannot make a PID namespace here",
+        );
+        return;
+    }
+    let dir = fake_project("normal", 5_000, 60_000);
+    std::fs::write(
+        dir.path().join("chk.sh"),
+        "setsid -f sh -c 'sleep 1; touch left-behind; ralph-hooks loop cancel' \
+         >/dev/null 2>&1 </dev/null; exit 1\n",
+    )
+    .unwrap();
+    let output = cli(
+        dir.path(),
+        &[
+            "loop",
+            "start",
+            "x",
+            "--check",
+            "sh chk.sh",
+            "--no-diagnostics",
+        ],
+    );
+    assert!(output.status.success(), "{}", stdout(&output));
+    let blocked = stop(dir.path());
+    assert_eq!(blocked["decision"], "block", "{blocked}");
+    std::thread::sleep(std::time::Duration::from_millis(2_500));
+    assert!(
+        !dir.path().join("left-behind").exists(),
+        "the check's detached process outlived it"
+    );
+    let status = stdout(&cli(dir.path(), &["loop", "status"]));
+    assert!(status.contains("RUNNING"), "{status}");
+}

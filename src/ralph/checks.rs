@@ -6,9 +6,10 @@
 //! agent writes, from the Stop hook, outside Claude Code's sandbox: it runs
 //! in [`crate::util::confine`]'s bubblewrap (the file system read-only but
 //! the project and a private `/tmp`, the state and the protected paths
-//! read-only, no network), in sandbox mode always, in plain mode where
-//! bubblewrap works; a protected file that did not exist and appears
-//! during the check is moved aside after it.
+//! read-only, no network) in sandbox mode; in plain mode as it is, in a
+//! PID namespace of its own where bubblewrap can make one (what it detached
+//! ends with it); a protected file that did not exist and appears during
+//! the check is moved aside after it.
 
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
@@ -102,9 +103,14 @@ impl CheckRun {
 /// How walled in a check runs.
 #[derive(Debug, Clone)]
 pub enum Walls {
-    /// As is: the CLI's own pipeline, run by the user, and a loop's check
-    /// in plain mode.
+    /// As is: the CLI's own pipeline, run by the user.
     None,
+    /// As is, but in a PID namespace of its own where bubblewrap can make
+    /// one (as is where it cannot): a loop's check in plain mode, so that
+    /// a process the check detached cannot act on the loop after the
+    /// check (re-attack RA-4: a check left `setsid -f … loop cancel`
+    /// behind, which cancelled the loop after the Stop).
+    OwnPids,
     /// In the confinement or not at all (sandbox mode: the check would
     /// otherwise be the agent's door out of Claude Code's sandbox).
     Required(Confinement),
@@ -118,6 +124,12 @@ fn shell(root: &Path, walls: &Walls) -> Option<(Command, bool)> {
     let sh = crate::util::trusted::program("sh", Some(root));
     let confinement = match walls {
         Walls::None => return Some((Command::new(sh), false)),
+        Walls::OwnPids => {
+            return Some((
+                confine::own_pids(&sh).unwrap_or_else(|| Command::new(&sh)),
+                false,
+            ));
+        }
         Walls::Required(confinement) => confinement,
     };
     match confine::bwrap() {
@@ -167,7 +179,7 @@ pub fn run_in(
     environment: &Environment,
 ) -> anyhow::Result<CheckRun> {
     let read_only: &[PathBuf] = match walls {
-        Walls::None => &[],
+        Walls::None | Walls::OwnPids => &[],
         Walls::Required(c) => &c.read_only,
     };
     let Some((mut shell, confined)) = shell(root, walls) else {

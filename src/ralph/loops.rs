@@ -61,7 +61,7 @@ impl LoopConfig {
     /// check changed it.
     pub fn check_walls(&self, ctx: &Ctx) -> crate::ralph::checks::Walls {
         if !crate::hook::sandbox::installed(ctx) {
-            return crate::ralph::checks::Walls::None;
+            return crate::ralph::checks::Walls::OwnPids;
         }
         let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
         let writable = self

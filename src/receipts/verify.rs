@@ -792,41 +792,14 @@ fn check_environment(project: &Path) -> checks::Environment {
 /// everything it started ends with it, a daemon it detached (`setsid`, a
 /// server's `--daemonize`) too. As is where bubblewrap cannot make one.
 fn in_own_pid_namespace(command: &str, project: &Path) -> String {
-    static BWRAP: std::sync::OnceLock<Option<PathBuf>> = std::sync::OnceLock::new();
-    const WALLS: [&str; 8] = [
-        "--dev-bind",
-        "/",
-        "/",
-        "--proc",
-        "/proc",
-        "--unshare-pid",
-        "--die-with-parent",
-        "--",
-    ];
-    let bwrap = BWRAP.get_or_init(|| {
-        let bwrap = crate::util::confine::bwrap()?;
-        let works = std::process::Command::new(bwrap)
-            .args(WALLS)
-            .arg("true")
-            .stdin(std::process::Stdio::null())
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .status()
-            .is_ok_and(|status| status.success());
-        works.then(|| bwrap.to_path_buf())
-    });
-    let Some(bwrap) = bwrap else {
+    let sh = crate::util::trusted::program("sh", Some(project));
+    let Some(walled) = crate::util::confine::own_pids(&sh) else {
         return command.to_string();
     };
     let quote = |text: &str| format!("'{}'", text.replace('\'', "'\\''"));
-    let sh = crate::util::trusted::program("sh", Some(project));
-    format!(
-        "exec {} {} {} -c {}",
-        quote(&bwrap.to_string_lossy()),
-        WALLS.join(" "),
-        quote(&sh.to_string_lossy()),
-        quote(command)
-    )
+    let mut words = vec![quote(&walled.get_program().to_string_lossy())];
+    words.extend(walled.get_args().map(|arg| quote(&arg.to_string_lossy())));
+    format!("exec {} -c {}", words.join(" "), quote(command))
 }
 
 /// Whether `root` looks like the receipt's project, for a receipt whose

@@ -27,6 +27,45 @@ pub struct Confinement {
     pub env: Vec<(String, String)>,
 }
 
+/// Bubblewrap's arguments for a run that changes nothing but its process
+/// ids: the whole file system as it is (writable as it is), its own PID
+/// namespace, killed with us. When its first process ends, the kernel ends
+/// every process it left (a daemon detached with `setsid`, a server's
+/// `--daemonize`): what a check started cannot outlive the check.
+pub const OWN_PIDS: [&str; 7] = [
+    "--dev-bind",
+    "/",
+    "/",
+    "--proc",
+    "/proc",
+    "--unshare-pid",
+    "--die-with-parent",
+];
+
+/// `bwrap OWN_PIDS -- program`, when bubblewrap can make a PID namespace
+/// here (probed once per process); `None` where it cannot.
+pub fn own_pids(program: &Path) -> Option<Command> {
+    static WORKS: OnceLock<Option<PathBuf>> = OnceLock::new();
+    let bwrap = WORKS.get_or_init(|| {
+        let bwrap = bwrap().map(Path::to_path_buf).or_else(|| {
+            let found = super::trusted::program("bwrap", None);
+            found.is_file().then_some(found)
+        })?;
+        let works = Command::new(&bwrap)
+            .args(OWN_PIDS)
+            .args(["--", "true"])
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .status()
+            .is_ok_and(|status| status.success());
+        works.then_some(bwrap)
+    });
+    let mut command = Command::new(bwrap.as_ref()?);
+    command.args(OWN_PIDS).arg("--").arg(program);
+    Some(command)
+}
+
 /// The bubblewrap binary, if one is installed and can build a sandbox here
 /// (it cannot where user namespaces are off and it is not setuid). Probed
 /// once per process; found only outside the project and temp folders
