@@ -598,7 +598,7 @@ fn mapped_dirs(config: &Path, text: &str) -> Vec<PathBuf> {
         .as_object()
         .into_iter()
         .flat_map(|paths| paths.values())
-        .flat_map(|targets| strings(targets))
+        .flat_map(&strings)
         .map(|target| folder_of(&base, &target))
         .collect();
     for key in [&options["typeRoots"], &value["include"], &value["files"]] {
