@@ -1383,3 +1383,48 @@ fn warm_sees_c_include_folders_and_go_replacements_outside_the_project_change() 
         assert_eq!(warm, project.errors(false), "Go: warm vs cold");
     }
 }
+
+/// Any C/C++ file a translation unit includes — an `.inc`, an included
+/// `.c` (a unity build) — changed by the shell is seen by the first warm
+/// check (re-attack RE-3, RE-4); an edit's own check of a `.c` file does
+/// not restart clangd, but a later check of the files including it does.
+#[test]
+fn clangd_warm_sees_included_c_and_inc_files_change() {
+    if util::require_tool("clangd", "the clangd include freshness test").is_none() {
+        return;
+    }
+    let project = Project::new("fresh-clangd-includes");
+    let root = project.path();
+    write(root, "compile_flags.txt", "-std=c11\n");
+    write(root, "table.inc", "#define V 1\n");
+    write(root, "unit.c", "#define W 1\n");
+    write(
+        root,
+        "m.c",
+        "#include \"table.inc\"\n#include \"unit.c\"\n#if V == 2\n#error vboom\n#endif\n#if W == 2\n#error wboom\n#endif\nint main(void) { return 0; }\n",
+    );
+    assert!(project.errors(true).is_empty(), "{}", project.log());
+
+    shell(root, "sed -i 's/V 1/V 2/' table.inc");
+    let warm = project.errors(true);
+    assert!(
+        warm.iter().any(|(f, l, _)| f == "m.c" && *l == 4),
+        "{warm:?}\n{}",
+        project.log()
+    );
+    assert_eq!(warm, project.errors(false), ".inc: warm vs cold");
+    shell(root, "sed -i 's/V 2/V 1/' table.inc");
+    assert!(project.errors(true).is_empty(), "{}", project.log());
+
+    // Claude edits unit.c: its own check keeps clangd; the project check
+    // after it sees m.c's error.
+    shell(root, "sed -i 's/W 1/W 2/' unit.c");
+    project.write_through_hook("unit.c");
+    let warm = project.errors(true);
+    assert!(
+        warm.iter().any(|(f, l, _)| f == "m.c" && *l == 7),
+        "{warm:?}\n{}",
+        project.log()
+    );
+    assert_eq!(warm, project.errors(false), "included .c: warm vs cold");
+}

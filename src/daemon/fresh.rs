@@ -66,9 +66,13 @@ pub const CONFIG_FILES: &[&str] = &[
 /// looked at directly in the root.
 const HIDDEN_CONFIG_FILES: &[&str] = &[".ruff.toml", ".clangd"];
 
-/// How many source files the folder links that lead out of the root may
+/// How many source files one folder link that leads out of the root may
 /// add to the walk (a link to a home folder by mistake).
 const MAX_LINKED_FILES: usize = 5_000;
+
+/// How many linked folders the walk follows out of the root, nested ones
+/// included.
+const MAX_LINKED_FOLDERS: usize = 32;
 
 /// How close to the walk a file's times must be for the walk to be unsure
 /// it saw the file's final content (a coarse file-system clock ticks every
@@ -141,37 +145,62 @@ pub struct DiskChanges {
     pub deleted: Vec<PathBuf>,
     /// Configuration files created, changed or deleted.
     pub configs: Vec<PathBuf>,
-    /// C and C++ headers created, changed or deleted — by anyone, the
-    /// job's own edit too (filled in by the worker, see [`c_headers`]).
-    pub headers: Vec<PathBuf>,
+    /// C and C++ files (headers, textual includes, sources) created, changed or deleted — by anyone, the
+    /// job's own edit too (filled in by the worker, see [`c_files`]).
+    pub c_files: Vec<PathBuf>,
 }
 
-/// Header extensions of C and C++.
-const C_HEADERS: &[&str] = &["h", "hh", "hpp", "hxx", "h++", "inc", "ipp", "tpp"];
+/// Extensions of C and C++ files a translation unit may include: headers,
+/// textual includes (`.inc`, `.inl`, `.def` X-macro lists, `.tcc`), and
+/// sources (a unity build includes `.c` files).
+const C_FAMILY: &[&str] = &[
+    "h", "hh", "hpp", "hxx", "h++", "inc", "inl", "ipp", "tpp", "tcc", "def", "c", "cc", "cpp",
+    "cxx", "c++",
+];
 
-/// The C/C++ headers among `paths`, for a server of `extensions` that
-/// checks C or C++. Such a server answers for a file from a preamble built
-/// from the headers it included: clangd, told of a changed header (or sent
-/// its new text), went on answering for the files that include it from the
-/// old preamble (engine attack E-13: a false "no problems", a loop
-/// completed over an `#error`). Only a fresh server is sure to read them.
-pub fn c_headers(extensions: &[String], paths: &[&PathBuf]) -> Vec<PathBuf> {
-    let checks_c = extensions.iter().any(|ext| {
+/// Whether a server of `extensions` checks C or C++.
+fn checks_c(extensions: &[String]) -> bool {
+    extensions.iter().any(|ext| {
         matches!(
             ext.trim_start_matches('.'),
             "c" | "cc" | "cpp" | "cxx" | "c++"
         )
-    });
-    if !checks_c {
+    })
+}
+
+/// A C/C++ translation unit's own extension (what a post-edit check
+/// checks by itself).
+pub fn is_c_source(path: &Path) -> bool {
+    path.extension()
+        .and_then(|ext| ext.to_str())
+        .is_some_and(|ext| {
+            matches!(
+                ext.to_ascii_lowercase().as_str(),
+                "c" | "cc" | "cpp" | "cxx" | "c++"
+            )
+        })
+}
+
+fn is_c_family(path: &Path) -> bool {
+    path.extension()
+        .and_then(|ext| ext.to_str())
+        .is_some_and(|ext| C_FAMILY.contains(&ext.to_ascii_lowercase().as_str()))
+}
+
+/// The C/C++ files among `paths`, for a server of `extensions` that checks
+/// C or C++. Such a server answers for a file from a preamble built from
+/// the files it included: clangd, told of a changed header (or sent its
+/// new text), went on answering for the files that include it from the old
+/// preamble (engine attack E-13: a false "no problems", a loop completed
+/// over an `#error`; re-attack RE-3/RE-4: an included `.c`, `.inc`, `.inl`).
+/// Only a fresh server is sure to read them.
+pub fn c_files(extensions: &[String], paths: &[&PathBuf]) -> Vec<PathBuf> {
+    if !checks_c(extensions) {
         return Vec::new();
     }
     paths
         .iter()
-        .filter(|path| {
-            path.extension()
-                .and_then(|ext| ext.to_str())
-                .is_some_and(|ext| C_HEADERS.contains(&ext.to_ascii_lowercase().as_str()))
-        })
+        .filter(|path| is_c_family(path))
         .map(|path| (*path).clone())
         .collect()
 }
@@ -274,10 +303,10 @@ impl DiskView {
         self.walked = false;
     }
 
-    /// The C/C++ headers among `paths` when this is a C/C++ server's view
-    /// (see [`c_headers`]).
-    pub fn c_headers(&self, paths: &[&PathBuf]) -> Vec<PathBuf> {
-        c_headers(&self.extensions, paths)
+    /// The C/C++ files among `paths` when this is a C/C++ server's view
+    /// (see [`c_files`]).
+    pub fn c_files(&self, paths: &[&PathBuf]) -> Vec<PathBuf> {
+        c_files(&self.extensions, paths)
     }
 
     /// How many source files the last walk saw.
@@ -432,14 +461,25 @@ impl DiskView {
     /// folder inside the root is walked as that folder already. At most
     /// [`MAX_LINKED_FILES`] files, over every link.
     fn walk_linked_folders(&self, links: &[PathBuf], files: &mut HashMap<PathBuf, Entry>) {
-        let mut left = MAX_LINKED_FILES;
-        for link in links {
+        // Folder links found inside a linked folder are walked too (a
+        // linked package's own linked folders; re-attack RE-1), each
+        // target once (a link cycle ends), each link with its own budget
+        // (one big linked tree does not starve a small one; RE-2).
+        let mut queue: std::collections::VecDeque<PathBuf> = links.iter().cloned().collect();
+        let mut seen: Vec<PathBuf> = Vec::new();
+        while let Some(link) = queue.pop_front() {
             let Ok(target) = link.canonicalize() else {
                 continue;
             };
-            if target.starts_with(&self.root) || self.root.starts_with(&target) {
+            if target.starts_with(&self.root)
+                || self.root.starts_with(&target)
+                || seen.iter().any(|done| target.starts_with(done))
+                || seen.len() >= MAX_LINKED_FOLDERS
+            {
                 continue;
             }
+            seen.push(target.clone());
+            let mut left = MAX_LINKED_FILES;
             // Walked from its target (a walk does not enter a root that is
             // a link), each file named under the link.
             let walker = ignore::WalkBuilder::new(&target)
@@ -455,23 +495,26 @@ impl DiskView {
                 .build();
             for entry in walker.flatten() {
                 if left == 0 {
-                    return;
+                    break;
                 }
-                let is_file = entry
-                    .file_type()
-                    .is_some_and(|t| t.is_file() || t.is_symlink());
+                let Ok(inside) = entry.path().strip_prefix(&target) else {
+                    continue;
+                };
+                let is_link = entry.file_type().is_some_and(|t| t.is_symlink());
+                if is_link && std::fs::metadata(entry.path()).is_ok_and(|m| m.is_dir()) {
+                    queue.push_back(link.join(inside));
+                    continue;
+                }
+                let is_file = is_link || entry.file_type().is_some_and(|t| t.is_file());
                 if !is_file || !self.handles(&entry.file_name().to_string_lossy()) {
                     continue;
                 }
-                let stamp = if entry.file_type().is_some_and(|t| t.is_symlink()) {
+                let stamp = if is_link {
                     Stamp::through_link(entry.path())
                 } else {
                     entry.metadata().ok().map(|metadata| Stamp::of(&metadata))
                 };
                 let Some(stamp) = stamp else {
-                    continue;
-                };
-                let Ok(inside) = entry.path().strip_prefix(&target) else {
                     continue;
                 };
                 left -= 1;
@@ -491,6 +534,8 @@ impl DiskView {
         self.extensions
             .iter()
             .any(|extension| lower.ends_with(extension.as_str()) && lower.len() > extension.len())
+            // A C/C++ server reads textual includes it has no language for.
+            || (checks_c(&self.extensions) && is_c_family(Path::new(&lower)))
     }
 }
 
@@ -759,6 +804,15 @@ mod tests {
         assert_eq!(view.refresh().changed, [root.join("lib/om.py")]);
         std::fs::write(outside.join("sub/new.py"), "n = 1\n").unwrap();
         assert_eq!(view.refresh().created, [root.join("lib/sub/new.py")]);
+        // A folder link inside the linked folder, and a cycle back.
+        let deeper = temp("folder-link-out-deeper");
+        std::fs::write(deeper.join("dm.py"), "d = 1\n").unwrap();
+        std::os::unix::fs::symlink(&deeper, outside.join("nested")).unwrap();
+        std::os::unix::fs::symlink(&outside, deeper.join("back")).unwrap();
+        assert_eq!(view.refresh().created, [root.join("lib/nested/dm.py")]);
+        std::fs::write(deeper.join("dm.py"), "d: str = 1\n").unwrap();
+        assert_eq!(view.refresh().changed, [root.join("lib/nested/dm.py")]);
+        let _ = std::fs::remove_dir_all(&deeper);
         let _ = std::fs::remove_dir_all(&root);
         let _ = std::fs::remove_dir_all(&outside);
     }

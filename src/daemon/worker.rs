@@ -273,6 +273,7 @@ pub fn spawn(host: Arc<dyn Host>, key: Key, id: u64) -> std::io::Result<WorkerHa
         batch_alone_since: None,
         start_failure: None,
         told_of_files: false,
+        c_stale_for_others: false,
         narrowed_files: false,
         batch_silence: DEFAULT_STARTUP,
     };
@@ -322,6 +323,9 @@ struct Worker {
     /// The project's configuration narrows which files the server reads
     /// (read when it starts; a change of it restarts the server).
     narrowed_files: bool,
+    /// A C/C++ file changed by an edit whose own check did not restart the
+    /// server: a check of other files (which may include it) restarts it.
+    c_stale_for_others: bool,
 }
 
 /// A caller of the running batch.
@@ -723,14 +727,38 @@ impl Worker {
             CreatedOrDeleted::RestartForQueries if self.narrowed_files => files_came_or_went,
             CreatedOrDeleted::RestartForQueries => query && self.told_of_files,
         };
-        if changes.configs.is_empty() && !restart_for_files && changes.headers.is_empty() {
+        // A C/C++ file changed is news for every translation unit that
+        // includes it, except the one file a single-file job (the edit's
+        // check) sends itself: then only a later check of other files
+        // needs a fresh server.
+        // (A header's own check is no such edit: nothing checks a header
+        // alone, and a check after it may be answered from kept results.)
+        let own_edit = given.len() == 1
+            && changes.c_files.iter().all(|path| {
+                uri::comparable(path) == uri::comparable(&given[0])
+                    && super::fresh::is_c_source(path)
+            });
+        let restart_for_includes = if changes.c_files.is_empty() {
+            self.c_stale_for_others && given.len() > 1
+        } else if own_edit {
+            self.c_stale_for_others = true;
+            false
+        } else {
+            true
+        };
+        if changes.configs.is_empty() && !restart_for_files && !restart_for_includes {
             return Ok(true);
         }
-        if changes.configs.is_empty() && !changes.headers.is_empty() {
+        if changes.configs.is_empty() && restart_for_includes {
+            self.c_stale_for_others = false;
+            let names = if changes.c_files.is_empty() {
+                "by an edit checked earlier".to_string()
+            } else {
+                relative_names(&changes.c_files, &self.key.1).join(", ")
+            };
             self.host.log(&format!(
-                "{}: a header changed on the disk ({}), which the files including it are answered from: restarting it",
+                "{}: a C/C++ file that others may include changed on the disk ({names}), and they are answered from what it read before: restarting it",
                 self.key.0,
-                relative_names(&changes.headers, &self.key.1).join(", ")
             ));
             self.drop_client(self.host.config().shutdown_grace());
             self.start(launch, fingerprint, startup)?;
@@ -777,7 +805,7 @@ impl Worker {
             .chain(&changes.changed)
             .chain(&changes.deleted)
             .collect();
-        changes.headers = disk.c_headers(&touched);
+        changes.c_files = disk.c_files(&touched);
         // The job's own files go to the server with the job: not news.
         let given: Vec<PathBuf> = given.iter().map(|path| uri::comparable(path)).collect();
         changes.changed.retain(|path| !given.contains(path));
@@ -792,7 +820,7 @@ impl Worker {
             disk.len(),
             walked_at.elapsed().as_millis()
         ));
-        if !changes.configs.is_empty() || !changes.headers.is_empty() {
+        if !changes.configs.is_empty() {
             return changes;
         }
         for path in &changes.changed {
@@ -1053,6 +1081,7 @@ impl Worker {
         fingerprint: &str,
         startup: Duration,
     ) -> Result<(), LspError> {
+        self.c_stale_for_others = false;
         let deadline = Instant::now() + startup;
         while self
             .failures
