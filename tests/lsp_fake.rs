@@ -627,3 +627,33 @@ fn a_rule_that_does_not_load_is_said_in_check_and_the_hook() {
         "{context}"
     );
 }
+
+/// A project rule for a language the built-in engine does not parse
+/// (Ruby, Java, …) applies to no file it checks: `check` is not made
+/// inconclusive by it (re-attack RE-6), and `doctor` says it was left out.
+#[test]
+fn a_rule_for_a_language_the_engine_does_not_parse_is_left_out_not_a_problem() {
+    let dir = ast_grep_project();
+    std::fs::write(
+        dir.path().join("rules/ruby.yml"),
+        "id: r-ruby\nlanguage: ruby\nseverity: error\nmessage: m\nrule:\n  pattern: zzz_never_here\n",
+    )
+    .unwrap();
+    std::fs::write(dir.path().join("a.py"), "x = 1\n").unwrap();
+    let output = util::command("ralph-hooks", dir.path())
+        .args(["check"])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(output.status.code(), Some(0), "{stdout}");
+    assert!(!stdout.contains("not loaded"), "{stdout}");
+    let doctor = util::command("ralph-hooks", dir.path())
+        .args(["doctor"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&doctor.stdout);
+    assert!(
+        text.contains("left out (no file here they could check)"),
+        "{text}"
+    );
+}

@@ -93,6 +93,7 @@ pub struct RuleSet {
     pub(crate) collection: RuleCollection<SupportLang>,
     ids: BTreeSet<String>,
     problems: Vec<String>,
+    not_applicable: Vec<String>,
     /// The folder the project's rule globs (`files`, `ignores`) are relative to.
     pub(crate) base: Option<PathBuf>,
     /// Identifies the rules' text: findings kept for a file stay valid
@@ -159,10 +160,14 @@ impl RuleSet {
                 RuleCollection::try_new(Vec::new()).expect("an empty rule collection builds")
             }
         };
+        let (not_applicable, problems) = problems
+            .into_iter()
+            .partition(|problem| problem.ends_with(UNSUPPORTED));
         RuleSet {
             collection,
             ids,
             problems,
+            not_applicable,
             base,
             fingerprint: 0,
         }
@@ -173,9 +178,18 @@ impl RuleSet {
         &self.ids
     }
 
-    /// One line per rule file or rule that could not be used.
+    /// One line per rule file or rule that could not be used, for files
+    /// this engine checks: what makes a check inconclusive.
     pub fn problems(&self) -> &[String] {
         &self.problems
+    }
+
+    /// Rules for a language this engine does not parse (Ruby, Java, …):
+    /// they apply to no file it checks, so they are not problems of a
+    /// check (re-attack RE-6: a polyglot repository's shared rules made
+    /// every check exit 2).
+    pub fn not_applicable(&self) -> &[String] {
+        &self.not_applicable
     }
 
     /// Whether any rule applies to files of this language.
@@ -193,6 +207,9 @@ fn builtin_rules(problems: &mut Vec<String>) -> Vec<RuleConfig<SupportLang>> {
 
 /// Parses and compiles the rules in one YAML text. A language not compiled
 /// into this binary is reported, not compiled (the parser crate would panic).
+/// How a rule for a language this engine does not parse is reported.
+const UNSUPPORTED: &str = " is not supported by ralph-hooks' ast-grep engine";
+
 fn parse_rules(
     yaml: &str,
     origin: &str,
@@ -214,7 +231,7 @@ fn parse_rules(
         let id = document.id.clone();
         if Lang::compiled(document.language).is_none() {
             problems.push(format!(
-                "{origin}: rule {id}: language {} is not supported by ralph-hooks' ast-grep engine",
+                "{origin}: rule {id}: language {}{UNSUPPORTED}",
                 document.language
             ));
             continue;
@@ -542,17 +559,15 @@ mod tests {
         .unwrap();
 
         let rules = RuleSet::load(&dir, &LoadOptions::default());
-        assert_eq!(rules.problems().len(), 2, "{:?}", rules.problems());
+        assert_eq!(rules.problems().len(), 1, "{:?}", rules.problems());
         assert!(
             rules.problems()[0].contains("broken.yml"),
             "{:?}",
             rules.problems()
         );
-        assert!(
-            rules.problems()[1].contains("java"),
-            "{:?}",
-            rules.problems()
-        );
+        // A language this engine does not parse is not a problem of a check.
+        assert_eq!(rules.not_applicable().len(), 1);
+        assert!(rules.not_applicable()[0].contains("java"));
         let found = rules.scan_source(&dir.join("m.py"), "print(1)\neval(x)\nexec(y)\n");
         let got: Vec<(&str, &str)> = found
             .iter()

@@ -209,7 +209,8 @@ pub fn refs(ctx: &Ctx, args: &RefsArgs) -> anyhow::Result<ExitCode> {
                 escape_controls(&r.path),
                 r.line,
                 r.column,
-                escape_controls(&r.text)
+                // A tab is the line's layout (gofmt, Makefiles), not a hazard.
+                escape_controls_in_prose(&r.text)
             );
         }
         let _ = writeln!(text, "{}", found.summary());
@@ -606,7 +607,7 @@ pub fn rewrite(ctx: &Ctx, args: &RewriteArgs, paint: Paint) -> anyhow::Result<Ex
         for r in &rewritten {
             println!(
                 "rewrote {}: {} {}",
-                r.display,
+                escape_controls(&r.display),
                 r.replacements,
                 plural(r.replacements, "replacement", "replacements")
             );

@@ -52,7 +52,10 @@ pub fn config_file(project_root: &Path) -> Option<PathBuf> {
 pub fn start(ctx: &Ctx, file: &Path) -> Option<Result<Scan, String>> {
     let rules = crate::engine::run::rule_set(ctx);
     for problem in rules.problems() {
-        eprintln!("ralph-hooks: warning: ast-grep: {problem}");
+        eprintln!(
+            "ralph-hooks: warning: ast-grep: {}",
+            crate::util::text::escape_controls(problem)
+        );
     }
     let rule_problems = rules.problems().to_vec();
     if !rules.covers(file) {

@@ -116,6 +116,13 @@ pub fn doctor_lines(ctx: &Ctx) -> Vec<String> {
             String::new()
         } else {
             format!(" — problems: {}", rules.problems().join("; "))
+        } + &if rules.not_applicable().is_empty() {
+            String::new()
+        } else {
+            format!(
+                " — left out (no file here they could check): {}",
+                rules.not_applicable().join("; ")
+            )
         }
     );
     lines.push(ast_grep_line);

@@ -203,7 +203,8 @@ impl Report {
             let _ = writeln!(text, "{language}: no language server installed ({hint})");
         }
         for problem in &self.rule_problems {
-            let _ = writeln!(text, "ast-grep: {problem}");
+            // A rule file's name and id are the repository's text.
+            let _ = writeln!(text, "ast-grep: {}", escape_controls(problem));
         }
         if self.budget_ran_out {
             let _ = writeln!(
