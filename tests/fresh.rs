@@ -1428,3 +1428,38 @@ fn clangd_warm_sees_included_c_and_inc_files_change() {
     );
     assert_eq!(warm, project.errors(false), "included .c: warm vs cold");
 }
+
+/// ty's kept command-line result is stamped with the files under a folder
+/// link that leads out too: an edit there is seen by a warm `check`
+/// (re-attack RE-12).
+#[test]
+fn ty_warm_sees_a_file_changed_under_a_folder_link_leading_out() {
+    if util::require_tool("ty", "the ty folder-link freshness test").is_none() {
+        return;
+    }
+    let project = Project::new("fresh-ty-folder-link");
+    let outside = TempDir::new("fresh-ty-folder-link-outside");
+    let root = project.path();
+    write(root, ".lsp.json", r#"{"ruff": {"disabled": true}}"#);
+    write(root, "pyproject.toml", "[tool.ty]\n");
+    write(outside.path(), "om.py", "def o() -> int:\n    return 1\n");
+    std::os::unix::fs::symlink(outside.path(), root.join("lib")).unwrap();
+    write(root, "c.py", "from lib.om import o\n\ny: int = o()\n");
+    assert!(project.errors(true).is_empty(), "{}", project.log());
+    assert!(project.errors(true).is_empty());
+    shell(
+        outside.path(),
+        "sed -i 's/-> int:/-> str:/; s/return 1/return \"s\"/' om.py",
+    );
+    let cold = project.errors(false);
+    assert!(
+        cold.iter().any(|(f, l, _)| f == "c.py" && *l == 3),
+        "cold: {cold:?}"
+    );
+    assert_eq!(
+        project.errors(true),
+        cold,
+        "warm vs cold\n{}",
+        project.log()
+    );
+}

@@ -66,14 +66,6 @@ pub const CONFIG_FILES: &[&str] = &[
 /// looked at directly in the root.
 const HIDDEN_CONFIG_FILES: &[&str] = &[".ruff.toml", ".clangd"];
 
-/// How many source files one folder link that leads out of the root may
-/// add to the walk (a link to a home folder by mistake).
-const MAX_LINKED_FILES: usize = 5_000;
-
-/// How many linked folders the walk follows out of the root, nested ones
-/// included.
-const MAX_LINKED_FOLDERS: usize = 32;
-
 /// How close to the walk a file's times must be for the walk to be unsure
 /// it saw the file's final content (a coarse file-system clock ticks every
 /// few milliseconds; some file systems keep whole seconds).
@@ -461,65 +453,21 @@ impl DiskView {
     /// folder inside the root is walked as that folder already. At most
     /// [`MAX_LINKED_FILES`] files, over every link.
     fn walk_linked_folders(&self, links: &[PathBuf], files: &mut HashMap<PathBuf, Entry>) {
-        // Folder links found inside a linked folder are walked too (a
-        // linked package's own linked folders; re-attack RE-1), each
-        // target once (a link cycle ends), each link with its own budget
-        // (one big linked tree does not starve a small one; RE-2).
-        let mut queue: std::collections::VecDeque<PathBuf> = links.iter().cloned().collect();
-        let mut seen: Vec<PathBuf> = Vec::new();
-        while let Some(link) = queue.pop_front() {
-            let Ok(target) = link.canonicalize() else {
-                continue;
+        let wanted = |name: &str| self.handles(name);
+        for (named, real) in crate::engine::deps::files_under_links(&self.root, links, &wanted) {
+            let is_link = real
+                .symlink_metadata()
+                .is_ok_and(|m| m.file_type().is_symlink());
+            let stamp = if is_link {
+                Stamp::through_link(&real)
+            } else {
+                std::fs::metadata(&real)
+                    .ok()
+                    .map(|metadata| Stamp::of(&metadata))
             };
-            if target.starts_with(&self.root)
-                || self.root.starts_with(&target)
-                || seen.iter().any(|done| target.starts_with(done))
-                || seen.len() >= MAX_LINKED_FOLDERS
-            {
-                continue;
-            }
-            seen.push(target.clone());
-            let mut left = MAX_LINKED_FILES;
-            // Walked from its target (a walk does not enter a root that is
-            // a link), each file named under the link.
-            let walker = ignore::WalkBuilder::new(&target)
-                .require_git(false)
-                .git_ignore(false)
-                .git_exclude(false)
-                .git_global(false)
-                .follow_links(false)
-                .filter_entry(|entry| {
-                    !(entry.file_type().is_some_and(|t| t.is_dir())
-                        && NEVER.contains(&entry.file_name().to_string_lossy().as_ref()))
-                })
-                .build();
-            for entry in walker.flatten() {
-                if left == 0 {
-                    break;
-                }
-                let Ok(inside) = entry.path().strip_prefix(&target) else {
-                    continue;
-                };
-                let is_link = entry.file_type().is_some_and(|t| t.is_symlink());
-                if is_link && std::fs::metadata(entry.path()).is_ok_and(|m| m.is_dir()) {
-                    queue.push_back(link.join(inside));
-                    continue;
-                }
-                let is_file = is_link || entry.file_type().is_some_and(|t| t.is_file());
-                if !is_file || !self.handles(&entry.file_name().to_string_lossy()) {
-                    continue;
-                }
-                let stamp = if is_link {
-                    Stamp::through_link(entry.path())
-                } else {
-                    entry.metadata().ok().map(|metadata| Stamp::of(&metadata))
-                };
-                let Some(stamp) = stamp else {
-                    continue;
-                };
-                left -= 1;
+            if let Some(stamp) = stamp {
                 files.insert(
-                    link.join(inside),
+                    named,
                     Entry {
                         stamp,
                         racy_hash: None,

@@ -486,6 +486,104 @@ fn lexically_normal(path: &Path) -> PathBuf {
 pub fn python_sources(root: &Path) -> Vec<PathBuf> {
     let mut found = Vec::new();
     python_files(root, MAX_PROJECT_FILES, &mut found);
+    // And those under folder links that lead out (re-attack RE-12: a kept
+    // `ty check` result outlived an edit there).
+    let python = |name: &str| name.ends_with(".py") || name.ends_with(".pyi");
+    found.extend(
+        files_under_links(root, &folder_links(root), &python)
+            .into_iter()
+            .map(|(_, real)| real),
+    );
+    found
+}
+
+/// How many source files one folder link that leads out of the project
+/// may add (a link to a home folder by mistake).
+const MAX_LINKED_FILES: usize = 5_000;
+
+/// How many linked folders are followed out of the project, nested ones
+/// included.
+const MAX_LINKED_FOLDERS: usize = 32;
+
+/// The folder links under `root` (hidden folders, `node_modules` and
+/// virtual environments skipped, links not followed).
+pub fn folder_links(root: &Path) -> Vec<PathBuf> {
+    let walker = ignore::WalkBuilder::new(root)
+        .standard_filters(false)
+        .hidden(true)
+        .follow_links(false)
+        .filter_entry(|entry| {
+            let name = entry.file_name().to_string_lossy();
+            !super::files::NEVER.contains(&name.as_ref())
+        })
+        .build();
+    walker
+        .flatten()
+        .take(MAX_PROJECT_FILES)
+        .filter(|entry| entry.file_type().is_some_and(|t| t.is_symlink()))
+        .filter(|entry| std::fs::metadata(entry.path()).is_ok_and(|m| m.is_dir()))
+        .map(ignore::DirEntry::into_path)
+        .collect()
+}
+
+/// The files `wanted` under folder links that lead out of `root`, and
+/// under the folder links inside those: each as (its path through the
+/// link, which is how a server names it; where it is). A target inside
+/// the root is walked as itself already; each target is walked once (a
+/// link cycle ends); at most [`MAX_LINKED_FILES`] files a link, so one big
+/// linked tree does not starve a small one, and [`MAX_LINKED_FOLDERS`]
+/// folders (engine attack E-1, re-attack RE-1, RE-2, RE-12).
+pub fn files_under_links(
+    root: &Path,
+    links: &[PathBuf],
+    wanted: &dyn Fn(&str) -> bool,
+) -> Vec<(PathBuf, PathBuf)> {
+    let mut found = Vec::new();
+    let mut queue: std::collections::VecDeque<PathBuf> = links.iter().cloned().collect();
+    let mut seen: Vec<PathBuf> = Vec::new();
+    while let Some(link) = queue.pop_front() {
+        let Ok(target) = link.canonicalize() else {
+            continue;
+        };
+        if target.starts_with(root)
+            || root.starts_with(&target)
+            || seen.iter().any(|done| target.starts_with(done))
+            || seen.len() >= MAX_LINKED_FOLDERS
+        {
+            continue;
+        }
+        seen.push(target.clone());
+        let mut left = MAX_LINKED_FILES;
+        // Walked from its target (a walk does not enter a root that is a
+        // link), each file named under the link.
+        let walker = ignore::WalkBuilder::new(&target)
+            .standard_filters(false)
+            .follow_links(false)
+            .filter_entry(|entry| {
+                !(entry.file_type().is_some_and(|t| t.is_dir())
+                    && super::files::NEVER.contains(&entry.file_name().to_string_lossy().as_ref()))
+            })
+            .build();
+        for entry in walker.flatten() {
+            if left == 0 {
+                break;
+            }
+            let Ok(inside) = entry.path().strip_prefix(&target) else {
+                continue;
+            };
+            let is_link = entry.file_type().is_some_and(|t| t.is_symlink());
+            if is_link && std::fs::metadata(entry.path()).is_ok_and(|m| m.is_dir()) {
+                queue.push_back(link.join(inside));
+                continue;
+            }
+            let is_file = is_link || entry.file_type().is_some_and(|t| t.is_file());
+            if !is_file || !wanted(&entry.file_name().to_string_lossy()) {
+                continue;
+            }
+            left -= 1;
+            found.push((link.join(inside), entry.into_path()));
+        }
+    }
     found
 }
 
