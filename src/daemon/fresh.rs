@@ -371,6 +371,23 @@ impl DiskView {
             );
         }
         self.walk_linked_folders(&linked_folders, &mut files);
+        // A folder link pointed elsewhere (`ln -sfn v2 shared`) is a
+        // configuration change: tsserver keeps a file by its real path and
+        // read the old target's again, told or not (re-attack RE-9).
+        for link in &linked_folders {
+            if let (Ok(target), Ok(metadata)) = (std::fs::read_link(link), link.symlink_metadata())
+            {
+                let mut stamp = Stamp::of(&metadata);
+                stamp.link = fnv1a(target.as_os_str().as_encoded_bytes()) | 1;
+                configs.insert(
+                    link.clone(),
+                    Entry {
+                        stamp,
+                        racy_hash: None,
+                    },
+                );
+            }
+        }
         for name in HIDDEN_CONFIG_FILES {
             let path = self.root.join(name);
             if let Ok(metadata) = std::fs::symlink_metadata(&path)
@@ -760,6 +777,10 @@ mod tests {
         assert_eq!(view.refresh().created, [root.join("lib/nested/dm.py")]);
         std::fs::write(deeper.join("dm.py"), "d: str = 1\n").unwrap();
         assert_eq!(view.refresh().changed, [root.join("lib/nested/dm.py")]);
+        // The link pointed elsewhere is a configuration change.
+        std::fs::remove_file(root.join("lib")).unwrap();
+        std::os::unix::fs::symlink(&deeper, root.join("lib")).unwrap();
+        assert!(view.refresh().configs.contains(&root.join("lib")));
         let _ = std::fs::remove_dir_all(&deeper);
         let _ = std::fs::remove_dir_all(&root);
         let _ = std::fs::remove_dir_all(&outside);
