@@ -1140,7 +1140,9 @@ fn a_warm_check_sees_nested_extended_and_user_ruff_configurations_change() {
     write(root, "sub/ruff.toml", "[lint]\nselect = [\"E\"]\n");
     write(root, "t.py", "import sys\n");
     write(root, "cfg/base.toml", "[lint]\nselect = [\"E\"]\n");
-    write(root, "ruff.toml", "extend = \"cfg/base.toml\"\n");
+    // A chain, the second link single-quoted.
+    write(root, "cfg/mid.toml", "extend = 'base.toml'\n");
+    write(root, "ruff.toml", "extend = \"cfg/mid.toml\"\n");
     assert!(ruff_codes(&project, true).is_empty());
     assert!(ruff_codes(&project, true).is_empty());
 

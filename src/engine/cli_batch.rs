@@ -518,25 +518,40 @@ fn checker_configs(root: &Path) -> Vec<PathBuf> {
             found.push(dir.join(name));
         }
     }
-    let extended: Vec<PathBuf> = found
-        .iter()
-        .filter_map(|config| {
-            let text = std::fs::read_to_string(config).ok()?;
-            Some(extends_named(&text).map(|name| config.parent().unwrap_or(root).join(name)))
-        })
-        .flatten()
-        .collect();
-    found.extend(extended);
+    // What they `extend`, and what that extends in turn (re-attack RE-8).
+    let mut next: Vec<PathBuf> = found.clone();
+    for _ in 0..8 {
+        let extended: Vec<PathBuf> = next
+            .iter()
+            .filter_map(|config| {
+                let text = std::fs::read_to_string(config).ok()?;
+                let name = extends_named(&text)?;
+                let home = std::env::var_os("HOME").map(PathBuf::from);
+                Some(match (name.strip_prefix("~/"), home) {
+                    (Some(rest), Some(home)) => home.join(rest),
+                    _ => config.parent().unwrap_or(root).join(name),
+                })
+            })
+            .filter(|path| !found.contains(path))
+            .collect();
+        if extended.is_empty() {
+            break;
+        }
+        found.extend(extended.iter().cloned());
+        next = extended;
+    }
     found
 }
 
-/// The paths a TOML configuration names with `extend = "…"` (ruff's key).
+/// The path a TOML configuration names with `extend = "…"` or `'…'`
+/// (ruff's key).
 fn extends_named(text: &str) -> Option<String> {
     text.lines().find_map(|line| {
         let rest = line.trim().strip_prefix("extend")?.trim_start();
         let value = rest.strip_prefix('=')?.trim();
-        let quoted = value.strip_prefix('"')?;
-        Some(quoted[..quoted.find('"')?].to_string())
+        let quote = value.chars().next().filter(|c| *c == '"' || *c == '\'')?;
+        let quoted = &value[1..];
+        Some(quoted[..quoted.find(quote)?].to_string())
     })
 }
 
