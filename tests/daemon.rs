@@ -1563,3 +1563,21 @@ fn a_daemon_of_the_other_mode_stops_when_sandbox_mode_is_switched_on() {
         project.log()
     );
 }
+
+/// A server the daemon starts has no signal blocked, so `kill PID` stops
+/// it, and so do its own children (re-attack RE-17: SIGHUP, SIGINT and
+/// SIGTERM were blocked in every server).
+#[test]
+fn a_server_the_daemon_starts_can_be_stopped_with_a_signal() {
+    let project = Project::new("normal", &[], DEADLINE_MS, json!({}));
+    project.check("a.fake", "ERROR: one\n");
+    let spawns = project.spawns();
+    let status = std::fs::read_to_string(format!("/proc/{}/status", spawns[0])).unwrap();
+    let blocked = status
+        .lines()
+        .find_map(|line| line.strip_prefix("SigBlk:"))
+        .unwrap()
+        .trim();
+    assert!(blocked.chars().all(|c| c == '0'), "SigBlk {blocked}");
+    project.finish();
+}

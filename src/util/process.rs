@@ -33,6 +33,20 @@ impl GroupChild {
     /// for the signal handler (see the module doc).
     pub fn spawn(command: &mut Command) -> std::io::Result<GroupChild> {
         command.process_group(0);
+        // The child starts with no signal blocked: the spawn below holds
+        // SIGTERM, SIGINT and SIGHUP back for an instant, and a mask is
+        // kept across exec (re-attack RE-17: every server the daemon
+        // started, and its children, could not be stopped with `kill`).
+        // SAFETY: sigemptyset(3) on a local set and sigprocmask(2), both
+        // async-signal-safe, between fork and exec.
+        unsafe {
+            command.pre_exec(|| {
+                let mut empty: libc::sigset_t = std::mem::zeroed();
+                libc::sigemptyset(&mut empty);
+                libc::sigprocmask(libc::SIG_SETMASK, &empty, std::ptr::null_mut());
+                Ok(())
+            });
+        }
         if TIE_CHILDREN.load(Ordering::Relaxed) {
             // SAFETY: getpid(2) before the fork; in the child, between fork
             // and exec, only prctl(2), getppid(2) and _exit(2), which are
