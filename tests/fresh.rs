@@ -1465,3 +1465,62 @@ fn ty_warm_sees_a_file_changed_under_a_folder_link_leading_out() {
         project.log()
     );
 }
+
+/// ty reads the user's own configuration: a change to it restarts the
+/// warm server, and `check` answers as a cold check (re-attack RE-7).
+#[test]
+fn ty_warm_sees_the_users_configuration_change() {
+    if util::require_tool("ty", "the ty user-configuration test").is_none() {
+        return;
+    }
+    let project = Project::new("fresh-ty-user-config");
+    let config_home = TempDir::new("fresh-ty-user-config-home");
+    let root = project.path();
+    write(root, ".lsp.json", r#"{"ruff": {"disabled": true}}"#);
+    write(root, "pyproject.toml", "[tool.ty]\n");
+    write(root, "a.py", "x: int = \"s\"\n");
+    write(
+        config_home.path(),
+        "ty/ty.toml",
+        "[rules]\ninvalid-assignment = \"ignore\"\n",
+    );
+    let errors = |daemon: bool| {
+        let mut command = util::command("ralph-hooks", root);
+        if daemon {
+            command.env_remove("RALPH_HOOKS_DAEMON");
+        }
+        let output = command
+            .env("XDG_CONFIG_HOME", config_home.path())
+            .args(["check", "--json", "--no-ast-grep"])
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        let report: Value = serde_json::from_slice(&output.stdout).unwrap();
+        report["summary"]["errors"].as_u64().unwrap()
+    };
+    assert_eq!(errors(true), 0);
+    // Until ty's server has checked the project: re-checks then ask it.
+    let knows = || {
+        let status = project.cli(&["daemon", "status", "--json"], true);
+        let value: Value = serde_json::from_slice(&status.stdout).unwrap_or(Value::Null);
+        value["status"]["servers"]
+            .as_array()
+            .is_some_and(|servers| servers.iter().any(|s| s["knows_project"] == true))
+    };
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while !knows() && std::time::Instant::now() < until {
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+    assert!(knows(), "{}", project.log());
+    assert_eq!(errors(true), 0);
+    write(
+        config_home.path(),
+        "ty/ty.toml",
+        "[rules]\ninvalid-assignment = \"error\"\n",
+    );
+    assert_eq!(errors(false), 1, "cold");
+    assert_eq!(errors(true), 1, "warm\n{}", project.log());
+    // And the post-edit hook, from the same warm daemon.
+    let report = project.write_through_hook("a.py");
+    assert!(report.contains("invalid-assignment"), "{report}");
+}

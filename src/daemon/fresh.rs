@@ -402,6 +402,14 @@ impl DiskView {
                 );
             }
         }
+        // A Python checker also reads configuration above the project and
+        // the user's own: a change there restarts its server too
+        // (re-attack RE-7: ty kept a user-level rule it had read at start).
+        if self.extensions.iter().any(|e| e == ".py" || e == ".pyi") {
+            for path in crate::engine::deps::python_configs_outside(&self.root) {
+                stamp_into(&mut configs, &path);
+            }
+        }
         let walked_configs: Vec<PathBuf> = configs.keys().cloned().collect();
         for path in &self.deps {
             stamp_into(&mut configs, path);

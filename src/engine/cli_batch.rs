@@ -501,23 +501,7 @@ fn stamps(job: &ServerJob) -> u64 {
 /// as missing, so creating it is a change too.
 fn checker_configs(root: &Path) -> Vec<PathBuf> {
     let mut found = super::deps::config_files_under(root, CONFIG_FILES);
-    for folder in root.ancestors().skip(1) {
-        found.extend(CONFIG_FILES.iter().map(|name| folder.join(name)));
-    }
-    let user_config = std::env::var_os("XDG_CONFIG_HOME")
-        .filter(|dir| !dir.is_empty())
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".config")));
-    if let Some(dir) = user_config {
-        for name in [
-            "ruff/ruff.toml",
-            "ruff/.ruff.toml",
-            "ruff/pyproject.toml",
-            "ty/ty.toml",
-        ] {
-            found.push(dir.join(name));
-        }
-    }
+    found.extend(super::deps::python_configs_outside(root));
     // What they `extend`, and what that extends in turn (re-attack RE-8).
     let mut next: Vec<PathBuf> = found.clone();
     for _ in 0..8 {

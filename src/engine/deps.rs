@@ -497,6 +497,39 @@ pub fn python_sources(root: &Path) -> Vec<PathBuf> {
     found
 }
 
+/// The Python checkers' configuration files outside the project that they
+/// read: in every folder above it (a monorepo's root) and the user's own
+/// (`~/.config/ruff`, `~/.config/ty`); missing ones too, so that creating
+/// one is a change.
+pub fn python_configs_outside(root: &Path) -> Vec<PathBuf> {
+    const NAMES: &[&str] = &[
+        "pyproject.toml",
+        "ty.toml",
+        "ruff.toml",
+        ".ruff.toml",
+        "pyrefly.toml",
+    ];
+    let mut found = Vec::new();
+    for folder in root.ancestors().skip(1) {
+        found.extend(NAMES.iter().map(|name| folder.join(name)));
+    }
+    let user_config = std::env::var_os("XDG_CONFIG_HOME")
+        .filter(|dir| !dir.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".config")));
+    if let Some(dir) = user_config {
+        for name in [
+            "ruff/ruff.toml",
+            "ruff/.ruff.toml",
+            "ruff/pyproject.toml",
+            "ty/ty.toml",
+        ] {
+            found.push(dir.join(name));
+        }
+    }
+    found
+}
+
 /// How many source files one folder link that leads out of the project
 /// may add (a link to a home folder by mistake).
 const MAX_LINKED_FILES: usize = 5_000;
