@@ -635,6 +635,18 @@ pub fn outcome(
         if let Some(record) = outcome.record.as_object_mut() {
             record.insert("rule_problems".into(), json!(outcome.notes));
         }
+        // The rules that did not load checked nothing: the condition is
+        // not known to hold, as `check` exits 2 for it (re-attack RE-5: a
+        // loop COMPLETED "no errors" over what the rule finds).
+        if outcome.holds {
+            outcome.holds = false;
+            outcome.inconclusive = true;
+            outcome.report = format!(
+                "A project ast-grep rule did not load, so it checked nothing: fix it (or remove it) so the rules can run.\n{}",
+                outcome.notes.join("\n")
+            );
+            outcome.fingerprint = format!("rules not loaded: {}", outcome.notes.join("; "));
+        }
     }
     outcome
 }
