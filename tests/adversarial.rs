@@ -1317,6 +1317,34 @@ fn pid_from(path: &Path) -> u32 {
     }
 }
 
+/// The process group (as seen from here) of the process whose command line
+/// holds `marker`: a loop check runs in a PID namespace of its own, where
+/// `$$` is not the pid this side sees.
+fn group_of_marked(marker: &str) -> u32 {
+    let until = Instant::now() + BOUND;
+    loop {
+        for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+            let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) else {
+                continue;
+            };
+            if !String::from_utf8_lossy(&cmdline).contains(marker) {
+                continue;
+            }
+            let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
+                continue;
+            };
+            let fields: Vec<&str> = stat[stat.rfind(')').unwrap() + 1..]
+                .split_whitespace()
+                .collect();
+            if let Some(group) = fields.get(2).and_then(|g| g.parse().ok()) {
+                return group;
+            }
+        }
+        assert!(Instant::now() < until, "no process with {marker} appeared");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
 fn assert_no_process_left(group: u32, what: &str) {
     let until = Instant::now() + Duration::from_secs(3);
     loop {
@@ -1378,7 +1406,19 @@ fn stop_hook_killed_during_check(signal: libc::c_int, check: &str) -> u32 {
         .unwrap()
         .write_all(input.to_string().as_bytes())
         .unwrap();
-    let group = pid_from(&pid_file);
+    let group = if check.contains("PIDFILE") {
+        pid_from(&pid_file)
+    } else {
+        group_of_marked(
+            check
+                .split("MARK=")
+                .nth(1)
+                .unwrap()
+                .split(' ')
+                .next()
+                .unwrap(),
+        )
+    };
     // SAFETY: kill(2) on our own child.
     unsafe { libc::kill(child.id() as i32, signal) };
     let status = child.wait_timeout(BOUND).unwrap().expect("hook exits");
@@ -1390,8 +1430,11 @@ fn stop_hook_killed_during_check(signal: libc::c_int, check: &str) -> u32 {
 #[test]
 fn sigterm_sigint_sighup_during_a_check_leave_no_process() {
     for signal in [libc::SIGTERM, libc::SIGINT, libc::SIGHUP] {
-        let group =
-            stop_hook_killed_during_check(signal, "echo $$ > PIDFILE; sleep 60 & sleep 61; wait");
+        let marker = format!("61.{}{signal}", std::process::id());
+        let group = stop_hook_killed_during_check(
+            signal,
+            &format!("sleep 60 & sleep {marker}; wait # MARK={marker} "),
+        );
         assert_no_process_left(group, &format!("signal {signal}"));
     }
 }
@@ -1399,7 +1442,11 @@ fn sigterm_sigint_sighup_during_a_check_leave_no_process() {
 #[test]
 fn sigkill_during_a_check_takes_the_check_along() {
     // SIGKILL cannot be handled: PR_SET_PDEATHSIG kills the direct child.
-    let group = stop_hook_killed_during_check(libc::SIGKILL, "echo $$ > PIDFILE; exec sleep 60");
+    let marker = format!("60.{}", std::process::id());
+    let group = stop_hook_killed_during_check(
+        libc::SIGKILL,
+        &format!("exec sleep {marker} # MARK={marker} "),
+    );
     assert_no_process_left(group, "SIGKILL");
 }
 
