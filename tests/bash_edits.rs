@@ -414,3 +414,47 @@ fn an_unreadable_or_oversized_file_is_said_and_keeps_a_touched_loop_going() {
         "{decision}"
     );
 }
+
+/// A file Claude wrote through a folder link that leads out of the project
+/// is reported after the edit, but a touched loop does not hold it
+/// inconclusive for ever: a project check never reads outside the project
+/// (re-attack RE-16).
+#[test]
+fn a_file_written_through_a_link_out_of_the_project_does_not_trap_the_loop() {
+    let dir = fake_project();
+    let outside = TempDir::new("bash-edits-outside");
+    std::os::unix::fs::symlink(outside.path(), dir.path().join("lib")).unwrap();
+    let mut start = util::command("ralph-hooks", dir.path());
+    start.env("CLAUDE_CODE_SESSION_ID", "bash-session");
+    let started = start
+        .args(["loop", "start", "--check", "true", "fix it"])
+        .output()
+        .unwrap();
+    assert!(
+        started.status.success(),
+        "{}",
+        String::from_utf8_lossy(&started.stderr)
+    );
+    let file = dir.path().join("lib/x.fake");
+    std::fs::write(&file, "fine\n").unwrap();
+    let payload = json!({
+        "session_id": "bash-session", "hook_event_name": "PostToolUse", "tool_name": "Write",
+        "tool_input": {"file_path": file, "content": "fine\n"},
+        "tool_response": {"type": "create", "filePath": file},
+    });
+    util::run_with_stdin(
+        util::command("ralph-post-tool-lsp-diagnostic", dir.path()),
+        payload.to_string().as_bytes(),
+    );
+    let mut stop = util::command("ralph-stop-loop-controller", dir.path());
+    stop.env("CLAUDE_CODE_SESSION_ID", "bash-session");
+    let output = util::run_with_stdin(
+        stop,
+        json!({"session_id": "bash-session", "hook_event_name": "Stop",
+               "stop_hook_active": false, "last_assistant_message": "done"})
+        .to_string()
+        .as_bytes(),
+    );
+    let text = String::from_utf8_lossy(&output.stdout);
+    assert!(text.contains("COMPLETED"), "{text}");
+}

@@ -412,6 +412,12 @@ pub fn options(ctx: &Ctx, settings: &Settings, state: &LoopState, scope: Scope) 
                 .iter()
                 .map(|file| ctx.project_root.join(file))
                 .filter(|path| path.is_file())
+                // A file reached through a folder link out of the project
+                // is never read by a project check (`files::collect`
+                // refuses it): the edit's own check reported it, and it is
+                // not the loop's to hold inconclusive for ever (re-attack
+                // RE-16).
+                .filter(|path| crate::engine::files::outside_project(ctx, path).is_none())
                 .collect();
             if touched.is_empty() {
                 return None;
