@@ -78,6 +78,19 @@ fn bash_hook(dir: &Path, command: &str) -> Output {
     output
 }
 
+/// Runs the post-tool hook on Claude's Write of `file` (already written).
+fn write_hook(dir: &Path, file: &Path) -> Output {
+    let payload = json!({
+        "session_id": "bash-session", "hook_event_name": "PostToolUse", "tool_name": "Write",
+        "tool_input": {"file_path": file, "content": "x"},
+        "tool_response": {"type": "create", "filePath": file},
+    });
+    util::run_with_stdin(
+        util::command("ralph-post-tool-lsp-diagnostic", dir),
+        payload.to_string().as_bytes(),
+    )
+}
+
 fn context(output: &Output) -> String {
     let value: Value = serde_json::from_slice(&output.stdout).unwrap_or_else(|e| {
         panic!(
@@ -349,35 +362,13 @@ fn a_files_first_commit_made_by_the_same_command_is_reported() {
 #[test]
 fn an_unreadable_or_oversized_file_is_said_and_keeps_a_touched_loop_going() {
     let dir = fake_project();
-    let session = |command: &mut Command| {
-        command.env("CLAUDE_CODE_SESSION_ID", "bash-session");
-    };
-    let mut start = util::command("ralph-hooks", dir.path());
-    session(&mut start);
-    let started = start
-        .args(["loop", "start", "--check", "true", "fix it"])
-        .output()
-        .unwrap();
-    assert!(
-        started.status.success(),
-        "{}",
-        String::from_utf8_lossy(&started.stderr)
-    );
+    util::start_loop(dir.path(), "bash-session", &["--check", "true", "fix it"]);
     sh(dir.path(), "ls >/dev/null");
     bash_hook(dir.path(), "ls");
 
     // Claude's Write of a Latin-1 file.
     std::fs::write(dir.path().join("l1.fake"), b"ERROR: caf\xe9\n").unwrap();
-    let payload = json!({
-        "session_id": "bash-session", "hook_event_name": "PostToolUse", "tool_name": "Write",
-        "tool_input": {"file_path": dir.path().join("l1.fake"), "content": "x"},
-        "tool_response": {"type": "create", "filePath": dir.path().join("l1.fake")},
-    });
-    let output = util::run_with_stdin(
-        util::command("ralph-post-tool-lsp-diagnostic", dir.path()),
-        payload.to_string().as_bytes(),
-    );
-    let text = context(&output);
+    let text = context(&write_hook(dir.path(), &dir.path().join("l1.fake")));
     assert!(
         text.contains("l1.fake (fake): inconclusive — cannot read it: it is not valid UTF-8"),
         "{text}"
@@ -395,16 +386,7 @@ fn an_unreadable_or_oversized_file_is_said_and_keeps_a_touched_loop_going() {
     );
 
     std::fs::write(dir.path().join("l1.fake"), "fine\n").unwrap();
-    let mut stop = util::command("ralph-stop-loop-controller", dir.path());
-    session(&mut stop);
-    let output = util::run_with_stdin(
-        stop,
-        json!({"session_id": "bash-session", "hook_event_name": "Stop",
-               "stop_hook_active": false, "last_assistant_message": "done"})
-        .to_string()
-        .as_bytes(),
-    );
-    let decision: Value = serde_json::from_slice(&output.stdout).unwrap_or(Value::Null);
+    let decision = util::stop_hook(dir.path(), "bash-session");
     assert_eq!(decision["decision"], "block", "{decision}");
     assert!(
         decision["reason"]
@@ -424,37 +406,10 @@ fn a_file_written_through_a_link_out_of_the_project_does_not_trap_the_loop() {
     let dir = fake_project();
     let outside = TempDir::new("bash-edits-outside");
     std::os::unix::fs::symlink(outside.path(), dir.path().join("lib")).unwrap();
-    let mut start = util::command("ralph-hooks", dir.path());
-    start.env("CLAUDE_CODE_SESSION_ID", "bash-session");
-    let started = start
-        .args(["loop", "start", "--check", "true", "fix it"])
-        .output()
-        .unwrap();
-    assert!(
-        started.status.success(),
-        "{}",
-        String::from_utf8_lossy(&started.stderr)
-    );
+    util::start_loop(dir.path(), "bash-session", &["--check", "true", "fix it"]);
     let file = dir.path().join("lib/x.fake");
     std::fs::write(&file, "fine\n").unwrap();
-    let payload = json!({
-        "session_id": "bash-session", "hook_event_name": "PostToolUse", "tool_name": "Write",
-        "tool_input": {"file_path": file, "content": "fine\n"},
-        "tool_response": {"type": "create", "filePath": file},
-    });
-    util::run_with_stdin(
-        util::command("ralph-post-tool-lsp-diagnostic", dir.path()),
-        payload.to_string().as_bytes(),
-    );
-    let mut stop = util::command("ralph-stop-loop-controller", dir.path());
-    stop.env("CLAUDE_CODE_SESSION_ID", "bash-session");
-    let output = util::run_with_stdin(
-        stop,
-        json!({"session_id": "bash-session", "hook_event_name": "Stop",
-               "stop_hook_active": false, "last_assistant_message": "done"})
-        .to_string()
-        .as_bytes(),
-    );
-    let text = String::from_utf8_lossy(&output.stdout);
-    assert!(text.contains("COMPLETED"), "{text}");
+    write_hook(dir.path(), &file);
+    let decision = util::stop_hook(dir.path(), "bash-session");
+    assert!(decision.to_string().contains("COMPLETED"), "{decision}");
 }

@@ -628,35 +628,12 @@ fn a_rule_that_does_not_load_is_said_in_check_and_the_hook() {
     );
 
     // A loop does not complete over it either (re-attack RE-5).
-    let session = "rule-session";
-    let started = util::command("ralph-hooks", dir.path())
-        .env("CLAUDE_CODE_SESSION_ID", session)
-        .args([
-            "loop",
-            "start",
-            "x",
-            "--check",
-            "true",
-            "--diagnostics",
-            "project",
-        ])
-        .output()
-        .unwrap();
-    assert!(
-        started.status.success(),
-        "{}",
-        String::from_utf8_lossy(&started.stderr)
+    util::start_loop(
+        dir.path(),
+        "rule-session",
+        &["x", "--check", "true", "--diagnostics", "project"],
     );
-    let mut stop = util::command("ralph-stop-loop-controller", dir.path());
-    stop.env("CLAUDE_CODE_SESSION_ID", session);
-    let output = util::run_with_stdin(
-        stop,
-        json!({"session_id": session, "hook_event_name": "Stop", "stop_hook_active": false,
-               "last_assistant_message": "done"})
-        .to_string()
-        .as_bytes(),
-    );
-    let decision: Value = serde_json::from_slice(&output.stdout).unwrap_or(Value::Null);
+    let decision = util::stop_hook(dir.path(), "rule-session");
     assert_eq!(decision["decision"], "block", "{decision}");
     let reason = decision["reason"].as_str().unwrap_or_default();
     assert!(reason.contains("did not load"), "{reason}");

@@ -505,3 +505,29 @@ pub fn assert_group_gone(pid_file: &Path) {
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
 }
+
+/// `ralph-hooks loop start ARGS` in `project` for `session`; it must start.
+pub fn start_loop(project: &Path, session: &str, args: &[&str]) {
+    let output = command("ralph-hooks", project)
+        .env("CLAUDE_CODE_SESSION_ID", session)
+        .args(["loop", "start"])
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
+
+/// The Stop hook after "done" in `session`: its JSON answer (`Null` when
+/// it said nothing).
+pub fn stop_hook(project: &Path, session: &str) -> Value {
+    let mut stop = command("ralph-stop-loop-controller", project);
+    stop.env("CLAUDE_CODE_SESSION_ID", session);
+    let payload = serde_json::json!({"session_id": session, "hook_event_name": "Stop",
+        "stop_hook_active": false, "last_assistant_message": "done"});
+    let output = run_with_stdin(stop, payload.to_string().as_bytes());
+    serde_json::from_slice(&output.stdout).unwrap_or(Value::Null)
+}

@@ -485,8 +485,9 @@ fn stamps(job: &ServerJob) -> u64 {
     // packages.
     let deps = super::deps::dependencies(root, &[".py".to_string()], &configs, &[]);
     let mut paths: Vec<PathBuf> = job.files.iter().map(|f| f.path.clone()).collect();
-    paths.extend(super::deps::python_sources(root));
-    paths.extend(checker_configs(root));
+    let project = super::deps::python_project(root, CONFIG_FILES);
+    paths.extend(project.sources);
+    paths.extend(checker_configs(root, project.configs));
     paths.sort();
     paths.dedup();
     stamp_paths(paths.into_iter().chain(configs).chain(deps))
@@ -494,14 +495,15 @@ fn stamps(job: &ServerJob) -> u64 {
 
 /// Every configuration file a checker's command line may read besides the
 /// root's own (engine attack E-3, E-7, E-25: a kept ruff or ty result
-/// outlived a change to one of these): the nested ones under the root
+/// outlived a change to one of these): the `nested` ones under the root
 /// (ruff and ty take the closest above each file), those in the folders
 /// above it (a monorepo's root), the user's own (`~/.config/ruff`,
 /// `~/.config/ty`), and the files they `extend`. A missing one is stamped
 /// as missing, so creating it is a change too.
-fn checker_configs(root: &Path) -> Vec<PathBuf> {
-    let mut found = super::deps::config_files_under(root, CONFIG_FILES);
+fn checker_configs(root: &Path, nested: Vec<PathBuf>) -> Vec<PathBuf> {
+    let mut found = nested;
     found.extend(super::deps::python_configs_outside(root));
+    let home = std::env::var_os("HOME").map(PathBuf::from);
     // What they `extend`, and what that extends in turn (re-attack RE-8).
     let mut next: Vec<PathBuf> = found.clone();
     for _ in 0..8 {
@@ -510,8 +512,7 @@ fn checker_configs(root: &Path) -> Vec<PathBuf> {
             .filter_map(|config| {
                 let text = std::fs::read_to_string(config).ok()?;
                 let name = extends_named(&text)?;
-                let home = std::env::var_os("HOME").map(PathBuf::from);
-                Some(match (name.strip_prefix("~/"), home) {
+                Some(match (name.strip_prefix("~/"), &home) {
                     (Some(rest), Some(home)) => home.join(rest),
                     _ => config.parent().unwrap_or(root).join(name),
                 })

@@ -26,7 +26,7 @@ use std::path::{Component, Path, PathBuf};
 /// the walk stops looking (a whole home folder named by mistake).
 const MAX_EXTRA_FILES: usize = 5_000;
 
-/// How many Python files of the project itself [`python_sources`] stamps.
+/// How many entries of the project itself [`python_project`] looks at.
 const MAX_PROJECT_FILES: usize = 50_000;
 
 /// How many `extends` a chain may take (TypeScript's own limit is about
@@ -479,22 +479,62 @@ fn lexically_normal(path: &Path) -> PathBuf {
     out
 }
 
-/// Every Python file under `root` a checker may import, git-ignored ones
-/// included (generated code is routinely git-ignored and imported), up to
-/// [`MAX_PROJECT_FILES`]: what a kept result of a checker's command line
-/// is stamped with beside the files it covered.
-pub fn python_sources(root: &Path) -> Vec<PathBuf> {
-    let mut found = Vec::new();
-    python_files(root, MAX_PROJECT_FILES, &mut found);
-    // And those under folder links that lead out (re-attack RE-12: a kept
-    // `ty check` result outlived an edit there).
+/// What a kept result of a Python checker's command line is stamped with
+/// beside the files it covered, found in one walk of the project.
+#[derive(Debug, Default)]
+pub struct PythonProject {
+    /// Every Python file a checker may import, git-ignored ones included
+    /// (generated code is routinely git-ignored and imported), and those
+    /// under folder links that lead out (re-attack RE-12: a kept `ty check`
+    /// result outlived an edit there).
+    pub sources: Vec<PathBuf>,
+    /// The configuration files named `config_names` anywhere under the
+    /// root, hidden ones included (`.ruff.toml`): ruff and ty take the
+    /// closest above each file.
+    pub configs: Vec<PathBuf>,
+}
+
+/// [`PythonProject`] for `root`: one walk (hidden folders, `node_modules`
+/// and virtual environments skipped, links not followed), up to
+/// [`MAX_PROJECT_FILES`] entries.
+pub fn python_project(root: &Path, config_names: &[&str]) -> PythonProject {
+    let walker = ignore::WalkBuilder::new(root)
+        .standard_filters(false)
+        .follow_links(false)
+        .filter_entry(|entry| {
+            let name = entry.file_name().to_string_lossy();
+            let is_dir = entry.file_type().is_some_and(|t| t.is_dir());
+            !(is_dir
+                && entry.depth() > 0
+                && (name.starts_with('.') || super::files::NEVER.contains(&name.as_ref())))
+        })
+        .build();
     let python = |name: &str| name.ends_with(".py") || name.ends_with(".pyi");
-    found.extend(
-        files_under_links(root, &folder_links(root), &python)
+    let mut project = PythonProject::default();
+    let mut links = Vec::new();
+    for entry in walker.flatten().take(MAX_PROJECT_FILES) {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let is_file = entry.file_type().is_some_and(|t| t.is_file());
+        if is_file && config_names.contains(&name.as_str()) {
+            project.configs.push(entry.into_path());
+            continue;
+        }
+        if name.starts_with('.') {
+            continue;
+        }
+        let is_link = entry.file_type().is_some_and(|t| t.is_symlink());
+        if is_link && std::fs::metadata(entry.path()).is_ok_and(|m| m.is_dir()) {
+            links.push(entry.into_path());
+        } else if python(&name) {
+            project.sources.push(entry.into_path());
+        }
+    }
+    project.sources.extend(
+        files_under_links(root, &links, &python)
             .into_iter()
             .map(|(_, real)| real),
     );
-    found
+    project
 }
 
 /// The Python checkers' configuration files outside the project that they
@@ -537,27 +577,6 @@ const MAX_LINKED_FILES: usize = 5_000;
 /// How many linked folders are followed out of the project, nested ones
 /// included.
 const MAX_LINKED_FOLDERS: usize = 32;
-
-/// The folder links under `root` (hidden folders, `node_modules` and
-/// virtual environments skipped, links not followed).
-pub fn folder_links(root: &Path) -> Vec<PathBuf> {
-    let walker = ignore::WalkBuilder::new(root)
-        .standard_filters(false)
-        .hidden(true)
-        .follow_links(false)
-        .filter_entry(|entry| {
-            let name = entry.file_name().to_string_lossy();
-            !super::files::NEVER.contains(&name.as_ref())
-        })
-        .build();
-    walker
-        .flatten()
-        .take(MAX_PROJECT_FILES)
-        .filter(|entry| entry.file_type().is_some_and(|t| t.is_symlink()))
-        .filter(|entry| std::fs::metadata(entry.path()).is_ok_and(|m| m.is_dir()))
-        .map(ignore::DirEntry::into_path)
-        .collect()
-}
 
 /// The files `wanted` under folder links that lead out of `root`, and
 /// under the folder links inside those: each as (its path through the
@@ -618,30 +637,6 @@ pub fn files_under_links(
         }
     }
     found
-}
-
-/// The files named one of `names` under `root` (nested configurations),
-/// hidden ones included, up to [`MAX_PROJECT_FILES`] entries looked at;
-/// hidden folders, `node_modules` and virtual environments skipped.
-pub fn config_files_under(root: &Path, names: &[&str]) -> Vec<PathBuf> {
-    let walker = ignore::WalkBuilder::new(root)
-        .standard_filters(false)
-        .follow_links(false)
-        .filter_entry(|entry| {
-            let name = entry.file_name().to_string_lossy();
-            let is_dir = entry.file_type().is_some_and(|t| t.is_dir());
-            !(is_dir
-                && entry.depth() > 0
-                && (name.starts_with('.') || super::files::NEVER.contains(&name.as_ref())))
-        })
-        .build();
-    walker
-        .flatten()
-        .take(MAX_PROJECT_FILES)
-        .filter(|entry| entry.file_type().is_some_and(|t| t.is_file()))
-        .filter(|entry| names.contains(&entry.file_name().to_string_lossy().as_ref()))
-        .map(ignore::DirEntry::into_path)
-        .collect()
 }
 
 /// The Python files under an extra search path, up to `limit` (hidden

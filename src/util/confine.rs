@@ -47,10 +47,7 @@ pub const OWN_PIDS: [&str; 7] = [
 pub fn own_pids(program: &Path) -> Option<Command> {
     static WORKS: OnceLock<Option<PathBuf>> = OnceLock::new();
     let bwrap = WORKS.get_or_init(|| {
-        let bwrap = bwrap().map(Path::to_path_buf).or_else(|| {
-            let found = super::trusted::program("bwrap", None);
-            found.is_file().then_some(found)
-        })?;
+        let bwrap = super::trusted::program("bwrap", None);
         let works = Command::new(&bwrap)
             .args(OWN_PIDS)
             .args(["--", "true"])
