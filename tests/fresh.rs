@@ -224,6 +224,22 @@ impl Project {
         (value, stderr)
     }
 
+    /// The cold check reports an error at `file:line`, and the warm one
+    /// (the daemon) answers exactly as the cold one.
+    fn assert_warm_equals_cold_with_error(&self, file: &str, line: u64, what: &str) {
+        let cold = self.errors(false);
+        assert!(
+            cold.iter().any(|(f, l, _)| f == file && *l == line),
+            "{what}: cold {cold:?}"
+        );
+        assert_eq!(
+            self.errors(true),
+            cold,
+            "{what}: warm vs cold\n{}",
+            self.log()
+        );
+    }
+
     fn log(&self) -> String {
         std::fs::read_to_string(self.path().join(".claude/orchestrator/daemon/daemon.log"))
             .unwrap_or_default()
@@ -603,18 +619,7 @@ fn pyright_warm_sees_a_symlink_retargeted() {
     assert!(project.errors(true).is_empty());
 
     shell(root, "ln -sfn vendor/v2.py lnk2.py");
-    let cold = project.errors(false);
-    assert!(
-        cold.iter()
-            .any(|(file, line, _)| file == "f2.py" && *line == 3),
-        "cold: {cold:?}"
-    );
-    assert_eq!(
-        project.errors(true),
-        cold,
-        "warm vs cold\n{}",
-        project.log()
-    );
+    project.assert_warm_equals_cold_with_error("f2.py", 3, "after the change");
     let report = project.write_through_hook("f2.py");
     assert!(report.contains("f2.py:3:"), "{report}\n{}", project.log());
 }
@@ -650,18 +655,7 @@ fn python_warm_sees_a_git_ignored_import_changed() {
             root,
             "sed -i 's/-> int:/-> str:/; s/return 1/return \"s\"/' gen/g.py",
         );
-        let cold = project.errors(false);
-        assert!(
-            cold.iter()
-                .any(|(file, line, _)| file == "c.py" && *line == 3),
-            "{server}: cold: {cold:?}"
-        );
-        assert_eq!(
-            project.errors(true),
-            cold,
-            "{server}: warm vs cold\n{}",
-            project.log()
-        );
+        project.assert_warm_equals_cold_with_error("c.py", 3, server);
     }
 }
 
@@ -692,18 +686,7 @@ fn pyright_warm_sees_a_symlinks_target_outside_the_project_changed() {
         outside.path(),
         "sed -i 's/-> int:/-> str:/; s/return 1/return \"s\"/' t.py",
     );
-    let cold = project.errors(false);
-    assert!(
-        cold.iter()
-            .any(|(file, line, _)| file == "f.py" && *line == 3),
-        "cold: {cold:?}"
-    );
-    assert_eq!(
-        project.errors(true),
-        cold,
-        "warm vs cold\n{}",
-        project.log()
-    );
+    project.assert_warm_equals_cold_with_error("f.py", 3, "after the change");
 }
 
 /// TypeScript reads files the workspace walk skips: JSON modules (with
@@ -855,18 +838,7 @@ fn python_warm_sees_an_extra_search_path_outside_the_project_changed() {
             outside.path(),
             "sed -i 's/-> int:/-> str:/; s/return 1/return \"s\"/' ext.py",
         );
-        let cold = project.errors(false);
-        assert!(
-            cold.iter()
-                .any(|(file, line, _)| file == "m.py" && *line == 3),
-            "{server}: cold {cold:?}"
-        );
-        assert_eq!(
-            project.errors(true),
-            cold,
-            "{server}: warm vs cold\n{}",
-            project.log()
-        );
+        project.assert_warm_equals_cold_with_error("m.py", 3, server);
     }
 }
 
@@ -1078,18 +1050,7 @@ fn warm_sees_a_file_changed_under_a_folder_link_leading_out() {
         outside.path(),
         "sed -i 's/-> int:/-> str:/; s/return 1/return \"s\"/' om.py",
     );
-    let cold = project.errors(false);
-    assert!(
-        cold.iter()
-            .any(|(file, line, _)| file == "c.py" && *line == 3),
-        "cold: {cold:?}"
-    );
-    assert_eq!(
-        project.errors(true),
-        cold,
-        "warm vs cold\n{}",
-        project.log()
-    );
+    project.assert_warm_equals_cold_with_error("c.py", 3, "after the change");
     let report = project.write_through_hook("c.py");
     assert!(report.contains("c.py:3:"), "{report}");
 
@@ -1214,18 +1175,7 @@ fn pyright_warm_sees_an_extended_configuration_and_a_stub_path_change() {
         stubs.path(),
         "sed -i 's/-> int/-> str/' extmod/__init__.pyi",
     );
-    let cold = project.errors(false);
-    assert!(
-        cold.iter()
-            .any(|(file, line, _)| file == "s.py" && *line == 3),
-        "cold: {cold:?}"
-    );
-    assert_eq!(
-        project.errors(true),
-        cold,
-        "stubPath: warm vs cold\n{}",
-        project.log()
-    );
+    project.assert_warm_equals_cold_with_error("s.py", 3, "stubPath");
 }
 
 /// Global typings a `tsconfig.json` reaches through `typeRoots` or an
@@ -1284,32 +1234,10 @@ fn typescript_warm_sees_type_roots_and_includes_outside_the_project_change() {
         outside.path(),
         "sed -i 's/number/string/' types/gglob/index.d.ts",
     );
-    let cold = project.errors(false);
-    assert!(
-        cold.iter()
-            .any(|(file, line, _)| file == "a.ts" && *line == 1),
-        "{cold:?}"
-    );
-    assert_eq!(
-        project.errors(true),
-        cold,
-        "typeRoots: warm vs cold\n{}",
-        project.log()
-    );
+    project.assert_warm_equals_cold_with_error("a.ts", 1, "typeRoots");
 
     shell(outside.path(), "sed -i 's/number/string/' shared/glob.d.ts");
-    let cold = project.errors(false);
-    assert!(
-        cold.iter()
-            .any(|(file, line, _)| file == "a.ts" && *line == 2),
-        "{cold:?}"
-    );
-    assert_eq!(
-        project.errors(true),
-        cold,
-        "include: warm vs cold\n{}",
-        project.log()
-    );
+    project.assert_warm_equals_cold_with_error("a.ts", 2, "include");
 }
 
 /// Sources outside the project a native build reads: a C include folder
@@ -1453,17 +1381,7 @@ fn ty_warm_sees_a_file_changed_under_a_folder_link_leading_out() {
         outside.path(),
         "sed -i 's/-> int:/-> str:/; s/return 1/return \"s\"/' om.py",
     );
-    let cold = project.errors(false);
-    assert!(
-        cold.iter().any(|(f, l, _)| f == "c.py" && *l == 3),
-        "cold: {cold:?}"
-    );
-    assert_eq!(
-        project.errors(true),
-        cold,
-        "warm vs cold\n{}",
-        project.log()
-    );
+    project.assert_warm_equals_cold_with_error("c.py", 3, "after the change");
 }
 
 /// ty reads the user's own configuration: a change to it restarts the
