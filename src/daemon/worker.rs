@@ -273,7 +273,7 @@ pub fn spawn(host: Arc<dyn Host>, key: Key, id: u64) -> std::io::Result<WorkerHa
         batch_alone_since: None,
         start_failure: None,
         told_of_files: false,
-        c_stale_for_others: false,
+        c_stale_for_others: None,
         narrowed_files: false,
         batch_silence: DEFAULT_STARTUP,
     };
@@ -325,7 +325,7 @@ struct Worker {
     narrowed_files: bool,
     /// A C/C++ file changed by an edit whose own check did not restart the
     /// server: a check of other files (which may include it) restarts it.
-    c_stale_for_others: bool,
+    c_stale_for_others: Option<PathBuf>,
 }
 
 /// A caller of the running batch.
@@ -738,10 +738,17 @@ impl Worker {
                 uri::comparable(path) == uri::comparable(&given[0])
                     && super::fresh::is_c_source(path)
             });
+        let only_that_file = |edited: &PathBuf| {
+            given.len() == 1 && uri::comparable(&given[0]) == uri::comparable(edited)
+        };
         let restart_for_includes = if changes.c_files.is_empty() {
-            self.c_stale_for_others && given.len() > 1
+            // Any job but that file's own check again (a project check
+            // names no files of its own).
+            self.c_stale_for_others
+                .as_ref()
+                .is_some_and(|edited| !only_that_file(edited))
         } else if own_edit {
-            self.c_stale_for_others = true;
+            self.c_stale_for_others = Some(given[0].clone());
             false
         } else {
             true
@@ -750,7 +757,7 @@ impl Worker {
             return Ok(true);
         }
         if changes.configs.is_empty() && restart_for_includes {
-            self.c_stale_for_others = false;
+            self.c_stale_for_others = None;
             let names = if changes.c_files.is_empty() {
                 "by an edit checked earlier".to_string()
             } else {
@@ -1081,7 +1088,7 @@ impl Worker {
         fingerprint: &str,
         startup: Duration,
     ) -> Result<(), LspError> {
-        self.c_stale_for_others = false;
+        self.c_stale_for_others = None;
         let deadline = Instant::now() + startup;
         while self
             .failures
