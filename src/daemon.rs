@@ -106,7 +106,7 @@ pub fn project_check_with_progress(
     let wait = options.budget.unwrap_or(UNBUDGETED_CHECK) + CHECK_REPLY_SLACK;
     let request = wire::Request::Check {
         project: ctx.project_root.clone(),
-        options: absolute_paths(options),
+        options: for_the_daemon(options),
         debug: ctx.debug,
         progress: progress.is_some(),
     };
@@ -142,10 +142,12 @@ pub fn project_check_with_progress(
 }
 
 /// The daemon runs elsewhere: paths are sent absolute, from this process's
-/// current directory.
-fn absolute_paths(options: &Options) -> Options {
+/// current directory, with this process's Python environment (see
+/// `lsp::environment`).
+fn for_the_daemon(options: &Options) -> Options {
     let cwd = std::env::current_dir().unwrap_or_default();
     let mut options = options.clone();
+    options.caller_env = Some(crate::lsp::environment::caller_variables());
     for path in &mut options.paths {
         if !path.is_absolute() {
             *path = cwd.join(&*path);
@@ -186,7 +188,7 @@ pub fn check_in_child(ctx: &Ctx, options: &Options) -> Result<Report, NoSuchPath
             .arg("--budget")
             .arg(format!("{:.3}", budget.as_secs_f64()));
     }
-    for path in &absolute_paths(options).paths {
+    for path in &for_the_daemon(options).paths {
         command.arg(path);
     }
     let wait = options.budget.unwrap_or(UNBUDGETED_CHECK) + CHECK_REPLY_SLACK;

@@ -11,6 +11,8 @@
 //!   the `lsp` config section) and where its binary is.
 //! - [`pool`]: clients kept per server and root, for reuse.
 //! - [`uri`]: `file://` URIs, compared as decoded paths.
+//! - [`environment`]: the caller's Python environment, carried with a
+//!   server's launch.
 //!
 //! Measured server behaviour and the quirks this code works around are in
 //! `shared/reference/language-servers.md`.
@@ -19,6 +21,7 @@
 //! [`crate::util`]; used by the daemon, the diagnostics and `doctor`.
 
 pub mod client;
+pub mod environment;
 pub mod pool;
 pub mod servers;
 pub mod settle;

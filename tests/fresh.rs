@@ -107,6 +107,9 @@ fn shell(root: &Path, script: &str) {
 /// A project whose daemon is stopped when it is dropped.
 struct Project {
     dir: TempDir,
+    /// The Python environment every command runs in: an activated
+    /// virtualenv's `VIRTUAL_ENV` and `PATH`, or none.
+    venv: std::cell::RefCell<Option<PathBuf>>,
 }
 
 impl Drop for Project {
@@ -127,7 +130,27 @@ impl Project {
             })
             .to_string(),
         );
-        Project { dir }
+        Project {
+            dir,
+            venv: std::cell::RefCell::new(None),
+        }
+    }
+
+    /// Every command from now on runs as from a shell with the virtualenv
+    /// `venv` activated (`None`: with none).
+    fn activate(&self, venv: Option<&Path>) {
+        *self.venv.borrow_mut() = venv.map(Path::to_path_buf);
+    }
+
+    /// `command` in the Python environment chosen by [`Project::activate`].
+    fn in_environment(&self, command: &mut Command) {
+        command.env_remove("VIRTUAL_ENV").env_remove("CONDA_PREFIX");
+        if let Some(venv) = &*self.venv.borrow() {
+            let path = std::env::var("PATH").unwrap_or_default();
+            command
+                .env("VIRTUAL_ENV", venv)
+                .env("PATH", format!("{}/bin:{path}", venv.display()));
+        }
     }
 
     fn path(&self) -> &Path {
@@ -137,6 +160,7 @@ impl Project {
     /// `ralph-hooks ARGS`, through the daemon or in this process only.
     fn cli(&self, args: &[&str], daemon: bool) -> Output {
         let mut command = util::command("ralph-hooks", self.path());
+        self.in_environment(&mut command);
         if daemon {
             command.env_remove("RALPH_HOOKS_DAEMON");
         }
@@ -177,6 +201,7 @@ impl Project {
     /// A hook with the daemon on.
     fn hook(&self, binary: &str, payload: &Value) -> (String, String) {
         let mut command = util::command(binary, self.path());
+        self.in_environment(&mut command);
         command
             .env_remove("RALPH_HOOKS_DAEMON")
             .env("RALPH_HOOKS_DEBUG", "1");
@@ -804,6 +829,15 @@ fn python_warm_sees_an_extra_search_path_outside_the_project_changed() {
             "pyrightconfig.json",
             r#"{"extraPaths": ["EXT"]}"#,
         ),
+        // Given as pyright's settings, the way its documentation shows
+        // them (engine attack E-18).
+        (
+            "pyright-langserver",
+            "fresh-extra-pyright-settings",
+            ".lsp.json",
+            r#"{"ruff": {"disabled": true},
+                "pyright": {"settings": {"python": {"analysis": {"extraPaths": ["EXT"]}}}}}"#,
+        ),
         (
             "ty",
             "fresh-extra-ty",
@@ -818,8 +852,8 @@ fn python_warm_sees_an_extra_search_path_outside_the_project_changed() {
         let outside = TempDir::new(&format!("{label}-lib"));
         let root = project.path();
         let ext = outside.path().display().to_string();
-        write(root, config, &text.replace("EXT", &ext));
         write(root, ".lsp.json", r#"{"ruff": {"disabled": true}}"#);
+        write(root, config, &text.replace("EXT", &ext));
         write(outside.path(), "ext.py", "def e() -> int:\n    return 1\n");
         write(root, "m.py", "from ext import e\n\nx: int = e()\n");
         write(root, ".gitignore", ".claude/\n");
@@ -839,6 +873,128 @@ fn python_warm_sees_an_extra_search_path_outside_the_project_changed() {
             "sed -i 's/-> int:/-> str:/; s/return 1/return \"s\"/' ext.py",
         );
         project.assert_warm_equals_cold_with_error("m.py", 3, server);
+    }
+}
+
+/// A folder with no Python file in it is a namespace package (PEP 420):
+/// made or removed by the shell, it changes what `import nsdir` resolves
+/// to, and the warm answer follows as a cold one does (engine attack E-9:
+/// pyright, told of it, kept the old answer; ty's kept command-line result
+/// too). A folder made with a file in it needs no restart.
+#[test]
+fn python_warm_sees_a_namespace_package_come_and_go() {
+    for (server, label, config) in [
+        (
+            "pyright-langserver",
+            "fresh-ns-pyright",
+            "pyrightconfig.json",
+        ),
+        ("ty", "fresh-ns-ty", "ty.toml"),
+    ] {
+        if util::require_tool(server, "the namespace package test").is_none() {
+            continue;
+        }
+        let project = Project::new(label);
+        let root = project.path();
+        write(root, ".lsp.json", r#"{"ruff": {"disabled": true}}"#);
+        write(root, config, if config == "ty.toml" { "" } else { "{}" });
+        write(root, "b.py", "import nsdir\n\nprint(nsdir)\n");
+        project.assert_warm_equals_cold_with_error("b.py", 1, server);
+
+        shell(root, "mkdir nsdir && echo data > nsdir/data.txt");
+        let cold = project.errors(false);
+        assert!(cold.is_empty(), "{server}: cold {cold:?}");
+        assert_eq!(
+            project.errors(true),
+            cold,
+            "{server}: made\n{}",
+            project.log()
+        );
+
+        shell(root, "rm -r nsdir");
+        project.assert_warm_equals_cold_with_error("b.py", 1, server);
+
+        let restarts = project.log().matches("restarting it").count();
+        shell(root, "mkdir -p pkg && echo 'v = 1' > pkg/m.py");
+        write(
+            root,
+            "b.py",
+            "import nsdir\nfrom pkg.m import v\n\nprint(nsdir, v)\n",
+        );
+        project.assert_warm_equals_cold_with_error("b.py", 1, server);
+        assert_eq!(
+            project.log().matches("restarting it").count(),
+            restarts,
+            "{server}: a folder made with a file in it restarted the server\n{}",
+            project.log()
+        );
+    }
+}
+
+/// The warm answer is the caller's: a check or an edit from a shell with a
+/// virtualenv active sees the packages installed there, one from a shell
+/// without it does not, whoever started the daemon (engine attack E-14:
+/// each got the other's answer). The virtualenv lies outside the project,
+/// where nothing finds it but its activation.
+#[test]
+fn python_warm_answers_for_the_callers_virtualenv() {
+    for (server, label, config) in [
+        (
+            "pyright-langserver",
+            "fresh-venv-pyright",
+            "pyrightconfig.json",
+        ),
+        ("ty", "fresh-venv-ty", "ty.toml"),
+    ] {
+        if util::require_tool(server, "the caller's virtualenv test").is_none() {
+            continue;
+        }
+        let project = Project::new(label);
+        let outside = TempDir::new(&format!("{label}-env"));
+        let venv = outside.path().join("venv");
+        let made = Command::new("python3")
+            .args(["-m", "venv", "--without-pip"])
+            .arg(&venv)
+            .status()
+            .expect("python3 runs");
+        assert!(made.success(), "python3 -m venv --without-pip");
+        let site = std::fs::read_dir(venv.join("lib"))
+            .unwrap()
+            .next()
+            .unwrap()
+            .unwrap()
+            .path()
+            .join("site-packages");
+        write(&site, "vpkg/__init__.py", "def vf() -> int: ...\n");
+        let root = project.path();
+        write(root, ".lsp.json", r#"{"ruff": {"disabled": true}}"#);
+        write(root, config, if config == "ty.toml" { "" } else { "{}" });
+        write(root, "a.py", "from vpkg import vf\n\nx: int = vf()\n");
+
+        for round in 0..2 {
+            project.activate(Some(&venv));
+            let cold = project.errors(false);
+            assert!(cold.is_empty(), "{server} {round}: cold with it {cold:?}");
+            assert_eq!(
+                project.errors(true),
+                cold,
+                "{server} {round}: warm with it\n{}",
+                project.log()
+            );
+            assert!(
+                !project.write_through_hook("a.py").contains("a.py:1:"),
+                "{server} {round}: the edit's report with it\n{}",
+                project.log()
+            );
+
+            project.activate(None);
+            project.assert_warm_equals_cold_with_error("a.py", 1, server);
+            assert!(
+                project.write_through_hook("a.py").contains("a.py:1:"),
+                "{server} {round}: the edit's report without it\n{}",
+                project.log()
+            );
+        }
     }
 }
 

@@ -84,6 +84,7 @@ pub fn run(ctx: &Ctx, args: &CheckArgs, paint: Paint) -> anyhow::Result<ExitCode
         min_severity,
         ast_grep: !args.no_ast_grep,
         budget,
+        caller_env: None,
     };
     let progress = Progress::start("checking", progress::wanted(args.json || args.report_json));
     let checked = check_with_progress(ctx, &options, &mut |done, total| progress.set(done, total));

@@ -326,6 +326,7 @@ fn diagnose(project: &Path, recorded: &RecordedDiagnostics) -> anyhow::Result<Re
         min_severity: Severity::Warning,
         ast_grep: true,
         budget: None,
+        caller_env: None,
     };
     let report = super::check::check_here(&ctx, &options, &mut |_| {})
         .map_err(|missing| anyhow::anyhow!("{} is not in the tree", missing.0))?;

@@ -35,6 +35,10 @@ use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use serde_json::Value;
+
+use crate::lsp::Launch;
+
 use crate::engine::files::NEVER;
 use crate::util::text::fnv1a;
 
@@ -109,6 +113,21 @@ impl Stamp {
         Some(stamp)
     }
 
+    /// The stamp of a folder, which counts only by being there: what it
+    /// holds is walked on its own. Its times are left out (every file
+    /// created in it moves them), so it is never racy.
+    fn folder() -> Stamp {
+        Stamp {
+            len: 0,
+            ino: 0,
+            dev: 0,
+            mtime: (0, 0),
+            ctime: (0, 0),
+            // Even and not 0: neither a file's nor a link's.
+            link: 2,
+        }
+    }
+
     /// The later of its modification and status-change times.
     fn latest(&self) -> SystemTime {
         let at = |(secs, nanos): (i64, i64)| {
@@ -140,6 +159,11 @@ pub struct DiskChanges {
     /// C and C++ files (headers, textual includes, sources) created, changed or deleted — by anyone, the
     /// job's own edit too (filled in by the worker, see [`c_files`]).
     pub c_files: Vec<PathBuf>,
+    /// Importable folders (Python's namespace packages) among `created`
+    /// and `deleted` that came or went with no file of the server's in
+    /// them: pyright takes in such a folder only below a regular package
+    /// (one with an `__init__.py`), told or not (engine attack E-9).
+    pub bare_folders: Vec<PathBuf>,
 }
 
 /// Extensions of C and C++ files a translation unit may include: headers,
@@ -264,6 +288,11 @@ pub struct DiskView {
     json_files: Vec<PathBuf>,
     /// Whether a walk has set the baseline.
     walked: bool,
+    /// The settings and initialization options the daemon hands the
+    /// server, as JSON: paths named there are read too (see `deps`).
+    settings: String,
+    /// The virtual or conda environments the server runs in.
+    environments: Vec<PathBuf>,
 }
 
 impl DiskView {
@@ -282,7 +311,27 @@ impl DiskView {
             deps: Vec::new(),
             json_files: Vec::new(),
             walked: false,
+            settings: String::new(),
+            environments: Vec::new(),
         }
+    }
+
+    /// This view for the server `launch` starts: a search path named in
+    /// its settings or initialization options is a dependency like one
+    /// named in a configuration file, and so are the packages of the
+    /// virtual environment it runs in.
+    pub fn for_launch(mut self, launch: &Launch) -> Self {
+        self.environments = crate::lsp::environment::environments(&launch.env);
+        self.settings = [
+            launch.settings.as_ref(),
+            launch.initialization_options.as_ref(),
+        ]
+        .into_iter()
+        .flatten()
+        .map(Value::to_string)
+        .collect::<Vec<_>>()
+        .join("\n");
+        self
     }
 
     /// Forgets everything: the next refresh sets a new baseline (a server
@@ -301,7 +350,7 @@ impl DiskView {
         c_files(&self.extensions, paths)
     }
 
-    /// How many source files the last walk saw.
+    /// How many source files (and importable folders) the last walk saw.
     pub fn len(&self) -> usize {
         self.files.len()
     }
@@ -336,8 +385,27 @@ impl DiskView {
             })
             .build();
         let mut linked_folders = Vec::new();
+        let python = self.extensions.iter().any(|e| e == ".py" || e == ".pyi");
         for entry in walker.flatten() {
             let is_link = entry.file_type().is_some_and(|t| t.is_symlink());
+            // A folder that could be imported is a Python module in its own
+            // right (a namespace package, PEP 420), with no file of its
+            // own: its coming or going changes what an import resolves to
+            // (engine attack E-9).
+            if python
+                && entry.depth() > 0
+                && entry.file_type().is_some_and(|t| t.is_dir())
+                && crate::engine::deps::is_python_identifier(&entry.file_name().to_string_lossy())
+            {
+                files.insert(
+                    entry.into_path(),
+                    Entry {
+                        stamp: Stamp::folder(),
+                        racy_hash: None,
+                    },
+                );
+                continue;
+            }
             if !is_link && !entry.file_type().is_some_and(|t| t.is_file()) {
                 continue;
             }
@@ -434,6 +502,7 @@ impl DiskView {
             first,
             &mut |path, _| changes.configs.push(path),
         );
+        changes.bare_folders = bare_folders(&files, &self.files, &changes);
         json_files.sort();
         if first || !changes.configs.is_empty() || json_files != self.json_files {
             // Found again from the configuration as it is now; a new
@@ -443,6 +512,8 @@ impl DiskView {
                 &self.extensions,
                 &walked_configs,
                 &json_files,
+                &self.settings,
+                &self.environments,
             );
             for gone in self.deps.iter().filter(|path| !deps.contains(path)) {
                 if !walked_configs.contains(gone) {
@@ -610,6 +681,32 @@ fn diff(
             report(path.clone(), How::Deleted);
         }
     }
+}
+
+/// The folders among `changes`' created and deleted paths (see
+/// [`Stamp::folder`]) with no file created or deleted under them.
+fn bare_folders(
+    now: &HashMap<PathBuf, Entry>,
+    before: &HashMap<PathBuf, Entry>,
+    changes: &DiskChanges,
+) -> Vec<PathBuf> {
+    let is_folder = |map: &HashMap<PathBuf, Entry>, path: &PathBuf| {
+        map.get(path).is_some_and(|e| e.stamp == Stamp::folder())
+    };
+    let bare = |folder: &PathBuf, files: &[PathBuf], map: &HashMap<PathBuf, Entry>| {
+        !files
+            .iter()
+            .any(|file| file != folder && file.starts_with(folder) && !is_folder(map, file))
+    };
+    let created = changes
+        .created
+        .iter()
+        .filter(|path| is_folder(now, path) && bare(path, &changes.created, now));
+    let deleted = changes
+        .deleted
+        .iter()
+        .filter(|path| is_folder(before, path) && bare(path, &changes.deleted, before));
+    created.chain(deleted).cloned().collect()
 }
 
 fn content_hash(path: &Path) -> Option<u64> {

@@ -404,6 +404,7 @@ impl From<&LaunchSpec> for Launch {
 pub fn fingerprint(launch: &Launch) -> String {
     let mut spec = LaunchSpec::from(launch);
     spec.reason = None;
+    spec.env = crate::lsp::environment::identity(&spec.env);
     let mut identity = serde_json::to_string(&spec).unwrap_or_default();
     identity.push('\n');
     identity.push_str(&file_identity(&launch.program));

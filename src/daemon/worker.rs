@@ -686,7 +686,7 @@ impl Worker {
         self.maintain();
         if self.client.is_some() && self.fingerprint != fingerprint {
             self.host.log(&format!(
-                "the configuration of {} changed: restarting it",
+                "the configuration of {} changed (its settings, its binary, or the caller's Python environment): restarting it",
                 self.key.0
             ));
             self.drop_client(self.host.config().shutdown_grace());
@@ -725,7 +725,12 @@ impl Worker {
             CreatedOrDeleted::Told => false,
             CreatedOrDeleted::Restart => files_came_or_went,
             CreatedOrDeleted::RestartForQueries if self.narrowed_files => files_came_or_went,
-            CreatedOrDeleted::RestartForQueries => query && self.told_of_files,
+            // A namespace package that came or went is not taken in by a
+            // server that needs restarting for queries (pyright), told or
+            // not (engine attack E-9).
+            CreatedOrDeleted::RestartForQueries => {
+                (query && self.told_of_files) || !changes.bare_folders.is_empty()
+            }
         };
         // A C/C++ file changed is news for every translation unit that
         // includes it, except the one file a single-file job (the edit's
@@ -772,10 +777,22 @@ impl Worker {
             return Ok(false);
         }
         if changes.configs.is_empty() {
+            let what = if changes.bare_folders.is_empty() {
+                "files were created or deleted".to_string()
+            } else {
+                format!(
+                    "a folder with no source file came or went ({})",
+                    relative_names(&changes.bare_folders, &self.key.1).join(", ")
+                )
+            };
             self.host.log(&format!(
-                "{}: files were created or deleted on the disk, which it does not take in {}: restarting it",
+                "{}: {what} on the disk, which it does not take in {}: restarting it",
                 self.key.0,
-                if query { "for this request" } else { "while running" }
+                if query {
+                    "for this request"
+                } else {
+                    "while running"
+                }
             ));
             self.drop_client(self.host.config().shutdown_grace());
             self.start(launch, fingerprint, startup)?;
@@ -1124,7 +1141,8 @@ impl Worker {
             &launch.root,
             &launch.extensions,
             &[self.host.state_root().to_path_buf()],
-        );
+        )
+        .for_launch(&launch);
         disk.refresh();
         // Starting counts as warming: a check that stops waiting meanwhile
         // is told so (the start goes on).

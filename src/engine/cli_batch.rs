@@ -22,7 +22,7 @@ use serde_json::{Value, json};
 use super::jobs::{JobAnswer, ServerJob};
 use crate::lsp::batch::FileAnswer;
 use crate::lsp::servers::BatchCli;
-use crate::lsp::{LspError, ServerDiagnostic, uri};
+use crate::lsp::{Launch, LspError, ServerDiagnostic, uri};
 use crate::util::fsread::{self, Links, limits};
 use crate::util::process::GroupChild;
 use crate::util::text::fnv1a;
@@ -121,12 +121,11 @@ impl Started {
             took: Mutex::new(None),
         });
         let running = Arc::clone(&started);
-        let program = job.launch.program.clone();
-        let root = job.launch.root.clone();
+        let launch = job.launch.clone();
         let files: Vec<PathBuf> = job.files.iter().map(|f| f.path.clone()).collect();
         let spawned = std::thread::Builder::new()
             .name("batch-cli".into())
-            .spawn(move || running.finish(execute(cli, &program, &root, &files, until)));
+            .spawn(move || running.finish(execute(cli, &launch, &files, until)));
         if let Err(error) = spawned {
             started.finish(Err(format!("cannot start a thread: {error}")));
         }
@@ -203,13 +202,15 @@ impl Started {
 /// The command, its output read fully, parsed into answers per file.
 fn execute(
     cli: BatchCli,
-    program: &Path,
-    root: &Path,
+    launch: &Launch,
     files: &[PathBuf],
     until: Instant,
 ) -> Result<HashMap<PathBuf, Vec<ServerDiagnostic>>, String> {
+    let (program, root) = (&launch.program, &launch.root);
     let mut command = crate::util::confine::server_command(program)
         .map_err(|error| format!("cannot start {}: {error}", program.display()))?;
+    // The caller's environment, as for the server (see `lsp::environment`).
+    crate::lsp::environment::apply(&mut command, &launch.env);
     match cli {
         BatchCli::Pyrefly => {
             command.args(["check", "--output-format", "json", "--min-severity", "warn"]);
@@ -462,6 +463,11 @@ fn job_key(job: &ServerJob) -> u64 {
         job.launch.program.display(),
         job.launch.root.display()
     );
+    // Another caller's environment is another result (see
+    // `lsp::environment`).
+    for (name, value) in crate::lsp::environment::identity(&job.launch.env) {
+        text.push_str(&format!("{name}={value}\n"));
+    }
     for file in &job.files {
         text.push_str(&file.path.to_string_lossy());
         text.push('\n');
@@ -483,14 +489,33 @@ fn stamps(job: &ServerJob) -> u64 {
     // Python files (git-ignored generated code the job does not list), an
     // extra search path outside the project, the virtual environment's
     // packages.
-    let deps = super::deps::dependencies(root, &[".py".to_string()], &configs, &[]);
+    let deps = super::deps::dependencies(
+        root,
+        &[".py".to_string()],
+        &configs,
+        &[],
+        "",
+        &crate::lsp::environment::environments(&job.launch.env),
+    );
     let mut paths: Vec<PathBuf> = job.files.iter().map(|f| f.path.clone()).collect();
     let project = super::deps::python_project(root, CONFIG_FILES);
     paths.extend(project.sources);
     paths.extend(checker_configs(root, project.configs));
     paths.sort();
     paths.dedup();
-    stamp_paths(paths.into_iter().chain(configs).chain(deps))
+    // An importable folder counts by being there: its times move with
+    // every file written in it (`__pycache__` after a test run).
+    let mut folders = project.folders;
+    folders.sort();
+    let mut text = format!(
+        "{:x}\n",
+        stamp_paths(paths.into_iter().chain(configs).chain(deps))
+    );
+    for folder in folders {
+        text.push_str(&folder.to_string_lossy());
+        text.push('\n');
+    }
+    fnv1a(text.as_bytes())
 }
 
 /// Every configuration file a checker's command line may read besides the

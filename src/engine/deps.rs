@@ -40,11 +40,17 @@ const SCRIPT_EXTENSIONS: &[&str] = &[".ts", ".tsx", ".mts", ".cts", ".js", ".jsx
 /// given the configuration files the walk found: the files to stamp.
 /// `json_files` are the walk's JSON files, counted only where a
 /// TypeScript configuration resolves JSON modules.
+/// `settings` is what the daemon itself hands the server (its `.lsp.json`
+/// settings and initialization options, as JSON): search paths named
+/// there count as in a configuration file at the root. `environments` are
+/// the virtual or conda environments it runs in.
 pub fn dependencies(
     root: &Path,
     extensions: &[String],
     configs: &[PathBuf],
     json_files: &[PathBuf],
+    settings: &str,
+    environments: &[PathBuf],
 ) -> Vec<PathBuf> {
     let mut found = Vec::new();
     if reads_scripts(extensions) {
@@ -77,11 +83,15 @@ pub fn dependencies(
         node_packages(&root.join("node_modules"), &mut found);
     }
     if extensions.iter().any(|e| e == ".py" || e == ".pyi") {
-        for config in configs {
+        // Search paths given in `.lsp.json` (pyright's
+        // `python.analysis.extraPaths`, the way its settings are shown)
+        // are relative to the workspace root (engine attack E-18).
+        let given = (root.join(".lsp.json"), settings.to_string());
+        let read = configs
+            .iter()
+            .filter_map(|config| Some((config.clone(), std::fs::read_to_string(config).ok()?)));
+        for (config, text) in read.chain(std::iter::once(given)) {
             let Some(dir) = config.parent() else { continue };
-            let Ok(text) = std::fs::read_to_string(config) else {
-                continue;
-            };
             // pyright's `stubPath` is a search path too (engine attack
             // E-11: stubs outside the project or in a hidden folder).
             let stub_paths = string_values(&text, "stubPath");
@@ -104,13 +114,11 @@ pub fn dependencies(
         for venv in [".venv", "venv", "env"] {
             site_packages(&root.join(venv), &mut found);
         }
-        // The environment the servers run in (the daemon's, which they
-        // inherit): an activated virtualenv or conda environment outside
-        // the project (engine attack E-19).
-        for variable in ["VIRTUAL_ENV", "CONDA_PREFIX"] {
-            if let Some(venv) = std::env::var_os(variable).filter(|v| !v.is_empty()) {
-                site_packages(Path::new(&venv), &mut found);
-            }
+        // The environment the server runs in (its caller's, see
+        // `lsp::environment`): an activated virtualenv or conda
+        // environment outside the project (engine attack E-19).
+        for venv in environments {
+            site_packages(venv, &mut found);
         }
         // Editable installs: a `.pth` file in site-packages names folders
         // (often outside the project) whose modules import as installed.
@@ -492,6 +500,11 @@ pub struct PythonProject {
     /// root, hidden ones included (`.ruff.toml`): ruff and ty take the
     /// closest above each file.
     pub configs: Vec<PathBuf>,
+    /// The folders that could be imported (see [`is_python_identifier`]):
+    /// one with no Python file is a namespace package all the same (PEP
+    /// 420), whose coming or going changes what an import resolves to
+    /// (engine attack E-9).
+    pub folders: Vec<PathBuf>,
 }
 
 /// [`PythonProject`] for `root`: one walk (hidden folders, `node_modules`
@@ -522,6 +535,13 @@ pub fn python_project(root: &Path, config_names: &[&str]) -> PythonProject {
         if name.starts_with('.') {
             continue;
         }
+        if entry.depth() > 0
+            && entry.file_type().is_some_and(|t| t.is_dir())
+            && is_python_identifier(&name)
+        {
+            project.folders.push(entry.into_path());
+            continue;
+        }
         let is_link = entry.file_type().is_some_and(|t| t.is_symlink());
         if is_link && std::fs::metadata(entry.path()).is_ok_and(|m| m.is_dir()) {
             links.push(entry.into_path());
@@ -535,6 +555,14 @@ pub fn python_project(root: &Path, config_names: &[&str]) -> PythonProject {
             .map(|(_, real)| real),
     );
     project
+}
+
+/// Whether a folder named `name` can be imported as a Python module
+/// (`pkg`, `_x2`; not `build-1`, `.cache` or `2x`).
+pub fn is_python_identifier(name: &str) -> bool {
+    let mut chars = name.chars();
+    chars.next().is_some_and(|c| c == '_' || c.is_alphabetic())
+        && chars.all(|c| c == '_' || c.is_alphanumeric())
 }
 
 /// The Python checkers' configuration files outside the project that they
@@ -906,6 +934,16 @@ mod tests {
             ["../c"]
         );
         assert!(search_paths("extraPaths is mentioned in prose").is_empty());
+    }
+
+    #[test]
+    fn importable_folder_names() {
+        for name in ["pkg", "_x2", "nsdir", "données"] {
+            assert!(is_python_identifier(name), "{name}");
+        }
+        for name in ["build-1", ".cache", "2x", "", "a b", "a.b"] {
+            assert!(!is_python_identifier(name), "{name}");
+        }
     }
 
     #[test]

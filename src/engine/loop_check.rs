@@ -430,6 +430,7 @@ pub fn options(ctx: &Ctx, settings: &Settings, state: &LoopState, scope: Scope) 
         min_severity: Severity::Warning,
         ast_grep: true,
         budget: Some(Duration::from_millis(settings.config.loop_budget_ms)),
+        caller_env: None,
     })
 }
 

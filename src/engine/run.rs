@@ -52,6 +52,10 @@ pub struct Options {
     /// Total time for the language servers; files left when it runs out
     /// are inconclusive.
     pub budget: Option<Duration>,
+    /// The Python environment of the caller, when the check runs in
+    /// another process (the daemon): see `lsp::environment`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub caller_env: Option<std::collections::BTreeMap<String, String>>,
 }
 
 /// The `check` section of `.claude/ralph-hooks.json`.
@@ -100,7 +104,10 @@ pub fn check_project(
     progress: &mut dyn FnMut(Progress),
 ) -> Result<Report, NoSuchPath> {
     let started = Instant::now();
-    let settings = Settings::load(ctx);
+    let mut settings = Settings::load(ctx);
+    if let Some(caller) = &options.caller_env {
+        settings.registry.use_caller_environment(caller);
+    }
     let rules = (options.ast_grep && settings.config.ast_grep).then(|| rule_set(ctx));
     let collected = files::collect(ctx, &settings, rules.as_ref(), &options.paths)?;
     let walk_ms = started.elapsed().as_millis() as u64;

@@ -373,10 +373,8 @@ impl Client {
                     error,
                 }
             })?;
-        command
-            .args(&launch.args)
-            .current_dir(&launch.root)
-            .envs(launch.env.iter().map(|(k, v)| (k.as_str(), v.as_str())));
+        command.args(&launch.args).current_dir(&launch.root);
+        super::environment::apply(&mut command, &launch.env);
         let transport = Transport::spawn(&mut command).map_err(|error| LspError::Spawn {
             program: launch.program.clone(),
             error,

@@ -100,6 +100,9 @@ pub struct ServerDef {
     /// `.py` → `python` (the LSP language id).
     pub extensions: BTreeMap<String, String>,
     pub env: BTreeMap<String, String>,
+    /// The Python environment of whoever asked for the check (see
+    /// [`super::environment`]); `None`: this process's.
+    pub caller_env: Option<BTreeMap<String, String>>,
     pub initialization_options: Option<Value>,
     pub settings: Option<Value>,
     pub startup_timeout: Option<Duration>,
@@ -194,6 +197,7 @@ impl ServerDef {
                 .map(|(e, l)| (e.to_string(), l.to_string()))
                 .collect(),
             env: BTreeMap::new(),
+            caller_env: None,
             initialization_options: None,
             settings: None,
             startup_timeout: None,
@@ -367,15 +371,25 @@ impl ServerDef {
     pub fn launch(&self, program: PathBuf, root: PathBuf, project_root: &Path) -> Launch {
         let project = project_root.to_string_lossy();
         let expand = |text: &str| text.replace("${CLAUDE_PROJECT_DIR}", &project);
+        let mut env: Vec<(String, String)> = self
+            .env
+            .iter()
+            .map(|(k, v)| (k.clone(), expand(v)))
+            .collect();
+        // What a Python checker resolves imports from is the caller's, not
+        // whatever process started the daemon (see `environment`).
+        if self.extensions.contains_key(".py") || self.extensions.contains_key(".pyi") {
+            let given: BTreeMap<String, String> = env.iter().cloned().collect();
+            env.extend(super::environment::python_caller_environment(
+                &given,
+                self.caller_env.as_ref(),
+            ));
+        }
         Launch {
             name: self.name.clone(),
             program,
             args: self.args.iter().map(|a| expand(a)).collect(),
-            env: self
-                .env
-                .iter()
-                .map(|(k, v)| (k.clone(), expand(v)))
-                .collect(),
+            env,
             root,
             initialization_options: self.initialization_options.clone(),
             settings: self.settings.clone(),
@@ -674,6 +688,15 @@ impl Registry {
         Registry {
             servers: builtin_servers(),
             warnings: Vec::new(),
+        }
+    }
+
+    /// Servers started from here on run in `caller`'s Python environment
+    /// (see [`super::environment`]), not this process's: the daemon checks
+    /// for a caller that may have another one.
+    pub fn use_caller_environment(&mut self, caller: &BTreeMap<String, String>) {
+        for server in &mut self.servers {
+            server.caller_env = Some(caller.clone());
         }
     }
 

@@ -1,0 +1,172 @@
+//! The caller's environment that changes what a Python checker resolves,
+//! carried with the server's start command so that the daemon's answer is
+//! the one the caller would get from a cold check (engine attack E-14: a
+//! daemon started from a shell with a virtualenv active answered a shell
+//! without one from the virtualenv, and the other way round).
+//!
+//! A warm server keeps the environment it started with. The daemon is
+//! started by whoever asks first (Claude Code's hooks, a terminal, CI), so
+//! the variables that decide where imports come from — the active
+//! virtualenv or conda environment, `PYTHONPATH`, `PYTHONHOME`, and the
+//! interpreter `PATH` finds — go into the server's launch: a caller with
+//! other ones gets a server started with its own (the fingerprint differs,
+//! see `daemon::wire::fingerprint`). A variable the caller does not have
+//! is carried as empty and removed from the server's environment, so one
+//! the daemon happened to inherit does not leak in.
+//!
+//! `PATH` itself is passed on but counts only through the interpreter it
+//! finds ([`PYTHON_FOUND`]): Claude Code's hooks and a terminal rarely
+//! have the same `PATH`, and a restart for every difference that changes
+//! nothing would cost a cold check each time.
+
+use std::collections::BTreeMap;
+use std::process::Command;
+
+/// The variables a Python checker's module resolution reads.
+pub const PYTHON_VARIABLES: &[&str] = &["VIRTUAL_ENV", "CONDA_PREFIX", "PYTHONPATH", "PYTHONHOME"];
+
+/// Carries the interpreter the caller's `PATH` finds (`python3`, else
+/// `python`), which is what `PATH` means to a Python checker; empty when it
+/// finds none.
+pub const PYTHON_FOUND: &str = "RALPH_HOOKS_PYTHON";
+
+/// This process's values of [`PYTHON_VARIABLES`] and `PATH` (empty when
+/// unset): what a caller sends with a project check the daemon runs.
+pub fn caller_variables() -> BTreeMap<String, String> {
+    PYTHON_VARIABLES
+        .iter()
+        .chain(&["PATH"])
+        .map(|name| {
+            let value = std::env::var_os(name)
+                .map(|value| value.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            (name.to_string(), value)
+        })
+        .collect()
+}
+
+/// The caller's Python environment for a server whose own settings are
+/// `given` (`.lsp.json` `env`, which wins): every variable of
+/// [`PYTHON_VARIABLES`] (empty when unset), `PATH`, and [`PYTHON_FOUND`].
+/// `caller` is the environment a check's caller sent (see
+/// [`caller_variables`]); `None`: this process's.
+pub fn python_caller_environment(
+    given: &BTreeMap<String, String>,
+    caller: Option<&BTreeMap<String, String>>,
+) -> Vec<(String, String)> {
+    let own;
+    let caller = match caller {
+        Some(caller) => caller,
+        None => {
+            own = caller_variables();
+            &own
+        }
+    };
+    let caller = |name: &str| caller.get(name).cloned().unwrap_or_default();
+    let mut env: Vec<(String, String)> = PYTHON_VARIABLES
+        .iter()
+        .chain(&["PATH"])
+        .filter(|name| !given.contains_key(**name))
+        .map(|name| (name.to_string(), caller(name)))
+        .collect();
+    let path = given.get("PATH").cloned().unwrap_or_else(|| caller("PATH"));
+    let found = ["python3", "python"]
+        .iter()
+        .find_map(|name| which::which_in(name, Some(&path), "/").ok())
+        .map(|found| found.display().to_string())
+        .unwrap_or_default();
+    env.push((PYTHON_FOUND.to_string(), found));
+    env
+}
+
+/// Sets `env` on `command`; a [`PYTHON_VARIABLES`] entry that is empty is
+/// removed instead (the caller does not have it).
+pub fn apply(command: &mut Command, env: &[(String, String)]) {
+    for (name, value) in env {
+        if value.is_empty() && PYTHON_VARIABLES.contains(&name.as_str()) {
+            command.env_remove(name);
+        } else {
+            command.env(name, value);
+        }
+    }
+}
+
+/// `env` as it counts for a server's identity: without `PATH` when
+/// [`PYTHON_FOUND`] stands for it.
+pub fn identity(env: &[(String, String)]) -> Vec<(String, String)> {
+    let stands_for_path = env.iter().any(|(name, _)| name == PYTHON_FOUND);
+    env.iter()
+        .filter(|(name, _)| !(stands_for_path && name == "PATH"))
+        .cloned()
+        .collect()
+}
+
+/// The virtual or conda environments `env` names (for the files a server
+/// reads there, see `engine::deps`).
+pub fn environments(env: &[(String, String)]) -> Vec<std::path::PathBuf> {
+    env.iter()
+        .filter(|(name, value)| {
+            (name == "VIRTUAL_ENV" || name == "CONDA_PREFIX") && !value.is_empty()
+        })
+        .map(|(_, value)| std::path::PathBuf::from(value))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_unset_variable_is_removed_and_path_counts_through_the_interpreter() {
+        let env = vec![
+            ("VIRTUAL_ENV".to_string(), String::new()),
+            ("PYTHONPATH".to_string(), "/x".to_string()),
+            ("PATH".to_string(), "/a:/b".to_string()),
+            (PYTHON_FOUND.to_string(), "/a/python3".to_string()),
+        ];
+        let mut command = Command::new("true");
+        command.env("VIRTUAL_ENV", "/inherited");
+        apply(&mut command, &env);
+        let set: BTreeMap<String, Option<String>> = command
+            .get_envs()
+            .map(|(k, v)| {
+                (
+                    k.to_string_lossy().into_owned(),
+                    v.map(|v| v.to_string_lossy().into_owned()),
+                )
+            })
+            .collect();
+        assert_eq!(set["VIRTUAL_ENV"], None);
+        assert_eq!(set["PYTHONPATH"].as_deref(), Some("/x"));
+        let names: Vec<String> = identity(&env).into_iter().map(|(k, _)| k).collect();
+        assert_eq!(names, ["VIRTUAL_ENV", "PYTHONPATH", PYTHON_FOUND]);
+        assert!(environments(&env).is_empty());
+    }
+
+    #[test]
+    fn settings_given_in_lsp_json_win() {
+        let given = BTreeMap::from([("PYTHONPATH".to_string(), "/given".to_string())]);
+        let env = python_caller_environment(&given, None);
+        assert!(env.iter().all(|(name, _)| name != "PYTHONPATH"));
+        assert!(env.iter().any(|(name, _)| name == PYTHON_FOUND));
+    }
+
+    #[test]
+    fn a_callers_environment_is_used_as_sent() {
+        let caller = BTreeMap::from([
+            ("VIRTUAL_ENV".to_string(), "/venv".to_string()),
+            ("PATH".to_string(), "/nowhere-at-all".to_string()),
+        ]);
+        let env: BTreeMap<String, String> =
+            python_caller_environment(&BTreeMap::new(), Some(&caller))
+                .into_iter()
+                .collect();
+        assert_eq!(env["VIRTUAL_ENV"], "/venv");
+        assert_eq!(env["PYTHONPATH"], "");
+        assert_eq!(env[PYTHON_FOUND], "");
+        assert_eq!(
+            environments(&env.into_iter().collect::<Vec<_>>()),
+            [std::path::PathBuf::from("/venv")]
+        );
+    }
+}
