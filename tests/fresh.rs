@@ -684,6 +684,90 @@ fn python_warm_sees_a_git_ignored_import_changed() {
     }
 }
 
+/// A folder link that stays inside the project (`pkg -> real`): a file
+/// imported through it, changed by the shell under its real path, and (for
+/// pyright) renamed through the link by `rename --apply`: the warm answer
+/// is the cold one (engine attack E-20; the walk saw `real/m.py` change
+/// and ty, told of that path only, kept the old text under `pkg/m.py`).
+#[test]
+fn python_warm_sees_a_file_changed_through_a_folder_link_inside_the_project() {
+    for (server, label, config) in [
+        (
+            "pyright-langserver",
+            "fresh-inner-link",
+            "pyrightconfig.json",
+        ),
+        ("ty", "fresh-inner-link-ty", "ty.toml"),
+    ] {
+        if util::require_tool(server, "the inner folder link test").is_none() {
+            continue;
+        }
+        let project = Project::new(label);
+        let root = project.path();
+        write(root, ".lsp.json", r#"{"ruff": {"disabled": true}}"#);
+        write(root, config, if config == "ty.toml" { "" } else { "{}" });
+        write(root, "real/__init__.py", "");
+        write(
+            root,
+            "real/m.py",
+            "def rfunc() -> int:\n    return 1\n\n\nVALUE = rfunc()\n",
+        );
+        std::os::unix::fs::symlink("real", root.join("pkg")).unwrap();
+        write(
+            root,
+            "c.py",
+            "from pkg.m import rfunc\n\nx: int = rfunc()\n",
+        );
+        assert!(!project.write_through_hook("c.py").contains("c.py:"));
+        assert!(project.errors(true).is_empty(), "{}", project.log());
+
+        shell(
+            root,
+            "sed -i 's/-> int:/-> str:/; s/return 1/return \"s\"/' real/m.py",
+        );
+        project.assert_warm_equals_cold_with_error("c.py", 3, server);
+        assert!(
+            project.write_through_hook("c.py").contains("c.py:3:"),
+            "{server}"
+        );
+        shell(
+            root,
+            "sed -i 's/-> str:/-> int:/; s/return \"s\"/return 1/' real/m.py",
+        );
+        assert!(
+            project.errors(true).is_empty(),
+            "{server}\n{}",
+            project.log()
+        );
+        if server != "pyright-langserver" {
+            continue;
+        }
+
+        let output = project.cli(&["rename", "c.py", "rfunc", "renamed_fn", "--apply"], true);
+        let said = String::from_utf8_lossy(&output.stdout).into_owned();
+        assert!(
+            std::fs::read_to_string(root.join("real/m.py"))
+                .unwrap()
+                .contains("def renamed_fn"),
+            "{said}"
+        );
+        assert!(
+            !said.contains("unknown import symbol"),
+            "{said}\n{}",
+            project.log()
+        );
+        let cold = project.errors(false);
+        assert!(cold.is_empty(), "cold after the rename: {cold:?}");
+        assert_eq!(
+            project.errors(true),
+            cold,
+            "warm after the rename\n{}",
+            project.log()
+        );
+        assert!(!project.write_through_hook("c.py").contains("c.py:"));
+    }
+}
+
 /// A symbolic link in the project to a file outside it, whose target the
 /// shell edits: warm pyright answers as a cold one.
 #[test]

@@ -350,13 +350,16 @@ impl DiskView {
         c_files(&self.extensions, paths)
     }
 
-    /// How many source files (and importable folders) the last walk saw.
+    /// How many source files the last walk saw.
     pub fn len(&self) -> usize {
-        self.files.len()
+        self.files
+            .values()
+            .filter(|entry| entry.stamp != Stamp::folder())
+            .count()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.files.is_empty()
+        self.len() == 0
     }
 
     /// Walks the root and returns what changed since the last walk (nothing
@@ -503,6 +506,7 @@ impl DiskView {
             &mut |path, _| changes.configs.push(path),
         );
         changes.bare_folders = bare_folders(&files, &self.files, &changes);
+        self.name_through_inner_links(&linked_folders, &mut changes);
         json_files.sort();
         if first || !changes.configs.is_empty() || json_files != self.json_files {
             // Found again from the configuration as it is now; a new
@@ -569,6 +573,45 @@ impl DiskView {
                         racy_hash: None,
                     },
                 );
+            }
+        }
+    }
+
+    /// Each created, changed or deleted file under the target of a folder
+    /// link that stays inside the root (`pkg -> real`) named through the
+    /// link too: the walk sees `real/m.py` only, but a server that reads
+    /// it as `pkg/m.py` (an import through the link, or a rename that
+    /// opened it there) keeps that path's old text unless told of it
+    /// (engine attack E-20).
+    fn name_through_inner_links(&self, links: &[PathBuf], changes: &mut DiskChanges) {
+        let inner: Vec<(&PathBuf, PathBuf)> = links
+            .iter()
+            .filter_map(|link| {
+                let target = link.canonicalize().ok()?;
+                (target.starts_with(&self.root) && target != self.root).then_some((link, target))
+            })
+            .collect();
+        if inner.is_empty() {
+            return;
+        }
+        for list in [
+            &mut changes.created,
+            &mut changes.changed,
+            &mut changes.deleted,
+        ] {
+            let aliases: Vec<PathBuf> = list
+                .iter()
+                .flat_map(|path| {
+                    inner.iter().filter_map(move |(link, target)| {
+                        let inside = path.strip_prefix(target).ok()?;
+                        Some(link.join(inside))
+                    })
+                })
+                .collect();
+            for alias in aliases {
+                if !list.contains(&alias) {
+                    list.push(alias);
+                }
             }
         }
     }
