@@ -413,3 +413,63 @@ fn a_file_written_through_a_link_out_of_the_project_does_not_trap_the_loop() {
     let decision = util::stop_hook(dir.path(), "bash-session");
     assert!(decision.to_string().contains("COMPLETED"), "{decision}");
 }
+
+/// A folder linked in from outside the project (a shared library): a
+/// command that edits a file there is reported as one that edits a project
+/// file, in a git work tree (the link tracked, or not yet added) and
+/// outside one (re-attack RE-16: git and the walk saw the link only, and
+/// the edit went unreported).
+#[test]
+fn a_command_editing_a_file_in_a_folder_linked_in_from_outside_is_reported() {
+    for (label, in_git, tracked) in [
+        ("tracked", true, true),
+        ("untracked", true, false),
+        ("no-git", false, false),
+    ] {
+        let dir = TempDir::new(&format!("bash-edits-linked-{label}"));
+        util::write_fake_lsp_json(dir.path(), &["--mode", "normal"]);
+        util::write_hook_config(
+            dir.path(),
+            json!({"diagnostics": {"timeout_ms": 10_000, "ast_grep": false}}),
+        );
+        std::fs::write(dir.path().join(".gitignore"), ".claude/\n").unwrap();
+        std::fs::write(dir.path().join("a.fake"), "fine\n").unwrap();
+        let outside = TempDir::new(&format!("bash-edits-linked-{label}-lib"));
+        std::fs::write(outside.path().join("om.fake"), "fine\n").unwrap();
+        std::os::unix::fs::symlink(outside.path(), dir.path().join("lib")).unwrap();
+        if in_git {
+            git(dir.path(), &["init", "-q"]);
+            if !tracked {
+                std::fs::write(dir.path().join(".gitignore"), ".claude/\n").unwrap();
+                git(dir.path(), &["add", "a.fake", ".gitignore"]);
+            } else {
+                git(dir.path(), &["add", "-A"]);
+            }
+            git(dir.path(), &["commit", "-q", "-m", "init"]);
+        }
+        // The session's first command takes the last two minutes as its
+        // own (the files just written); the next one changed nothing.
+        bash_hook(dir.path(), "true");
+        let output = bash_hook(dir.path(), "true");
+        assert!(
+            output.stdout.is_empty(),
+            "{label}: {}",
+            String::from_utf8_lossy(&output.stdout)
+        );
+
+        let command = "sed -i 's/fine/ERROR: broken through the link/' lib/om.fake";
+        sh(dir.path(), command);
+        let text = context(&bash_hook(dir.path(), command));
+        assert!(
+            text.contains("lib/om.fake:1:1 error [fake E1] broken through the link"),
+            "{label}: {text}"
+        );
+        // Nothing changed since: silent.
+        let output = bash_hook(dir.path(), "ls");
+        assert!(
+            output.stdout.is_empty(),
+            "{label}: {:?}",
+            String::from_utf8_lossy(&output.stdout)
+        );
+    }
+}

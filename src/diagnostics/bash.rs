@@ -25,10 +25,17 @@
 //! still moves on, so an edit missed then is never reported later as the
 //! change of an unrelated command.
 //!
+//! Files in folders linked in from outside the project (`lib ->
+//! ../common/lib`) are candidates too, by the same time test: git and the
+//! walk see only the link. The links are those git tracks or sees dirty
+//! (one `git ls-files`, again only when the dirty set or HEAD changed),
+//! or those the walk passed; each linked folder is walked up to 5,000
+//! files.
+//!
 //! Cost of a command that changed nothing: one `git status`, one
 //! `git rev-parse`, one `stat` per dirty file, one small read (a write only
-//! when the dirty set or HEAD changed); outside git, one walk of the
-//! project instead.
+//! when the dirty set or HEAD changed), and a `stat` per file in a linked
+//! folder; outside git, one walk of the project instead.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -82,6 +89,11 @@ pub struct Record {
     /// git, too many files to walk).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub untracked_told: Option<String>,
+    /// Project-relative folder links git knows (tracked, or dirty), found
+    /// again when the dirty files or HEAD change: a link is added,
+    /// removed or pointed elsewhere only through those.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub folder_links: Vec<String>,
 }
 
 impl Versioned for Record {
@@ -107,10 +119,16 @@ pub fn after_bash(ctx: &Ctx, _tool: &ToolInput) -> anyhow::Result<HookOutput> {
     );
     let mut head = None;
     let mut too_many_files = false;
-    let (dirty, recent): (Vec<String>, Vec<PathBuf>) = match git {
+    let mut folder_links: Vec<String> = Vec::new();
+    let mut links_walked: Vec<PathBuf> = Vec::new();
+    let (dirty, mut recent): (Vec<String>, Vec<PathBuf>) = match git {
         Some(dirty) => {
             let mut candidates: BTreeSet<String> = dirty.iter().cloned().collect();
             head = head_commit(&ctx.project_root);
+            folder_links = match &previous {
+                Some(p) if p.dirty == dirty && p.head == head => p.folder_links.clone(),
+                _ => git_folder_links(&ctx.project_root, &dirty),
+            };
             if let Some(previous) = &previous {
                 candidates.extend(previous.dirty.iter().cloned());
                 match (&previous.head, &head) {
@@ -136,7 +154,9 @@ pub fn after_bash(ctx: &Ctx, _tool: &ToolInput) -> anyhow::Result<HookOutput> {
                 "not a git work tree: looking for changed files by walking the project"
             ));
             // One more than the cap: exactly the cap is still all of them.
-            let walked = worktree::walk_files(&ctx.project_root, &ctx.state_root, MAX_WALKED + 1);
+            let (walked, links) =
+                worktree::walk_files_and_links(&ctx.project_root, &ctx.state_root, MAX_WALKED + 1);
+            links_walked = links;
             too_many_files = walked.len() > MAX_WALKED;
             let recent = if too_many_files {
                 // Part of the project only: a change elsewhere would be
@@ -152,6 +172,26 @@ pub fn after_bash(ctx: &Ctx, _tool: &ToolInput) -> anyhow::Result<HookOutput> {
             (Vec::new(), recent)
         }
     };
+    // Files in folders linked in from outside the project (a shared
+    // library, a vendored checkout): git and the walk see the link only, so
+    // a command's edit there is found by the same time test over the
+    // linked folders (re-attack RE-16: it went unreported).
+    let links: Vec<PathBuf> = folder_links
+        .iter()
+        .map(|relative| ctx.project_root.join(relative))
+        .chain(links_walked)
+        .collect();
+    if !links.is_empty() {
+        let root = ctx
+            .project_root
+            .canonicalize()
+            .unwrap_or_else(|_| ctx.project_root.clone());
+        for (named, real) in crate::engine::deps::files_under_links(&root, &links, &|_| true) {
+            if changed_ms(&real).is_some_and(|ms| ms >= cutoff_ms) && !recent.contains(&named) {
+                recent.push(named);
+            }
+        }
+    }
     let session = ctx.session_id.clone().unwrap_or_default();
     let tell_untracked = too_many_files
         && previous
@@ -164,7 +204,7 @@ pub fn after_bash(ctx: &Ctx, _tool: &ToolInput) -> anyhow::Result<HookOutput> {
     // never taken later for a later command's change.
     let same = previous
         .as_ref()
-        .is_some_and(|p| p.dirty == dirty && p.head == head);
+        .is_some_and(|p| p.dirty == dirty && p.head == head && p.folder_links == folder_links);
     if !(recent.is_empty() && same && !too_many_files) {
         let untracked_told = if too_many_files {
             Some(session.clone())
@@ -177,6 +217,7 @@ pub fn after_bash(ctx: &Ctx, _tool: &ToolInput) -> anyhow::Result<HookOutput> {
             dirty,
             head,
             untracked_told,
+            folder_links,
         };
         if let Err(error) = save_record(ctx, &record) {
             eprintln!("ralph-hooks: warning: cannot save {RECORD_FILE}: {error:#}");
@@ -554,6 +595,44 @@ fn changed_time_ms(metadata: &std::fs::Metadata) -> u64 {
         .saturating_mul(1000)
         .saturating_add(metadata.ctime_nsec().max(0) as u64 / 1_000_000);
     metadata.modified().map_or(0, millis).max(ctime_ms)
+}
+
+/// The project-relative links to folders among the files git tracks and
+/// the `dirty` ones (a link not yet added): one `git ls-files`.
+fn git_folder_links(root: &Path, dirty: &[String]) -> Vec<String> {
+    let mut links: Vec<String> = dirty
+        .iter()
+        .filter(|relative| is_folder_link(&root.join(relative)))
+        .cloned()
+        .collect();
+    let output = crate::util::git::command(root)
+        .args(["ls-files", "-s", "-z"])
+        .stdin(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .output();
+    if let Ok(output) = output
+        && output.status.success()
+    {
+        for entry in output.stdout.split(|b| *b == 0) {
+            // "<mode> <object> <stage>\t<path>"; a link's mode is 120000.
+            let entry = String::from_utf8_lossy(entry);
+            if let Some((meta, path)) = entry.split_once('\t')
+                && meta.starts_with("120000 ")
+                && is_folder_link(&root.join(path))
+                && !links.iter().any(|known| known == path)
+            {
+                links.push(path.to_string());
+            }
+        }
+    }
+    links.sort();
+    links
+}
+
+fn is_folder_link(path: &Path) -> bool {
+    path.symlink_metadata()
+        .is_ok_and(|m| m.file_type().is_symlink())
+        && path.is_dir()
 }
 
 /// The commit HEAD names, `None` before the first commit.

@@ -83,7 +83,17 @@ fn walk_snapshot(root: &Path, exclude: &Path) -> Snapshot {
 /// most `max`, not entering hidden directories, [`SKIPPED_DIRS`] or
 /// `exclude`. Symlinks are not followed.
 pub fn walk_files(root: &Path, exclude: &Path, max: usize) -> Vec<(String, std::fs::Metadata)> {
+    walk_files_and_links(root, exclude, max).0
+}
+
+/// [`walk_files`], and the links to folders it passed (not followed).
+pub fn walk_files_and_links(
+    root: &Path,
+    exclude: &Path,
+    max: usize,
+) -> (Vec<(String, std::fs::Metadata)>, Vec<PathBuf>) {
     let mut found = Vec::new();
+    let mut links = Vec::new();
     let mut pending: Vec<PathBuf> = vec![root.to_path_buf()];
     while let Some(dir) = pending.pop() {
         let Ok(entries) = std::fs::read_dir(&dir) else {
@@ -105,9 +115,11 @@ pub fn walk_files(root: &Path, exclude: &Path, max: usize) -> Vec<(String, std::
                     continue;
                 }
                 subdirs.push(path);
+            } else if kind.is_symlink() && path.is_dir() {
+                links.push(path);
             } else if kind.is_file() {
                 if found.len() >= max {
-                    return found;
+                    return (found, links);
                 }
                 let Ok(meta) = entry.metadata() else {
                     continue;
@@ -121,7 +133,7 @@ pub fn walk_files(root: &Path, exclude: &Path, max: usize) -> Vec<(String, std::
         // Depth first, in name order.
         pending.extend(subdirs.into_iter().rev());
     }
-    found
+    (found, links)
 }
 
 /// Project-relative paths of the files git sees changed or untracked,
