@@ -1454,6 +1454,35 @@ fn a_server_that_never_publishes_times_out_and_the_rules_still_report() {
 }
 
 #[test]
+fn a_project_check_calls_a_running_silent_server_loading_or_stuck_not_starting() {
+    // Engine attack E-10: a server that answered `initialize` long ago and
+    // never answers for a file was called "still starting and loading the
+    // project" by `check` (and the loop's Stop) for ever.
+    let project = python_fake_project(
+        "never-publishes",
+        &[],
+        json!({"timeout_ms": 2_000, "warmup_wait_ms": 0}),
+    );
+    project.check("a.py", EVAL_FILE).assert_ok();
+    let mut command = util::command("ralph-hooks", project.path());
+    command.env_remove("RALPH_HOOKS_DAEMON").args([
+        "check",
+        "a.py",
+        "--budget",
+        "3",
+        "--no-ast-grep",
+    ]);
+    let output = command.output().unwrap();
+    let text = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        text.contains("fake is running but has not finished a first look at the project"),
+        "{text}"
+    );
+    assert!(!text.contains("still starting"), "{text}");
+    project.finish();
+}
+
+#[test]
 fn a_warming_server_does_not_hide_the_rules_findings() {
     // Start-up (4 s) is longer than the edit's time (1 s): the edit is told
     // "warming up" — and still gets the built-in rules' findings.

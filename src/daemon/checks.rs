@@ -523,14 +523,17 @@ fn cli_cache() -> Arc<CliCache> {
 /// A worker that did not answer in time (still starting its server):
 /// every file pending, and why.
 fn late_answer(n_files: usize, info: &Mutex<ServerInfo>) -> JobAnswer {
-    let (warming, name) = info
+    let (warming, starting, name) = info
         .lock()
-        .map(|info| (info.warming, info.name.clone()))
+        .map(|info| (info.warming, info.starting, info.name.clone()))
         .unwrap_or_default();
     let failure = if warming {
         LspError::WarmingUp {
             server: name,
             waited: Duration::ZERO,
+            // Past `initialize`: loading the project, or stuck there
+            // (engine attack E-10: called "still starting" for ever).
+            loading: !starting,
         }
     } else {
         LspError::Timeout {

@@ -921,6 +921,7 @@ fn late_reply(
         LspError::WarmingUp {
             server: name.to_string(),
             waited: received.elapsed(),
+            loading: false,
         }
     } else {
         LspError::Timeout {

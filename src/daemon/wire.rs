@@ -184,6 +184,8 @@ pub enum WireError {
     WarmingUp {
         server: String,
         waited_ms: u64,
+        #[serde(default)]
+        loading: bool,
     },
     StartFailed {
         server: String,
@@ -217,9 +219,14 @@ impl From<&LspError> for WireError {
                 method: method.clone(),
                 message: message.clone(),
             },
-            LspError::WarmingUp { server, waited } => WireError::WarmingUp {
+            LspError::WarmingUp {
+                server,
+                waited,
+                loading,
+            } => WireError::WarmingUp {
                 server: server.clone(),
                 waited_ms: waited.as_millis() as u64,
+                loading: *loading,
             },
             LspError::StartFailed { server, reason } => WireError::StartFailed {
                 server: server.clone(),
@@ -256,9 +263,14 @@ impl From<WireError> for LspError {
             },
             WireError::Exited { during, detail } => LspError::Exited { during, detail },
             WireError::Rejected { method, message } => LspError::Rejected { method, message },
-            WireError::WarmingUp { server, waited_ms } => LspError::WarmingUp {
+            WireError::WarmingUp {
+                server,
+                waited_ms,
+                loading,
+            } => LspError::WarmingUp {
                 server,
                 waited: Duration::from_millis(waited_ms),
+                loading,
             },
             WireError::StartFailed { server, reason } => LspError::StartFailed { server, reason },
         }

@@ -610,6 +610,9 @@ impl Worker {
                     WireError::from(&LspError::WarmingUp {
                         server: self.key.0.clone(),
                         waited: Duration::ZERO,
+                        // The server answered `initialize` (this worker
+                        // has its client): it is loading the project.
+                        loading: self.client.is_some(),
                     })
                 });
                 let _ = waiter.reply.send(self.batch_reply(&waiter, failure));

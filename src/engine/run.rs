@@ -427,11 +427,22 @@ fn answer_status(
             None
         }
         Some((FileAnswer::Failed(why), _)) => Some(Status::Inconclusive(why.clone())),
-        Some((FileAnswer::Pending, Some(LspError::WarmingUp { server, .. }))) => {
+        Some((
+            FileAnswer::Pending,
+            Some(LspError::WarmingUp {
+                server, loading, ..
+            }),
+        )) => {
             *budget_ran_out = true;
-            Some(Status::Inconclusive(format!(
-                "not checked yet: {server} is still starting and loading the project (it goes on in the daemon; the next check gets it)"
-            )))
+            Some(Status::Inconclusive(if *loading {
+                format!(
+                    "not checked yet: {server} is running but has not finished a first look at the project — still loading it, or stuck (it goes on in the daemon; the next check gets it)"
+                )
+            } else {
+                format!(
+                    "not checked yet: {server} is still starting (it goes on in the daemon; the next check gets it)"
+                )
+            }))
         }
         Some((FileAnswer::Pending, Some(failure))) => {
             if resolve::looks_not_installed(failure) {

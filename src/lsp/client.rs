@@ -165,6 +165,9 @@ pub enum LspError {
     WarmingUp {
         server: String,
         waited: Duration,
+        /// It has answered `initialize` and is loading the project (or
+        /// stuck there): no longer starting.
+        loading: bool,
     },
     /// The server did not come up: it did not answer `initialize` in time,
     /// exited before answering, or refused it. Not tried again for a while
@@ -199,10 +202,22 @@ impl fmt::Display for LspError {
                 let message = message.split_whitespace().collect::<Vec<_>>().join(" ");
                 write!(f, "the server refused {method}: {message}")
             }
-            LspError::WarmingUp { server, waited } => write!(
+            LspError::WarmingUp {
+                server,
+                waited,
+                loading: false,
+            } => write!(
                 f,
                 "{server} is still warming up after {:.1} s (it keeps starting in the background)",
                 waited.as_secs_f64()
+            ),
+            LspError::WarmingUp {
+                server,
+                loading: true,
+                ..
+            } => write!(
+                f,
+                "{server} is running but has not finished a first look at the project (still loading it, or stuck)"
             ),
             LspError::StartFailed { server, reason } => {
                 write!(f, "{server} did not start: {reason}")
