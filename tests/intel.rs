@@ -734,6 +734,30 @@ fn fix_removes_the_line_of_a_removed_debugger_statement() {
 }
 
 #[test]
+fn refs_in_a_file_that_is_not_utf8_show_the_servers_columns_and_the_line() {
+    // Engine attack E-5: a Latin-1 file's uses were shown at column 1 with
+    // no text.
+    if util::require_tool("pyright-langserver", "refs with pyright").is_none() {
+        return;
+    }
+    let dir = project(&[("util.py", "def old_name():\n    pass\n")]);
+    std::fs::write(
+        dir.path().join("use2.py"),
+        b"# caf\xe9 latin1 comment\nfrom util import old_name\nz = \"\xe9\"; w = old_name()\n",
+    )
+    .unwrap();
+    let out = ok(&run(dir.path(), &["refs", "util.py", "old_name"]));
+    assert!(
+        out.contains("use2.py:2:18  from util import old_name"),
+        "{out}"
+    );
+    assert!(
+        out.contains("use2.py:3:14  z = \"\u{fffd}\"; w = old_name()"),
+        "{out}"
+    );
+}
+
+#[test]
 fn fix_leaves_a_file_with_a_syntax_error_alone() {
     let dir = project(&[
         ("broken.ts", "var x = 1;\nfunction f( {\n  debugger;\n"),

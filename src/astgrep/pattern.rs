@@ -81,7 +81,8 @@ impl Compiled {
     /// The parsed `source`, or `None` when it lacks one of the words and
     /// so cannot match (not parsed at all).
     fn parse(&self, source: &str) -> Option<AstGrep<StrDoc<SupportLang>>> {
-        contains_all(source, &self.words).then(|| self.lang.0.ast_grep(source))
+        contains_all(source, &self.words)
+            .then(|| self.lang.0.ast_grep(super::scan::as_parsed(source)))
     }
 }
 
@@ -205,7 +206,7 @@ pub fn apply_edits(source: &str, edits: &[TextEdit]) -> String {
 /// `ralph-hooks fix` (issue 13) leaves such a file alone and refuses a fix
 /// that would break one.
 pub fn syntax_error(lang: Lang, source: &str) -> Option<(u32, u32)> {
-    let root = lang.0.ast_grep(source);
+    let root = lang.0.ast_grep(super::scan::as_parsed(source));
     let node = root
         .root()
         .dfs()
@@ -307,6 +308,16 @@ mod tests {
 
     fn py() -> Lang {
         "python".parse().unwrap()
+    }
+
+    #[test]
+    fn lone_carriage_returns_are_line_ends_for_syntax_and_search() {
+        // Engine attack E-15: `fix` refused this valid file as a syntax
+        // error at 1:17.
+        let yaml = "import yaml\rs = \"x\"\rv = yaml.load(s)\r";
+        assert_eq!(syntax_error(py(), yaml), None);
+        let found = search("yaml.load($X)", py(), yaml).unwrap();
+        assert_eq!((found[0].line, found[0].column), (3, 5));
     }
 
     #[test]

@@ -106,7 +106,7 @@ impl RuleSet {
         if rules.is_empty() {
             return Vec::new();
         }
-        let root = lang.0.ast_grep(source);
+        let root = lang.0.ast_grep(as_parsed(source));
         // One walk of the tree for all the rules, each tried only on the
         // node kinds it can match (what `ast-grep scan` does): a walk per
         // rule, as `find_all` makes, cost the standard library's 565 files
@@ -274,6 +274,28 @@ fn finding(
     }
 }
 
+/// `source` as the parser is given it: a lone carriage return (a line end
+/// of old Mac files, valid Python) becomes a line feed. tree-sitter counts
+/// only line feeds as line ends, so a lone-CR file was one long line: its
+/// findings at wrong lines and columns, and Python's parse one syntax
+/// error (engine attack E-15). One byte for one, so every byte offset
+/// (a fix's, a rewrite's) holds for the original text.
+pub fn as_parsed(source: &str) -> std::borrow::Cow<'_, str> {
+    if !source.contains('\r') {
+        return std::borrow::Cow::Borrowed(source);
+    }
+    let bytes = source.as_bytes();
+    let lone = |at: usize| bytes[at] == b'\r' && bytes.get(at + 1) != Some(&b'\n');
+    if !(0..bytes.len()).any(lone) {
+        return std::borrow::Cow::Borrowed(source);
+    }
+    let replaced: Vec<u8> = (0..bytes.len())
+        .map(|at| if lone(at) { b'\n' } else { bytes[at] })
+        .collect();
+    // Only an ASCII byte was swapped for another: still UTF-8.
+    std::borrow::Cow::Owned(String::from_utf8(replaced).unwrap_or_else(|_| source.to_string()))
+}
+
 /// A node's 1-based (line, column, end line, end column), columns in characters.
 pub(crate) fn range_of(node: &Node<StrDoc<SupportLang>>) -> (u32, u32, u32, u32) {
     let start = node.start_pos();
@@ -307,5 +329,27 @@ mod tests {
         assert!(parse_hazard(path, &"# c\n\n".repeat(2_001)).is_some());
         assert!(parse_hazard(path, &"# c\nx = 1\n".repeat(5_000)).is_none());
         assert!(parse_hazard(Path::new("m.rs"), &"# c\n".repeat(5_000)).is_none());
+    }
+
+    #[test]
+    fn a_lone_carriage_return_ends_a_line_for_the_rules() {
+        // Engine attack E-15: `eval` on the fourth line was found at 1:21.
+        let rules = RuleSet::builtin();
+        let lone = "x = 1\ry: int = \"s\"\r\reval(\"1\")\r";
+        let found = rules.scan_source(Path::new("a.py"), lone);
+        let eval = found
+            .iter()
+            .find(|f| f.rule_id == "no-eval")
+            .expect("no-eval");
+        assert_eq!((eval.line, eval.column), (4, 1));
+        // The same file with line feeds and with CRLF finds the same place.
+        for ending in ["\n", "\r\n"] {
+            let other = lone.replace('\r', ending);
+            let found = rules.scan_source(Path::new("a.py"), &other);
+            let same = found.iter().find(|f| f.rule_id == "no-eval").unwrap();
+            assert_eq!((same.line, same.column), (4, 1), "{ending:?}");
+        }
+        assert_eq!(as_parsed("a\r\nb\rc"), "a\r\nb\nc");
+        assert!(matches!(as_parsed("a\r\nb"), std::borrow::Cow::Borrowed(_)));
     }
 }

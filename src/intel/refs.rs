@@ -92,7 +92,7 @@ pub fn find(session: &mut Session<'_>, file: &Path, spec: &str) -> anyhow::Resul
                     let Some(path) = uri::to_path(location_uri) else {
                         continue;
                     };
-                    let text = super::session::read_text(&path).unwrap_or_default();
+                    let text = super::session::read_text_lossy(&path);
                     let shown = session.display(&path);
                     files.insert(location_uri, (uri::comparable(&path), shown, text));
                 }

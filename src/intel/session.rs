@@ -294,6 +294,18 @@ pub fn read_text(path: &Path) -> anyhow::Result<String> {
         .with_context(|| format!("{} does not exist", path.display()))
 }
 
+/// A file's text for showing where something is: not UTF-8, it is read
+/// with each invalid sequence as U+FFFD, which is what a server that read
+/// it from the disk counted its columns on (engine attack E-5: a use in a
+/// Latin-1 file was shown at column 1 with no text). Empty when it cannot
+/// be read.
+pub fn read_text_lossy(path: &Path) -> String {
+    match fsread::read_bytes(path, MAX_FILE_BYTES, Links::Follow) {
+        Ok(Some(bytes)) => String::from_utf8_lossy(&bytes).into_owned(),
+        _ => String::new(),
+    }
+}
+
 /// A capability value that means "yes": `true` or an options object.
 pub fn provides(value: Option<&Value>) -> bool {
     matches!(value, Some(Value::Bool(true)) | Some(Value::Object(_)))
