@@ -38,6 +38,11 @@
 //!   extension. This is how pyright behaves: its list of workspace files is
 //!   filled in on a timer after start-up, and a references request that
 //!   comes first finds only the open file.
+//! - `index-progress`: `index-late` as clangd does it: the open documents'
+//!   diagnostics are published at once, and the indexing runs behind a
+//!   work-done progress titled "indexing" (begun at the first `didOpen`,
+//!   ended when done), during which references come from the open
+//!   documents only.
 //!
 //! - `never-publishes`: answers `initialize` and `shutdown`, reads every
 //!   message, and never publishes anything (a server that started but
@@ -95,6 +100,7 @@ enum Mode {
     SilentIfUnchanged,
     HangAfterFirst,
     IndexLate,
+    IndexProgress,
     SilentIfStillClean,
     SlowFiles,
     NeverPublishes,
@@ -112,7 +118,7 @@ struct Options {
 
 fn main() {
     let options = parse_args();
-    if options.mode == Mode::IndexLate {
+    if matches!(options.mode, Mode::IndexLate | Mode::IndexProgress) {
         index_late::serve(&options);
         return;
     }
@@ -273,6 +279,7 @@ fn parse_args() -> Options {
                     "slow-start" => Mode::SlowStart,
                     "silent-if-unchanged" => Mode::SilentIfUnchanged,
                     "index-late" => Mode::IndexLate,
+                    "index-progress" => Mode::IndexProgress,
                     "silent-if-still-clean" => Mode::SilentIfStillClean,
                     "slow-files" => Mode::SlowFiles,
                     "never-publishes" => Mode::NeverPublishes,
@@ -448,6 +455,7 @@ fn on_document(
         | Mode::Hang
         | Mode::Garbage
         | Mode::IndexLate
+        | Mode::IndexProgress
         | Mode::StaleRename
         | Mode::SilentIfStillClean => {}
         Mode::NeverPublishes => {}
@@ -674,7 +682,7 @@ mod index_late {
     use lsp_server::{Message, Response};
     use serde_json::{Value, json};
 
-    use super::{Options, diagnostics_for, publish, send};
+    use super::{Mode, Options, diagnostics_for, publish, send};
 
     pub fn serve(options: &Options) {
         let (messages, inbox) = mpsc::channel();
@@ -691,6 +699,7 @@ mod index_late {
         let mut open: BTreeMap<String, String> = BTreeMap::new();
         let mut index_at: Option<Instant> = None;
         let mut indexed = false;
+        let progress = options.mode == Mode::IndexProgress;
         loop {
             let message = match index_at.filter(|_| !indexed) {
                 Some(at) => {
@@ -707,8 +716,16 @@ mod index_late {
             };
             if !indexed && index_at.is_some_and(|at| Instant::now() >= at) {
                 indexed = true;
-                for (uri, text) in &open {
-                    publish(&mut output, uri, None, diagnostics_for(text, &Value::Null));
+                if progress {
+                    let end = json!({"token": "indexing", "value": {"kind": "end"}});
+                    send(
+                        &mut output,
+                        lsp_server::Notification::new("$/progress".into(), end).into(),
+                    );
+                } else {
+                    for (uri, text) in &open {
+                        publish(&mut output, uri, None, diagnostics_for(text, &Value::Null));
+                    }
                 }
             }
             let Some(message) = message else { continue };
@@ -752,8 +769,17 @@ mod index_late {
                                 .or_else(|| params["contentChanges"][0]["text"].as_str())
                                 .unwrap_or_default();
                             open.insert(uri.to_string(), text.to_string());
+                            if progress && index_at.is_none() {
+                                let begin = json!({"token": "indexing",
+                                    "value": {"kind": "begin", "title": "indexing"}});
+                                send(
+                                    &mut output,
+                                    lsp_server::Notification::new("$/progress".into(), begin)
+                                        .into(),
+                                );
+                            }
                             index_at.get_or_insert(Instant::now() + options.delay);
-                            if indexed {
+                            if indexed || progress {
                                 publish(
                                     &mut output,
                                     uri,

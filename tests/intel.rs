@@ -921,16 +921,18 @@ fn rename_never_says_no_errors_over_a_file_left_importing_the_old_name() {
 }
 
 /// A project whose server indexes the workspace 700 ms after the first
-/// file is opened and answers references from the open files until then
-/// (pyright's behaviour right after start-up).
-fn late_indexing_project() -> TempDir {
+/// file is opened and answers references from the open files until then:
+/// `index-late` as pyright does right after start-up (the open file's
+/// diagnostics come when it is done), `index-progress` as clangd does (the
+/// diagnostics at once, the indexing told as work-done progress).
+fn late_indexing_project(mode: &str) -> TempDir {
     let dir = project(&[
         ("lib.fk", "thing is defined here\n"),
         ("use.fk", "uses thing\nthing again\n"),
     ]);
     let server = json!({"fake": {
         "command": util::fake_lsp_server().display().to_string(),
-        "args": ["--mode", "index-late", "--delay-ms", "700"],
+        "args": ["--mode", mode, "--delay-ms", "700"],
         "extensionToLanguage": {".fk": "fake"},
         "quietMs": 30,
     }});
@@ -942,8 +944,16 @@ fn late_indexing_project() -> TempDir {
 fn refs_on_a_cold_server_wait_for_its_first_analysis() {
     // In-process and through a fresh daemon: both start the server for
     // this request, and both must let it finish indexing before asking.
-    for daemon in [false, true] {
-        let dir = late_indexing_project();
+    // A server that tells its indexing as work-done progress (clangd's
+    // background index) is waited for by the same first-analysis wait:
+    // its diagnostics do not count as settled while the progress runs.
+    for (mode, daemon) in [
+        ("index-late", false),
+        ("index-late", true),
+        ("index-progress", false),
+        ("index-progress", true),
+    ] {
+        let dir = late_indexing_project(mode);
         let mut command = cli(dir.path());
         if daemon {
             command.env_remove("RALPH_HOOKS_DAEMON");
@@ -952,7 +962,7 @@ fn refs_on_a_cold_server_wait_for_its_first_analysis() {
         let text = ok(&output);
         assert!(
             text.ends_with("3 references: 0 definitions, 3 uses in 2 files\n"),
-            "daemon {daemon}: {text}"
+            "{mode}, daemon {daemon}: {text}"
         );
         if daemon {
             let stop = cli(dir.path())
