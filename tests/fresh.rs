@@ -110,6 +110,8 @@ struct Project {
     /// The Python environment every command runs in: an activated
     /// virtualenv's `VIRTUAL_ENV` and `PATH`, or none.
     venv: std::cell::RefCell<Option<PathBuf>>,
+    /// `PYTHONPATH` for every command, or none.
+    python_path: std::cell::RefCell<Option<PathBuf>>,
 }
 
 impl Drop for Project {
@@ -133,7 +135,13 @@ impl Project {
         Project {
             dir,
             venv: std::cell::RefCell::new(None),
+            python_path: std::cell::RefCell::new(None),
         }
+    }
+
+    /// Every command from now on runs with `PYTHONPATH` set to `folder`.
+    fn set_python_path(&self, folder: Option<&Path>) {
+        *self.python_path.borrow_mut() = folder.map(Path::to_path_buf);
     }
 
     /// Every command from now on runs as from a shell with the virtualenv
@@ -144,7 +152,13 @@ impl Project {
 
     /// `command` in the Python environment chosen by [`Project::activate`].
     fn in_environment(&self, command: &mut Command) {
-        command.env_remove("VIRTUAL_ENV").env_remove("CONDA_PREFIX");
+        command
+            .env_remove("VIRTUAL_ENV")
+            .env_remove("CONDA_PREFIX")
+            .env_remove("PYTHONPATH");
+        if let Some(folder) = &*self.python_path.borrow() {
+            command.env("PYTHONPATH", folder);
+        }
         if let Some(venv) = &*self.venv.borrow() {
             let path = std::env::var("PATH").unwrap_or_default();
             command
@@ -998,7 +1012,11 @@ fn python_warm_sees_a_namespace_package_come_and_go() {
         shell(root, "rm -r nsdir");
         project.assert_warm_equals_cold_with_error("b.py", 1, server);
 
+        // A folder no import names (a script's output) is told, not a
+        // restart (re-attack RC-4: each was a cold check).
         let restarts = project.log().matches("restarting it").count();
+        shell(root, "mkdir out4 logs");
+        project.assert_warm_equals_cold_with_error("b.py", 1, server);
         shell(root, "mkdir -p pkg && echo 'v = 1' > pkg/m.py");
         write(
             root,
@@ -1009,9 +1027,89 @@ fn python_warm_sees_a_namespace_package_come_and_go() {
         assert_eq!(
             project.log().matches("restarting it").count(),
             restarts,
-            "{server}: a folder made with a file in it restarted the server\n{}",
+            "{server}: a folder no import names, or one made with a file in it, restarted the server\n{}",
             project.log()
         );
+    }
+}
+
+/// A module changed, and a namespace package made, where the checker looks
+/// besides the project: a `PYTHONPATH` folder, an `extraPaths` folder, a
+/// folder linked in from outside. Warm answers as cold (re-attack RC-2,
+/// RC-5).
+#[test]
+fn python_warm_sees_search_folders_outside_the_project_change() {
+    for (server, label, config) in [
+        (
+            "pyright-langserver",
+            "fresh-search-pyright",
+            "pyrightconfig.json",
+        ),
+        ("ty", "fresh-search-ty", "ty.toml"),
+    ] {
+        if util::require_tool(server, "the search folder test").is_none() {
+            continue;
+        }
+        let project = Project::new(label);
+        let outside = TempDir::new(&format!("{label}-out"));
+        let root = project.path();
+        let (pp, xp, nl) = (
+            outside.path().join("pp"),
+            outside.path().join("xp"),
+            outside.path().join("nl"),
+        );
+        write(&pp, "ppmod.py", "def pf() -> int:\n    return 1\n");
+        write(&xp, "y.py", "Y = 1\n");
+        write(&nl, "m.py", "X = 1\n");
+        std::os::unix::fs::symlink(&nl, root.join("lib")).unwrap();
+        write(root, ".lsp.json", r#"{"ruff": {"disabled": true}}"#);
+        let extra = xp.display().to_string();
+        let text = if config == "ty.toml" {
+            format!("[environment]\nextra-paths = [\"{extra}\"]\n")
+        } else {
+            json!({"extraPaths": [extra]}).to_string()
+        };
+        write(root, config, &text);
+        write(root, "a.py", "from ppmod import pf\n\nx: int = pf()\n");
+        write(
+            root,
+            "b.py",
+            "import lib.nsx\nimport nsy\n\nprint(lib.nsx, nsy)\n",
+        );
+        project.set_python_path(Some(&pp));
+        let cold = project.errors(false);
+        assert_eq!(
+            project.errors(true),
+            cold,
+            "{server}: at first\n{}",
+            project.log()
+        );
+        assert!(
+            cold.iter().all(|(file, _, _)| file == "b.py"),
+            "{server}: {cold:?}"
+        );
+
+        shell(
+            &pp,
+            "sed -i 's/-> int:/-> str:/; s/return 1/return \"s\"/' ppmod.py",
+        );
+        project.assert_warm_equals_cold_with_error("a.py", 3, server);
+
+        shell(outside.path(), "mkdir nl/nsx xp/nsy");
+        let cold = project.errors(false);
+        assert!(
+            !cold.iter().any(|(file, _, _)| file == "b.py"),
+            "{server}: {cold:?}"
+        );
+        assert_eq!(
+            project.errors(true),
+            cold,
+            "{server}: made\n{}",
+            project.log()
+        );
+
+        shell(outside.path(), "rmdir nl/nsx xp/nsy");
+        project.assert_warm_equals_cold_with_error("b.py", 1, server);
     }
 }
 

@@ -38,6 +38,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use serde_json::Value;
 
 use crate::lsp::Launch;
+use crate::lsp::environment::PythonSearch;
 
 use crate::engine::files::NEVER;
 use crate::util::text::fnv1a;
@@ -68,7 +69,13 @@ pub const CONFIG_FILES: &[&str] = &[
 
 /// Hidden configuration files: the walk skips hidden files, so these are
 /// looked at directly in the root.
-const HIDDEN_CONFIG_FILES: &[&str] = &[".ruff.toml", ".clangd"];
+const HIDDEN_CONFIG_FILES: &[&str] = &[
+    ".ruff.toml",
+    ".clangd",
+    // Which Python a version manager's shim runs here (re-attack RC-1).
+    ".python-version",
+    ".tool-versions",
+];
 
 /// How close to the walk a file's times must be for the walk to be unsure
 /// it saw the file's final content (a coarse file-system clock ticks every
@@ -161,8 +168,11 @@ pub struct DiskChanges {
     pub c_files: Vec<PathBuf>,
     /// Importable folders (Python's namespace packages) among `created`
     /// and `deleted` that came or went with no file of the server's in
-    /// them: pyright takes in such a folder only below a regular package
-    /// (one with an `__init__.py`), told or not (engine attack E-9).
+    /// them, and whose name an import line of the project names: pyright
+    /// takes in such a folder only below a regular package (one with an
+    /// `__init__.py`), told or not (engine attack E-9); the others (an
+    /// `out/` or `logs/` a script made) are told only (re-attack RC-4:
+    /// each restarted it, a cold check).
     pub bare_folders: Vec<PathBuf>,
 }
 
@@ -291,8 +301,9 @@ pub struct DiskView {
     /// The settings and initialization options the daemon hands the
     /// server, as JSON: paths named there are read too (see `deps`).
     settings: String,
-    /// The virtual or conda environments the server runs in.
-    environments: Vec<PathBuf>,
+    /// Where the server looks for modules besides the project: the
+    /// virtual environment it runs in, `PYTHONPATH`.
+    python_search: PythonSearch,
 }
 
 impl DiskView {
@@ -312,7 +323,7 @@ impl DiskView {
             json_files: Vec::new(),
             walked: false,
             settings: String::new(),
-            environments: Vec::new(),
+            python_search: PythonSearch::default(),
         }
     }
 
@@ -321,7 +332,7 @@ impl DiskView {
     /// named in a configuration file, and so are the packages of the
     /// virtual environment it runs in.
     pub fn for_launch(mut self, launch: &Launch) -> Self {
-        self.environments = crate::lsp::environment::environments(&launch.env);
+        self.python_search = crate::lsp::environment::python_search(&launch.env);
         self.settings = [
             launch.settings.as_ref(),
             launch.initialization_options.as_ref(),
@@ -441,7 +452,7 @@ impl DiskView {
                 },
             );
         }
-        self.walk_linked_folders(&linked_folders, &mut files);
+        let linked_parents = self.walk_linked_folders(&linked_folders, &mut files);
         // A folder link pointed elsewhere (`ln -sfn v2 shared`) is a
         // configuration change: tsserver keeps a file by its real path and
         // read the old target's again, told or not (re-attack RE-9).
@@ -481,6 +492,14 @@ impl DiskView {
                 stamp_into(&mut configs, &path);
             }
         }
+        // The folders of a folder linked in from outside, for a Python
+        // checker: one made or removed there (a namespace package, a
+        // module) moves its parent's times, and is news (re-attack RC-5).
+        if python {
+            for folder in &linked_parents {
+                stamp_into(&mut configs, folder);
+            }
+        }
         let walked_configs: Vec<PathBuf> = configs.keys().cloned().collect();
         for path in &self.deps {
             stamp_into(&mut configs, path);
@@ -505,7 +524,8 @@ impl DiskView {
             first,
             &mut |path, _| changes.configs.push(path),
         );
-        changes.bare_folders = bare_folders(&files, &self.files, &changes);
+        changes.bare_folders =
+            named_in_imports(&files, bare_folders(&files, &self.files, &changes));
         self.name_through_inner_links(&linked_folders, &mut changes);
         json_files.sort();
         if first || !changes.configs.is_empty() || json_files != self.json_files {
@@ -517,7 +537,7 @@ impl DiskView {
                 &walked_configs,
                 &json_files,
                 &self.settings,
-                &self.environments,
+                &self.python_search,
             );
             for gone in self.deps.iter().filter(|path| !deps.contains(path)) {
                 if !walked_configs.contains(gone) {
@@ -552,9 +572,22 @@ impl DiskView {
     /// (engine attack E-1: an edit there was never seen warm). A link to a
     /// folder inside the root is walked as that folder already. At most
     /// [`MAX_LINKED_FILES`] files, over every link.
-    fn walk_linked_folders(&self, links: &[PathBuf], files: &mut HashMap<PathBuf, Entry>) {
+    /// Returns the real folders those files are in, and the links' targets.
+    fn walk_linked_folders(
+        &self,
+        links: &[PathBuf],
+        files: &mut HashMap<PathBuf, Entry>,
+    ) -> std::collections::BTreeSet<PathBuf> {
         let wanted = |name: &str| self.handles(name);
+        let mut parents: std::collections::BTreeSet<PathBuf> = links
+            .iter()
+            .filter_map(|link| link.canonicalize().ok())
+            .filter(|target| !target.starts_with(&self.root) && !self.root.starts_with(target))
+            .collect();
         for (named, real) in crate::engine::deps::files_under_links(&self.root, links, &wanted) {
+            if let Some(parent) = real.parent() {
+                parents.insert(parent.to_path_buf());
+            }
             let is_link = real
                 .symlink_metadata()
                 .is_ok_and(|m| m.file_type().is_symlink());
@@ -575,6 +608,7 @@ impl DiskView {
                 );
             }
         }
+        parents
     }
 
     /// Each created, changed or deleted file under the target of a folder
@@ -750,6 +784,58 @@ fn bare_folders(
         .iter()
         .filter(|path| is_folder(before, path) && bare(path, &changes.deleted, before));
     created.chain(deleted).cloned().collect()
+}
+
+/// Those of `folders` whose name an `import` or `from` line of one of the
+/// Python files in `files` names as a word (`import nsdir`, `from a.nsdir
+/// import x`): only those can change what an import resolves to. Read
+/// only when a bare folder came or went.
+fn named_in_imports(files: &HashMap<PathBuf, Entry>, folders: Vec<PathBuf>) -> Vec<PathBuf> {
+    if folders.is_empty() {
+        return folders;
+    }
+    let mut wanted: Vec<(PathBuf, String)> = folders
+        .into_iter()
+        .filter_map(|folder| {
+            let name = folder.file_name()?.to_string_lossy().into_owned();
+            Some((folder, name))
+        })
+        .collect();
+    let mut named = Vec::new();
+    let sources = files.iter().filter(|(path, entry)| {
+        entry.stamp != Stamp::folder()
+            && path
+                .extension()
+                .is_some_and(|ext| ext == "py" || ext == "pyi")
+    });
+    for (path, _) in sources {
+        if wanted.is_empty() {
+            break;
+        }
+        let Ok(Some(text)) = crate::util::fsread::read_text(
+            path,
+            crate::util::fsread::limits::SOURCE,
+            crate::util::fsread::Links::Follow,
+        ) else {
+            continue;
+        };
+        let import_lines: Vec<&str> = text
+            .lines()
+            .map(str::trim_start)
+            .filter(|line| line.starts_with("import ") || line.starts_with("from "))
+            .collect();
+        wanted.retain(|(folder, name)| {
+            let found = import_lines.iter().any(|line| {
+                line.split(|c: char| !(c == '_' || c.is_alphanumeric()))
+                    .any(|word| word == name)
+            });
+            if found {
+                named.push(folder.clone());
+            }
+            !found
+        });
+    }
+    named
 }
 
 fn content_hash(path: &Path) -> Option<u64> {

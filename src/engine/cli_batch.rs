@@ -495,7 +495,7 @@ fn stamps(job: &ServerJob) -> u64 {
         &configs,
         &[],
         "",
-        &crate::lsp::environment::environments(&job.launch.env),
+        &crate::lsp::environment::python_search(&job.launch.env),
     );
     let mut paths: Vec<PathBuf> = job.files.iter().map(|f| f.path.clone()).collect();
     let project = super::deps::python_project(root, CONFIG_FILES);

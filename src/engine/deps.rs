@@ -42,15 +42,15 @@ const SCRIPT_EXTENSIONS: &[&str] = &[".ts", ".tsx", ".mts", ".cts", ".js", ".jsx
 /// TypeScript configuration resolves JSON modules.
 /// `settings` is what the daemon itself hands the server (its `.lsp.json`
 /// settings and initialization options, as JSON): search paths named
-/// there count as in a configuration file at the root. `environments` are
-/// the virtual or conda environments it runs in.
+/// there count as in a configuration file at the root. `search` is where
+/// it looks for modules besides: its virtual environment, `PYTHONPATH`.
 pub fn dependencies(
     root: &Path,
     extensions: &[String],
     configs: &[PathBuf],
     json_files: &[PathBuf],
     settings: &str,
-    environments: &[PathBuf],
+    search: &crate::lsp::environment::PythonSearch,
 ) -> Vec<PathBuf> {
     let mut found = Vec::new();
     if reads_scripts(extensions) {
@@ -117,8 +117,16 @@ pub fn dependencies(
         // The environment the server runs in (its caller's, see
         // `lsp::environment`): an activated virtualenv or conda
         // environment outside the project (engine attack E-19).
-        for venv in environments {
+        for venv in &search.environments {
             site_packages(venv, &mut found);
+        }
+        // `PYTHONPATH` folders are search paths like `extraPaths`
+        // (re-attack RC-2: a module changed there, warm kept the old).
+        for folder in &search.paths {
+            let folder = lexically_normal(folder);
+            if !folder.starts_with(root) || walk_skips(root, &folder) {
+                python_files(&folder, MAX_EXTRA_FILES, &mut found);
+            }
         }
         // Editable installs: a `.pth` file in site-packages names folders
         // (often outside the project) whose modules import as installed.
@@ -576,6 +584,9 @@ pub fn python_configs_outside(root: &Path) -> Vec<PathBuf> {
         "ruff.toml",
         ".ruff.toml",
         "pyrefly.toml",
+        // Which Python a version manager's shim runs (re-attack RC-1).
+        ".python-version",
+        ".tool-versions",
     ];
     let mut found = Vec::new();
     for folder in root.ancestors().skip(1) {
@@ -594,6 +605,15 @@ pub fn python_configs_outside(root: &Path) -> Vec<PathBuf> {
         ] {
             found.push(dir.join(name));
         }
+    }
+    // pyenv's global choice, which its shim runs where no
+    // `.python-version` says otherwise.
+    let pyenv_root = std::env::var_os("PYENV_ROOT")
+        .filter(|dir| !dir.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".pyenv")));
+    if let Some(dir) = pyenv_root {
+        found.push(dir.join("version"));
     }
     found
 }
@@ -669,8 +689,21 @@ pub fn files_under_links(
 
 /// The Python files under an extra search path, up to `limit` (hidden
 /// folders, `node_modules` and virtual environments skipped).
+/// The Python files under `dir` (see [`source_files`]), and its folders:
+/// a folder's times move when an entry is made or removed in it, so a
+/// module or namespace package (a folder with no file) that came or went
+/// there is news too (re-attack RC-5).
 fn python_files(dir: &Path, limit: usize, found: &mut Vec<PathBuf>) {
+    let before = found.len();
     source_files(dir, &[".py", ".pyi"], limit, found);
+    let folders: std::collections::BTreeSet<PathBuf> = found[before..]
+        .iter()
+        .filter_map(|file| file.parent())
+        .flat_map(|folder| folder.ancestors().take_while(|a| a.starts_with(dir)))
+        .map(Path::to_path_buf)
+        .chain(dir.is_dir().then(|| dir.to_path_buf()))
+        .collect();
+    found.extend(folders);
 }
 
 /// The files with one of `extensions` under `dir`, up to `limit` (hidden

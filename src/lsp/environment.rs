@@ -22,8 +22,19 @@
 use std::collections::BTreeMap;
 use std::process::Command;
 
-/// The variables a Python checker's module resolution reads.
-pub const PYTHON_VARIABLES: &[&str] = &["VIRTUAL_ENV", "CONDA_PREFIX", "PYTHONPATH", "PYTHONHOME"];
+/// The variables a Python checker's module resolution reads, and those a
+/// version manager's `python3` (a pyenv, asdf or mise shim) reads to
+/// choose the interpreter it runs (re-attack RC-1: one shim path, two
+/// Pythons).
+pub const PYTHON_VARIABLES: &[&str] = &[
+    "VIRTUAL_ENV",
+    "CONDA_PREFIX",
+    "PYTHONPATH",
+    "PYTHONHOME",
+    "PYENV_VERSION",
+    "ASDF_PYTHON_VERSION",
+    "MISE_PYTHON_VERSION",
+];
 
 /// Carries the interpreter the caller's `PATH` finds (`python3`, else
 /// `python`), which is what `PATH` means to a Python checker; empty when it
@@ -70,9 +81,22 @@ pub fn python_caller_environment(
         .map(|name| (name.to_string(), caller(name)))
         .collect();
     let path = given.get("PATH").cloned().unwrap_or_else(|| caller("PATH"));
+    // Named by its folder's real path: `/bin/python3` and
+    // `/usr/bin/python3` on a merged-/usr system are one interpreter
+    // (re-attack RC-3), while a virtualenv's `bin/python3`, a link to the
+    // system one, stays its own (the link itself is kept).
     let found = ["python3", "python"]
         .iter()
         .find_map(|name| which::which_in(name, Some(&path), "/").ok())
+        .map(|found| {
+            match (
+                found.parent().and_then(|p| p.canonicalize().ok()),
+                found.file_name(),
+            ) {
+                (Some(folder), Some(name)) => folder.join(name),
+                _ => found,
+            }
+        })
         .map(|found| found.display().to_string())
         .unwrap_or_default();
     env.push((PYTHON_FOUND.to_string(), found));
@@ -101,19 +125,42 @@ pub fn identity(env: &[(String, String)]) -> Vec<(String, String)> {
         .collect()
 }
 
-/// The virtual or conda environments `env` names (for the files a server
-/// reads there, see `engine::deps`).
-pub fn environments(env: &[(String, String)]) -> Vec<std::path::PathBuf> {
-    env.iter()
-        .filter(|(name, value)| {
-            (name == "VIRTUAL_ENV" || name == "CONDA_PREFIX") && !value.is_empty()
-        })
-        .map(|(_, value)| std::path::PathBuf::from(value))
-        .collect()
+/// Where a Python checker started with `env` looks for modules besides
+/// the project (for the files it reads there, see `engine::deps`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PythonSearch {
+    /// The virtual or conda environments (`VIRTUAL_ENV`, `CONDA_PREFIX`).
+    pub environments: Vec<std::path::PathBuf>,
+    /// The `PYTHONPATH` folders.
+    pub paths: Vec<std::path::PathBuf>,
+}
+
+/// [`PythonSearch`] of a server started with `env`.
+pub fn python_search(env: &[(String, String)]) -> PythonSearch {
+    let value = |wanted: &'static str| {
+        env.iter()
+            .filter(move |(name, value)| name == wanted && !value.is_empty())
+            .map(|(_, value)| value.clone())
+    };
+    PythonSearch {
+        environments: value("VIRTUAL_ENV")
+            .chain(value("CONDA_PREFIX"))
+            .map(std::path::PathBuf::from)
+            .collect(),
+        paths: value("PYTHONPATH")
+            .flat_map(|list| {
+                std::env::split_paths(&list)
+                    .filter(|path| path.is_absolute())
+                    .collect::<Vec<_>>()
+            })
+            .collect(),
+    }
 }
 
 #[cfg(test)]
 mod tests {
+    use std::path::Path;
+
     use super::*;
 
     #[test]
@@ -140,7 +187,13 @@ mod tests {
         assert_eq!(set["PYTHONPATH"].as_deref(), Some("/x"));
         let names: Vec<String> = identity(&env).into_iter().map(|(k, _)| k).collect();
         assert_eq!(names, ["VIRTUAL_ENV", "PYTHONPATH", PYTHON_FOUND]);
-        assert!(environments(&env).is_empty());
+        assert_eq!(
+            python_search(&env),
+            PythonSearch {
+                environments: Vec::new(),
+                paths: vec!["/x".into()],
+            }
+        );
     }
 
     #[test]
@@ -149,6 +202,25 @@ mod tests {
         let env = python_caller_environment(&given, None);
         assert!(env.iter().all(|(name, _)| name != "PYTHONPATH"));
         assert!(env.iter().any(|(name, _)| name == PYTHON_FOUND));
+    }
+
+    #[test]
+    fn one_interpreter_under_two_folder_names_is_one() {
+        // A merged /usr: /bin is a link to usr/bin (re-attack RC-3).
+        let merged = std::fs::canonicalize("/bin").is_ok_and(|bin| bin == Path::new("/usr/bin"));
+        if !merged || !Path::new("/usr/bin/python3").exists() {
+            eprintln!("skipped: /bin is not a link to /usr/bin, or no /usr/bin/python3");
+            return;
+        }
+        let found = |path: &str| {
+            let caller = BTreeMap::from([("PATH".to_string(), path.to_string())]);
+            python_caller_environment(&BTreeMap::new(), Some(&caller))
+                .into_iter()
+                .find(|(name, _)| name == PYTHON_FOUND)
+                .map(|(_, value)| value)
+        };
+        assert_eq!(found("/bin"), found("/usr/bin"));
+        assert_eq!(found("/usr/bin").as_deref(), Some("/usr/bin/python3"));
     }
 
     #[test]
@@ -164,8 +236,9 @@ mod tests {
         assert_eq!(env["VIRTUAL_ENV"], "/venv");
         assert_eq!(env["PYTHONPATH"], "");
         assert_eq!(env[PYTHON_FOUND], "");
+        let env: Vec<(String, String)> = env.into_iter().collect();
         assert_eq!(
-            environments(&env.into_iter().collect::<Vec<_>>()),
+            python_search(&env).environments,
             [std::path::PathBuf::from("/venv")]
         );
     }

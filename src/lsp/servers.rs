@@ -378,7 +378,10 @@ impl ServerDef {
             .collect();
         // What a Python checker resolves imports from is the caller's, not
         // whatever process started the daemon (see `environment`).
-        if self.extensions.contains_key(".py") || self.extensions.contains_key(".pyi") {
+        // (A linter resolves no imports: ruff keeps one server for all.)
+        if !self.linter
+            && (self.extensions.contains_key(".py") || self.extensions.contains_key(".pyi"))
+        {
             let given: BTreeMap<String, String> = env.iter().cloned().collect();
             env.extend(super::environment::python_caller_environment(
                 &given,
