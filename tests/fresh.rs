@@ -753,6 +753,24 @@ fn python_warm_sees_a_file_changed_through_a_folder_link_inside_the_project() {
             "{server}\n{}",
             project.log()
         );
+
+        // A chain of inner links (`pkg -> real`, `real/sub -> ../other`):
+        // the change is news under every path through it (re-attack RC-13).
+        write(root, "other/__init__.py", "");
+        write(root, "other/x.py", "def h() -> int:\n    return 1\n");
+        std::os::unix::fs::symlink("../other", root.join("real/sub")).unwrap();
+        write(root, "d.py", "from pkg.sub.x import h\n\ny: int = h()\n");
+        assert!(
+            project.errors(true).is_empty(),
+            "{server}\n{}",
+            project.log()
+        );
+        shell(
+            root,
+            "sed -i 's/-> int:/-> str:/; s/return 1/return \"s\"/' other/x.py",
+        );
+        project.assert_warm_equals_cold_with_error("d.py", 3, server);
+        shell(root, "rm d.py real/sub");
         if server != "pyright-langserver" {
             continue;
         }

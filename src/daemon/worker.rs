@@ -783,10 +783,13 @@ impl Worker {
             let what = if changes.bare_folders.is_empty() {
                 "files were created or deleted".to_string()
             } else {
-                format!(
-                    "a folder with no source file came or went ({})",
-                    relative_names(&changes.bare_folders, &self.key.1).join(", ")
-                )
+                let names = relative_names(&changes.bare_folders, &self.key.1);
+                let more = names.len().saturating_sub(3);
+                let mut shown = names.into_iter().take(3).collect::<Vec<_>>().join(", ");
+                if more > 0 {
+                    shown.push_str(&format!(", {more} more"));
+                }
+                format!("a folder with no source file came or went ({shown})")
             };
             self.host.log(&format!(
                 "{}: {what} on the disk, which it does not take in {}: restarting it",
