@@ -954,6 +954,16 @@ fn python_warm_sees_an_extra_search_path_outside_the_project_changed() {
             r#"{"ruff": {"disabled": true},
                 "pyright": {"settings": {"python": {"analysis": {"extraPaths": ["EXT"]}}}}}"#,
         ),
+        // Written as settings files are shared, relative to the workspace
+        // (re-attack RC-6).
+        (
+            "pyright-langserver",
+            "fresh-extra-pyright-workspace",
+            ".lsp.json",
+            r#"{"ruff": {"disabled": true},
+                "pyright": {"settings": {"python": {"analysis":
+                    {"extraPaths": ["${workspaceFolder}/../OUTNAME"]}}}}}"#,
+        ),
         (
             "ty",
             "fresh-extra-ty",
@@ -969,7 +979,12 @@ fn python_warm_sees_an_extra_search_path_outside_the_project_changed() {
         let root = project.path();
         let ext = outside.path().display().to_string();
         write(root, ".lsp.json", r#"{"ruff": {"disabled": true}}"#);
-        write(root, config, &text.replace("EXT", &ext));
+        let name = outside.path().file_name().unwrap().to_string_lossy();
+        write(
+            root,
+            config,
+            &text.replace("EXT", &ext).replace("OUTNAME", &name),
+        );
         write(outside.path(), "ext.py", "def e() -> int:\n    return 1\n");
         write(root, "m.py", "from ext import e\n\nx: int = e()\n");
         write(root, ".gitignore", ".claude/\n");

@@ -90,12 +90,20 @@ pub fn dependencies(
         let read = configs
             .iter()
             .filter_map(|config| Some((config.clone(), std::fs::read_to_string(config).ok()?)));
+        let given_at = given.0.clone();
         for (config, text) in read.chain(std::iter::once(given)) {
             let Some(dir) = config.parent() else { continue };
             // pyright's `stubPath` is a search path too (engine attack
             // E-11: stubs outside the project or in a hidden folder).
             let stub_paths = string_values(&text, "stubPath");
             for listed in search_paths(&text).into_iter().chain(stub_paths) {
+                // pyright expands these in its settings, not in its
+                // configuration files (re-attack RC-6).
+                let listed = if config == given_at {
+                    expand_setting_path(&listed, root)
+                } else {
+                    listed
+                };
                 let path = lexically_normal(&dir.join(listed));
                 if !path.starts_with(root) || walk_skips(root, &path) {
                     python_files(&path, MAX_EXTRA_FILES, &mut found);
@@ -416,6 +424,19 @@ fn utf8_len(first: u8) -> usize {
         0xE0..=0xEF => 3,
         0xC0..=0xDF => 2,
         _ => 1,
+    }
+}
+
+/// A path from a server's settings as pyright reads it: `~` and
+/// `${userHome}` are the home folder, `${workspaceFolder}` the root.
+fn expand_setting_path(path: &str, root: &Path) -> String {
+    let home = std::env::var("HOME").unwrap_or_default();
+    let path = path
+        .replace("${workspaceFolder}", &root.to_string_lossy())
+        .replace("${userHome}", &home);
+    match path.strip_prefix('~') {
+        Some(rest) if rest.is_empty() || rest.starts_with('/') => format!("{home}{rest}"),
+        _ => path,
     }
 }
 
@@ -967,6 +988,23 @@ mod tests {
             ["../c"]
         );
         assert!(search_paths("extraPaths is mentioned in prose").is_empty());
+    }
+
+    #[test]
+    fn setting_paths_expand_home_and_the_workspace() {
+        let home = std::env::var("HOME").unwrap_or_default();
+        let root = Path::new("/p");
+        assert_eq!(expand_setting_path("~/hx", root), format!("{home}/hx"));
+        assert_eq!(
+            expand_setting_path("${userHome}/a", root),
+            format!("{home}/a")
+        );
+        assert_eq!(
+            expand_setting_path("${workspaceFolder}/../w", root),
+            "/p/../w"
+        );
+        assert_eq!(expand_setting_path("~user/x", root), "~user/x");
+        assert_eq!(expand_setting_path("lib", root), "lib");
     }
 
     #[test]

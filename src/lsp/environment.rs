@@ -61,9 +61,12 @@ pub fn caller_variables() -> BTreeMap<String, String> {
 /// [`PYTHON_VARIABLES`] (empty when unset), `PATH`, and [`PYTHON_FOUND`].
 /// `caller` is the environment a check's caller sent (see
 /// [`caller_variables`]); `None`: this process's.
+/// A relative `PATH` entry (`.venv/bin`) is found from `cwd`, the folder
+/// the server runs in (re-attack RC-10).
 pub fn python_caller_environment(
     given: &BTreeMap<String, String>,
     caller: Option<&BTreeMap<String, String>>,
+    cwd: &std::path::Path,
 ) -> Vec<(String, String)> {
     let own;
     let caller = match caller {
@@ -87,7 +90,7 @@ pub fn python_caller_environment(
     // system one, stays its own (the link itself is kept).
     let found = ["python3", "python"]
         .iter()
-        .find_map(|name| which::which_in(name, Some(&path), "/").ok())
+        .find_map(|name| which::which_in(name, Some(&path), cwd).ok())
         .map(|found| {
             match (
                 found.parent().and_then(|p| p.canonicalize().ok()),
@@ -199,7 +202,7 @@ mod tests {
     #[test]
     fn settings_given_in_lsp_json_win() {
         let given = BTreeMap::from([("PYTHONPATH".to_string(), "/given".to_string())]);
-        let env = python_caller_environment(&given, None);
+        let env = python_caller_environment(&given, None, Path::new("/"));
         assert!(env.iter().all(|(name, _)| name != "PYTHONPATH"));
         assert!(env.iter().any(|(name, _)| name == PYTHON_FOUND));
     }
@@ -214,7 +217,7 @@ mod tests {
         }
         let found = |path: &str| {
             let caller = BTreeMap::from([("PATH".to_string(), path.to_string())]);
-            python_caller_environment(&BTreeMap::new(), Some(&caller))
+            python_caller_environment(&BTreeMap::new(), Some(&caller), Path::new("/"))
                 .into_iter()
                 .find(|(name, _)| name == PYTHON_FOUND)
                 .map(|(_, value)| value)
@@ -224,13 +227,32 @@ mod tests {
     }
 
     #[test]
+    fn a_relative_path_entry_is_found_from_the_servers_folder() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = std::env::temp_dir().join(format!("ralph-env-rel-{}", std::process::id()));
+        let bin = dir.join("myenv/bin");
+        std::fs::create_dir_all(&bin).unwrap();
+        let python = bin.join("python3");
+        std::fs::write(&python, "#!/bin/sh\n").unwrap();
+        std::fs::set_permissions(&python, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let caller = BTreeMap::from([("PATH".to_string(), "myenv/bin".to_string())]);
+        let found = python_caller_environment(&BTreeMap::new(), Some(&caller), &dir)
+            .into_iter()
+            .find(|(name, _)| name == PYTHON_FOUND)
+            .map(|(_, value)| value);
+        let expected = bin.canonicalize().unwrap().join("python3");
+        assert_eq!(found.as_deref(), Some(expected.to_string_lossy().as_ref()));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
     fn a_callers_environment_is_used_as_sent() {
         let caller = BTreeMap::from([
             ("VIRTUAL_ENV".to_string(), "/venv".to_string()),
             ("PATH".to_string(), "/nowhere-at-all".to_string()),
         ]);
         let env: BTreeMap<String, String> =
-            python_caller_environment(&BTreeMap::new(), Some(&caller))
+            python_caller_environment(&BTreeMap::new(), Some(&caller), Path::new("/"))
                 .into_iter()
                 .collect();
         assert_eq!(env["VIRTUAL_ENV"], "/venv");

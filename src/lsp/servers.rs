@@ -386,6 +386,7 @@ impl ServerDef {
             env.extend(super::environment::python_caller_environment(
                 &given,
                 self.caller_env.as_ref(),
+                &root,
             ));
         }
         Launch {
