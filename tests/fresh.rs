@@ -1146,6 +1146,65 @@ fn python_warm_sees_search_folders_outside_the_project_change() {
     }
 }
 
+/// A project opened through a folder link (every project under `/tmp` on
+/// macOS): the edit's report has the checker's errors, cold and warm
+/// (re-attack RC-7: ty said nothing about the edited file, read as clean).
+#[test]
+fn an_edit_in_a_project_opened_through_a_link_is_checked() {
+    for (server, label, config) in [
+        ("ty", "fresh-alias-ty", "ty.toml"),
+        (
+            "pyright-langserver",
+            "fresh-alias-pyright",
+            "pyrightconfig.json",
+        ),
+    ] {
+        if util::require_tool(server, "the linked project test").is_none() {
+            continue;
+        }
+        let project = Project::new(label);
+        let links = TempDir::new(&format!("{label}-links"));
+        let alias = links.path().join("alias");
+        std::os::unix::fs::symlink(project.path(), &alias).unwrap();
+        write(
+            project.path(),
+            ".lsp.json",
+            r#"{"ruff": {"disabled": true}}"#,
+        );
+        write(
+            project.path(),
+            config,
+            if config == "ty.toml" { "" } else { "{}" },
+        );
+        write(project.path(), "e.py", "w: int = \"s\"\n");
+        let file = alias.join("e.py");
+        let payload = json!({
+            "session_id": SESSION,
+            "hook_event_name": "PostToolUse",
+            "cwd": alias,
+            "tool_name": "Write",
+            "tool_input": {"file_path": file, "content": "w: int = \"s\"\n"},
+            "tool_response": {"type": "create", "filePath": file},
+        });
+        for daemon in [false, true] {
+            let mut command = util::command("ralph-post-tool-lsp-diagnostic", &alias);
+            if daemon {
+                command.env_remove("RALPH_HOOKS_DAEMON");
+            }
+            let output = util::run_with_stdin(command, payload.to_string().as_bytes());
+            let stdout = String::from_utf8_lossy(&output.stdout);
+            assert!(
+                stdout.contains("e.py:1:10 error"),
+                "{server}, daemon {daemon}: {stdout}"
+            );
+        }
+        let mut stop = util::command("ralph-hooks", &alias);
+        stop.env_remove("RALPH_HOOKS_DAEMON")
+            .args(["daemon", "stop"]);
+        let _ = stop.output();
+    }
+}
+
 /// The warm answer is the caller's: a check or an edit from a shell with a
 /// virtualenv active sees the packages installed there, one from a shell
 /// without it does not, whoever started the daemon (engine attack E-14:

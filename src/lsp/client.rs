@@ -394,7 +394,11 @@ impl Client {
             program: launch.program.clone(),
             error,
         })?;
-        let root_uri = uri::from_path(&launch.root);
+        // The root as the documents are named, canonical: a project
+        // opened through a link (`/tmp` on macOS) was a workspace that
+        // held none of its own documents to ty, which then said nothing
+        // about them, read as clean (re-attack RC-7).
+        let root_uri = uri::from_path(&uri::comparable(&launch.root));
         let mut client = Client {
             launch: launch.clone(),
             transport,
@@ -1092,7 +1096,7 @@ impl Client {
         let mut params = json!({
             "processId": std::process::id(),
             "clientInfo": {"name": "ralph-hooks", "version": env!("CARGO_PKG_VERSION")},
-            "rootPath": self.launch.root.to_string_lossy(),
+            "rootPath": uri::comparable(&self.launch.root).to_string_lossy(),
             "rootUri": self.root_uri,
             "workspaceFolders": [{"uri": self.root_uri, "name": root_name}],
             // Not declared on purpose: `textDocument.diagnostic`. Declaring it
