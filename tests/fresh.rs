@@ -1146,6 +1146,48 @@ fn python_warm_sees_search_folders_outside_the_project_change() {
     }
 }
 
+/// The virtual environment of an interpreter named in `.lsp.json`
+/// settings (`python.pythonPath`): a package replaced there, as `pip
+/// install` does, is seen warm (re-attack RC-16).
+#[test]
+fn pyright_warm_sees_the_environment_of_a_python_path_setting_change() {
+    if util::require_tool("pyright-langserver", "the pythonPath test").is_none() {
+        return;
+    }
+    let project = Project::new("fresh-python-path");
+    let outside = TempDir::new("fresh-python-path-env");
+    let venv = outside.path().join("venv");
+    let made = Command::new("python3")
+        .args(["-m", "venv", "--without-pip"])
+        .arg(&venv)
+        .status()
+        .expect("python3 runs");
+    assert!(made.success(), "python3 -m venv --without-pip");
+    let site = std::fs::read_dir(venv.join("lib"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path()
+        .join("site-packages");
+    write(&site, "ppk/__init__.py", "def pk() -> int: ...\n");
+    let root = project.path();
+    let settings = json!({
+        "ruff": {"disabled": true},
+        "pyright": {"settings": {"python": {"pythonPath": venv.join("bin/python3")}}},
+    });
+    write(root, ".lsp.json", &settings.to_string());
+    write(root, "a.py", "from ppk import pk\n\nx: int = pk()\n");
+    let cold = project.errors(false);
+    assert!(cold.is_empty(), "{cold:?}");
+    assert_eq!(project.errors(true), cold, "{}", project.log());
+    shell(
+        &site,
+        "rm -r ppk && mkdir ppk && echo 'def pk() -> str: ...' > ppk/__init__.py",
+    );
+    project.assert_warm_equals_cold_with_error("a.py", 3, "pythonPath");
+}
+
 /// A project opened through a folder link (every project under `/tmp` on
 /// macOS): the edit's report has the checker's errors, cold and warm
 /// (re-attack RC-7: ty said nothing about the edited file, read as clean).

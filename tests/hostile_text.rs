@@ -95,8 +95,10 @@ fn a_servers_control_characters_are_escaped_in_the_hook_and_in_check() {
 
 /// A Python file whose `yaml.load` call holds ESC and BEL in a string
 /// literal: the built-in rule's fix quotes it.
+/// (No carriage return inside the string: Python, like the rules now,
+/// reads a lone one as a line end, which makes the file invalid.)
 const HOSTILE_PY: &str =
-    "import yaml\ndef f():\n    return yaml.load(\"A\u{1b}]0;pwned\u{7}\u{1b}[2J\rB\")\n";
+    "import yaml\ndef f():\n    return yaml.load(\"A\u{1b}]0;pwned\u{7}\u{1b}[2J\u{8}B\")\n";
 
 fn rules_only_project() -> TempDir {
     let dir = TempDir::new("hostile-rule");

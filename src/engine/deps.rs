@@ -128,6 +128,17 @@ pub fn dependencies(
         for venv in &search.environments {
             site_packages(venv, &mut found);
         }
+        // An interpreter named in the settings (`python.pythonPath`): its
+        // virtual environment's packages (re-attack RC-16).
+        for interpreter in string_values(settings, "pythonPath") {
+            let interpreter = PathBuf::from(expand_setting_path(&interpreter, root));
+            let interpreter = lexically_normal(&root.join(interpreter));
+            if let Some(venv) = interpreter.parent().and_then(Path::parent)
+                && venv.join("pyvenv.cfg").is_file()
+            {
+                site_packages(venv, &mut found);
+            }
+        }
         // `PYTHONPATH` folders are search paths like `extraPaths`
         // (re-attack RC-2: a module changed there, warm kept the old).
         for folder in &search.paths {
