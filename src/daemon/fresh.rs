@@ -37,10 +37,9 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde_json::Value;
 
+use crate::engine::files::NEVER;
 use crate::lsp::Launch;
 use crate::lsp::environment::PythonSearch;
-
-use crate::engine::files::NEVER;
 use crate::util::text::fnv1a;
 
 /// Files whose change changes a server's answers for every file (the
