@@ -424,6 +424,7 @@ fn a_command_editing_a_file_in_a_folder_linked_in_from_outside_is_reported() {
     for (label, in_git, tracked) in [
         ("tracked", true, true),
         ("untracked", true, false),
+        ("ignored", true, false),
         ("no-git", false, false),
     ] {
         let dir = TempDir::new(&format!("bash-edits-linked-{label}"));
@@ -439,8 +440,11 @@ fn a_command_editing_a_file_in_a_folder_linked_in_from_outside_is_reported() {
         std::os::unix::fs::symlink(outside.path(), dir.path().join("lib")).unwrap();
         if in_git {
             git(dir.path(), &["init", "-q"]);
-            if !tracked {
-                std::fs::write(dir.path().join(".gitignore"), ".claude/\n").unwrap();
+            if label == "ignored" {
+                // A machine's own link kept out of the repository (RC-8).
+                std::fs::write(dir.path().join(".gitignore"), ".claude/\nlib\n").unwrap();
+                git(dir.path(), &["add", "-A"]);
+            } else if !tracked {
                 git(dir.path(), &["add", "a.fake", ".gitignore"]);
             } else {
                 git(dir.path(), &["add", "-A"]);

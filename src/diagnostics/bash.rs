@@ -27,10 +27,10 @@
 //!
 //! Files in folders linked in from outside the project (`lib ->
 //! ../common/lib`) are candidates too, by the same time test: git and the
-//! walk see only the link. The links are those git tracks or sees dirty
-//! (one `git ls-files`, again only when the dirty set or HEAD changed),
-//! or those the walk passed; each linked folder is walked up to 5,000
-//! files.
+//! walk see only the link. The links are those git tracks, ignores or
+//! sees dirty (two `git ls-files`, again only when the dirty set or HEAD
+//! changed), or those the walk passed; each linked folder is walked up to
+//! 5,000 files.
 //!
 //! Cost of a command that changed nothing: one `git status`, one
 //! `git rev-parse`, one `stat` per dirty file, one small read (a write only
@@ -597,32 +597,51 @@ fn changed_time_ms(metadata: &std::fs::Metadata) -> u64 {
     metadata.modified().map_or(0, millis).max(ctime_ms)
 }
 
-/// The project-relative links to folders among the files git tracks and
-/// the `dirty` ones (a link not yet added): one `git ls-files`.
+/// The project-relative links to folders among the files git tracks, the
+/// ones it ignores and the `dirty` ones (a link not yet added): two
+/// `git ls-files`.
 fn git_folder_links(root: &Path, dirty: &[String]) -> Vec<String> {
     let mut links: Vec<String> = dirty
         .iter()
         .filter(|relative| is_folder_link(&root.join(relative)))
         .cloned()
         .collect();
-    let output = crate::util::git::command(root)
-        .args(["ls-files", "-s", "-z"])
-        .stdin(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .output();
-    if let Ok(output) = output
-        && output.status.success()
-    {
-        for entry in output.stdout.split(|b| *b == 0) {
-            // "<mode> <object> <stage>\t<path>"; a link's mode is 120000.
-            let entry = String::from_utf8_lossy(entry);
-            if let Some((meta, path)) = entry.split_once('\t')
-                && meta.starts_with("120000 ")
-                && is_folder_link(&root.join(path))
-                && !links.iter().any(|known| known == path)
-            {
-                links.push(path.to_string());
-            }
+    let list = |args: &[&str]| -> Vec<String> {
+        let output = crate::util::git::command(root)
+            .args(args)
+            .stdin(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .output();
+        match output {
+            Ok(output) if output.status.success() => output
+                .stdout
+                .split(|b| *b == 0)
+                .filter(|entry| !entry.is_empty())
+                .map(|entry| String::from_utf8_lossy(entry).into_owned())
+                .collect(),
+            _ => Vec::new(),
+        }
+    };
+    // Tracked: "<mode> <object> <stage>\t<path>"; a link's mode is 120000.
+    let tracked = list(&["ls-files", "-s", "-z"])
+        .into_iter()
+        .filter_map(|entry| {
+            let (meta, path) = entry.split_once('\t')?;
+            meta.starts_with("120000 ").then(|| path.to_string())
+        });
+    // Ignored, an ignored folder not entered (a machine's own link kept
+    // out of the repository; re-attack RC-8).
+    let ignored = list(&[
+        "ls-files",
+        "-z",
+        "--others",
+        "--ignored",
+        "--exclude-standard",
+        "--directory",
+    ]);
+    for path in tracked.chain(ignored) {
+        if is_folder_link(&root.join(&path)) && !links.contains(&path) {
+            links.push(path);
         }
     }
     links.sort();
