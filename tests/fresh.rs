@@ -800,6 +800,42 @@ fn python_warm_sees_a_file_changed_through_a_folder_link_inside_the_project() {
     }
 }
 
+/// A folder link inside the project to a folder the walk skips (a hidden
+/// one): its files are walked through the link (re-attack RC-12: nobody
+/// walked them, and a loop completed with the error in them).
+#[test]
+fn python_warm_sees_a_file_changed_behind_a_link_into_a_hidden_folder() {
+    for (server, label, config) in [
+        (
+            "pyright-langserver",
+            "fresh-hidden-link",
+            "pyrightconfig.json",
+        ),
+        ("ty", "fresh-hidden-link-ty", "ty.toml"),
+    ] {
+        if util::require_tool(server, "the hidden folder link test").is_none() {
+            continue;
+        }
+        let project = Project::new(label);
+        let root = project.path();
+        write(root, ".lsp.json", r#"{"ruff": {"disabled": true}}"#);
+        write(root, config, if config == "ty.toml" { "" } else { "{}" });
+        write(root, ".vendor/lib/om.py", "def o() -> int:\n    return 1\n");
+        std::os::unix::fs::symlink(".vendor/lib", root.join("lib")).unwrap();
+        write(root, "c.py", "from lib.om import o\n\ny: int = o()\n");
+        assert!(
+            project.errors(true).is_empty(),
+            "{server}\n{}",
+            project.log()
+        );
+        shell(
+            root,
+            "sed -i 's/-> int:/-> str:/; s/return 1/return \"s\"/' .vendor/lib/om.py",
+        );
+        project.assert_warm_equals_cold_with_error("c.py", 3, server);
+    }
+}
+
 /// A symbolic link in the project to a file outside it, whose target the
 /// shell edits: warm pyright answers as a cold one.
 #[test]

@@ -677,7 +677,9 @@ pub fn files_under_links(
         let Ok(target) = link.canonicalize() else {
             continue;
         };
-        if target.starts_with(root)
+        // A target inside the root is walked as itself, unless the walk
+        // skips it (`lib -> .vendor/lib`; re-attack RC-12).
+        if (target.starts_with(root) && !walk_skips(root, &target))
             || root.starts_with(&target)
             || seen.iter().any(|done| target.starts_with(done))
             || seen.len() >= MAX_LINKED_FOLDERS
