@@ -673,10 +673,18 @@ pub fn files_under_links(
     let mut found = Vec::new();
     let mut queue: std::collections::VecDeque<PathBuf> = links.iter().cloned().collect();
     let mut seen: Vec<PathBuf> = Vec::new();
+    // Links of the project whose target lies in one walked already: their
+    // files are named through them too (re-attack RC-11: `alib -> /ext`,
+    // `blib -> /ext/sub` named every file through `alib` only).
+    let mut within_walked: Vec<(PathBuf, PathBuf)> = Vec::new();
     while let Some(link) = queue.pop_front() {
         let Ok(target) = link.canonicalize() else {
             continue;
         };
+        if seen.iter().any(|done| target.starts_with(done)) && links.contains(&link) {
+            within_walked.push((link, target));
+            continue;
+        }
         // A target inside the root is walked as itself, unless the walk
         // skips it (`lib -> .vendor/lib`; re-attack RC-12).
         if (target.starts_with(root) && !walk_skips(root, &target))
@@ -718,11 +726,18 @@ pub fn files_under_links(
             found.push((link.join(inside), entry.into_path()));
         }
     }
+    let mut aliases = Vec::new();
+    for (link, target) in &within_walked {
+        for (_, real) in &found {
+            if let Ok(inside) = real.strip_prefix(target) {
+                aliases.push((link.join(inside), real.clone()));
+            }
+        }
+    }
+    found.extend(aliases);
     found
 }
 
-/// The Python files under an extra search path, up to `limit` (hidden
-/// folders, `node_modules` and virtual environments skipped).
 /// The Python files under `dir` (see [`source_files`]), and its folders:
 /// a folder's times move when an entry is made or removed in it, so a
 /// module or namespace package (a folder with no file) that came or went
@@ -1018,6 +1033,29 @@ mod tests {
         );
         assert_eq!(expand_setting_path("~user/x", root), "~user/x");
         assert_eq!(expand_setting_path("lib", root), "lib");
+    }
+
+    #[test]
+    fn a_file_under_two_links_out_is_named_through_both() {
+        let base = std::env::temp_dir().join(format!("ralph-deps-nested-{}", std::process::id()));
+        let (root, ext) = (base.join("root"), base.join("ext"));
+        std::fs::create_dir_all(ext.join("sub")).unwrap();
+        std::fs::create_dir_all(&root).unwrap();
+        std::fs::write(ext.join("sub/x.py"), "").unwrap();
+        let (root, ext) = (root.canonicalize().unwrap(), ext.canonicalize().unwrap());
+        std::os::unix::fs::symlink(&ext, root.join("alib")).unwrap();
+        std::os::unix::fs::symlink(ext.join("sub"), root.join("blib")).unwrap();
+        let links = [root.join("alib"), root.join("blib")];
+        let mut named: Vec<PathBuf> = files_under_links(&root, &links, &|_| true)
+            .into_iter()
+            .map(|(named, real)| {
+                assert_eq!(real, ext.join("sub/x.py"));
+                named
+            })
+            .collect();
+        named.sort();
+        assert_eq!(named, [root.join("alib/sub/x.py"), root.join("blib/x.py")]);
+        std::fs::remove_dir_all(&base).unwrap();
     }
 
     #[test]
