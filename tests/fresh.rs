@@ -800,6 +800,73 @@ fn python_warm_sees_a_file_changed_through_a_folder_link_inside_the_project() {
     }
 }
 
+/// Claude edits a module, then a file that imports it: the second edit's
+/// report has the error the first one caused, as a cold check does
+/// (re-attack RD-7: a pulled server's kept answer for the unchanged text
+/// was given back).
+#[test]
+fn the_edit_of_a_dependent_after_the_edit_of_its_module_is_answered_afresh() {
+    for (server, label, config) in [
+        ("ty", "fresh-dependent-ty", "ty.toml"),
+        (
+            "pyright-langserver",
+            "fresh-dependent-pyright",
+            "pyrightconfig.json",
+        ),
+    ] {
+        if util::require_tool(server, "the dependent edit test").is_none() {
+            continue;
+        }
+        let project = Project::new(label);
+        let root = project.path();
+        write(root, ".lsp.json", r#"{"ruff": {"disabled": true}}"#);
+        write(root, config, if config == "ty.toml" { "" } else { "{}" });
+        write(root, "m.py", "def h() -> int:\n    return 1\n");
+        write(root, "c.py", "from m import h\n\ny: int = h()\n");
+        let report = project.write_through_hook("c.py");
+        assert!(!report.contains("c.py:3:"), "{server}: {report}");
+        write(root, "m.py", "def h() -> str:\n    return \"s\"\n");
+        project.write_through_hook("m.py");
+        let report = project.write_through_hook("c.py");
+        assert!(
+            report.contains("c.py:3:"),
+            "{server}: {report}\n{}",
+            project.log()
+        );
+    }
+}
+
+/// Folder links inside the project into a folder that holds them (`s1 ->
+/// .`, the C trick of an include folder naming itself): a change is told
+/// once, not under every path through them (re-attack RD-1: names grew
+/// exponentially, and the daemon's memory with them).
+#[test]
+fn links_to_their_own_folder_do_not_multiply_a_change() {
+    if util::require_tool("pyright-langserver", "the self link test").is_none() {
+        return;
+    }
+    let project = Project::new("fresh-self-links");
+    let root = project.path();
+    write(root, ".lsp.json", r#"{"ruff": {"disabled": true}}"#);
+    write(root, "real/__init__.py", "");
+    write(root, "real/m.py", "def h() -> int:\n    return 1\n");
+    for n in 1..=4 {
+        std::os::unix::fs::symlink(".", root.join(format!("real/s{n}"))).unwrap();
+    }
+    write(root, "c.py", "from real.m import h\n\ny: int = h()\n");
+    assert!(project.errors(true).is_empty(), "{}", project.log());
+    shell(
+        root,
+        "sed -i 's/-> int:/-> str:/; s/return 1/return \"s\"/' real/m.py",
+    );
+    project.assert_warm_equals_cold_with_error("c.py", 3, "self links");
+    let log = project.log();
+    assert!(
+        log.contains("pyright: 1 changed on the disk"),
+        "one change told once: {log}"
+    );
+}
+
 /// A folder link inside the project to a folder the walk skips (a hidden
 /// one): its files are walked through the link (re-attack RC-12: nobody
 /// walked them, and a loop completed with the error in them).

@@ -76,6 +76,10 @@ const HIDDEN_CONFIG_FILES: &[&str] = &[
     ".tool-versions",
 ];
 
+/// How many paths the changes of one walk may have, with the names they
+/// get through folder links inside the root (a bound, whatever the links).
+const MAX_ALIASES: usize = 10_000;
+
 /// How close to the walk a file's times must be for the walk to be unsure
 /// it saw the file's final content (a coarse file-system clock ticks every
 /// few milliseconds; some file systems keep whole seconds).
@@ -617,11 +621,20 @@ impl DiskView {
     /// opened it there) keeps that path's old text unless told of it
     /// (engine attack E-20).
     fn name_through_inner_links(&self, links: &[PathBuf], changes: &mut DiskChanges) {
+        // A link into a folder that holds it (`include/foo -> .`, `up ->
+        // ..`) names no module a checker would use, and through it every
+        // path has endless names (re-attack RD-1: two such links made
+        // 32,767 names of one file); it is left out.
         let inner: Vec<(&PathBuf, PathBuf)> = links
             .iter()
             .filter_map(|link| {
                 let target = link.canonicalize().ok()?;
-                (target.starts_with(&self.root) && target != self.root).then_some((link, target))
+                let holds_itself = link
+                    .parent()
+                    .and_then(|folder| folder.canonicalize().ok())
+                    .is_some_and(|folder| folder.starts_with(&target));
+                (target.starts_with(&self.root) && target != self.root && !holds_itself)
+                    .then_some((link, target))
             })
             .collect();
         if inner.is_empty() {
@@ -646,9 +659,10 @@ impl DiskView {
                             Some(link.join(inside))
                         })
                     })
-                    .filter(|alias| known.insert(alias.clone()))
+                    .filter(|alias| known.len() < MAX_ALIASES && known.insert(alias.clone()))
                     .collect();
-                if aliases.is_empty() {
+                if aliases.is_empty() || known.len() >= MAX_ALIASES {
+                    list.extend(aliases);
                     break;
                 }
                 list.extend(aliases.iter().cloned());

@@ -769,9 +769,14 @@ impl Client {
         // change), then answer with its latest publish for the document.
         let text_hash = fnv1a(text.as_bytes());
         self.pump(Instant::now());
+        // A server that is pulled publishes nothing on its own when another
+        // document changed: its kept answer holds only while no other text
+        // was sent since (re-attack RD-7: after an edit of `m.py`, the
+        // answer for `c.py`, which imports it, was the one from before).
         if let Some(last) = self.results.get(&key)
             && last.text_hash == text_hash
             && last.epoch >= self.outside_epoch
+            && (!self.pull || last.epoch >= self.changes)
             && self.exited.is_none()
         {
             let last_at = last.at;
