@@ -719,6 +719,63 @@ fn fix_runs_ruffs_fix_all_and_says_what_remains() {
     );
 }
 
+/// Files whose lines end (somewhere) with a lone carriage return: `fix`
+/// writes what `ruff check --fix` writes (re-attack RD-10: the file was
+/// emptied; RD-12: ruff's edits landed a line late after a CR in a
+/// docstring, deleting used code).
+#[test]
+fn fix_with_ruff_on_lone_carriage_returns_writes_what_ruff_writes() {
+    let Some(ruff) = util::require_tool("ruff", "fix with ruff") else {
+        return;
+    };
+    let files: &[(&str, &str)] = &[
+        (
+            "p.py",
+            "import sys\rimport os\rdef f(x=[]):\r    return x\rprint(os.sep, f())\r",
+        ),
+        (
+            "s.py",
+            "\"\"\"Module doc.\rSecond line.\"\"\"\nimport sys\nimport os\n\nprint(os.sep)\n",
+        ),
+    ];
+    let dir = project(files);
+    write(dir.path(), "ruff.toml", "[lint]\nselect = [\"F\", \"I\"]\n");
+    write(
+        dir.path(),
+        ".lsp.json",
+        r#"{"pyright": {"disabled": true}, "basedpyright": {"disabled": true}, "ty": {"disabled": true}, "pyrefly": {"disabled": true}}"#,
+    );
+    let by_ruff = TempDir::new("intel-cr-ruff");
+    for (name, text) in files {
+        write(by_ruff.path(), name, text);
+    }
+    std::fs::copy(
+        dir.path().join("ruff.toml"),
+        by_ruff.path().join("ruff.toml"),
+    )
+    .unwrap();
+    let status = Command::new(&ruff)
+        .args([
+            "check",
+            "--fix",
+            "--exit-zero",
+            "--no-cache",
+            "--quiet",
+            "p.py",
+            "s.py",
+        ])
+        .current_dir(by_ruff.path())
+        .status()
+        .unwrap();
+    assert!(status.success());
+    ok(&run(dir.path(), &["fix", "p.py", "s.py"]));
+    for (name, _) in files {
+        let expected = read(by_ruff.path(), name);
+        assert!(expected.contains("os.sep"), "{name}: {expected:?}");
+        assert_eq!(read(dir.path(), name), expected, "{name}");
+    }
+}
+
 #[test]
 fn fix_removes_the_line_of_a_removed_debugger_statement() {
     let dir = project(&[(

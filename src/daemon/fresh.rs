@@ -588,8 +588,13 @@ impl DiskView {
             .filter(|target| !target.starts_with(&self.root) && !self.root.starts_with(target))
             .collect();
         for (named, real) in crate::engine::deps::files_under_links(&self.root, links, &wanted) {
-            if let Some(parent) = real.parent() {
-                parents.insert(parent.to_path_buf());
+            // Every folder up to the link's target (whose own entries are
+            // in the set): one that holds only folders counts too
+            // (re-attack RD-4).
+            for folder in real.ancestors().skip(1) {
+                if !parents.insert(folder.to_path_buf()) {
+                    break;
+                }
             }
             let is_link = real
                 .symlink_metadata()

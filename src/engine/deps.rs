@@ -142,7 +142,7 @@ pub fn dependencies(
         // `PYTHONPATH` folders are search paths like `extraPaths`
         // (re-attack RC-2: a module changed there, warm kept the old).
         for folder in &search.paths {
-            let folder = lexically_normal(folder);
+            let folder = lexically_normal(&root.join(folder));
             if !folder.starts_with(root) || walk_skips(root, &folder) {
                 python_files(&folder, MAX_EXTRA_FILES, &mut found);
             }

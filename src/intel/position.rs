@@ -18,11 +18,50 @@ pub fn parse_place(text: &str) -> Option<Place> {
     (line >= 1 && column >= 1).then_some(Place { line, column })
 }
 
+/// The lines of `text` as LSP counts them: a line ends at `\r\n`, `\n`
+/// or a lone `\r` (ruff and pyright count a lone CR as a line end; split
+/// at `\n` only, every position after one was a line late, and `fix`
+/// wrote ruff's edits over the wrong lines — re-attack RD-10, RD-12).
+/// Each line's byte range, without its line end; the last line is the
+/// text after the last line end (empty when it ends with one).
+fn line_ranges(text: &str) -> Vec<(usize, usize)> {
+    let bytes = text.as_bytes();
+    let mut ranges = Vec::new();
+    let (mut start, mut at) = (0, 0);
+    while at < bytes.len() {
+        match bytes[at] {
+            b'\n' => {
+                ranges.push((start, at));
+                at += 1;
+                start = at;
+            }
+            b'\r' => {
+                ranges.push((start, at));
+                at += if bytes.get(at + 1) == Some(&b'\n') {
+                    2
+                } else {
+                    1
+                };
+                start = at;
+            }
+            _ => at += 1,
+        }
+    }
+    ranges.push((start, bytes.len()));
+    ranges
+}
+
+/// Line `index` (0-based) of `text` without its line end, if there is one.
+fn nth_line(text: &str, index: usize) -> Option<&str> {
+    line_ranges(text)
+        .get(index)
+        .map(|&(start, end)| &text[start..end])
+}
+
 /// The LSP position of `place` in `text`, or `None` past the line's end or
 /// the file's last line.
 pub fn to_lsp(text: &str, place: Place) -> Option<Value> {
-    let line_text = text.split('\n').nth(place.line as usize - 1)?;
-    let line_text = line_text.strip_suffix('\r').unwrap_or(line_text);
+    let line_text = nth_line(text, place.line as usize - 1)?;
     let characters = place.column as usize - 1;
     if characters > line_text.chars().count() {
         return None;
@@ -39,7 +78,7 @@ pub fn to_lsp(text: &str, place: Place) -> Option<Value> {
 pub fn from_lsp(text: &str, position: &Value) -> Option<Place> {
     let line = position.get("line")?.as_u64()? as usize;
     let character = position.get("character")?.as_u64()? as usize;
-    let line_text = text.split('\n').nth(line).unwrap_or("");
+    let line_text = nth_line(text, line).unwrap_or("");
     let mut units = 0;
     let mut chars = 0u32;
     for ch in line_text.chars() {
@@ -60,14 +99,9 @@ pub fn from_lsp(text: &str, position: &Value) -> Option<Place> {
 pub fn byte_offset(text: &str, position: &Value) -> Option<usize> {
     let line = position.get("line")?.as_u64()? as usize;
     let character = position.get("character")?.as_u64()? as usize;
-    let mut start = 0;
-    for _ in 0..line {
-        match text[start..].find('\n') {
-            Some(newline) => start += newline + 1,
-            None => return Some(text.len()),
-        }
-    }
-    let line_end = text[start..].find('\n').map_or(text.len(), |n| start + n);
+    let Some(&(start, line_end)) = line_ranges(text).get(line) else {
+        return Some(text.len());
+    };
     let mut units = 0;
     for (index, ch) in text[start..line_end].char_indices() {
         if units >= character {
@@ -80,8 +114,7 @@ pub fn byte_offset(text: &str, position: &Value) -> Option<usize> {
 
 /// The text of line `line` (1-based), without its line ending.
 pub fn line_text(text: &str, line: u32) -> &str {
-    let found = text.split('\n').nth(line as usize - 1).unwrap_or("");
-    found.strip_suffix('\r').unwrap_or(found)
+    nth_line(text, (line as usize).saturating_sub(1)).unwrap_or("")
 }
 
 /// The first place where `name` stands as a whole identifier in `text`.
@@ -90,7 +123,8 @@ pub fn find_word(text: &str, name: &str) -> Option<Place> {
         return None;
     }
     let is_ident = |ch: char| ch.is_alphanumeric() || ch == '_' || ch == '$';
-    for (index, line) in text.split('\n').enumerate() {
+    for (index, &(line_start, line_end)) in line_ranges(text).iter().enumerate() {
+        let line = &text[line_start..line_end];
         let mut from = 0;
         while let Some(found) = line[from..].find(name) {
             let start = from + found;
@@ -122,6 +156,24 @@ mod tests {
         assert_eq!(from_lsp(text, &lsp), Some(place));
         assert_eq!(&text[byte_offset(text, &lsp).unwrap()..][..6], "helper");
         assert_eq!(to_lsp(text, Place { line: 9, column: 1 }), None);
+    }
+
+    #[test]
+    fn every_lsp_line_end_counts() {
+        // `\r\n`, `\n` and a lone `\r` each end a line, as servers count.
+        let text = "a\rbb\r\ncc\nd";
+        let at = |line: u64, character: u64| json!({"line": line, "character": character});
+        assert_eq!(byte_offset(text, &at(1, 1)), Some(3));
+        assert_eq!(byte_offset(text, &at(2, 0)), Some(6));
+        assert_eq!(byte_offset(text, &at(3, 1)), Some(10));
+        assert_eq!(byte_offset(text, &at(9, 0)), Some(text.len()));
+        assert_eq!(line_text(text, 2), "bb");
+        assert_eq!(
+            from_lsp(text, &at(2, 1)),
+            Some(Place { line: 3, column: 2 })
+        );
+        assert_eq!(to_lsp(text, Place { line: 2, column: 3 }), Some(at(1, 2)));
+        assert_eq!(find_word(text, "cc"), Some(Place { line: 3, column: 1 }));
     }
 
     #[test]

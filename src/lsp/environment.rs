@@ -32,6 +32,7 @@ pub const PYTHON_VARIABLES: &[&str] = &[
     "PYTHONPATH",
     "PYTHONHOME",
     "PYTHONNOUSERSITE",
+    "PYTHONUSERBASE",
     "PYENV_VERSION",
     "ASDF_PYTHON_VERSION",
     "MISE_PYTHON_VERSION",
@@ -93,6 +94,15 @@ pub fn python_caller_environment(
         .iter()
         .find_map(|name| which::which_in(name, Some(&path), cwd).ok())
         .map(|found| {
+            // Outside a virtualenv (no `pyvenv.cfg` beside its `bin/`), a
+            // link to an interpreter is that interpreter (re-attack RD-6).
+            let in_venv = found
+                .parent()
+                .and_then(|bin| bin.parent())
+                .is_some_and(|venv| venv.join("pyvenv.cfg").is_file());
+            if !in_venv && let Ok(real) = found.canonicalize() {
+                return real;
+            }
             match (
                 found.parent().and_then(|p| p.canonicalize().ok()),
                 found.file_name(),
@@ -153,8 +163,10 @@ pub fn python_search(env: &[(String, String)]) -> PythonSearch {
             .collect(),
         paths: value("PYTHONPATH")
             .flat_map(|list| {
+                // Relative entries are the server's folder's (see
+                // `engine::deps`; re-attack RD-2).
                 std::env::split_paths(&list)
-                    .filter(|path| path.is_absolute())
+                    .filter(|path| !path.as_os_str().is_empty())
                     .collect::<Vec<_>>()
             })
             .collect(),
@@ -224,7 +236,8 @@ mod tests {
                 .map(|(_, value)| value)
         };
         assert_eq!(found("/bin"), found("/usr/bin"));
-        assert_eq!(found("/usr/bin").as_deref(), Some("/usr/bin/python3"));
+        let real = std::fs::canonicalize("/usr/bin/python3").unwrap();
+        assert_eq!(found("/usr/bin"), Some(real.display().to_string()));
     }
 
     #[test]
