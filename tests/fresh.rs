@@ -1196,7 +1196,8 @@ fn python_warm_sees_search_folders_outside_the_project_change() {
         );
         write(&pp, "ppmod.py", "def pf() -> int:\n    return 1\n");
         write(&xp, "y.py", "Y = 1\n");
-        write(&nl, "m.py", "X = 1\n");
+        // `deep` holds only a folder (re-attack RD-4).
+        write(&nl, "deep/sub/m.py", "X = 1\n");
         std::os::unix::fs::symlink(&nl, root.join("lib")).unwrap();
         write(root, ".lsp.json", r#"{"ruff": {"disabled": true}}"#);
         let extra = xp.display().to_string();
@@ -1210,7 +1211,7 @@ fn python_warm_sees_search_folders_outside_the_project_change() {
         write(
             root,
             "b.py",
-            "import lib.nsx\nimport nsy\n\nprint(lib.nsx, nsy)\n",
+            "import lib.deep.nsx\nimport nsy\n\nprint(lib.deep.nsx, nsy)\n",
         );
         // Relative, as a Makefile writes it: the server's folder's
         // (re-attack RD-2).
@@ -1234,7 +1235,10 @@ fn python_warm_sees_search_folders_outside_the_project_change() {
         );
         project.assert_warm_equals_cold_with_error("a.py", 3, server);
 
-        shell(outside.path(), "mkdir nl/nsx xp/nsy");
+        // One at a time: each must be news on its own.
+        shell(outside.path(), "mkdir nl/deep/nsx");
+        project.assert_warm_equals_cold_with_error("b.py", 2, server);
+        shell(outside.path(), "mkdir xp/nsy");
         let cold = project.errors(false);
         assert!(
             !cold.iter().any(|(file, _, _)| file == "b.py"),
@@ -1247,7 +1251,7 @@ fn python_warm_sees_search_folders_outside_the_project_change() {
             project.log()
         );
 
-        shell(outside.path(), "rmdir nl/nsx xp/nsy");
+        shell(outside.path(), "rmdir nl/deep/nsx xp/nsy");
         project.assert_warm_equals_cold_with_error("b.py", 1, server);
     }
 }
