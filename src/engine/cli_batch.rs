@@ -500,6 +500,7 @@ fn stamps(job: &ServerJob) -> u64 {
     let mut paths: Vec<PathBuf> = job.files.iter().map(|f| f.path.clone()).collect();
     let project = super::deps::python_project(root, CONFIG_FILES);
     paths.extend(project.sources);
+    paths.extend(project.linked_folders);
     paths.extend(checker_configs(root, project.configs));
     paths.sort();
     paths.dedup();

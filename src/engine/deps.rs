@@ -545,6 +545,9 @@ pub struct PythonProject {
     /// 420), whose coming or going changes what an import resolves to
     /// (engine attack E-9).
     pub folders: Vec<PathBuf>,
+    /// The folders of folders linked in from outside (stamped by their
+    /// times: what is made or removed in them).
+    pub linked_folders: Vec<PathBuf>,
 }
 
 /// [`PythonProject`] for `root`: one walk (hidden folders, `node_modules`
@@ -589,11 +592,23 @@ pub fn python_project(root: &Path, config_names: &[&str]) -> PythonProject {
             project.sources.push(entry.into_path());
         }
     }
-    project.sources.extend(
-        files_under_links(root, &links, &python)
-            .into_iter()
-            .map(|(_, real)| real),
-    );
+    // The folders of folders linked in, up to each link's target: one
+    // made or removed there (a namespace package) moves their times
+    // (re-attack RD-4; a kept `ty check` result outlived it).
+    let targets: std::collections::BTreeSet<PathBuf> = links
+        .iter()
+        .filter_map(|link| link.canonicalize().ok())
+        .collect();
+    let mut linked_folders = targets.clone();
+    for (_, real) in files_under_links(root, &links, &python) {
+        for folder in real.ancestors().skip(1) {
+            if targets.contains(folder) || !linked_folders.insert(folder.to_path_buf()) {
+                break;
+            }
+        }
+        project.sources.push(real);
+    }
+    project.linked_folders = linked_folders.into_iter().collect();
     project
 }
 
