@@ -166,6 +166,7 @@ impl Rewriter {
         let Some(root) = self.compiled.parse(source) else {
             return Vec::new();
         };
+        let line_end = line_end_of(source);
         root.root()
             .find_all(&self.compiled.pattern)
             .map(|found| {
@@ -174,12 +175,37 @@ impl Rewriter {
                 TextEdit {
                     start_byte: edit.position,
                     end_byte: edit.position + edit.deleted_length,
-                    replacement: String::from_utf8_lossy(&edit.inserted_text).into_owned(),
+                    replacement: with_line_end(
+                        &String::from_utf8_lossy(&edit.inserted_text),
+                        line_end,
+                    ),
                     line,
                 }
             })
             .collect()
     }
+}
+
+/// The line end `source` uses (its first one): `\r\n`, a lone `\r`, or
+/// `\n`.
+fn line_end_of(source: &str) -> &'static str {
+    match source.find(['\r', '\n']) {
+        Some(at) if source[at..].starts_with("\r\n") => "\r\n",
+        Some(at) if source[at..].starts_with('\r') => "\r",
+        _ => "\n",
+    }
+}
+
+/// `text` with each of its line breaks written as `line_end`: a
+/// replacement of several lines takes the file's line ends (re-attack
+/// RD-8: `\n` was written into CRLF and lone-CR files).
+fn with_line_end(text: &str, line_end: &str) -> String {
+    if !text.contains(['\r', '\n']) {
+        return text.to_string();
+    }
+    text.replace("\r\n", "\n")
+        .replace('\r', "\n")
+        .replace('\n', line_end)
 }
 
 /// `source` with non-overlapping `edits` applied (in any order given; an
@@ -308,6 +334,22 @@ mod tests {
 
     fn py() -> Lang {
         "python".parse().unwrap()
+    }
+
+    #[test]
+    fn a_replacement_of_several_lines_takes_the_files_line_ends() {
+        for (source, end) in [
+            ("def f():\r\n    x = foo(1)\r\n", "\r\n"),
+            ("def f():\r    x = foo(1)\r", "\r"),
+            ("def f():\n    x = foo(1)\n", "\n"),
+        ] {
+            let edits = rewrite("x = foo($A)", "x = $A\ny = $A", py(), source).unwrap();
+            assert_eq!(
+                edits[0].replacement,
+                format!("x = 1{end}    y = 1"),
+                "{source:?}"
+            );
+        }
     }
 
     #[test]
