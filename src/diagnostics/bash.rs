@@ -606,22 +606,7 @@ fn git_folder_links(root: &Path, dirty: &[String]) -> Vec<String> {
         .filter(|relative| is_folder_link(&root.join(relative)))
         .cloned()
         .collect();
-    let list = |args: &[&str]| -> Vec<String> {
-        let output = crate::util::git::command(root)
-            .args(args)
-            .stdin(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .output();
-        match output {
-            Ok(output) if output.status.success() => output
-                .stdout
-                .split(|b| *b == 0)
-                .filter(|entry| !entry.is_empty())
-                .map(|entry| String::from_utf8_lossy(entry).into_owned())
-                .collect(),
-            _ => Vec::new(),
-        }
-    };
+    let list = |args: &[&str]| crate::util::git::nul_list(root, args).unwrap_or_default();
     // Tracked: "<mode> <object> <stage>\t<path>"; a link's mode is 120000.
     let tracked = list(&["ls-files", "-s", "-z"])
         .into_iter()

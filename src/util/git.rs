@@ -196,6 +196,25 @@ pub fn command(root: &Path) -> Command {
     command
 }
 
+/// The NUL-separated entries `git <args>` prints (`-z` output), or `None`
+/// when it fails or cannot run.
+pub fn nul_list(root: &Path, args: &[&str]) -> Option<Vec<String>> {
+    let output = command(root)
+        .args(args)
+        .stdin(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .output()
+        .ok()?;
+    output.status.success().then(|| {
+        output
+            .stdout
+            .split(|b| *b == 0)
+            .filter(|entry| !entry.is_empty())
+            .map(|entry| String::from_utf8_lossy(entry).into_owned())
+            .collect()
+    })
+}
+
 /// `git -C root` with [`SAFE_SETTINGS`] and the environment cleaned, before
 /// the drivers are known.
 fn bare(root: &Path) -> Command {
