@@ -112,6 +112,8 @@ struct Project {
     venv: std::cell::RefCell<Option<PathBuf>>,
     /// `PYTHONPATH` for every command, or none.
     python_path: std::cell::RefCell<Option<PathBuf>>,
+    /// `PYTHONUSERBASE` for every command, or the runner's own.
+    user_base: std::cell::RefCell<Option<PathBuf>>,
 }
 
 impl Drop for Project {
@@ -136,7 +138,14 @@ impl Project {
             dir,
             venv: std::cell::RefCell::new(None),
             python_path: std::cell::RefCell::new(None),
+            user_base: std::cell::RefCell::new(None),
         }
+    }
+
+    /// Every command from now on runs with `PYTHONUSERBASE` set to
+    /// `folder` (the user site is below it).
+    fn set_user_base(&self, folder: &Path) {
+        *self.user_base.borrow_mut() = Some(folder.to_path_buf());
     }
 
     /// Every command from now on runs with `PYTHONPATH` set to `folder`.
@@ -158,6 +167,9 @@ impl Project {
             .env_remove("PYTHONPATH");
         if let Some(folder) = &*self.python_path.borrow() {
             command.env("PYTHONPATH", folder);
+        }
+        if let Some(folder) = &*self.user_base.borrow() {
+            command.env("PYTHONUSERBASE", folder);
         }
         if let Some(venv) = &*self.venv.borrow() {
             let path = std::env::var("PATH").unwrap_or_default();
@@ -1296,6 +1308,142 @@ fn pyright_warm_sees_the_environment_of_a_python_path_setting_change() {
         "rm -r ppk && mkdir ppk && echo 'def pk() -> str: ...' > ppk/__init__.py",
     );
     project.assert_warm_equals_cold_with_error("a.py", 3, "pythonPath");
+}
+
+/// Where a Python checker looks for modules, made after its server
+/// started: a `PYTHONPATH` folder (re-attack RD-3), the user site of an
+/// interpreter used without a virtualenv (`pip install --user`, RC-14).
+/// Each is news to the warm server, as it is to a cold one.
+#[test]
+fn python_warm_sees_search_folders_and_the_user_site_made_after_it_started() {
+    let version = Command::new("python3")
+        .args(["-c", "import sys; print('%d.%d' % sys.version_info[:2])"])
+        .output()
+        .expect("python3 runs");
+    let version = String::from_utf8_lossy(&version.stdout).trim().to_string();
+    for (server, label, config) in [
+        (
+            "pyright-langserver",
+            "fresh-late-pyright",
+            "pyrightconfig.json",
+        ),
+        ("ty", "fresh-late-ty", "ty.toml"),
+    ] {
+        if util::require_tool(server, "the late search folder test").is_none() {
+            continue;
+        }
+        let project = Project::new(label);
+        let outside = TempDir::new(&format!("{label}-out"));
+        let root = project.path();
+        write(root, ".lsp.json", r#"{"ruff": {"disabled": true}}"#);
+        write(root, config, if config == "ty.toml" { "" } else { "{}" });
+        write(
+            root,
+            "a.py",
+            "import late_pp\nimport late_user\n\nprint(late_pp, late_user)\n",
+        );
+        project.set_python_path(Some(&outside.path().join("pp")));
+        project.set_user_base(&outside.path().join("ub"));
+        project.assert_warm_equals_cold_with_error("a.py", 1, server);
+        assert!(project.errors(false).iter().any(|(_, line, _)| *line == 2));
+
+        write(&outside.path().join("pp"), "late_pp.py", "X = 1\n");
+        project.assert_warm_equals_cold_with_error("a.py", 2, server);
+        assert!(!project.errors(false).iter().any(|(_, line, _)| *line == 1));
+
+        let site = outside
+            .path()
+            .join(format!("ub/lib/python{version}/site-packages"));
+        write(&site, "late_user.py", "def lu() -> int: ...\n");
+        // ty reads no user site (0.0.x): the cold answer keeps the error,
+        // and the warm one must too.
+        let cold = project.errors(false);
+        assert!(cold.is_empty() || server == "ty", "{server}: {cold:?}");
+        assert_eq!(project.errors(true), cold, "{server}\n{}", project.log());
+    }
+}
+
+/// The project's `.venv` made after the server started (`uv venv`, then
+/// a package installed): ty takes it in as a cold check does.
+#[test]
+fn python_warm_sees_the_projects_virtualenv_made_after_it_started() {
+    for (server, label, config) in [
+        ("ty", "fresh-late-venv-ty", "ty.toml"),
+        (
+            "pyright-langserver",
+            "fresh-late-venv-pyright",
+            "pyrightconfig.json",
+        ),
+    ] {
+        if util::require_tool(server, "the late .venv test").is_none() {
+            continue;
+        }
+        let project = Project::new(label);
+        let root = project.path();
+        write(root, ".lsp.json", r#"{"ruff": {"disabled": true}}"#);
+        write(root, config, if config == "ty.toml" { "" } else { "{}" });
+        write(root, "a.py", "from ppk import pk\n\nx: int = pk()\n");
+        project.assert_warm_equals_cold_with_error("a.py", 1, server);
+        let made = Command::new("python3")
+            .args(["-m", "venv", "--without-pip"])
+            .arg(root.join(".venv"))
+            .status()
+            .expect("python3 runs");
+        assert!(made.success(), "python3 -m venv --without-pip");
+        let site = std::fs::read_dir(root.join(".venv/lib"))
+            .unwrap()
+            .next()
+            .unwrap()
+            .unwrap()
+            .path()
+            .join("site-packages");
+        write(&site, "ppk/__init__.py", "def pk() -> str: ...\n");
+        let cold = project.errors(false);
+        assert_eq!(project.errors(true), cold, "{server}\n{}", project.log());
+    }
+}
+
+/// A virtualenv named by pyright's `venvPath` and `venv` that did not
+/// exist when the server started, then a package replaced there: each is
+/// seen warm (re-attack RD-9).
+#[test]
+fn pyright_warm_sees_the_virtualenv_of_venv_path_made_and_changed() {
+    if util::require_tool("pyright-langserver", "the venvPath test").is_none() {
+        return;
+    }
+    let project = Project::new("fresh-venv-path");
+    let outside = TempDir::new("fresh-venv-path-envs");
+    let root = project.path();
+    write(root, ".lsp.json", r#"{"ruff": {"disabled": true}}"#);
+    let config = json!({"venvPath": outside.path(), "venv": "v1"});
+    write(root, "pyrightconfig.json", &config.to_string());
+    write(root, "a.py", "from ppk import pk\n\nx: int = pk()\n");
+    project.assert_warm_equals_cold_with_error("a.py", 1, "no virtualenv yet");
+
+    let venv = outside.path().join("v1");
+    let made = Command::new("python3")
+        .args(["-m", "venv", "--without-pip"])
+        .arg(&venv)
+        .status()
+        .expect("python3 runs");
+    assert!(made.success(), "python3 -m venv --without-pip");
+    let site = std::fs::read_dir(venv.join("lib"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path()
+        .join("site-packages");
+    write(&site, "ppk/__init__.py", "def pk() -> int: ...\n");
+    let cold = project.errors(false);
+    assert!(cold.is_empty(), "{cold:?}");
+    assert_eq!(project.errors(true), cold, "made\n{}", project.log());
+
+    shell(
+        &site,
+        "rm -r ppk && mkdir ppk && echo 'def pk() -> str: ...' > ppk/__init__.py",
+    );
+    project.assert_warm_equals_cold_with_error("a.py", 3, "venvPath");
 }
 
 /// A project opened through a folder link (every project under `/tmp` on

@@ -109,6 +109,27 @@ pub fn dependencies(
                     python_files(&path, MAX_EXTRA_FILES, &mut found);
                 }
             }
+            // pyright's `venvPath` and `venv`, in its configuration or in
+            // the settings `.lsp.json` gives it: the environment they name,
+            // or every one under `venvPath` (re-attack RD-9).
+            for folder in string_values(&text, "venvPath") {
+                let folder = if config == given_at {
+                    expand_setting_path(&folder, root)
+                } else {
+                    folder
+                };
+                let folder = lexically_normal(&dir.join(folder));
+                let named = string_values(&text, "venv");
+                if named.is_empty() {
+                    found.push(folder.clone());
+                    for venv in virtualenvs_in(&folder) {
+                        site_packages(&venv, &mut found);
+                    }
+                }
+                for name in named {
+                    site_packages(&folder.join(name), &mut found);
+                }
+            }
             // A pyright configuration it `extends` is configuration too
             // (E-2: a shared base made strict, the warm server kept the old
             // strictness).
@@ -128,6 +149,10 @@ pub fn dependencies(
         for venv in &search.environments {
             site_packages(venv, &mut found);
         }
+        // The interpreter the caller's `PATH` finds, when it is not a
+        // virtualenv's: its own and the user's `site-packages`
+        // (re-attack RC-14: `pip install --user` was not seen warm).
+        interpreter_sites(search, &mut found);
         // An interpreter named in the settings (`python.pythonPath`): its
         // virtual environment's packages (re-attack RC-16).
         for interpreter in string_values(settings, "pythonPath") {
@@ -765,7 +790,9 @@ fn python_files(dir: &Path, limit: usize, found: &mut Vec<PathBuf>) {
         .filter_map(|file| file.parent())
         .flat_map(|folder| folder.ancestors().take_while(|a| a.starts_with(dir)))
         .map(Path::to_path_buf)
-        .chain(dir.is_dir().then(|| dir.to_path_buf()))
+        // The folder itself, even before it exists: a search folder made
+        // after the server started is news too (re-attack RD-3).
+        .chain(std::iter::once(dir.to_path_buf()))
         .collect();
     found.extend(folders);
 }
@@ -884,15 +911,95 @@ fn editable_paths(site: &Path, found: &mut Vec<PathBuf>) {
 
 /// A virtual environment's `site-packages` folders: `pip install` and
 /// `pip uninstall` add and remove entries there, which moves the folder's
-/// own times.
+/// own times. An environment not there yet is stamped as missing, so that
+/// making it (`uv venv`) is news.
 fn site_packages(venv: &Path, found: &mut Vec<PathBuf>) {
     let Ok(entries) = std::fs::read_dir(venv.join("lib")) else {
+        if std::fs::symlink_metadata(venv).is_err() {
+            found.push(venv.to_path_buf());
+        }
         return;
     };
     for entry in entries.flatten() {
         let site = entry.path().join("site-packages");
         if site.is_dir() {
             found.push(site);
+        }
+    }
+}
+
+/// How many virtual environments a `venvPath` folder may hold before the
+/// rest are left out.
+const MAX_VENVS: usize = 32;
+
+/// The virtual environments directly in `folder` (those with a
+/// `pyvenv.cfg`), at most [`MAX_VENVS`].
+fn virtualenvs_in(folder: &Path) -> Vec<PathBuf> {
+    let Ok(entries) = std::fs::read_dir(folder) else {
+        return Vec::new();
+    };
+    entries
+        .flatten()
+        .map(|entry| entry.path())
+        .filter(|path| path.join("pyvenv.cfg").is_file())
+        .take(MAX_VENVS)
+        .collect()
+}
+
+/// The `site-packages` of the interpreter in `search` (see
+/// [`crate::lsp::environment::PythonSearch`]): a virtualenv's own, or
+/// else the prefix's (`lib/pythonX.Y/site-packages`, Debian's
+/// `dist-packages`, those under `local/`) and the user site. The user
+/// site is stamped even before it exists: the first `pip install --user`
+/// makes it.
+fn interpreter_sites(search: &crate::lsp::environment::PythonSearch, found: &mut Vec<PathBuf>) {
+    let Some(interpreter) = &search.interpreter else {
+        return;
+    };
+    let Some(prefix) = interpreter.parent().and_then(Path::parent) else {
+        return;
+    };
+    if prefix.join("pyvenv.cfg").is_file() {
+        site_packages(prefix, found);
+        return;
+    }
+    let name = interpreter
+        .file_name()
+        .unwrap_or_default()
+        .to_string_lossy();
+    let versions: Vec<String> = match name.strip_prefix("python") {
+        Some(version) if version.contains('.') => vec![version.to_string()],
+        // `python3` itself: the versions its prefix has libraries of.
+        _ => std::fs::read_dir(prefix.join("lib"))
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter_map(|entry| {
+                let name = entry.file_name().to_string_lossy().into_owned();
+                let version = name.strip_prefix("python")?;
+                version.contains('.').then(|| version.to_string())
+            })
+            .take(MAX_VENVS)
+            .collect(),
+    };
+    let shared = prefix.join("lib/python3/dist-packages");
+    if shared.is_dir() {
+        found.push(shared);
+    }
+    for version in versions {
+        for site in [
+            format!("lib/python{version}/site-packages"),
+            format!("lib/python{version}/dist-packages"),
+            format!("local/lib/python{version}/site-packages"),
+            format!("local/lib/python{version}/dist-packages"),
+        ] {
+            let site = prefix.join(site);
+            if site.is_dir() {
+                found.push(site);
+            }
+        }
+        if let Some(base) = &search.user_base {
+            found.push(base.join(format!("lib/python{version}/site-packages")));
         }
     }
 }
@@ -1014,6 +1121,64 @@ mod tests {
         assert_eq!(value["extends"], "./base.json");
         assert_eq!(value["s"], "a // not a comment, \" still");
         assert_eq!(value["list"], serde_json::json!([1, 2]));
+    }
+
+    #[test]
+    fn the_sites_of_an_interpreter_without_a_virtualenv() {
+        let base = std::env::temp_dir().join(format!("rh-sites-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&base);
+        let prefix = base.join("usr");
+        for folder in [
+            "bin",
+            "lib/python3.12/site-packages",
+            "lib/python3/dist-packages",
+            "local/lib/python3.12/dist-packages",
+        ] {
+            std::fs::create_dir_all(prefix.join(folder)).unwrap();
+        }
+        std::fs::write(prefix.join("bin/python3.12"), "").unwrap();
+        let search = crate::lsp::environment::PythonSearch {
+            interpreter: Some(prefix.join("bin/python3.12")),
+            user_base: Some(base.join("home/.local")),
+            ..Default::default()
+        };
+        let mut found = Vec::new();
+        interpreter_sites(&search, &mut found);
+        found.sort();
+        let expected = [
+            "home/.local/lib/python3.12/site-packages",
+            "usr/lib/python3/dist-packages",
+            "usr/lib/python3.12/site-packages",
+            "usr/local/lib/python3.12/dist-packages",
+        ]
+        .map(|site| base.join(site));
+        assert_eq!(found, expected, "the user site counts before it exists");
+
+        // `python3` itself: the versions the prefix has libraries of; no
+        // user site when `PYTHONNOUSERSITE` turns it off.
+        let search = crate::lsp::environment::PythonSearch {
+            interpreter: Some(prefix.join("bin/python3")),
+            user_base: None,
+            ..Default::default()
+        };
+        let mut found = Vec::new();
+        interpreter_sites(&search, &mut found);
+        found.sort();
+        assert_eq!(found, expected[1..]);
+
+        // A virtualenv's interpreter: that environment's packages only.
+        let venv = base.join("venv");
+        std::fs::create_dir_all(venv.join("lib/python3.12/site-packages")).unwrap();
+        std::fs::write(venv.join("pyvenv.cfg"), "").unwrap();
+        let search = crate::lsp::environment::PythonSearch {
+            interpreter: Some(venv.join("bin/python3")),
+            user_base: Some(base.join("home/.local")),
+            ..Default::default()
+        };
+        let mut found = Vec::new();
+        interpreter_sites(&search, &mut found);
+        assert_eq!(found, [venv.join("lib/python3.12/site-packages")]);
+        let _ = std::fs::remove_dir_all(&base);
     }
 
     #[test]

@@ -147,6 +147,12 @@ pub struct PythonSearch {
     pub environments: Vec<std::path::PathBuf>,
     /// The `PYTHONPATH` folders.
     pub paths: Vec<std::path::PathBuf>,
+    /// The interpreter the caller's `PATH` finds ([`PYTHON_FOUND`]): its
+    /// own `site-packages` count when no virtualenv is active.
+    pub interpreter: Option<std::path::PathBuf>,
+    /// Where the user site is (`PYTHONUSERBASE`, else `~/.local`), or
+    /// `None` when `PYTHONNOUSERSITE` turns it off.
+    pub user_base: Option<std::path::PathBuf>,
 }
 
 /// [`PythonSearch`] of a server started with `env`.
@@ -170,6 +176,16 @@ pub fn python_search(env: &[(String, String)]) -> PythonSearch {
                     .collect::<Vec<_>>()
             })
             .collect(),
+        interpreter: value(PYTHON_FOUND).next().map(std::path::PathBuf::from),
+        user_base: match value("PYTHONNOUSERSITE").next() {
+            Some(_) => None,
+            None => value("PYTHONUSERBASE")
+                .next()
+                .map(std::path::PathBuf::from)
+                .or_else(|| {
+                    std::env::var_os("HOME").map(|home| std::path::Path::new(&home).join(".local"))
+                }),
+        },
     }
 }
 
@@ -208,7 +224,30 @@ mod tests {
             PythonSearch {
                 environments: Vec::new(),
                 paths: vec!["/x".into()],
+                interpreter: Some("/a/python3".into()),
+                user_base: std::env::var_os("HOME").map(|home| Path::new(&home).join(".local")),
             }
+        );
+    }
+
+    #[test]
+    fn the_user_site_is_where_pythonuserbase_says_unless_turned_off() {
+        let with = |extra: &[(&str, &str)]| {
+            let env: Vec<(String, String)> = extra
+                .iter()
+                .map(|(name, value)| (name.to_string(), value.to_string()))
+                .collect();
+            python_search(&env).user_base
+        };
+        assert_eq!(with(&[("PYTHONUSERBASE", "/ub")]), Some("/ub".into()));
+        assert_eq!(
+            with(&[("PYTHONUSERBASE", "/ub"), ("PYTHONNOUSERSITE", "1")]),
+            None
+        );
+        // Carried as empty: not set.
+        assert_eq!(
+            with(&[("PYTHONUSERBASE", ""), ("PYTHONNOUSERSITE", "")]),
+            std::env::var_os("HOME").map(|home| Path::new(&home).join(".local"))
         );
     }
 
