@@ -477,3 +477,39 @@ fn a_command_editing_a_file_in_a_folder_linked_in_from_outside_is_reported() {
         );
     }
 }
+
+/// A tracked folder link whose folder does not exist yet when the links
+/// are listed (a checkout made before its sibling): once the folder is
+/// there, a command's edit through the link is reported, though neither
+/// the dirty files nor HEAD changed (re-attack RC-15).
+#[test]
+fn a_command_editing_through_a_tracked_link_that_led_nowhere_when_listed_is_reported() {
+    let dir = TempDir::new("bash-edits-late-link");
+    util::write_fake_lsp_json(dir.path(), &["--mode", "normal"]);
+    util::write_hook_config(
+        dir.path(),
+        json!({"diagnostics": {"timeout_ms": 10_000, "ast_grep": false}}),
+    );
+    std::fs::write(dir.path().join(".gitignore"), ".claude/\n").unwrap();
+    std::fs::write(dir.path().join("a.fake"), "fine\n").unwrap();
+    let outside = TempDir::new("bash-edits-late-link-lib");
+    let target = outside.path().join("lib");
+    std::os::unix::fs::symlink(&target, dir.path().join("lib")).unwrap();
+    git(dir.path(), &["init", "-q"]);
+    git(dir.path(), &["add", "-A"]);
+    git(dir.path(), &["commit", "-q", "-m", "init"]);
+    bash_hook(dir.path(), "true");
+    let output = bash_hook(dir.path(), "true");
+    assert!(output.stdout.is_empty(), "{output:?}");
+
+    std::fs::create_dir(&target).unwrap();
+    std::fs::write(target.join("om.fake"), "fine\n").unwrap();
+    bash_hook(dir.path(), "true");
+    let command = "sed -i 's/fine/ERROR: broken through the link/' lib/om.fake";
+    sh(dir.path(), command);
+    let text = context(&bash_hook(dir.path(), command));
+    assert!(
+        text.contains("lib/om.fake:1:1 error [fake E1] broken through the link"),
+        "{text}"
+    );
+}

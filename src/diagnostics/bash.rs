@@ -89,9 +89,11 @@ pub struct Record {
     /// git, too many files to walk).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub untracked_told: Option<String>,
-    /// Project-relative folder links git knows (tracked, or dirty), found
+    /// Project-relative links git knows (tracked, ignored or dirty), found
     /// again when the dirty files or HEAD change: a link is added,
-    /// removed or pointed elsewhere only through those.
+    /// removed or pointed elsewhere only through those. Each is asked
+    /// whether it leads to a folder at every command: one that led
+    /// nowhere when listed may since (re-attack RC-15).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub folder_links: Vec<String>,
 }
@@ -179,6 +181,7 @@ pub fn after_bash(ctx: &Ctx, _tool: &ToolInput) -> anyhow::Result<HookOutput> {
     let links: Vec<PathBuf> = folder_links
         .iter()
         .map(|relative| ctx.project_root.join(relative))
+        .filter(|link| link.is_dir())
         .chain(links_walked)
         .collect();
     if !links.is_empty() {
@@ -597,13 +600,13 @@ fn changed_time_ms(metadata: &std::fs::Metadata) -> u64 {
     metadata.modified().map_or(0, millis).max(ctime_ms)
 }
 
-/// The project-relative links to folders among the files git tracks, the
-/// ones it ignores and the `dirty` ones (a link not yet added): two
-/// `git ls-files`.
+/// The project-relative links among the files git tracks, the ones it
+/// ignores and the `dirty` ones (a link not yet added), wherever they
+/// lead now: two `git ls-files`.
 fn git_folder_links(root: &Path, dirty: &[String]) -> Vec<String> {
     let mut links: Vec<String> = dirty
         .iter()
-        .filter(|relative| is_folder_link(&root.join(relative)))
+        .filter(|relative| is_link(&root.join(relative)))
         .cloned()
         .collect();
     let list = |args: &[&str]| crate::util::git::nul_list(root, args).unwrap_or_default();
@@ -625,7 +628,7 @@ fn git_folder_links(root: &Path, dirty: &[String]) -> Vec<String> {
         "--directory",
     ]);
     for path in tracked.chain(ignored) {
-        if is_folder_link(&root.join(&path)) && !links.contains(&path) {
+        if is_link(&root.join(&path)) && !links.contains(&path) {
             links.push(path);
         }
     }
@@ -633,10 +636,9 @@ fn git_folder_links(root: &Path, dirty: &[String]) -> Vec<String> {
     links
 }
 
-fn is_folder_link(path: &Path) -> bool {
+fn is_link(path: &Path) -> bool {
     path.symlink_metadata()
         .is_ok_and(|m| m.file_type().is_symlink())
-        && path.is_dir()
 }
 
 /// The commit HEAD names, `None` before the first commit.
