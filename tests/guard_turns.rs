@@ -606,3 +606,49 @@ fn the_agents_own_cancel_is_not_the_users_whatever_it_erased() {
     assert_eq!(status(project), "RUNNING", "the agent's cancel stood");
     claude.exit();
 }
+
+// See: re-attack finding RA-12: a project made anew at the path of one
+// whose session died during a Bash call (the call's check never ran). The
+// old project's snapshot is no reading of the new one: the user's first
+// `loop start` there brought the old loop back.
+#[test]
+fn a_new_project_at_an_old_projects_path_does_not_get_the_old_loop_back() {
+    let temp = TempDir::new("turns-new-project");
+    let project = temp.path().join("p");
+    std::fs::create_dir(&project).unwrap();
+    start_failing_loop(&project);
+    let mut claude = Claude::start(&project, &temp.path().join("claude"), &[]);
+    claude.prompt(&project, "fix the failing test");
+    let transcript = temp.path().join("claude/transcript.jsonl");
+    append_row(
+        &transcript,
+        json!({"type": "user", "message": {"content": "fix it"}}),
+    );
+    claude.hook(
+        "ralph-pre-tool-stop-guard",
+        &pre_call(&project, &transcript, "toolu_died"),
+    );
+    // The session dies with its call open; the project is made anew.
+    claude.exit();
+    std::fs::remove_dir_all(&project).unwrap();
+    std::fs::create_dir(&project).unwrap();
+
+    let mut command = util::command("ralph-hooks", &project);
+    command.args(["loop", "start", "the new goal", "--check", "true"]);
+    let output = util::run_with_stdin(command, b"");
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+    assert!(output.status.success(), "{stderr}");
+    let loop_file = project.join(".claude/orchestrator/loop.json");
+    let state: Value = serde_json::from_str(&std::fs::read_to_string(&loop_file).unwrap()).unwrap();
+    assert_eq!(state["goal"], "the new goal", "{state:#}\n{stderr}");
+    assert_eq!(status(&project), "RUNNING");
+    let said = format!("{stderr}{}", String::from_utf8_lossy(&output.stdout));
+    assert!(said.contains("made anew"), "the user is told: {said}");
+
+    // A session in the new project: its hooks leave the new loop alone.
+    let mut claude = Claude::start(&project, &temp.path().join("claude2"), &[]);
+    claude.prompt(&project, "go");
+    let state: Value = serde_json::from_str(&std::fs::read_to_string(&loop_file).unwrap()).unwrap();
+    assert_eq!(state["goal"], "the new goal", "{state:#}");
+    claude.exit();
+}

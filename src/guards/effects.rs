@@ -111,6 +111,40 @@ struct Window {
     /// it ends.
     #[serde(default)]
     transcript_path: Option<String>,
+    /// The project folder the snapshot was taken in (device, inode, birth
+    /// time): one made anew at the same path is another project.
+    #[serde(default)]
+    project: Option<(u64, u64, u64)>,
+}
+
+/// The device, inode and birth time in nanoseconds (0 where the file
+/// system keeps none) of `folder`, followed through a link. The birth
+/// time tells a folder made anew apart when it gets the freed inode back,
+/// as ext4 does at once.
+fn folder_identity(folder: &Path) -> Option<(u64, u64, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    let metadata = std::fs::metadata(folder).ok()?;
+    let born = metadata
+        .created()
+        .ok()
+        .and_then(|time| time.duration_since(std::time::UNIX_EPOCH).ok())
+        .map_or(0, |since| since.as_nanos() as u64);
+    Some((metadata.dev(), metadata.ino(), born))
+}
+
+/// The window is of a project that is gone: its folder was made anew at
+/// this path since the snapshot, and the Claude Code process that ran the
+/// call has ended (re-attack RA-12: the old project's snapshot put its
+/// loop back into the new one). While that process lives, a folder
+/// swapped under the call is the call's doing and is put back (A35-3).
+fn of_a_project_gone(ctx: &Ctx, window: &Window) -> bool {
+    let Some(then) = window.project else {
+        return false;
+    };
+    folder_identity(&ctx.project_root) != Some(then)
+        && window
+            .claude
+            .is_some_and(|(pid, ticks)| !crate::ralph::turns::alive(pid, ticks))
 }
 
 const WINDOW_VERSION: u64 = 1;
@@ -336,6 +370,7 @@ fn take_before(
             _ => None,
         },
         transcript_path: tool.common.transcript_path.clone(),
+        project: folder_identity(&ctx.project_root),
     };
     write_json(&window_path(watch, tool), &window)?;
     write_json(&base_path, &manifest)?;
@@ -594,6 +629,19 @@ fn check_after(
         let _ = std::fs::remove_file(window_file);
         return Ok(None);
     };
+    if made_up && of_a_project_gone(ctx, &window) {
+        let _ = std::fs::remove_file(window_file);
+        let line = format!(
+            "{NAME}: the check owed for `{}`, a command of a session that has ended, was \
+             dropped: the project folder was made anew since, so what that command found \
+             is not this project's and nothing was put back",
+            shown(&window.command)
+        );
+        return Ok(Some(Told {
+            for_claude: Vec::new(),
+            for_user: vec![line],
+        }));
+    }
     // The snapshot goes only once the check is done: a hook killed half
     // way leaves it for the next hook to make up for.
     let records = journal::read_since(watch, window.started_ms.saturating_sub(5));

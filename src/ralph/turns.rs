@@ -320,7 +320,7 @@ fn still_running(turn: &Turn) -> bool {
 
 /// Whether process `pid`, started at `ticks` when that is known, still runs
 /// (a pid taken by a later process does not count).
-fn alive(pid: u32, ticks: Option<u64>) -> bool {
+pub fn alive(pid: u32, ticks: Option<u64>) -> bool {
     #[cfg(target_os = "linux")]
     {
         match (ticks, start_ticks(pid)) {
