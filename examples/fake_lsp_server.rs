@@ -43,6 +43,9 @@
 //!   work-done progress titled "indexing" (begun at the first `didOpen`,
 //!   ended when done), during which references come from the open
 //!   documents only.
+//! - `index-progress-late`: `index-progress`, but the progress begins only
+//!   500 ms after the first `didOpen`, after the diagnostics are out (clangd
+//!   on a loaded machine), and the indexing takes `--delay-ms` from there.
 //!
 //! - `never-publishes`: answers `initialize` and `shutdown`, reads every
 //!   message, and never publishes anything (a server that started but
@@ -101,6 +104,7 @@ enum Mode {
     HangAfterFirst,
     IndexLate,
     IndexProgress,
+    IndexProgressLate,
     SilentIfStillClean,
     SlowFiles,
     NeverPublishes,
@@ -118,7 +122,10 @@ struct Options {
 
 fn main() {
     let options = parse_args();
-    if matches!(options.mode, Mode::IndexLate | Mode::IndexProgress) {
+    if matches!(
+        options.mode,
+        Mode::IndexLate | Mode::IndexProgress | Mode::IndexProgressLate
+    ) {
         index_late::serve(&options);
         return;
     }
@@ -280,6 +287,7 @@ fn parse_args() -> Options {
                     "silent-if-unchanged" => Mode::SilentIfUnchanged,
                     "index-late" => Mode::IndexLate,
                     "index-progress" => Mode::IndexProgress,
+                    "index-progress-late" => Mode::IndexProgressLate,
                     "silent-if-still-clean" => Mode::SilentIfStillClean,
                     "slow-files" => Mode::SlowFiles,
                     "never-publishes" => Mode::NeverPublishes,
@@ -456,6 +464,7 @@ fn on_document(
         | Mode::Garbage
         | Mode::IndexLate
         | Mode::IndexProgress
+        | Mode::IndexProgressLate
         | Mode::StaleRename
         | Mode::SilentIfStillClean => {}
         Mode::NeverPublishes => {}
@@ -699,9 +708,24 @@ mod index_late {
         let mut open: BTreeMap<String, String> = BTreeMap::new();
         let mut index_at: Option<Instant> = None;
         let mut indexed = false;
-        let progress = options.mode == Mode::IndexProgress;
+        let late = options.mode == Mode::IndexProgressLate;
+        let progress = options.mode == Mode::IndexProgress || late;
+        // When the progress begins (`index-progress-late`), until it has.
+        let mut begin_at: Option<Instant> = None;
+        let begin = json!({"token": "indexing",
+            "value": {"kind": "begin", "title": "indexing"}});
         loop {
-            let message = match index_at.filter(|_| !indexed) {
+            if let Some(at) = begin_at
+                && Instant::now() >= at
+            {
+                begin_at = None;
+                send(
+                    &mut output,
+                    lsp_server::Notification::new("$/progress".into(), begin.clone()).into(),
+                );
+            }
+            let wake = begin_at.or(index_at.filter(|_| !indexed));
+            let message = match wake {
                 Some(at) => {
                     match inbox.recv_timeout(at.saturating_duration_since(Instant::now())) {
                         Ok(message) => Some(message),
@@ -714,7 +738,7 @@ mod index_late {
                     Err(_) => return,
                 },
             };
-            if !indexed && index_at.is_some_and(|at| Instant::now() >= at) {
+            if !indexed && begin_at.is_none() && index_at.is_some_and(|at| Instant::now() >= at) {
                 indexed = true;
                 if progress {
                     let end = json!({"token": "indexing", "value": {"kind": "end"}});
@@ -769,16 +793,24 @@ mod index_late {
                                 .or_else(|| params["contentChanges"][0]["text"].as_str())
                                 .unwrap_or_default();
                             open.insert(uri.to_string(), text.to_string());
-                            if progress && index_at.is_none() {
-                                let begin = json!({"token": "indexing",
-                                    "value": {"kind": "begin", "title": "indexing"}});
-                                send(
-                                    &mut output,
-                                    lsp_server::Notification::new("$/progress".into(), begin)
+                            if index_at.is_none() {
+                                let now = Instant::now();
+                                if late {
+                                    let at = now + std::time::Duration::from_millis(500);
+                                    begin_at = Some(at);
+                                    index_at = Some(at + options.delay);
+                                } else if progress {
+                                    send(
+                                        &mut output,
+                                        lsp_server::Notification::new(
+                                            "$/progress".into(),
+                                            begin.clone(),
+                                        )
                                         .into(),
-                                );
+                                    );
+                                }
+                                index_at.get_or_insert(now + options.delay);
                             }
-                            index_at.get_or_insert(Instant::now() + options.delay);
                             if indexed || progress {
                                 publish(
                                     &mut output,

@@ -981,18 +981,23 @@ fn rename_never_says_no_errors_over_a_file_left_importing_the_old_name() {
 /// file is opened and answers references from the open files until then:
 /// `index-late` as pyright does right after start-up (the open file's
 /// diagnostics come when it is done), `index-progress` as clangd does (the
-/// diagnostics at once, the indexing told as work-done progress).
+/// diagnostics at once, the indexing told as work-done progress), and
+/// `index-progress-late` with that progress begun after the diagnostics.
 fn late_indexing_project(mode: &str) -> TempDir {
     let dir = project(&[
         ("lib.fk", "thing is defined here\n"),
         ("use.fk", "uses thing\nthing again\n"),
     ]);
-    let server = json!({"fake": {
+    let mut server = json!({"fake": {
         "command": util::fake_lsp_server().display().to_string(),
         "args": ["--mode", mode, "--delay-ms", "700"],
         "extensionToLanguage": {".fk": "fake"},
         "quietMs": 30,
     }});
+    if mode == "index-progress-late" {
+        // As clangd is configured: its index's progress is named.
+        server["fake"]["indexProgress"] = json!("indexing");
+    }
     write(dir.path(), ".lsp.json", &server.to_string());
     dir
 }
@@ -1009,6 +1014,10 @@ fn refs_on_a_cold_server_wait_for_its_first_analysis() {
         ("index-late", true),
         ("index-progress", false),
         ("index-progress", true),
+        // The index begins after the file's diagnostics (clangd on a
+        // loaded machine: `refs` found 1 of 4 places).
+        ("index-progress-late", false),
+        ("index-progress-late", true),
     ] {
         let dir = late_indexing_project(mode);
         let mut command = cli(dir.path());
@@ -1030,6 +1039,29 @@ fn refs_on_a_cold_server_wait_for_its_first_analysis() {
             ok(&stop);
         }
     }
+}
+
+/// An index that takes longer than the wait allows: the answer says it
+/// may be incomplete, and why, instead of passing for the whole project.
+#[test]
+fn refs_from_a_server_still_indexing_say_the_answer_may_be_incomplete() {
+    let dir = late_indexing_project("index-progress-late");
+    let lsp = std::fs::read_to_string(dir.path().join(".lsp.json")).unwrap();
+    write(
+        dir.path(),
+        ".lsp.json",
+        &lsp.replace("\"700\"", "\"60000\""),
+    );
+    let output = cli(dir.path())
+        .args(["refs", "lib.fk", "1:1", "--timeout", "6"])
+        .output()
+        .unwrap();
+    ok(&output);
+    assert!(
+        stderr(&output).contains("was still indexing the project when it answered"),
+        "{}",
+        stderr(&output)
+    );
 }
 
 #[test]

@@ -539,6 +539,7 @@ fn fake_launch(
         settings: None,
         quiet: Duration::from_millis(50),
         await_progress: None,
+        index_progress: None,
         reopen_when_clean,
         mode: ralph_hooks::lsp::DiagnosticMode::Auto,
         pull_capability: ralph_hooks::lsp::PullCapability::Undeclared,

@@ -342,6 +342,8 @@ pub struct LaunchSpec {
     pub settings: Option<Value>,
     pub quiet_ms: u64,
     pub await_progress: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub index_progress: Option<String>,
     #[serde(default)]
     pub reopen_when_clean: bool,
     /// `push`, `pull` or `auto`.
@@ -370,6 +372,7 @@ impl From<&Launch> for LaunchSpec {
             settings: launch.settings.clone(),
             quiet_ms: launch.quiet.as_millis() as u64,
             await_progress: launch.await_progress.clone(),
+            index_progress: launch.index_progress.clone(),
             reopen_when_clean: launch.reopen_when_clean,
             mode: match launch.mode {
                 DiagnosticMode::Push => "push",
@@ -397,6 +400,7 @@ impl From<&LaunchSpec> for Launch {
             settings: spec.settings.clone(),
             quiet: Duration::from_millis(spec.quiet_ms),
             await_progress: spec.await_progress.clone(),
+            index_progress: spec.index_progress.clone(),
             reopen_when_clean: spec.reopen_when_clean,
             mode: match spec.mode.as_str() {
                 "pull" => DiagnosticMode::Pull,
@@ -747,6 +751,7 @@ mod tests {
             settings: Some(serde_json::json!({"x": 1})),
             quiet: Duration::from_millis(50),
             await_progress: None,
+            index_progress: Some("indexing".into()),
             reopen_when_clean: true,
             mode: DiagnosticMode::Auto,
             pull_capability: PullCapability::Declared,

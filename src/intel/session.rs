@@ -235,6 +235,9 @@ impl<'c> Session<'c> {
         let answer = pool.call(&server.launch, open, method, params, self.deadline)?;
         self.capabilities
             .insert(server.name.clone(), answer.capabilities.clone());
+        if let Some(why) = answer.partial {
+            self.note(why);
+        }
         match answer.refused {
             Some(message) => Err(LspError::Rejected {
                 method: method.to_string(),

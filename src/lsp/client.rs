@@ -44,6 +44,10 @@ pub struct CallAnswer {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub refused: Option<String>,
     pub capabilities: Value,
+    /// Why the answer may be incomplete: the server was still building its
+    /// index of the project ([`Launch::index_progress`]) when it answered.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub partial: Option<String>,
 }
 
 /// How to start one server for one workspace root.
@@ -65,6 +69,11 @@ pub struct Launch {
     /// A work-done progress title (substring) that must run to its end after
     /// a change before diagnostics count: rust-analyzer's "cargo check".
     pub await_progress: Option<String>,
+    /// The work-done progress title (substring) of the server's index of
+    /// the whole project (clangd's "indexing"), set when the workspace has
+    /// the file the index is built from: a question about the whole
+    /// project (references, rename) waits for it to end.
+    pub index_progress: Option<String>,
     /// The server publishes nothing when a document's diagnostics stay
     /// empty after a change (typescript-language-server and rust-analyzer
     /// skip an empty set that follows an empty set), so a change of a clean
@@ -306,6 +315,10 @@ struct ActiveCheck {
 /// The longest a request waits for a new server's first analysis.
 const FIRST_ANALYSIS_BUDGET: Duration = Duration::from_secs(20);
 
+/// How long after its start a server that builds an index of the project
+/// may take to begin it (see [`Client::await_index`]).
+const INDEX_GRACE: Duration = Duration::from_secs(3);
+
 /// A server that has not answered `initialize` by then is not coming up:
 /// it is stopped and reported as not started (seed AC-LSP-002: no answer
 /// within 5 s is a timeout, and the rest goes on). Loading the project
@@ -347,6 +360,10 @@ pub struct Client {
     published_clean: HashSet<PathBuf>,
     /// Open work-done progress: token → title.
     progress: HashMap<String, String>,
+    /// A progress of [`Launch::index_progress`] has begun since start.
+    index_begun: bool,
+    /// When the server was started.
+    started_at: Instant,
     last_progress_end: Option<Instant>,
     responses: HashMap<RequestId, Response>,
     active: Option<ActiveCheck>,
@@ -417,6 +434,8 @@ impl Client {
             publishes: HashMap::new(),
             published_clean: HashSet::new(),
             progress: HashMap::new(),
+            index_begun: false,
+            started_at: Instant::now(),
             last_progress_end: None,
             responses: HashMap::new(),
             active: None,
@@ -620,6 +639,12 @@ impl Client {
             result: response.result.unwrap_or(Value::Null),
             refused: response.error.map(|error| error.message),
             capabilities: self.capabilities.clone(),
+            partial: self.indexing().then(|| {
+                format!(
+                    "{} was still indexing the project when it answered (it took longer than the wait allows): uses in files it had not indexed yet may be missing; ask again in a moment",
+                    self.launch.name
+                )
+            }),
         })
     }
 
@@ -638,23 +663,57 @@ impl Client {
         files: &[OpenFile],
         deadline: Instant,
     ) -> Result<(), LspError> {
-        if self.analysed {
-            return Ok(());
-        }
-        self.analysed = true;
-        let Some(file) = files.first() else {
-            return Ok(());
-        };
         let now = Instant::now();
         let budget =
             now + (deadline.saturating_duration_since(now) * 3 / 4).min(FIRST_ANALYSIS_BUDGET);
-        match self.diagnose(&file.path, &file.text, &file.language_id, budget) {
-            Err(error @ LspError::Exited { .. }) => Err(error),
-            Ok(_) | Err(_) => {
-                // A slow first analysis does not make the server unusable.
-                self.responsive = self.exited.is_none();
-                Ok(())
+        if !self.analysed {
+            self.analysed = true;
+            let Some(file) = files.first() else {
+                return Ok(());
+            };
+            match self.diagnose(&file.path, &file.text, &file.language_id, budget) {
+                Err(error @ LspError::Exited { .. }) => return Err(error),
+                Ok(_) | Err(_) => {
+                    // A slow first analysis does not make the server unusable.
+                    self.responsive = self.exited.is_none();
+                }
             }
+        }
+        self.await_index(budget);
+        Ok(())
+    }
+
+    /// Waits, until `budget`, for the server's index of the whole project
+    /// ([`Launch::index_progress`]) to be built: clangd answers references
+    /// in files that are not open from its background index, and one asked
+    /// before that index took in a file finds no use there (a loaded
+    /// machine: 1 of 4 places). The index starts after the first file is
+    /// opened, sometimes after its diagnostics: a server that has not
+    /// begun one is given [`INDEX_GRACE`] to begin.
+    /// Whether the server's index of the project is being built.
+    fn indexing(&self) -> bool {
+        self.launch.index_progress.as_ref().is_some_and(|wanted| {
+            self.progress
+                .values()
+                .any(|title| title_matches(title, wanted))
+        })
+    }
+
+    fn await_index(&mut self, budget: Instant) {
+        if self.launch.index_progress.is_none() {
+            return;
+        }
+        let grace = self.started_at + INDEX_GRACE;
+        loop {
+            let indexing = self.indexing();
+            let now = Instant::now();
+            if now >= budget
+                || self.exited.is_some()
+                || (!indexing && (self.index_begun || now >= grace))
+            {
+                return;
+            }
+            self.pump((now + Duration::from_millis(50)).min(budget));
         }
     }
 
@@ -1381,6 +1440,11 @@ impl Client {
                             .and_then(Value::as_str)
                             .unwrap_or_default()
                             .to_string();
+                        if let Some(wanted) = &self.launch.index_progress
+                            && title_matches(&title, wanted)
+                        {
+                            self.index_begun = true;
+                        }
                         self.progress.insert(token, title);
                     }
                     Some("end") => {

@@ -12,7 +12,8 @@
 //! - besides the Claude Code fields (`command`, `args`,
 //!   `extensionToLanguage`, `env`, `initializationOptions`, `settings`,
 //!   `startupTimeout`, `workspaceFolder`, `diagnostics`), an entry may set
-//!   `rootMarkers`, `quietMs`, `awaitProgress`, `reopenWhenClean`,
+//!   `rootMarkers`, `quietMs`, `awaitProgress`, `indexProgress`,
+//!   `reopenWhenClean`,
 //!   `diagnosticMode` (`push`|`pull`|`auto`), `createdOrDeleted`
 //!   (`told`|`restartForQueries`|`restart`: how the daemon brings the
 //!   server up to date with files created or deleted behind its back) and
@@ -70,6 +71,10 @@ pub struct ServerConfig {
     pub quiet_ms: Option<u64>,
     #[serde(default)]
     pub await_progress: Option<String>,
+    /// The progress title of the server's index of the whole project (see
+    /// `Launch::index_progress`); empty: none.
+    #[serde(default)]
+    pub index_progress: Option<String>,
     #[serde(default)]
     pub reopen_when_clean: Option<bool>,
     #[serde(default)]
@@ -111,6 +116,8 @@ pub struct ServerDef {
     pub root_markers: Vec<String>,
     pub quiet: Duration,
     pub await_progress: Option<String>,
+    /// See [`Launch::index_progress`].
+    pub index_progress: Option<String>,
     pub reopen_when_clean: bool,
     /// See [`Launch::created_or_deleted`].
     pub created_or_deleted: CreatedOrDeleted,
@@ -206,6 +213,7 @@ impl ServerDef {
             root_markers: root_markers.iter().map(|m| m.to_string()).collect(),
             quiet: DEFAULT_QUIET,
             await_progress: None,
+            index_progress: None,
             reopen_when_clean: false,
             created_or_deleted: CreatedOrDeleted::Told,
             project_index: None,
@@ -257,11 +265,12 @@ impl ServerDef {
         self
     }
 
-    fn project_index(mut self, files: &[&str], hint: &str) -> ServerDef {
+    fn project_index(mut self, files: &[&str], hint: &str, progress: &str) -> ServerDef {
         self.project_index = Some(ProjectIndex {
             files: files.iter().map(|f| f.to_string()).collect(),
             hint: hint.to_string(),
         });
+        self.index_progress = Some(progress.to_string());
         self
     }
 
@@ -315,6 +324,9 @@ impl ServerDef {
         }
         if let Some(ms) = config.quiet_ms {
             self.quiet = Duration::from_millis(ms);
+        }
+        if config.index_progress.is_some() {
+            self.index_progress = config.index_progress.clone().filter(|t| !t.is_empty());
         }
         if config.await_progress.is_some() {
             self.await_progress = config.await_progress.clone().filter(|t| !t.is_empty());
@@ -389,6 +401,13 @@ impl ServerDef {
                 &root,
             ));
         }
+        // Only where the index has something to be built from (clangd
+        // without a compilation database builds none).
+        let index_progress = self.index_progress.clone().filter(|_| {
+            self.project_index
+                .as_ref()
+                .is_none_or(|index| index.files.iter().any(|name| root.join(name).is_file()))
+        });
         Launch {
             name: self.name.clone(),
             program,
@@ -399,6 +418,7 @@ impl ServerDef {
             settings: self.settings.clone(),
             quiet: self.quiet,
             await_progress: self.await_progress.clone(),
+            index_progress,
             reopen_when_clean: self.reopen_when_clean,
             mode: self.mode,
             pull_capability: self.pull_capability,
@@ -596,6 +616,8 @@ pub fn builtin_servers() -> Vec<ServerDef> {
                 "compile_flags.txt",
             ],
             "generate one with `cmake -DCMAKE_EXPORT_COMPILE_COMMANDS=ON` or `bear -- make`",
+            // clangd's background index of the compilation database.
+            "indexing",
         ),
         rust_analyzer,
         ServerDef::builtin(
