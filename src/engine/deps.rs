@@ -152,7 +152,7 @@ pub fn dependencies(
         // The interpreter the caller's `PATH` finds, when it is not a
         // virtualenv's: its own and the user's `site-packages`
         // (re-attack RC-14: `pip install --user` was not seen warm).
-        interpreter_sites(search, &mut found);
+        interpreter_sites(search, root, &mut found);
         // An interpreter named in the settings (`python.pythonPath`): its
         // virtual environment's packages (re-attack RC-16).
         for interpreter in string_values(settings, "pythonPath") {
@@ -952,10 +952,19 @@ fn virtualenvs_in(folder: &Path) -> Vec<PathBuf> {
 /// `dist-packages`, those under `local/`) and the user site. The user
 /// site is stamped even before it exists: the first `pip install --user`
 /// makes it.
-fn interpreter_sites(search: &crate::lsp::environment::PythonSearch, found: &mut Vec<PathBuf>) {
+fn interpreter_sites(
+    search: &crate::lsp::environment::PythonSearch,
+    root: &Path,
+    found: &mut Vec<PathBuf>,
+) {
     let Some(interpreter) = &search.interpreter else {
         return;
     };
+    // A pyenv shim stands for the interpreter it runs here (re-attack
+    // RC-1), named by its real path (`python3` → `python3.11`).
+    let interpreter = pyenv_target(interpreter, root, search.pyenv_version.as_deref())
+        .and_then(|target| target.canonicalize().ok())
+        .unwrap_or_else(|| interpreter.clone());
     let Some(prefix) = interpreter.parent().and_then(Path::parent) else {
         return;
     };
@@ -1002,6 +1011,39 @@ fn interpreter_sites(search: &crate::lsp::environment::PythonSearch, found: &mut
             found.push(base.join(format!("lib/python{version}/site-packages")));
         }
     }
+}
+
+/// The interpreter the pyenv shim `shim` (`<pyenv>/shims/python3`) runs for
+/// the project at `root`: the version `PYENV_VERSION` names, else the
+/// closest `.python-version` from the project up, else pyenv's global
+/// `version` file; `None` for another path, or for `system`.
+fn pyenv_target(shim: &Path, root: &Path, version: Option<&str>) -> Option<PathBuf> {
+    let shims = shim.parent()?;
+    let pyenv = shims.parent()?;
+    if shims.file_name()? != "shims" || !pyenv.join("versions").is_dir() {
+        return None;
+    }
+    let chosen = version
+        .map(str::to_string)
+        .or_else(|| {
+            root.ancestors()
+                .find_map(|dir| std::fs::read_to_string(dir.join(".python-version")).ok())
+        })
+        .or_else(|| std::fs::read_to_string(pyenv.join("version")).ok())?;
+    // The first of several (`3.12.1:3.11.7`, or one per line).
+    let first = chosen
+        .split(|c: char| c == ':' || c.is_whitespace())
+        .find(|part| !part.is_empty())?;
+    if first == "system" || first.contains('/') {
+        return None;
+    }
+    Some(
+        pyenv
+            .join("versions")
+            .join(first)
+            .join("bin")
+            .join(shim.file_name()?),
+    )
 }
 
 /// The packages of a `node_modules` folder: the folder itself (packages
@@ -1143,7 +1185,7 @@ mod tests {
             ..Default::default()
         };
         let mut found = Vec::new();
-        interpreter_sites(&search, &mut found);
+        interpreter_sites(&search, &base, &mut found);
         found.sort();
         let expected = [
             "home/.local/lib/python3.12/site-packages",
@@ -1162,7 +1204,7 @@ mod tests {
             ..Default::default()
         };
         let mut found = Vec::new();
-        interpreter_sites(&search, &mut found);
+        interpreter_sites(&search, &base, &mut found);
         found.sort();
         assert_eq!(found, expected[1..]);
 
@@ -1176,8 +1218,46 @@ mod tests {
             ..Default::default()
         };
         let mut found = Vec::new();
-        interpreter_sites(&search, &mut found);
+        interpreter_sites(&search, &base, &mut found);
         assert_eq!(found, [venv.join("lib/python3.12/site-packages")]);
+
+        // A pyenv shim: the version `.python-version` names, else the
+        // global one, else `PYENV_VERSION` first of all.
+        let pyenv = base.join("pyenv");
+        for version in ["3.11.7", "3.12.1"] {
+            let prefix = pyenv.join("versions").join(version);
+            let short = &version[..4];
+            std::fs::create_dir_all(prefix.join("bin")).unwrap();
+            std::fs::create_dir_all(prefix.join(format!("lib/python{short}/site-packages")))
+                .unwrap();
+            std::fs::write(prefix.join(format!("bin/python{short}")), "").unwrap();
+            std::os::unix::fs::symlink(format!("python{short}"), prefix.join("bin/python3"))
+                .unwrap();
+        }
+        std::fs::create_dir_all(pyenv.join("shims")).unwrap();
+        std::fs::write(pyenv.join("shims/python3"), "#!/bin/sh\n").unwrap();
+        std::fs::write(pyenv.join("version"), "3.12.1\n").unwrap();
+        let project = base.join("project");
+        std::fs::create_dir_all(&project).unwrap();
+        let sites = |version: Option<&str>| {
+            let search = crate::lsp::environment::PythonSearch {
+                interpreter: Some(pyenv.join("shims/python3")),
+                pyenv_version: version.map(str::to_string),
+                ..Default::default()
+            };
+            let mut found = Vec::new();
+            interpreter_sites(&search, &project, &mut found);
+            found
+        };
+        let site = |version: &str, short: &str| {
+            pyenv.join(format!(
+                "versions/{version}/lib/python{short}/site-packages"
+            ))
+        };
+        assert_eq!(sites(None), [site("3.12.1", "3.12")]);
+        std::fs::write(project.join(".python-version"), "3.11.7\n").unwrap();
+        assert_eq!(sites(None), [site("3.11.7", "3.11")]);
+        assert_eq!(sites(Some("3.12.1:3.11.7")), [site("3.12.1", "3.12")]);
         let _ = std::fs::remove_dir_all(&base);
     }
 

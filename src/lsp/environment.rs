@@ -153,6 +153,8 @@ pub struct PythonSearch {
     /// Where the user site is (`PYTHONUSERBASE`, else `~/.local`), or
     /// `None` when `PYTHONNOUSERSITE` turns it off.
     pub user_base: Option<std::path::PathBuf>,
+    /// `PYENV_VERSION`: which Python a pyenv shim runs.
+    pub pyenv_version: Option<String>,
 }
 
 /// [`PythonSearch`] of a server started with `env`.
@@ -177,6 +179,7 @@ pub fn python_search(env: &[(String, String)]) -> PythonSearch {
             })
             .collect(),
         interpreter: value(PYTHON_FOUND).next().map(std::path::PathBuf::from),
+        pyenv_version: value("PYENV_VERSION").next(),
         user_base: match value("PYTHONNOUSERSITE").next() {
             Some(_) => None,
             None => value("PYTHONUSERBASE")
@@ -226,6 +229,7 @@ mod tests {
                 paths: vec!["/x".into()],
                 interpreter: Some("/a/python3".into()),
                 user_base: std::env::var_os("HOME").map(|home| Path::new(&home).join(".local")),
+                pyenv_version: None,
             }
         );
     }
