@@ -100,3 +100,5 @@ mod guard_holes;
 mod guard_forged;
 // First contact: install, uninstall, doctor, commands, dashboard (attack 32).
 mod first_contact;
+// The aarch64 build installed offline and run under qemu (issue 32).
+mod foreign_arch;

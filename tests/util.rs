@@ -50,8 +50,13 @@ impl Drop for TempDir {
     }
 }
 
-/// The path of one of our binaries, built by cargo for the tests.
+/// The path of one of our binaries, built by cargo for the tests, or in
+/// `RALPH_HOOKS_TEST_BIN_DIR`: another build of them (CI runs the golden
+/// cases against the aarch64 build, which the kernel hands to qemu).
 pub fn bin(name: &str) -> PathBuf {
+    if let Some(dir) = std::env::var_os("RALPH_HOOKS_TEST_BIN_DIR").filter(|d| !d.is_empty()) {
+        return PathBuf::from(dir).join(name);
+    }
     let path = match name {
         "ralph-hooks" => env!("CARGO_BIN_EXE_ralph-hooks"),
         "ralph-stop-loop-controller" => env!("CARGO_BIN_EXE_ralph-stop-loop-controller"),
