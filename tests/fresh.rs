@@ -1446,6 +1446,42 @@ fn pyright_warm_sees_the_virtualenv_of_venv_path_made_and_changed() {
     project.assert_warm_equals_cold_with_error("a.py", 3, "venvPath");
 }
 
+/// The virtualenv of a `python.pythonPath` setting made after the server
+/// started (the settings committed, `python -m venv` run later): warm
+/// answers as cold (attack AE-1: a false clean, and a loop completed).
+#[test]
+fn pyright_warm_sees_the_virtualenv_of_a_python_path_setting_made_later() {
+    if util::require_tool("pyright-langserver", "the late pythonPath test").is_none() {
+        return;
+    }
+    let project = Project::new("fresh-python-path-late");
+    let outside = TempDir::new("fresh-python-path-late-env");
+    let venv = outside.path().join("v");
+    let root = project.path();
+    let settings = json!({
+        "ruff": {"disabled": true},
+        "pyright": {"settings": {"python": {"pythonPath": venv.join("bin/python")}}},
+    });
+    write(root, ".lsp.json", &settings.to_string());
+    write(root, "a.py", "from ppk import pk\n\nx: int = pk()\n");
+    project.assert_warm_equals_cold_with_error("a.py", 1, "no virtualenv yet");
+    let made = Command::new("python3")
+        .args(["-m", "venv", "--without-pip"])
+        .arg(&venv)
+        .status()
+        .expect("python3 runs");
+    assert!(made.success(), "python3 -m venv --without-pip");
+    let site = std::fs::read_dir(venv.join("lib"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path()
+        .join("site-packages");
+    write(&site, "ppk/__init__.py", "def pk() -> str: ...\n");
+    project.assert_warm_equals_cold_with_error("a.py", 3, "the virtualenv made");
+}
+
 /// A project opened through a folder link (every project under `/tmp` on
 /// macOS): the edit's report has the checker's errors, cold and warm
 /// (re-attack RC-7: ty said nothing about the edited file, read as clean).

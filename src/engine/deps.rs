@@ -158,10 +158,24 @@ pub fn dependencies(
         for interpreter in string_values(settings, "pythonPath") {
             let interpreter = PathBuf::from(expand_setting_path(&interpreter, root));
             let interpreter = lexically_normal(&root.join(interpreter));
-            if let Some(venv) = interpreter.parent().and_then(Path::parent)
-                && venv.join("pyvenv.cfg").is_file()
-            {
+            let Some(venv) = interpreter.parent().and_then(Path::parent) else {
+                continue;
+            };
+            if venv.join("pyvenv.cfg").is_file() {
                 site_packages(venv, &mut found);
+            } else if interpreter.exists() {
+                // An interpreter of its own prefix (a system or pyenv
+                // Python named by its path).
+                let named = crate::lsp::environment::PythonSearch {
+                    interpreter: Some(interpreter.clone()),
+                    ..search.clone()
+                };
+                interpreter_sites(&named, root, &mut found);
+            } else {
+                // Not there yet: the environment made after the server
+                // started (`python -m venv` after the settings) is news
+                // (attack AE-1).
+                found.push(venv.join("pyvenv.cfg"));
             }
         }
         // `PYTHONPATH` folders are search paths like `extraPaths`
