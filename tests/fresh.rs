@@ -1482,6 +1482,120 @@ fn pyright_warm_sees_the_virtualenv_of_a_python_path_setting_made_later() {
     project.assert_warm_equals_cold_with_error("a.py", 3, "the virtualenv made");
 }
 
+/// A ruff configuration that a project's `ruff.toml` `extend`s, in a
+/// hidden folder: the warm ruff server (the post-edit hook's) takes in
+/// its change (attack AE-2: it kept the old rules, and `fix` applied them).
+#[test]
+fn ruff_warm_sees_an_extended_configuration_change() {
+    if util::require_tool("ruff", "the ruff extend test").is_none() {
+        return;
+    }
+    let project = Project::new("fresh-ruff-extend");
+    let root = project.path();
+    write(
+        root,
+        ".config/ruff-base.toml",
+        "[lint]\nselect = [\"F401\"]\n",
+    );
+    write(root, "ruff.toml", "extend = \".config/ruff-base.toml\"\n");
+    write(root, "a.py", "import os\nl = 1\n");
+    let first = project.write_through_hook("a.py");
+    assert!(first.contains("F401"), "{first}");
+    shell(
+        root,
+        "printf '[lint]\\nselect = [\"E741\"]\\n' > .config/ruff-base.toml",
+    );
+    let second = project.write_through_hook("a.py");
+    assert!(
+        second.contains("E741") && !second.contains("F401"),
+        "{second}\n{}",
+        project.log()
+    );
+}
+
+/// ty's `[environment] python` naming a virtualenv outside the project: a
+/// package installed there, then replaced, is seen warm (attack AE-3: a
+/// false clean from the check and the post-edit hook).
+#[test]
+fn ty_warm_sees_the_environment_its_configuration_names_change() {
+    if util::require_tool("ty", "the ty environment test").is_none() {
+        return;
+    }
+    let project = Project::new("fresh-ty-python");
+    let outside = TempDir::new("fresh-ty-python-env");
+    let venv = outside.path().join("v");
+    let made = Command::new("python3")
+        .args(["-m", "venv", "--without-pip"])
+        .arg(&venv)
+        .status()
+        .expect("python3 runs");
+    assert!(made.success(), "python3 -m venv --without-pip");
+    let site = std::fs::read_dir(venv.join("lib"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path()
+        .join("site-packages");
+    let root = project.path();
+    write(root, ".lsp.json", r#"{"ruff": {"disabled": true}}"#);
+    write(
+        root,
+        "ty.toml",
+        &format!("[environment]\npython = \"{}\"\n", venv.display()),
+    );
+    write(root, "a.py", "from ppk import pk\n\nx: int = pk()\n");
+    project.assert_warm_equals_cold_with_error("a.py", 1, "nothing installed");
+    write(&site, "ppk/__init__.py", "def pk() -> str: ...\n");
+    project.assert_warm_equals_cold_with_error("a.py", 3, "installed");
+    shell(&site, "rm -r ppk && echo 'def pk() -> bytes: ...' > ppk.py");
+    project.assert_warm_equals_cold_with_error("a.py", 3, "replaced");
+}
+
+/// TypeScript in a fresh clone: `node_modules/` made after the server
+/// started (`npm install`), and a configuration `tsconfig.json` `extends`
+/// made after it started: each is seen warm (attack AE-5, AE-6).
+#[test]
+fn typescript_warm_sees_node_modules_and_an_extended_configuration_made_later() {
+    if util::require_tool("typescript-language-server", "the late node_modules test").is_none() {
+        return;
+    }
+    let project = Project::new("fresh-ts-late");
+    let outside = TempDir::new("fresh-ts-late-shared");
+    let root = project.path();
+    let base = outside.path().join("base.json");
+    let tsconfig = json!({
+        "extends": base,
+        "compilerOptions": {"noEmit": true, "module": "esnext", "moduleResolution": "bundler",
+            "target": "esnext"},
+        "include": ["*.ts"],
+    });
+    write(root, "tsconfig.json", &tsconfig.to_string());
+    write(
+        root,
+        "main.ts",
+        "import { val } from \"acmelib\";\nexport const n: number = val;\nexport function f(x) { return x; }\n",
+    );
+    project.assert_warm_equals_cold_with_error("main.ts", 1, "not installed");
+    write(
+        root,
+        "node_modules/acmelib/package.json",
+        r#"{"name": "acmelib", "version": "1.0.0", "types": "index.d.ts"}"#,
+    );
+    write(
+        root,
+        "node_modules/acmelib/index.d.ts",
+        "export declare const val: string;\n",
+    );
+    project.assert_warm_equals_cold_with_error("main.ts", 2, "installed");
+    write(
+        outside.path(),
+        "base.json",
+        r#"{"compilerOptions": {"strict": true}}"#,
+    );
+    project.assert_warm_equals_cold_with_error("main.ts", 3, "the base made");
+}
+
 /// A project opened through a folder link (every project under `/tmp` on
 /// macOS): the edit's report has the checker's errors, cold and warm
 /// (re-attack RC-7: ty said nothing about the edited file, read as clean).

@@ -529,41 +529,10 @@ fn stamps(job: &ServerJob) -> u64 {
 fn checker_configs(root: &Path, nested: Vec<PathBuf>) -> Vec<PathBuf> {
     let mut found = nested;
     found.extend(super::deps::python_configs_outside(root));
-    let home = std::env::var_os("HOME").map(PathBuf::from);
     // What they `extend`, and what that extends in turn (re-attack RE-8).
-    let mut next: Vec<PathBuf> = found.clone();
-    for _ in 0..8 {
-        let extended: Vec<PathBuf> = next
-            .iter()
-            .filter_map(|config| {
-                let text = std::fs::read_to_string(config).ok()?;
-                let name = extends_named(&text)?;
-                Some(match (name.strip_prefix("~/"), &home) {
-                    (Some(rest), Some(home)) => home.join(rest),
-                    _ => config.parent().unwrap_or(root).join(name),
-                })
-            })
-            .filter(|path| !found.contains(path))
-            .collect();
-        if extended.is_empty() {
-            break;
-        }
-        found.extend(extended.iter().cloned());
-        next = extended;
-    }
+    let extended = super::deps::ruff_extends(&found);
+    found.extend(extended);
     found
-}
-
-/// The path a TOML configuration names with `extend = "…"` or `'…'`
-/// (ruff's key).
-fn extends_named(text: &str) -> Option<String> {
-    text.lines().find_map(|line| {
-        let rest = line.trim().strip_prefix("extend")?.trim_start();
-        let value = rest.strip_prefix('=')?.trim();
-        let quote = value.chars().next().filter(|c| *c == '"' || *c == '\'')?;
-        let quoted = &value[1..];
-        Some(quoted[..quoted.find(quote)?].to_string())
-    })
 }
 
 /// Size and modification time of the configuration files in the job's

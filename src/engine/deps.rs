@@ -130,6 +130,26 @@ pub fn dependencies(
                     site_packages(&folder.join(name), &mut found);
                 }
             }
+            // ty's `[environment] python`: the environment (or
+            // interpreter) it resolves packages from (attack AE-3).
+            // Only a value that reads as a path: `python = "^3.9"` (poetry)
+            // and `requires-python = ">=3.9"` are versions.
+            let paths = string_values(&text, "python")
+                .into_iter()
+                .filter(|named| named.contains('/') || named.starts_with(['.', '~']));
+            for named in paths {
+                let named = if config == given_at {
+                    expand_setting_path(&named, root)
+                } else {
+                    named
+                };
+                environment_named(
+                    &lexically_normal(&dir.join(named)),
+                    root,
+                    search,
+                    &mut found,
+                );
+            }
             // A pyright configuration it `extends` is configuration too
             // (E-2: a shared base made strict, the warm server kept the old
             // strictness).
@@ -140,6 +160,18 @@ pub fn dependencies(
                 }
             }
         }
+        // ruff reads what its configurations `extend` (attack AE-2: the
+        // warm ruff server kept a shared base's old rules).
+        let ruff_configs: Vec<PathBuf> = configs
+            .iter()
+            .cloned()
+            .chain(
+                python_configs_outside(root)
+                    .into_iter()
+                    .filter(|path| path.is_file()),
+            )
+            .collect();
+        found.extend(ruff_extends(&ruff_configs));
         for venv in [".venv", "venv", "env"] {
             site_packages(&root.join(venv), &mut found);
         }
@@ -157,26 +189,12 @@ pub fn dependencies(
         // virtual environment's packages (re-attack RC-16).
         for interpreter in string_values(settings, "pythonPath") {
             let interpreter = PathBuf::from(expand_setting_path(&interpreter, root));
-            let interpreter = lexically_normal(&root.join(interpreter));
-            let Some(venv) = interpreter.parent().and_then(Path::parent) else {
-                continue;
-            };
-            if venv.join("pyvenv.cfg").is_file() {
-                site_packages(venv, &mut found);
-            } else if interpreter.exists() {
-                // An interpreter of its own prefix (a system or pyenv
-                // Python named by its path).
-                let named = crate::lsp::environment::PythonSearch {
-                    interpreter: Some(interpreter.clone()),
-                    ..search.clone()
-                };
-                interpreter_sites(&named, root, &mut found);
-            } else {
-                // Not there yet: the environment made after the server
-                // started (`python -m venv` after the settings) is news
-                // (attack AE-1).
-                found.push(venv.join("pyvenv.cfg"));
-            }
+            environment_named(
+                &lexically_normal(&root.join(interpreter)),
+                root,
+                search,
+                &mut found,
+            );
         }
         // `PYTHONPATH` folders are search paths like `extraPaths`
         // (re-attack RC-2: a module changed there, warm kept the old).
@@ -357,12 +375,22 @@ fn extends_chain(config: &Path, chain: &mut Vec<PathBuf>) {
         };
         let dir = file.parent().unwrap_or(Path::new("/"));
         for name in names {
-            if let Some(base) = resolve_extends(dir, name)
-                && base != config
-                && !chain.contains(&base)
-            {
-                chain.push(base.clone());
-                pending.push(base);
+            match resolve_extends(dir, name) {
+                Ok(base) if base != config && !chain.contains(&base) => {
+                    chain.push(base.clone());
+                    pending.push(base);
+                }
+                Ok(_) => {}
+                // Not there yet (a shared file made later): where it would
+                // be is watched, so making it is news (attack AE-6). A
+                // package not installed yet is the `node_modules` watch's.
+                Err(candidates) => {
+                    for candidate in candidates {
+                        if !chain.contains(&candidate) {
+                            chain.push(candidate);
+                        }
+                    }
+                }
             }
         }
     }
@@ -371,32 +399,37 @@ fn extends_chain(config: &Path, chain: &mut Vec<PathBuf>) {
 /// Where TypeScript finds `extends: name` from a configuration in `dir`:
 /// a path relative to it (".json" added when missing), else a package in
 /// a `node_modules` folder of `dir` or above (its `tsconfig.json`, or the
-/// file named after the package).
-fn resolve_extends(dir: &Path, name: &str) -> Option<PathBuf> {
+/// file named after the package). Not found: the paths a relative name
+/// would be at (none for a package).
+fn resolve_extends(dir: &Path, name: &str) -> Result<PathBuf, Vec<PathBuf>> {
+    let json_named = |path: &Path| {
+        let mut named = path.as_os_str().to_os_string();
+        named.push(".json");
+        PathBuf::from(named)
+    };
     let with_json = |path: PathBuf| -> Option<PathBuf> {
         if path.is_file() {
             return Some(path);
         }
-        let mut named = path.into_os_string();
-        named.push(".json");
-        let named = PathBuf::from(named);
+        let named = json_named(&path);
         named.is_file().then_some(named)
     };
     if name.starts_with("./") || name.starts_with("../") || Path::new(name).is_absolute() {
-        return with_json(lexically_normal(&dir.join(name)));
+        let path = lexically_normal(&dir.join(name));
+        return with_json(path.clone()).ok_or_else(|| vec![json_named(&path), path]);
     }
     for ancestor in dir.ancestors() {
         let package = ancestor.join("node_modules").join(name);
         if package.is_dir() {
             let config = package.join("tsconfig.json");
             if config.is_file() {
-                return Some(config);
+                return Ok(config);
             }
         } else if let Some(file) = with_json(package) {
-            return Some(file);
+            return Ok(file);
         }
     }
-    None
+    Err(Vec::new())
 }
 
 /// JSON with comments and trailing commas (what `tsconfig.json` allows)
@@ -942,6 +975,85 @@ fn site_packages(venv: &Path, found: &mut Vec<PathBuf>) {
     }
 }
 
+/// The packages of the Python environment a setting names by `path`: a
+/// virtualenv or an installation's prefix (ty's `environment.python`), or
+/// an interpreter in one (pyright's `python.pythonPath`). One that is not
+/// there yet is stamped as missing, so that making it (`python -m venv`
+/// after the settings were written) is news (attack AE-1).
+fn environment_named(
+    path: &Path,
+    root: &Path,
+    search: &crate::lsp::environment::PythonSearch,
+    found: &mut Vec<PathBuf>,
+) {
+    if path.is_dir() {
+        // `lib/python3.X/site-packages` below a virtualenv or a prefix.
+        site_packages(path, found);
+        return;
+    }
+    if !path.exists() {
+        found.push(path.to_path_buf());
+        return;
+    }
+    let Some(venv) = path.parent().and_then(Path::parent) else {
+        return;
+    };
+    if venv.join("pyvenv.cfg").is_file() {
+        site_packages(venv, found);
+    } else {
+        // An interpreter of its own prefix (a system or pyenv Python).
+        let named = crate::lsp::environment::PythonSearch {
+            interpreter: Some(path.to_path_buf()),
+            ..search.clone()
+        };
+        interpreter_sites(&named, root, found);
+    }
+}
+
+/// The files ruff configurations among `configs` `extend`
+/// (`extend = "../base.toml"`, `~/` for the home folder), and what those
+/// extend in turn, up to 8 deep; missing ones too, so that making one is a
+/// change (re-attack RE-8, attack AE-2).
+pub fn ruff_extends(configs: &[PathBuf]) -> Vec<PathBuf> {
+    let home = std::env::var_os("HOME").map(PathBuf::from);
+    let mut seen: Vec<PathBuf> = configs.to_vec();
+    let mut found = Vec::new();
+    let mut next: Vec<PathBuf> = configs.to_vec();
+    for _ in 0..8 {
+        let extended: Vec<PathBuf> = next
+            .iter()
+            .filter_map(|config| {
+                let text = std::fs::read_to_string(config).ok()?;
+                let name = extends_named(&text)?;
+                Some(match (name.strip_prefix("~/"), &home) {
+                    (Some(rest), Some(home)) => home.join(rest),
+                    _ => lexically_normal(&config.parent().unwrap_or(Path::new("/")).join(name)),
+                })
+            })
+            .filter(|path| !seen.contains(path))
+            .collect();
+        if extended.is_empty() {
+            break;
+        }
+        seen.extend(extended.iter().cloned());
+        found.extend(extended.iter().cloned());
+        next = extended;
+    }
+    found
+}
+
+/// The path a TOML configuration names with `extend = "…"` or `'…'`
+/// (ruff's key).
+fn extends_named(text: &str) -> Option<String> {
+    text.lines().find_map(|line| {
+        let rest = line.trim().strip_prefix("extend")?.trim_start();
+        let value = rest.strip_prefix('=')?.trim();
+        let quote = value.chars().next().filter(|c| *c == '"' || *c == '\'')?;
+        let quoted = &value[1..];
+        Some(quoted[..quoted.find(quote)?].to_string())
+    })
+}
+
 /// How many virtual environments a `venvPath` folder may hold before the
 /// rest are left out.
 const MAX_VENVS: usize = 32;
@@ -1065,10 +1177,12 @@ fn pyenv_target(shim: &Path, root: &Path, version: Option<&str>) -> Option<PathB
 /// and typings entry (`types`/`typings`, else `index.d.ts`), scoped
 /// packages and `@types/*` included.
 fn node_packages(node_modules: &Path, found: &mut Vec<PathBuf>) {
+    // Stamped even before it exists: `npm install` in a fresh clone makes
+    // it after the server started (attack AE-5).
+    found.push(node_modules.to_path_buf());
     let Ok(entries) = std::fs::read_dir(node_modules) else {
         return;
     };
-    found.push(node_modules.to_path_buf());
     for record in [".package-lock.json", ".modules.yaml", ".yarn-state.yml"] {
         let path = node_modules.join(record);
         if path.is_file() {
