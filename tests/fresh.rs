@@ -1552,6 +1552,48 @@ fn ty_warm_sees_the_environment_its_configuration_names_change() {
     project.assert_warm_equals_cold_with_error("a.py", 3, "replaced");
 }
 
+/// `include-system-site-packages` turned on in `.venv/pyvenv.cfg`, edited
+/// in place: the base installation's packages count for ty, warm as cold
+/// (attack AE-12: a false clean).
+#[test]
+fn ty_warm_sees_the_virtualenv_take_in_the_base_installations_packages() {
+    if util::require_tool("ty", "the pyvenv.cfg test").is_none() {
+        return;
+    }
+    let project = Project::new("fresh-pyvenv-cfg");
+    let outside = TempDir::new("fresh-pyvenv-cfg-base");
+    let root = project.path();
+    // A base installation of our own (ty reads its layout, it runs no
+    // Python): its `ppk` is what the switch lets in.
+    let base = outside.path();
+    write(
+        base,
+        "lib/python3.11/site-packages/ppk/__init__.py",
+        "def pk() -> str: ...\n",
+    );
+    std::fs::create_dir_all(base.join("bin")).unwrap();
+    std::fs::create_dir_all(root.join(".venv/lib/python3.11/site-packages")).unwrap();
+    write(
+        root,
+        ".venv/pyvenv.cfg",
+        &format!(
+            "home = {}\ninclude-system-site-packages = false\nversion = 3.11.7\n",
+            base.join("bin").display()
+        ),
+    );
+    write(root, ".lsp.json", r#"{"ruff": {"disabled": true}}"#);
+    write(root, "ty.toml", "[rules]\nimport-not-found = \"ignore\"\n");
+    write(root, "a.py", "from ppk import pk\n\nx: int = pk()\n");
+    let cold = project.errors(false);
+    assert!(cold.is_empty(), "{cold:?}");
+    assert_eq!(project.errors(true), cold, "{}", project.log());
+    shell(
+        root,
+        "sed -i 's/include-system-site-packages = false/include-system-site-packages = true/' .venv/pyvenv.cfg",
+    );
+    project.assert_warm_equals_cold_with_error("a.py", 3, "pyvenv.cfg");
+}
+
 /// TypeScript in a fresh clone: `node_modules/` made after the server
 /// started (`npm install`), and a configuration `tsconfig.json` `extends`
 /// made after it started: each is seen warm (attack AE-5, AE-6).
@@ -2118,6 +2160,22 @@ fn typescript_warm_sees_type_roots_and_includes_outside_the_project_change() {
 
     shell(outside.path(), "sed -i 's/number/string/' shared/glob.d.ts");
     project.assert_warm_equals_cold_with_error("a.ts", 2, "include");
+
+    // A file made in an included folder (attack AE-7).
+    write(root, "b.ts", "export const z: number = made();\n");
+    project.assert_warm_equals_cold_with_error("b.ts", 1, "not made yet");
+    write(
+        outside.path(),
+        "shared/made.d.ts",
+        "declare function made(): string;\n",
+    );
+    project.assert_warm_equals_cold_with_error("b.ts", 1, "made");
+    let cold = project.errors(false);
+    assert!(
+        cold.iter()
+            .any(|(file, _, code)| file == "b.ts" && code == "2322"),
+        "{cold:?}"
+    );
 }
 
 /// Sources outside the project a native build reads: a C include folder
@@ -2150,6 +2208,22 @@ fn warm_sees_c_include_folders_and_go_replacements_outside_the_project_change() 
             project.log()
         );
         assert_eq!(warm, project.errors(false), "C: warm vs cold");
+        // A header made in an include folder named first, shadowing the
+        // one used so far (attack AE-9).
+        let first = TempDir::new("fresh-c-include-first");
+        write(
+            root,
+            "compile_flags.txt",
+            &format!(
+                "-std=c11\n-I{}\n-I{}\n",
+                first.path().display(),
+                outside.path().display()
+            ),
+        );
+        shell(outside.path(), "sed -i 's/XVAL 2/XVAL 1/' x.h");
+        assert!(project.errors(true).is_empty(), "{}", project.log());
+        write(first.path(), "x.h", "#define XVAL 2\n");
+        project.assert_warm_equals_cold_with_error("m.c", 3, "C: a header made");
     }
     if util::require_tool("gopls", "the Go replace freshness test").is_some() {
         let project = Project::new("fresh-go-replace");
@@ -2191,6 +2265,55 @@ fn warm_sees_c_include_folders_and_go_replacements_outside_the_project_change() 
             project.log()
         );
         assert_eq!(warm, project.errors(false), "Go: warm vs cold");
+        // A file made in the replacement (attack AE-8).
+        write(
+            root,
+            "main.go",
+            "package main\n\nimport \"example.com/x\"\n\nfunc main() {\n\tvar v int = x.W\n\t_ = v\n}\n",
+        );
+        project.assert_warm_equals_cold_with_error("main.go", 6, "Go: W not there yet");
+        write(outside.path(), "w.go", "package x\n\nconst W = \"s\"\n");
+        let warm = project.errors(true);
+        assert_eq!(warm, project.errors(false), "Go: a file made");
+        write(outside.path(), "w.go", "package x\n\nconst W = 2\n");
+        assert!(project.errors(true).is_empty(), "{}", project.log());
+    }
+    if util::require_tool("rust-analyzer", "the Cargo path dependency freshness test").is_some() {
+        // A file made in a path dependency that declares it (attack AE-10).
+        let project = Project::new("fresh-cargo-path");
+        let outside = TempDir::new("fresh-cargo-path-dep");
+        let root = project.path();
+        write(
+            outside.path(),
+            "Cargo.toml",
+            "[package]\nname = \"dep\"\nversion = \"0.1.0\"\nedition = \"2021\"\n",
+        );
+        write(
+            outside.path(),
+            "src/lib.rs",
+            "pub const V: i32 = 1;\npub mod extra;\n",
+        );
+        // `extra.rs` is generated later.
+        write(
+            root,
+            "Cargo.toml",
+            &format!(
+                "[package]\nname = \"app\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[dependencies]\ndep = {{ path = \"{}\" }}\n",
+                outside.path().display()
+            ),
+        );
+        write(
+            root,
+            "src/main.rs",
+            "fn main() {\n    let x: i32 = dep::V + dep::extra::W;\n    println!(\"{}\", x);\n}\n",
+        );
+        assert!(project.errors(true).is_empty(), "{}", project.log());
+        write(
+            outside.path(),
+            "src/extra.rs",
+            "pub const W: &str = \"s\";\n",
+        );
+        project.assert_warm_equals_cold_with_error("src/main.rs", 2, "Rust: a file made");
     }
 }
 

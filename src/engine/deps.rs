@@ -71,7 +71,7 @@ pub fn dependencies(
                 json_modules |= text.contains("resolveJsonModule");
                 for dir in mapped_dirs(file, &text) {
                     if !dir.starts_with(root) {
-                        source_files(&dir, SCRIPT_SOURCES, MAX_EXTRA_FILES, &mut found);
+                        source_tree(&dir, SCRIPT_SOURCES, MAX_EXTRA_FILES, &mut found);
                     }
                 }
             }
@@ -251,7 +251,7 @@ fn native_dependencies(
         for folder in folders {
             let path = lexically_normal(&dir.join(folder));
             if !path.starts_with(root) || walk_skips(root, &path) {
-                source_files(&path, sources, MAX_EXTRA_FILES, found);
+                source_tree(&path, sources, MAX_EXTRA_FILES, found);
             }
         }
     }
@@ -844,6 +844,34 @@ fn python_files(dir: &Path, limit: usize, found: &mut Vec<PathBuf>) {
     found.extend(folders);
 }
 
+/// [`source_files`], and every folder the walk went through, `dir` itself
+/// even before it exists: a folder's times move when an entry is made or
+/// removed in it, so a file created there (which a `paths` mapping, an
+/// include folder, a Go `replace` or a Cargo path dependency then
+/// resolves to) is news, not only an edit of a file that was there
+/// (attack AE-7 to AE-10). At most `limit` folders.
+fn source_tree(dir: &Path, extensions: &[&str], limit: usize, found: &mut Vec<PathBuf>) {
+    found.push(dir.to_path_buf());
+    source_files(dir, extensions, limit, found);
+    if !dir.is_dir() {
+        return;
+    }
+    let folders = ignore::WalkBuilder::new(dir)
+        .standard_filters(false)
+        .hidden(true)
+        .follow_links(false)
+        .filter_entry(|entry| {
+            let name = entry.file_name().to_string_lossy();
+            !super::files::NEVER.contains(&name.as_ref())
+        })
+        .build()
+        .flatten()
+        .filter(|entry| entry.depth() > 0 && entry.file_type().is_some_and(|t| t.is_dir()))
+        .take(limit)
+        .map(|entry| entry.into_path());
+    found.extend(folders);
+}
+
 /// The files with one of `extensions` under `dir`, up to `limit` (hidden
 /// folders, `node_modules` and virtual environments skipped).
 fn source_files(dir: &Path, extensions: &[&str], limit: usize, found: &mut Vec<PathBuf>) {
@@ -961,6 +989,12 @@ fn editable_paths(site: &Path, found: &mut Vec<PathBuf>) {
 /// own times. An environment not there yet is stamped as missing, so that
 /// making it (`uv venv`) is news.
 fn site_packages(venv: &Path, found: &mut Vec<PathBuf>) {
+    // Which packages count besides its own (`include-system-site-packages`,
+    // edited in place: attack AE-12).
+    let config = venv.join("pyvenv.cfg");
+    if config.is_file() {
+        found.push(config);
+    }
     let Ok(entries) = std::fs::read_dir(venv.join("lib")) else {
         if std::fs::symlink_metadata(venv).is_err() {
             found.push(venv.to_path_buf());
@@ -1347,7 +1381,13 @@ mod tests {
         };
         let mut found = Vec::new();
         interpreter_sites(&search, &base, &mut found);
-        assert_eq!(found, [venv.join("lib/python3.12/site-packages")]);
+        assert_eq!(
+            found,
+            [
+                venv.join("pyvenv.cfg"),
+                venv.join("lib/python3.12/site-packages")
+            ]
+        );
 
         // A pyenv shim: the version `.python-version` names, else the
         // global one, else `PYENV_VERSION` first of all.
