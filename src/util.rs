@@ -8,13 +8,15 @@
 //! bubblewrap around code the hooks run for the agent) and [`trusted`] (the
 //! hooks' helper programs found only in folders the agent cannot write),
 //! [`words`] (a line split into words as a shell quotes them), [`priority`]
-//! (a thread that takes only idle cores). Every
+//! (a thread that takes only idle cores), [`paths`] (`.` and `..` taken
+//! out by the text). Every
 //! other part may use them; they use nothing of this crate.
 
 pub mod confine;
 pub mod fsread;
 pub mod git;
 pub mod json_splice;
+pub mod paths;
 pub mod priority;
 pub mod private_dir;
 pub mod process;

@@ -221,6 +221,22 @@ fn check_exit_codes_paths_and_min_severity() {
         "Checked 1 file: no problems (0 inconclusive, 0 languages without a server)\n"
     );
 
+    // One file under three spellings is one file, shown by its own path
+    // (attack AE-14: `app/../app/clean.py` was checked and counted again).
+    let output = cli(
+        project.path(),
+        &[
+            "check",
+            "app/clean.py",
+            "app/../app/clean.py",
+            "./app/clean.py",
+        ],
+    );
+    assert_eq!(
+        stdout(&output),
+        "Checked 1 file: no problems (0 inconclusive, 0 languages without a server)\n"
+    );
+
     // A path that does not exist: exit 2, said on stderr.
     let output = cli(project.path(), &["check", "app", "nope.py"]);
     assert_eq!(output.status.code(), Some(2));

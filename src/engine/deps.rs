@@ -20,7 +20,9 @@
 //! installer replaces packages, it does not edit them), and `node_modules`
 //! folders below the workspace root.
 
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
+
+use crate::util::paths::lexically_normal;
 
 /// How many files an extra search path outside the project may hold before
 /// the walk stops looking (a whole home folder named by mistake).
@@ -153,11 +155,9 @@ pub fn dependencies(
             // A pyright configuration it `extends` is configuration too
             // (E-2: a shared base made strict, the warm server kept the old
             // strictness).
+            // One not there yet too: making it is news (attack AE-6).
             for base in string_values(&text, "extends") {
-                let path = lexically_normal(&dir.join(base));
-                if path.is_file() {
-                    found.push(path);
-                }
+                found.push(lexically_normal(&dir.join(base)));
             }
         }
         // ruff reads what its configurations `extend` (attack AE-2: the
@@ -582,21 +582,6 @@ fn quoted_strings(text: &str) -> Vec<String> {
         }
     }
     found
-}
-
-/// `path` with `.` and `..` taken out, without asking the file system.
-fn lexically_normal(path: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for component in path.components() {
-        match component {
-            Component::CurDir => {}
-            Component::ParentDir => {
-                out.pop();
-            }
-            other => out.push(other),
-        }
-    }
-    out
 }
 
 /// What a kept result of a Python checker's command line is stamped with

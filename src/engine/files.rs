@@ -64,6 +64,15 @@ pub fn collect_files(
     collect(ctx, settings, rules, paths).map(|collected| collected.files)
 }
 
+/// Whether `a` and `b` name one file (device and inode, links followed).
+fn same_file(a: &Path, b: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    match (std::fs::metadata(a), std::fs::metadata(b)) {
+        (Ok(a), Ok(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
+        _ => false,
+    }
+}
+
 /// [`collect_files`], with what could not be checked.
 pub fn collect(
     ctx: &Ctx,
@@ -83,6 +92,14 @@ pub fn collect(
         if absolute.symlink_metadata().is_err() {
             return Err(NoSuchPath(path.display().to_string()));
         }
+        // `sub/../a.py` is `a.py`, counted and shown once (attack AE-14),
+        // unless a link on the way makes `..` lead elsewhere.
+        let normal = crate::util::paths::lexically_normal(&absolute);
+        let absolute = if normal != absolute && same_file(&normal, &absolute) {
+            normal
+        } else {
+            absolute
+        };
         // The front ends refuse these with a message; here they are never
         // walked, whoever asks.
         if let Some(why) = outside_project(ctx, &absolute) {

@@ -80,26 +80,11 @@ pub fn watch_dir(state_root: &Path) -> Option<PathBuf> {
 /// (see `hook::ctx::cli_project_root`).
 fn stable_root(state_root: &Path) -> PathBuf {
     if state_root.is_absolute() {
-        return lexically_normal(state_root);
+        return crate::util::paths::lexically_normal(state_root);
     }
     state_root
         .canonicalize()
         .unwrap_or_else(|_| state_root.to_path_buf())
-}
-
-/// `path` with `.` and `..` taken out by the text alone.
-fn lexically_normal(path: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for component in path.components() {
-        match component {
-            std::path::Component::CurDir => {}
-            std::path::Component::ParentDir => {
-                out.pop();
-            }
-            other => out.push(other),
-        }
-    }
-    out
 }
 
 /// Whether the guard watches the state root whose watch folder is `watch`.
