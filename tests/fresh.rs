@@ -1552,6 +1552,43 @@ fn ty_warm_sees_the_environment_its_configuration_names_change() {
     project.assert_warm_equals_cold_with_error("a.py", 3, "replaced");
 }
 
+/// A ty configuration that `ty check` rejects (an environment that is not
+/// there): the project cannot be checked, warm as cold, also after a
+/// change (attack AE-4: warm fell back to ty's defaults and said clean).
+#[test]
+fn ty_warm_cannot_check_a_project_its_command_line_rejects_either() {
+    if util::require_tool("ty", "the rejected configuration test").is_none() {
+        return;
+    }
+    let project = Project::new("fresh-ty-rejected");
+    let root = project.path();
+    write(root, ".lsp.json", r#"{"ruff": {"disabled": true}}"#);
+    write(root, "ty.toml", "[environment]\npython = \".venv\"\n");
+    write(root, "a.py", "x: int = \"s\"\n");
+    let summary = |daemon: bool| {
+        let output = project.cli(&["check", "--json", "--no-ast-grep"], daemon);
+        let report: Value = serde_json::from_slice(&output.stdout).unwrap_or(Value::Null);
+        (
+            output.status.code(),
+            report["summary"]["inconclusive"].clone(),
+        )
+    };
+    let cold = summary(false);
+    assert_eq!(cold, (Some(2), json!(1)), "cold");
+    assert_eq!(summary(true), cold, "warm at first\n{}", project.log());
+    for text in ["x: int = 1\n", "x: int = 2\n"] {
+        // Time for the daemon's background work between the checks.
+        std::thread::sleep(std::time::Duration::from_millis(1500));
+        write(root, "a.py", text);
+        assert_eq!(
+            summary(true),
+            summary(false),
+            "after a change\n{}",
+            project.log()
+        );
+    }
+}
+
 /// `include-system-site-packages` turned on in `.venv/pyvenv.cfg`, edited
 /// in place: the base installation's packages count for ty, warm as cold
 /// (attack AE-12: a false clean).

@@ -178,7 +178,12 @@ impl Servers for WorkerServers {
                     .name("check-cli".into())
                     .spawn(move || {
                         let answer = cache.run(cli, &job, deadline);
-                        if cli.rechecks_on_server() {
+                        // A command line that could not check the project
+                        // (its configuration rejected: an environment that
+                        // is not there) leaves its server nothing to stand
+                        // in for: the server would fall back to defaults
+                        // and call the project clean (attack AE-4).
+                        if cli.rechecks_on_server() && answer.failure.is_none() {
                             start_project_pass(host, cache, cli, job);
                         }
                         answer
