@@ -1552,6 +1552,49 @@ fn ty_warm_sees_the_environment_its_configuration_names_change() {
     project.assert_warm_equals_cold_with_error("a.py", 3, "replaced");
 }
 
+/// A file a build script reads (`cargo:rerun-if-changed`), changed by the
+/// shell: what the script generates changes, and the warm answer with it.
+#[test]
+fn rust_warm_sees_a_file_its_build_script_reads_change() {
+    if util::require_tool("rust-analyzer", "the build script input test").is_none() {
+        return;
+    }
+    let project = Project::new("fresh-build-script");
+    let root = project.path();
+    write(
+        root,
+        "Cargo.toml",
+        "[package]\nname = \"gen\"\nversion = \"0.1.0\"\nedition = \"2021\"\n",
+    );
+    write(
+        root,
+        "build.rs",
+        r#"fn main() {
+    println!("cargo:rerun-if-changed=data/value.txt");
+    let text = std::fs::read_to_string("data/value.txt").unwrap();
+    let text = text.trim();
+    let constant = match text.parse::<i32>() {
+        Ok(n) => format!("pub const GEN: i32 = {n};"),
+        Err(_) => format!("pub const GEN: &str = {text:?};"),
+    };
+    let out = std::env::var("OUT_DIR").unwrap();
+    std::fs::write(format!("{out}/gen.rs"), constant).unwrap();
+}
+"#,
+    );
+    write(root, "data/value.txt", "1\n");
+    write(
+        root,
+        "src/main.rs",
+        "include!(concat!(env!(\"OUT_DIR\"), \"/gen.rs\"));\nfn main() {\n    let x: i32 = GEN;\n    println!(\"{x}\");\n}\n",
+    );
+    let cold = project.errors(false);
+    assert!(cold.is_empty(), "{cold:?}");
+    assert_eq!(project.errors(true), cold, "{}", project.log());
+    shell(root, "echo abc > data/value.txt");
+    project.assert_warm_equals_cold_with_error("src/main.rs", 3, "the input changed");
+}
+
 /// A ty configuration that `ty check` rejects (an environment that is not
 /// there): the project cannot be checked, warm as cold, also after a
 /// change (attack AE-4: warm fell back to ty's defaults and said clean).

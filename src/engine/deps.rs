@@ -237,12 +237,15 @@ fn native_dependencies(
         let name = config.file_name().unwrap_or_default().to_string_lossy();
         let (folders, sources): (Vec<String>, &[&str]) = match name.as_ref() {
             "go.mod" | "go.work" if handles(&[".go"]) => (go_local_folders(config), &[".go"]),
-            "Cargo.toml" if handles(&[".rs"]) => (
-                std::fs::read_to_string(config)
-                    .map(|text| string_values(&text, "path"))
-                    .unwrap_or_default(),
-                &[".rs", ".toml"],
-            ),
+            "Cargo.toml" if handles(&[".rs"]) => {
+                found.extend(build_script_inputs(config));
+                (
+                    std::fs::read_to_string(config)
+                        .map(|text| string_values(&text, "path"))
+                        .unwrap_or_default(),
+                    &[".rs", ".toml"],
+                )
+            }
             "compile_flags.txt" | "compile_commands.json" if handles(&[".c", ".cpp", ".h"]) => {
                 (include_folders(config), C_SOURCES)
             }
@@ -255,6 +258,47 @@ fn native_dependencies(
             }
         }
     }
+}
+
+/// The files a package's build script says it reads
+/// (`cargo:rerun-if-changed=PATH`, written out in its source), relative to
+/// the package: a change there makes cargo run the script again, and what
+/// it generates can change every answer (a `.proto`, a data table); the
+/// project walk sees only `.rs` and `.toml` files. A folder counts with
+/// its files and folders; a missing path too, so that making it is news.
+fn build_script_inputs(manifest: &Path) -> Vec<PathBuf> {
+    const MARK: &str = "rerun-if-changed=";
+    let Some(package) = manifest.parent() else {
+        return Vec::new();
+    };
+    let script = std::fs::read_to_string(manifest)
+        .ok()
+        .and_then(|text| string_values(&text, "build").into_iter().next())
+        .unwrap_or_else(|| "build.rs".to_string());
+    let Ok(source) = std::fs::read_to_string(package.join(script)) else {
+        return Vec::new();
+    };
+    let mut found = Vec::new();
+    let mut rest = source.as_str();
+    while let Some(at) = rest.find(MARK) {
+        rest = &rest[at + MARK.len()..];
+        // The literal part: up to the string's end or a format argument.
+        let path: String = rest
+            .chars()
+            .take_while(|c| !matches!(c, '"' | '{' | '\\' | '\n'))
+            .collect();
+        if path.is_empty() || path == "build.rs" {
+            continue;
+        }
+        let path = lexically_normal(&package.join(path));
+        if path.is_dir() {
+            found.push(path.clone());
+            source_tree(&path, &[""], MAX_EXTRA_FILES, &mut found);
+        } else {
+            found.push(path);
+        }
+    }
+    found
 }
 
 /// Header and source extensions of C and C++.
