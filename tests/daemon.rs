@@ -904,6 +904,38 @@ fn a_daemon_killed_mid_request_falls_back_and_its_leftovers_are_cleaned() {
     project.finish();
 }
 
+/// `daemon stop` from another terminal while a `check` waits on the
+/// daemon: the check is done without it, with the answer a cold check
+/// gives (attack AE-13: "the time budget ran out", files "not checked
+/// yet, it goes on in the daemon", exit 2).
+#[test]
+fn a_check_whose_daemon_is_stopped_meanwhile_is_done_without_it() {
+    let project = Project::new("slow-files", &["--delay-ms", "2500"], 20_000, json!({}));
+    std::fs::write(project.path().join("a.fake"), "ERROR: found\n").unwrap();
+    let check = std::thread::scope(|scope| {
+        let running = scope.spawn(|| {
+            let mut command = util::command("ralph-hooks", project.path());
+            command
+                .env_remove("RALPH_HOOKS_DAEMON")
+                .args(["check", "--no-ast-grep"]);
+            command.output().unwrap()
+        });
+        assert!(
+            eventually(Duration::from_secs(5), || !project.spawns().is_empty()),
+            "the daemon never started a server"
+        );
+        let stop = project.cli(&["daemon", "stop"]);
+        assert!(stop.status.success(), "{stop:?}");
+        running.join().unwrap()
+    });
+    let out = String::from_utf8_lossy(&check.stdout);
+    let err = String::from_utf8_lossy(&check.stderr);
+    assert_eq!(check.status.code(), Some(1), "{out}\n{err}");
+    assert!(out.contains("a.fake:1:1 error [fake E1] found"), "{out}");
+    assert!(out.contains("(0 inconclusive"), "{out}");
+    project.finish();
+}
+
 #[test]
 fn a_config_change_restarts_the_server() {
     let project = Project::new("normal", &[], DEADLINE_MS, json!({}));

@@ -861,13 +861,26 @@ fn serve(shared: &Arc<Shared>, stream: UnixStream) {
                 };
                 // A report of tens of thousands of diagnostics goes out
                 // as encoded, not through a JSON tree.
-                let reply = wire::ok_reply_bytes(&super::checks::check(
+                let report = super::checks::check(
                     Arc::clone(shared) as Arc<dyn Host>,
                     &project,
                     &options,
                     debug,
                     &mut report_progress,
-                ));
+                );
+                // Stopped while it ran (`daemon stop` from another
+                // terminal): its servers were shut down under it, so its
+                // files would read "not checked yet, it goes on in the
+                // daemon", which is gone. The caller checks without it
+                // instead (attack AE-13).
+                if shared.lock_registry().stopping {
+                    let _ = conn.send(
+                        &wire::error_reply("the daemon stopped during this check"),
+                        Instant::now() + WRITE_TIMEOUT,
+                    );
+                    return;
+                }
+                let reply = wire::ok_reply_bytes(&report);
                 if conn
                     .send_line(reply, Instant::now() + WRITE_TIMEOUT)
                     .is_err()
