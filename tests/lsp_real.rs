@@ -104,6 +104,73 @@ static NO_RUFF: std::sync::LazyLock<Value> =
 const PYTHON_SAMPLE: &str =
     "def add(a: int, b: int) -> int:\n    return a + b\n\nresult: str = add(1, 2)\n";
 
+/// pyrefly with a configuration it cannot read answers every file with no
+/// diagnostics; the edit's report says the file was not checked, never
+/// "clean" (attack AF-1), cold and through the daemon.
+#[test]
+fn pyrefly_that_cannot_read_its_configuration_is_inconclusive_not_clean() {
+    if util::require_tool("pyrefly", "the pyrefly configuration test").is_none() {
+        return;
+    }
+    let dir = project(json!({"lsp": {"servers": {"ruff": {"disabled": true}}}}));
+    write(dir.path(), "pyrefly.toml", "search-path = \"src\"\n");
+    let text = "x: int = 1\ny: str = 2\n";
+    let file = write(dir.path(), "main.py", text);
+    for daemon in [false, true] {
+        let mut command = util::command("ralph-post-tool-lsp-diagnostic", dir.path());
+        if daemon {
+            command.env_remove("RALPH_HOOKS_DAEMON");
+        }
+        let output =
+            util::run_with_stdin(command, write_payload(&file, text).to_string().as_bytes());
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        assert!(
+            stdout.contains("inconclusive") && stdout.contains("pyrefly.toml"),
+            "daemon {daemon}: {stdout}"
+        );
+        assert!(!stdout.contains("clean —"), "daemon {daemon}: {stdout}");
+    }
+    let mut stop = util::command("ralph-hooks", dir.path());
+    stop.env_remove("RALPH_HOOKS_DAEMON")
+        .args(["daemon", "stop"]);
+    let _ = stop.output();
+}
+
+/// A ruff configuration that does not load: the ruff server answers with
+/// its default rules, where `ruff check` refuses to check; the edit's
+/// report says ruff did not check the file (re-attack RE-10).
+#[test]
+fn ruff_that_cannot_read_its_configuration_is_inconclusive() {
+    if util::require_tool("ruff", "the ruff configuration test").is_none() {
+        return;
+    }
+    let dir = project(json!({}));
+    write(dir.path(), "ruff.toml", "[lint]\nselect = \"F401\"\n");
+    let text = "import os\n";
+    let file = write(dir.path(), "main.py", text);
+    let (context, _) = run_hook(dir.path(), &write_payload(&file, text));
+    assert!(
+        context.contains("(ruff): inconclusive") && context.contains("ruff.toml"),
+        "{context}"
+    );
+    assert!(!context.contains("[Ruff F401]"), "{context}");
+    // A project check that the ruff server answers (configured in
+    // `.lsp.json`, so not its command line) says the same.
+    write(
+        dir.path(),
+        ".lsp.json",
+        r#"{"ruff": {"initializationOptions": {"settings": {}}}}"#,
+    );
+    let mut check = util::command("ralph-hooks", dir.path());
+    let output = check.args(["check", "--no-ast-grep"]).output().unwrap();
+    let text = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(output.status.code(), Some(2), "{text}");
+    assert!(
+        text.contains("ruff: the server could not read its configuration"),
+        "{text}"
+    );
+}
+
 #[test]
 fn pyright_reports_the_type_error_of_the_issue() {
     // pyright-langserver has no --version; being on PATH is the test.

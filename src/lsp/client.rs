@@ -814,6 +814,25 @@ impl Client {
         language_id: &str,
         deadline: Instant,
     ) -> Result<Vec<ServerDiagnostic>, LspError> {
+        let answer = self.diagnose_text(path, text, language_id, deadline);
+        // A server that could not read its configuration may answer with
+        // nothing at all (pyrefly): that is no "clean" (attack AF-1).
+        match self.transport.config_error() {
+            Some(line) if answer.is_ok() => Err(LspError::Rejected {
+                method: "its configuration".into(),
+                message: crate::util::text::escape_controls(&line).into_owned(),
+            }),
+            _ => answer,
+        }
+    }
+
+    fn diagnose_text(
+        &mut self,
+        path: &Path,
+        text: &str,
+        language_id: &str,
+        deadline: Instant,
+    ) -> Result<Vec<ServerDiagnostic>, LspError> {
         self.last_used = Instant::now();
         let key = uri::comparable(path);
         let document_uri = uri::from_path(&key);

@@ -49,7 +49,35 @@ pub struct Transport {
     outgoing: Option<mpsc::Sender<Message>>,
     incoming: Receiver<Incoming>,
     stderr_tail: Arc<Mutex<VecDeque<String>>>,
+    /// The first error the server logged about reading its configuration
+    /// (see [`configuration_error`]).
+    config_error: Arc<Mutex<Option<String>>>,
     closed: bool,
+}
+
+/// The configuration files a server may fail to read.
+const CONFIG_NAMES: &[&str] = &[
+    "pyrefly.toml",
+    "pyproject.toml",
+    "ty.toml",
+    "ruff.toml",
+    ".ruff.toml",
+    "pyrightconfig.json",
+    "tsconfig.json",
+];
+
+/// Whether a stderr `line` is the server's error about one of its
+/// configuration files: pyrefly (`ERROR /p/pyrefly.toml: TOML parse error
+/// at line 1`) then answers every file with no diagnostics, as if clean
+/// (attack AF-1), and ruff (`2026-… ERROR Failed to resolve settings for
+/// /p/ruff.toml: …`) answers with its default rules (re-attack RE-10),
+/// where their command lines refuse to check at all.
+pub fn configuration_error(line: &str) -> bool {
+    let line = line.trim_start();
+    (line.starts_with("ERROR") || line.contains(" ERROR "))
+        && CONFIG_NAMES
+            .iter()
+            .any(|name| line.contains(&format!("{name}:")))
 }
 
 impl Transport {
@@ -78,14 +106,17 @@ impl Transport {
             .name(format!("lsp-writer-{pid}"))
             .spawn(move || write_loop(stdin, &outgoing_receiver))?;
         let tail = Arc::clone(&stderr_tail);
+        let config_error = Arc::new(Mutex::new(None));
+        let config = Arc::clone(&config_error);
         std::thread::Builder::new()
             .name(format!("lsp-stderr-{pid}"))
-            .spawn(move || drain_stderr(stderr, &tail))?;
+            .spawn(move || drain_stderr(stderr, &tail, &config))?;
         Ok(Transport {
             child,
             outgoing: Some(outgoing),
             incoming,
             stderr_tail,
+            config_error,
             closed: false,
         })
     }
@@ -159,6 +190,15 @@ impl Transport {
         self.child.kill();
     }
 
+    /// The server's error about reading its configuration, if it logged
+    /// one since it started.
+    pub fn config_error(&self) -> Option<String> {
+        self.config_error
+            .lock()
+            .ok()
+            .and_then(|error| error.clone())
+    }
+
     /// The last lines the server wrote on stderr, joined.
     pub fn stderr_tail(&self) -> String {
         let lines = self
@@ -203,7 +243,11 @@ fn write_loop(mut stdin: ChildStdin, outgoing: &Receiver<Message>) {
     }
 }
 
-fn drain_stderr(stderr: ChildStderr, tail: &Mutex<VecDeque<String>>) {
+fn drain_stderr(
+    stderr: ChildStderr,
+    tail: &Mutex<VecDeque<String>>,
+    config_error: &Mutex<Option<String>>,
+) {
     let mut reader = BufReader::new(stderr);
     let mut line = Vec::new();
     loop {
@@ -218,6 +262,12 @@ fn drain_stderr(stderr: ChildStderr, tail: &Mutex<VecDeque<String>>) {
                 let text = String::from_utf8_lossy(&line).trim_end().to_string();
                 if text.is_empty() {
                     continue;
+                }
+                if configuration_error(&text)
+                    && let Ok(mut error) = config_error.lock()
+                    && error.is_none()
+                {
+                    *error = Some(text.clone());
                 }
                 if let Ok(mut lines) = tail.lock() {
                     if lines.len() == STDERR_TAIL_LINES {
@@ -412,5 +462,22 @@ mod tests {
         let got = frames(&input);
         assert!(got[0].starts_with("invalid"), "{got:?}");
         assert_eq!(got[1], "note d");
+    }
+
+    #[test]
+    fn a_configuration_error_is_told_from_other_lines() {
+        assert!(configuration_error(
+            "ERROR /p/pyrefly.toml: TOML parse error at line 1, column 15"
+        ));
+        assert!(configuration_error(
+            "2026-11-29 06:12:26.898945952 ERROR Failed to resolve settings for /p/ruff.toml: Failed to load configuration"
+        ));
+        assert!(!configuration_error(
+            " INFO Populating all files in the config (FailedParse(\"/p/pyrefly.toml\"))."
+        ));
+        assert!(!configuration_error("ERROR could not open main.py: denied"));
+        assert!(!configuration_error(
+            "WARN /p/pyproject.toml: no [tool.ruff] section"
+        ));
     }
 }

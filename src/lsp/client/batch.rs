@@ -278,6 +278,14 @@ impl Client {
             return FileAnswer::Pending;
         };
         match batch.files.get(&key) {
+            // A server that could not read its configuration answers
+            // with nothing or with its defaults (see `Client::diagnose`).
+            Some(Tracked {
+                stage: Stage::Done, ..
+            }) if let Some(line) = self.transport.config_error() => FileAnswer::Failed(format!(
+                "the server could not read its configuration: {}",
+                crate::util::text::escape_controls(&line)
+            )),
             Some(Tracked {
                 stage: Stage::Done, ..
             }) => self
