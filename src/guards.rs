@@ -693,7 +693,9 @@ fn store_for_project(ctx: &Ctx, project: &str) -> Option<Store> {
     } else {
         ctx.project_root.join(path)
     };
-    if protect::lexical_normalize(&root) == protect::lexical_normalize(&ctx.project_root) {
+    if crate::util::paths::lexically_normal(&root)
+        == crate::util::paths::lexically_normal(&ctx.project_root)
+    {
         return None;
     }
     Some(Store::new(root.join(".claude").join("orchestrator")))
@@ -812,7 +814,7 @@ fn file_write(
     if file_path.is_empty() {
         return Ok(None);
     }
-    let path = protect::lexical_normalize(&ctx.project_root.join(file_path));
+    let path = crate::util::paths::lexically_normal(&ctx.project_root.join(file_path));
     if let Some(instead) = named_state_file(ctx, &path) {
         return Ok(Some(deny_state(ctx, &path, instead)));
     }

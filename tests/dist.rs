@@ -89,7 +89,7 @@ fn dist_tool(name: &str) -> Option<PathBuf> {
     util::require_tool(name, &format!("the {name} install route"))
 }
 
-fn run(command: &mut Command, what: &str) -> Output {
+pub(crate) fn run(command: &mut Command, what: &str) -> Output {
     let output = command
         .stdin(Stdio::null())
         .output()

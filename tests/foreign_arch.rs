@@ -13,10 +13,11 @@
 //! `RALPH_HOOKS_REQUIRE_SERVERS=1` (CI).
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::Command;
 
 use serde_json::{Value, json};
 
+use crate::dist::run;
 use crate::util::{self, TempDir};
 
 const SESSION: &str = "5e55d157-0000-4000-8000-0000000aa64a";
@@ -117,21 +118,6 @@ fn assert_aarch64_executables(route: &str, dir: &Path) {
             path.display()
         );
     }
-}
-
-fn run(command: &mut Command, what: &str) -> Output {
-    let output = command
-        .stdin(Stdio::null())
-        .output()
-        .unwrap_or_else(|error| panic!("cannot run {what}: {error}"));
-    assert!(
-        output.status.success(),
-        "{what} failed ({}):\n{}\n{}",
-        output.status,
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    );
-    output
 }
 
 /// `binary` of `dir` under the emulator, with nothing from the developer's

@@ -93,6 +93,28 @@ fn git(root: &Path, args: &[&str]) {
     );
 }
 
+/// A virtualenv at `venv` (`python3 -m venv --without-pip`): its
+/// `site-packages`, where a test installs what it needs.
+fn make_venv(venv: &Path) -> PathBuf {
+    let made = Command::new("python3")
+        .args(["-m", "venv", "--without-pip"])
+        .arg(venv)
+        .status()
+        .expect("python3 runs");
+    assert!(
+        made.success(),
+        "python3 -m venv --without-pip {}",
+        venv.display()
+    );
+    std::fs::read_dir(venv.join("lib"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path()
+        .join("site-packages")
+}
+
 /// A change made the way a Bash tool call makes it: `sh -c` in the project.
 fn shell(root: &Path, script: &str) {
     let status = Command::new("sh")
@@ -1279,19 +1301,7 @@ fn pyright_warm_sees_the_environment_of_a_python_path_setting_change() {
     let project = Project::new("fresh-python-path");
     let outside = TempDir::new("fresh-python-path-env");
     let venv = outside.path().join("venv");
-    let made = Command::new("python3")
-        .args(["-m", "venv", "--without-pip"])
-        .arg(&venv)
-        .status()
-        .expect("python3 runs");
-    assert!(made.success(), "python3 -m venv --without-pip");
-    let site = std::fs::read_dir(venv.join("lib"))
-        .unwrap()
-        .next()
-        .unwrap()
-        .unwrap()
-        .path()
-        .join("site-packages");
+    let site = make_venv(&venv);
     write(&site, "ppk/__init__.py", "def pk() -> int: ...\n");
     let root = project.path();
     let settings = json!({
@@ -1384,19 +1394,7 @@ fn python_warm_sees_the_projects_virtualenv_made_after_it_started() {
         write(root, config, if config == "ty.toml" { "" } else { "{}" });
         write(root, "a.py", "from ppk import pk\n\nx: int = pk()\n");
         project.assert_warm_equals_cold_with_error("a.py", 1, server);
-        let made = Command::new("python3")
-            .args(["-m", "venv", "--without-pip"])
-            .arg(root.join(".venv"))
-            .status()
-            .expect("python3 runs");
-        assert!(made.success(), "python3 -m venv --without-pip");
-        let site = std::fs::read_dir(root.join(".venv/lib"))
-            .unwrap()
-            .next()
-            .unwrap()
-            .unwrap()
-            .path()
-            .join("site-packages");
+        let site = make_venv(&root.join(".venv"));
         write(&site, "ppk/__init__.py", "def pk() -> str: ...\n");
         let cold = project.errors(false);
         assert_eq!(project.errors(true), cold, "{server}\n{}", project.log());
@@ -1421,19 +1419,7 @@ fn pyright_warm_sees_the_virtualenv_of_venv_path_made_and_changed() {
     project.assert_warm_equals_cold_with_error("a.py", 1, "no virtualenv yet");
 
     let venv = outside.path().join("v1");
-    let made = Command::new("python3")
-        .args(["-m", "venv", "--without-pip"])
-        .arg(&venv)
-        .status()
-        .expect("python3 runs");
-    assert!(made.success(), "python3 -m venv --without-pip");
-    let site = std::fs::read_dir(venv.join("lib"))
-        .unwrap()
-        .next()
-        .unwrap()
-        .unwrap()
-        .path()
-        .join("site-packages");
+    let site = make_venv(&venv);
     write(&site, "ppk/__init__.py", "def pk() -> int: ...\n");
     let cold = project.errors(false);
     assert!(cold.is_empty(), "{cold:?}");
@@ -1465,19 +1451,7 @@ fn pyright_warm_sees_the_virtualenv_of_a_python_path_setting_made_later() {
     write(root, ".lsp.json", &settings.to_string());
     write(root, "a.py", "from ppk import pk\n\nx: int = pk()\n");
     project.assert_warm_equals_cold_with_error("a.py", 1, "no virtualenv yet");
-    let made = Command::new("python3")
-        .args(["-m", "venv", "--without-pip"])
-        .arg(&venv)
-        .status()
-        .expect("python3 runs");
-    assert!(made.success(), "python3 -m venv --without-pip");
-    let site = std::fs::read_dir(venv.join("lib"))
-        .unwrap()
-        .next()
-        .unwrap()
-        .unwrap()
-        .path()
-        .join("site-packages");
+    let site = make_venv(&venv);
     write(&site, "ppk/__init__.py", "def pk() -> str: ...\n");
     project.assert_warm_equals_cold_with_error("a.py", 3, "the virtualenv made");
 }
@@ -1524,19 +1498,7 @@ fn ty_warm_sees_the_environment_its_configuration_names_change() {
     let project = Project::new("fresh-ty-python");
     let outside = TempDir::new("fresh-ty-python-env");
     let venv = outside.path().join("v");
-    let made = Command::new("python3")
-        .args(["-m", "venv", "--without-pip"])
-        .arg(&venv)
-        .status()
-        .expect("python3 runs");
-    assert!(made.success(), "python3 -m venv --without-pip");
-    let site = std::fs::read_dir(venv.join("lib"))
-        .unwrap()
-        .next()
-        .unwrap()
-        .unwrap()
-        .path()
-        .join("site-packages");
+    let site = make_venv(&venv);
     let root = project.path();
     write(root, ".lsp.json", r#"{"ruff": {"disabled": true}}"#);
     write(
@@ -1798,19 +1760,7 @@ fn python_warm_answers_for_the_callers_virtualenv() {
         let project = Project::new(label);
         let outside = TempDir::new(&format!("{label}-env"));
         let venv = outside.path().join("venv");
-        let made = Command::new("python3")
-            .args(["-m", "venv", "--without-pip"])
-            .arg(&venv)
-            .status()
-            .expect("python3 runs");
-        assert!(made.success(), "python3 -m venv --without-pip");
-        let site = std::fs::read_dir(venv.join("lib"))
-            .unwrap()
-            .next()
-            .unwrap()
-            .unwrap()
-            .path()
-            .join("site-packages");
+        let site = make_venv(&venv);
         write(&site, "vpkg/__init__.py", "def vf() -> int: ...\n");
         let root = project.path();
         write(root, ".lsp.json", r#"{"ruff": {"disabled": true}}"#);

@@ -885,7 +885,19 @@ fn source_tree(dir: &Path, extensions: &[&str], limit: usize, found: &mut Vec<Pa
     if !dir.is_dir() {
         return;
     }
-    let folders = ignore::WalkBuilder::new(dir)
+    let folders = outside_walk(dir)
+        .flatten()
+        .filter(|entry| entry.depth() > 0 && entry.file_type().is_some_and(|t| t.is_dir()))
+        .take(limit)
+        .map(|entry| entry.into_path());
+    found.extend(folders);
+}
+
+/// A walk of `dir` (outside the project walk) as [`source_files`] and
+/// [`source_tree`] take it: hidden folders, `node_modules` and virtual
+/// environments skipped, links not followed.
+fn outside_walk(dir: &Path) -> ignore::Walk {
+    ignore::WalkBuilder::new(dir)
         .standard_filters(false)
         .hidden(true)
         .follow_links(false)
@@ -894,11 +906,6 @@ fn source_tree(dir: &Path, extensions: &[&str], limit: usize, found: &mut Vec<Pa
             !super::files::NEVER.contains(&name.as_ref())
         })
         .build()
-        .flatten()
-        .filter(|entry| entry.depth() > 0 && entry.file_type().is_some_and(|t| t.is_dir()))
-        .take(limit)
-        .map(|entry| entry.into_path());
-    found.extend(folders);
 }
 
 /// The files with one of `extensions` under `dir`, up to `limit` (hidden
@@ -907,17 +914,8 @@ fn source_files(dir: &Path, extensions: &[&str], limit: usize, found: &mut Vec<P
     if !dir.is_dir() {
         return;
     }
-    let walker = ignore::WalkBuilder::new(dir)
-        .standard_filters(false)
-        .hidden(true)
-        .follow_links(false)
-        .filter_entry(|entry| {
-            let name = entry.file_name().to_string_lossy();
-            !super::files::NEVER.contains(&name.as_ref())
-        })
-        .build();
     let mut count = 0;
-    for entry in walker.flatten() {
+    for entry in outside_walk(dir).flatten() {
         let name = entry.file_name().to_string_lossy();
         if extensions.iter().any(|ext| name.ends_with(ext)) {
             found.push(entry.into_path());

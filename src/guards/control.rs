@@ -184,7 +184,8 @@ fn names_other_project(ctx: &Ctx, args: &[String]) -> bool {
         return false;
     };
     let path = ctx.project_root.join(project);
-    super::protect::lexical_normalize(&path) != super::protect::lexical_normalize(&ctx.project_root)
+    crate::util::paths::lexically_normal(&path)
+        != crate::util::paths::lexically_normal(&ctx.project_root)
 }
 
 /// `/cancel-loop` and `/resume-loop` called by the agent through the Skill

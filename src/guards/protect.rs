@@ -31,6 +31,7 @@
 //! would (`rm .claude/*`). A file with more than one hard link is compared
 //! by device and inode with the protected files.
 
+use crate::util::paths::lexically_normal;
 use std::collections::VecDeque;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Component, Path, PathBuf};
@@ -122,13 +123,13 @@ impl Places {
     /// Whether `path` lies in a folder Claude Code loads skills, slash
     /// commands or subagents from ([`LOADED_FROM`]).
     pub fn loads_commands(&self, path: &Path) -> bool {
-        let path = lexical_normalize(path);
+        let path = lexically_normal(path);
         let bases = std::iter::once(self.project_root.join(".claude"))
             .chain(self.home.iter().map(|home| home.join(".claude")))
             .chain(self.config_dir.clone());
         bases
             .flat_map(|base| LOADED_FROM.iter().map(move |name| base.join(name)))
-            .any(|dir| path.starts_with(lexical_normalize(&dir)))
+            .any(|dir| path.starts_with(lexically_normal(&dir)))
     }
 }
 
@@ -137,22 +138,22 @@ impl ProtectedSet {
     pub fn new(places: &Places, config_file: &Path, user: &[String]) -> ProtectedSet {
         let project = &places.project_root;
         let mut entries = vec![Entry {
-            path: lexical_normalize(&places.state_root),
+            path: lexically_normal(&places.state_root),
             tree: true,
             kind: Kind::State,
             except: AGENT_WRITTEN
                 .iter()
-                .map(|name| lexical_normalize(&places.state_root.join(name)))
+                .map(|name| lexically_normal(&places.state_root.join(name)))
                 .collect(),
         }];
         let file = |path: PathBuf| Entry {
-            path: lexical_normalize(&path),
+            path: lexically_normal(&path),
             tree: false,
             kind: Kind::Config,
             except: Vec::new(),
         };
         let tree = |path: PathBuf| Entry {
-            path: lexical_normalize(&path),
+            path: lexically_normal(&path),
             tree: true,
             kind: Kind::Config,
             except: Vec::new(),
@@ -182,7 +183,7 @@ impl ProtectedSet {
             let Some(expanded) = expand(listed, project, places) else {
                 continue;
             };
-            let path = lexical_normalize(&project.join(expanded));
+            let path = lexically_normal(&project.join(expanded));
             let tree = listed.ends_with('/') || path.is_dir();
             entries.push(Entry {
                 path,
@@ -267,7 +268,7 @@ fn forms_of_entry(entry: &Entry) -> Vec<PathBuf> {
 
 /// A path as written (`..` resolved) and with symlinks followed.
 pub fn forms(path: &Path) -> Vec<PathBuf> {
-    let lexical = lexical_normalize(path);
+    let lexical = lexically_normal(path);
     let resolved = resolve_links(&lexical);
     if resolved == lexical {
         vec![lexical]
@@ -357,7 +358,7 @@ pub fn run_dirs(base: &Path, cwd: &Cwd, places: &Places) -> Vec<PathBuf> {
         let Some(expanded) = expand(cd, &dir, places) else {
             return dirs;
         };
-        dir = lexical_normalize(&dir.join(expanded));
+        dir = lexically_normal(&dir.join(expanded));
     }
     if !dirs.contains(&dir) {
         dirs.push(dir);
@@ -374,7 +375,7 @@ pub fn paths_of(word: &str, dirs: &[PathBuf], places: &Places) -> Vec<PathBuf> {
             continue;
         };
         for alternative in expand_braces(&expanded) {
-            let absolute = lexical_normalize(&dir.join(&alternative));
+            let absolute = lexically_normal(&dir.join(&alternative));
             if has_glob(&alternative) {
                 out.extend(glob(&absolute));
             } else {
@@ -515,21 +516,6 @@ fn matches_from(pattern: &[char], name: &[char]) -> bool {
     }
 }
 
-/// Removes `.` and resolves `..` without touching the disk.
-pub fn lexical_normalize(path: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for component in path.components() {
-        match component {
-            Component::CurDir => {}
-            Component::ParentDir => {
-                out.pop();
-            }
-            other => out.push(other.as_os_str()),
-        }
-    }
-    out
-}
-
 /// `path` with every symlink on the way followed, as the kernel would; the
 /// part past the first component that does not exist is kept as written,
 /// so a dangling final link still names its target.
@@ -558,7 +544,7 @@ pub fn resolve_links(path: &Path) -> PathBuf {
             // Missing: the rest is kept as written.
             resolved = candidate;
             for rest in pending {
-                resolved = lexical_normalize(&resolved.join(rest));
+                resolved = lexically_normal(&resolved.join(rest));
             }
             return resolved;
         };
