@@ -206,10 +206,10 @@ fn route_section(plugins: &[ActivePlugin], registered_directly: bool, settings: 
         (false, true) => {
             for plugin in plugins {
                 println!(
-                    "  PROBLEM registered twice: in {} and by {}; every hook runs twice. Remove one: `ralph-hooks install --uninstall`, or `claude plugin uninstall {}`",
+                    "  PROBLEM registered twice: in {} and by {}; every hook runs twice. Remove one: `ralph-hooks install --uninstall`, or `{}`",
                     settings.display(),
                     plugin.describe(),
-                    plugin.id
+                    plugin.uninstall_command()
                 );
             }
             return 1;

@@ -39,6 +39,27 @@ pub struct ActivePlugin {
 }
 
 impl ActivePlugin {
+    /// The command that removes it, with the scope it was enabled at:
+    /// `claude plugin uninstall` without `--scope` looks at the user's
+    /// scope only and fails for a project's plugin (attack A32N-2).
+    pub fn uninstall_command(&self) -> String {
+        let scope = match self.enabled_in.file_name().and_then(|name| name.to_str()) {
+            Some("settings.local.json") => " --scope local",
+            Some("settings.json")
+                if self
+                    .enabled_in
+                    .parent()
+                    .is_some_and(|folder| folder.ends_with(".claude"))
+                    && claude_config_dir()
+                        .is_none_or(|config| self.enabled_in != config.join("settings.json")) =>
+            {
+                " --scope project"
+            }
+            _ => "",
+        };
+        format!("claude plugin uninstall {}{scope}", self.id)
+    }
+
     /// One line for people: which plugin, from where, running what.
     pub fn describe(&self) -> String {
         let files = match &self.install_path {
@@ -223,14 +244,17 @@ fn read_json(path: &Path) -> Option<Value> {
 /// The refusal `ralph-hooks install` gives while a plugin runs our hooks.
 pub fn double_registration_message(plugins: &[ActivePlugin], settings: &Path) -> String {
     let described: Vec<String> = plugins.iter().map(ActivePlugin::describe).collect();
-    let ids: Vec<&str> = plugins.iter().map(|plugin| plugin.id.as_str()).collect();
+    let commands: Vec<String> = plugins
+        .iter()
+        .map(ActivePlugin::uninstall_command)
+        .collect();
     format!(
         "refusing to register the hooks in {}: Claude Code already runs them through {}. \
          Both would run every hook twice. Keep the plugin (nothing to do), or remove it first \
-         with `claude plugin uninstall {}` (or `claude plugin disable …`) and run install again.",
+         with `{}` (or `claude plugin disable …`) and run install again.",
         settings.display(),
         described.join("; "),
-        ids.join(" ")
+        commands.join("`, `")
     )
 }
 
@@ -313,9 +337,37 @@ mod tests {
         let message = double_registration_message(&[plugin], Path::new("/p/.claude/settings.json"));
         assert!(message.contains("ralph-hooks@ralph-hooks"), "{message}");
         assert!(
-            message.contains("claude plugin uninstall ralph-hooks@ralph-hooks"),
+            message.contains("claude plugin uninstall ralph-hooks@ralph-hooks --scope project"),
             "{message}"
         );
         assert!(message.contains("twice"), "{message}");
+    }
+
+    #[test]
+    fn the_way_out_names_the_scope_the_plugin_was_enabled_at() {
+        let at = |enabled_in: &str| {
+            ActivePlugin {
+                id: "ralph-hooks@m".into(),
+                enabled_in: PathBuf::from(enabled_in),
+                install_path: None,
+                hook_commands: vec![],
+            }
+            .uninstall_command()
+        };
+        assert_eq!(
+            at("/p/.claude/settings.json"),
+            "claude plugin uninstall ralph-hooks@m --scope project"
+        );
+        assert_eq!(
+            at("/p/.claude/settings.local.json"),
+            "claude plugin uninstall ralph-hooks@m --scope local"
+        );
+        if let Some(config) = claude_config_dir() {
+            let user = config.join("settings.json");
+            assert_eq!(
+                at(&user.to_string_lossy()),
+                "claude plugin uninstall ralph-hooks@m"
+            );
+        }
     }
 }
