@@ -174,6 +174,78 @@ fn a_tracked_hand_formatted_settings_file_comes_back_byte_for_byte() {
     assert_eq!(status(project), "");
 }
 
+/// `doctor` asks whether the guard's folder can be made without leaving it
+/// made, and `--purge` takes `ralph-hooks/` in the state home too when no
+/// other project's folder is in it (attack A32N-1).
+#[test]
+fn doctor_and_purge_leave_no_folder_in_the_state_home() {
+    let temp = git_project("uninstall-state-home");
+    let project = temp.path();
+    let home = TempDir::new("uninstall-state-home-xdg");
+    let in_home = |args: &[&str]| {
+        let mut command = util::command("ralph-hooks", project);
+        command.env("XDG_STATE_HOME", home.path()).args(args);
+        util::run_with_stdin(command, b"")
+    };
+    let entries = || {
+        std::fs::read_dir(home.path())
+            .unwrap()
+            .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+            .collect::<Vec<_>>()
+    };
+    ok(in_home(&["install"]));
+    in_home(&["doctor"]);
+    assert_eq!(entries(), Vec::<String>::new(), "doctor made a folder");
+    // A loop and a Bash call make the guard's folder.
+    ok(in_home(&[
+        "loop",
+        "start",
+        "goal",
+        "--check",
+        "true",
+        "--no-diagnostics",
+    ]));
+    let mut hook = util::command("ralph-pre-tool-stop-guard", project);
+    hook.env("XDG_STATE_HOME", home.path());
+    let payload = serde_json::json!({"hook_event_name": "PreToolUse", "session_id": "s",
+        "cwd": project, "tool_name": "Bash", "tool_use_id": "toolu_1",
+        "tool_input": {"command": "ls"}});
+    util::run_with_stdin(hook, payload.to_string().as_bytes());
+    assert_eq!(entries(), ["ralph-hooks"], "the guard made no folder");
+    ok(in_home(&["install", "--uninstall", "--purge"]));
+    assert_eq!(entries(), Vec::<String>::new(), "purge left a folder");
+}
+
+/// Empty hook containers the user wrote are not ours: an uninstall in a
+/// project never installed into changes nothing, and an install and an
+/// uninstall give them back (attack A32N-5).
+#[test]
+fn empty_hook_containers_the_user_wrote_stay() {
+    for text in [
+        "{\"hooks\": {}}\n",
+        "",
+        "{\n  \"env\": {\"A\": \"1\"},\n  \"hooks\": {\n    \"Stop\": []\n  }\n}\n",
+        "{\n  \"hooks\": {\n    \"PreToolUse\": [\n      {\"matcher\": \"Bash\", \"hooks\": []}\n    ]\n  }\n}\n",
+        "{\n  \"hooks\": {\n    \"Notification\": [{\"hooks\": [{\"type\": \"command\", \"command\": \"notify-send hi\"}]}],\n    \"SessionEnd\": []\n  }\n}\n",
+    ] {
+        let temp = git_project("uninstall-empty-containers");
+        let project = temp.path();
+        std::fs::create_dir_all(project.join(".claude")).unwrap();
+        std::fs::write(project.join(".claude/settings.json"), text).unwrap();
+        git(project, &["add", "-A"]);
+        git(project, &["commit", "-q", "-m", "settings"]);
+        ok(run(project, &["install", "--uninstall"]));
+        assert_eq!(status(project), "", "uninstall alone changed {text:?}");
+        ok(run(project, &["install"]));
+        ok(run(project, &["install", "--uninstall", "--purge"]));
+        assert_eq!(
+            std::fs::read_to_string(project.join(".claude/settings.json")).unwrap(),
+            text
+        );
+        assert_eq!(status(project), "", "{text:?}");
+    }
+}
+
 #[test]
 fn an_untracked_settings_file_comes_back_and_later_edits_stay() {
     let temp = git_project("uninstall-untracked");

@@ -520,39 +520,41 @@ fn write_settings(path: &Path, before: Option<&str>, settings: &Value) -> anyhow
     Ok(true)
 }
 
-/// Removes our handlers everywhere, and groups or events they leave empty.
-/// Returns how many handlers were removed.
+/// Removes our handlers everywhere, and the groups, events and `hooks`
+/// object that removing them left empty; ones the user left empty stay
+/// (`{"hooks": {}}`, `"Stop": []`: attack A32N-5). Returns how many
+/// handlers were removed.
 pub fn remove_ours(settings: &mut Value) -> usize {
     let Some(hooks) = settings.get_mut("hooks").and_then(Value::as_object_mut) else {
         return 0;
     };
     let mut removed = 0;
-    let mut empty_events = Vec::new();
+    let mut emptied_events = Vec::new();
     for (event, groups) in hooks.iter_mut() {
         let Some(groups) = groups.as_array_mut() else {
             continue;
         };
-        for group in groups.iter_mut() {
+        let groups_before = groups.len();
+        let mut emptied = vec![false; groups.len()];
+        for (group, emptied) in groups.iter_mut().zip(&mut emptied) {
             if let Some(handlers) = group.get_mut("hooks").and_then(Value::as_array_mut) {
                 let before = handlers.len();
                 handlers.retain(|handler| !is_ours(handler));
                 removed += before - handlers.len();
+                *emptied = before > 0 && handlers.is_empty();
             }
         }
-        groups.retain(|group| {
-            group
-                .get("hooks")
-                .and_then(Value::as_array)
-                .is_none_or(|handlers| !handlers.is_empty())
-        });
-        if groups.is_empty() {
-            empty_events.push(event.clone());
+        let mut emptied = emptied.into_iter();
+        groups.retain(|_| !emptied.next().unwrap_or(false));
+        if groups_before > 0 && groups.is_empty() {
+            emptied_events.push(event.clone());
         }
     }
-    for event in empty_events {
-        hooks.remove(&event);
+    let events_before = hooks.len();
+    for event in &emptied_events {
+        hooks.remove(event);
     }
-    if hooks.is_empty() {
+    if events_before > 0 && hooks.is_empty() {
         settings
             .as_object_mut()
             .map(|object| object.remove("hooks"));

@@ -41,7 +41,13 @@ pub fn watch_folder_problem(state_root: &Path) -> Option<String> {
         return Some("neither XDG_STATE_HOME nor HOME is an absolute path".into());
     };
     let parent = dir.parent()?;
-    match std::fs::create_dir_all(parent) {
+    // The folders the probe makes go again: asking leaves nothing behind
+    // (attack A32N-1: doctor left an empty `~/.local/state/ralph-hooks`).
+    let made: Vec<&Path> = parent
+        .ancestors()
+        .take_while(|folder| !folder.exists())
+        .collect();
+    let answer = match std::fs::create_dir_all(parent) {
         Ok(()) => {
             let probe = parent.join(format!(".doctor-{}", std::process::id()));
             match std::fs::create_dir(&probe) {
@@ -56,7 +62,11 @@ pub fn watch_folder_problem(state_root: &Path) -> Option<String> {
             }
         }
         Err(error) => Some(format!("cannot create {}: {error}", parent.display())),
+    };
+    for folder in made {
+        let _ = std::fs::remove_dir(folder);
     }
+    answer
 }
 
 /// Stops the project's dashboard (`ralph-hooks monitor`, recorded in

@@ -59,6 +59,12 @@ pub fn plan_settings(
     let Some(current) = current else {
         return SettingsPlan::Keep;
     };
+    // Nothing of ours there: nothing to undo, whatever the file holds (an
+    // uninstall in a project never installed into rewrote `{"hooks": {}}`:
+    // attack A32N-5).
+    if !removed_any && !record.is_some_and(|record| record.settings_created) {
+        return SettingsPlan::Keep;
+    }
     let empty = cleaned.as_object().is_some_and(|object| object.is_empty());
     if let Some(before) = record.and_then(|r| r.settings_before.as_deref())
         && same_settings(before, cleaned)
@@ -91,7 +97,8 @@ pub fn plan_settings(
 
 /// Whether the settings text from before install says what `cleaned` says:
 /// an empty file is `{}`, and a `hooks` that holds nothing (`null`, `[]`,
-/// `{}`) is no `hooks` (install replaced it with its own object).
+/// `{}`, or only events and groups with no handler) is no `hooks` (install
+/// filled them with its own; removing ours empties them again).
 fn same_settings(before: &str, cleaned: &Value) -> bool {
     let before = if before.trim().is_empty() {
         json!({})
@@ -101,12 +108,24 @@ fn same_settings(before: &str, cleaned: &Value) -> bool {
             Err(_) => return false,
         }
     };
+    let no_handler = |groups: &Value| {
+        groups.as_array().is_some_and(|groups| {
+            groups.iter().all(|group| {
+                group
+                    .get("hooks")
+                    .and_then(Value::as_array)
+                    .is_some_and(Vec::is_empty)
+            })
+        })
+    };
     let normal = |mut value: Value| {
         if let Some(object) = value.as_object_mut()
             && object.get("hooks").is_some_and(|hooks| {
                 hooks.is_null()
                     || hooks.as_array().is_some_and(Vec::is_empty)
-                    || hooks.as_object().is_some_and(serde_json::Map::is_empty)
+                    || hooks
+                        .as_object()
+                        .is_some_and(|events| events.values().all(no_handler))
             })
         {
             object.remove("hooks");
@@ -182,10 +201,18 @@ pub fn run(ctx: &Ctx, purge: bool) -> anyhow::Result<ExitCode> {
         );
     }
     let n_commands = super::install::remove_commands(project)?;
-    println!(
-        "Removed {removed} ralph-hooks handler(s) from {} and {n_commands} slash command(s). Other settings are untouched.",
-        path.display()
-    );
+    if current.is_some() {
+        println!(
+            "Removed {removed} ralph-hooks handler(s) from {} and {n_commands} slash command(s). Other settings are untouched.",
+            path.display()
+        );
+    } else {
+        // No settings file to take handlers from (attack A32N-6).
+        println!(
+            "No {} here, so no ralph-hooks handler to remove; removed {n_commands} slash command(s).",
+            path.display()
+        );
+    }
 
     // The state folder: all of it with --purge, else only when install's
     // bookkeeping is all there is.
@@ -197,6 +224,11 @@ pub fn run(ctx: &Ctx, purge: bool) -> anyhow::Result<ExitCode> {
         remove_tree(&ctx.state_root)?;
         if let Some(watch) = crate::state::journal::watch_dir(&ctx.state_root) {
             remove_tree(&watch)?;
+            // `ralph-hooks/` itself, when no other project's folder is in
+            // it (attack A32N-1: purge left it behind).
+            if let Some(parent) = watch.parent() {
+                let _ = std::fs::remove_dir(parent);
+            }
         }
         // A state folder with a long path has its daemon's socket in the
         // runtime folder instead.
