@@ -9,7 +9,7 @@
 //!
 //! Without `target/dist/MANIFEST.json`, or without python3 or npm, the test
 //! says why and passes, unless `RALPH_HOOKS_REQUIRE_SERVERS=1` (CI, whose
-//! `.ci/run` runs `.ci/dist --quick` first). uv and pipx come from
+//! `.ci/run` runs `.ci/dist --dev` for both static targets first). uv and pipx come from
 //! `.ci/install-dist-tools.sh` (`~/.cache/ralph-hooks/dist-tools/bin`).
 
 use std::path::{Path, PathBuf};
@@ -29,7 +29,7 @@ const BINARIES: &[&str] = &[
     "ralph-user-prompt-submit",
 ];
 
-fn dist_dir() -> PathBuf {
+pub(crate) fn dist_dir() -> PathBuf {
     std::env::var_os("RALPH_HOOKS_DIST_DIR")
         .filter(|dir| !dir.is_empty())
         .map(PathBuf::from)
@@ -44,7 +44,7 @@ fn manifest() -> Option<Value> {
         Ok(text) => Some(serde_json::from_str(&text).expect("MANIFEST.json is JSON")),
         Err(error) => {
             let why = format!(
-                "no {} ({error}): run `.ci/dist --quick` (or `.ci/dist`) first",
+                "no {} ({error}): run `.ci/dist --quick` (or `.ci/dist --dev`) first",
                 path.display()
             );
             assert!(
@@ -216,6 +216,24 @@ fn assert_stop_hook_answers(
     assert_eq!(state["status"], "COMPLETED", "{route}: {state}");
 }
 
+/// The main npm package and the one of `platform` (`linux-x64`): what npm
+/// fetches on such a machine (it refuses another CPU's package named
+/// explicitly).
+pub(crate) fn npm_tarballs(manifest: &Value, platform: &str) -> Vec<PathBuf> {
+    let version = manifest["version"].as_str().unwrap_or_default();
+    manifest["npm"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(Value::as_str)
+        .filter(|name| {
+            name.ends_with(&format!("/ralph-hooks-{version}.tgz"))
+                || name.ends_with(&format!("/ralph-hooks-{platform}-{version}.tgz"))
+        })
+        .map(|name| dist_dir().join(name))
+        .collect()
+}
+
 fn wheel_path(manifest: &Value, platform: &str) -> PathBuf {
     dist_dir().join(manifest["platforms"][platform]["wheel"].as_str().unwrap())
 }
@@ -308,12 +326,13 @@ fn npm_packages_install_offline_and_link_the_native_binaries() {
     let Some(npm) = util::require_tool("npm", "the npm route") else {
         return;
     };
-    let tarballs: Vec<PathBuf> = manifest["npm"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|name| dist_dir().join(name.as_str().unwrap()))
-        .collect();
+    let Some(platform) = host_platform(&manifest) else {
+        panic!(
+            "no build for this machine's CPU in {}",
+            dist_dir().display()
+        );
+    };
+    let tarballs = npm_tarballs(&manifest, &platform);
     let temp = TempDir::new("dist-npm");
     let prefix = temp.path().join("prefix");
     run(

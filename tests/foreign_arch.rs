@@ -1,7 +1,7 @@
 //! The aarch64 Linux build, on an x86_64 machine: `.ci/dist --dev --target
-//! aarch64-unknown-linux-musl --out target/dist-aarch64` (or
-//! `$RALPH_HOOKS_DIST_AARCH64_DIR`) builds its wheel, npm packages and
-//! plugin; each is installed offline into a fresh prefix as an aarch64
+//! x86_64-unknown-linux-musl --target aarch64-unknown-linux-musl` (into
+//! `target/dist/`, or `$RALPH_HOOKS_DIST_DIR`) builds its wheel, npm
+//! packages and plugin; each is installed offline into a fresh prefix as an aarch64
 //! machine would (pip `--platform`, npm `--cpu arm64`), its executables
 //! must be static aarch64 ones (the npm ones with the sha256 the main
 //! package records), and each route's binaries run a loop under the user
@@ -33,10 +33,7 @@ const BINARIES: &[&str] = &[
 const EM_AARCH64: u16 = 183;
 
 fn dist_dir() -> PathBuf {
-    std::env::var_os("RALPH_HOOKS_DIST_AARCH64_DIR")
-        .filter(|dir| !dir.is_empty())
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("target/dist-aarch64"))
+    crate::dist::dist_dir()
 }
 
 /// Says why the test cannot run, and fails when it must.
@@ -60,12 +57,19 @@ fn prerequisites() -> Option<(Value, PathBuf)> {
         Ok(text) => serde_json::from_str(&text).expect("MANIFEST.json is JSON"),
         Err(error) => {
             skip(&format!(
-                "no {} ({error}): run `.ci/dist --dev --target aarch64-unknown-linux-musl --out target/dist-aarch64`",
+                "no {} ({error}): run `.ci/dist --dev --target x86_64-unknown-linux-musl --target aarch64-unknown-linux-musl`",
                 path.display()
             ));
             return None;
         }
     };
+    if manifest["platforms"]["linux-arm64"].is_null() {
+        skip(&format!(
+            "{} has no aarch64 build: run `.ci/dist --dev --target x86_64-unknown-linux-musl --target aarch64-unknown-linux-musl`",
+            path.display()
+        ));
+        return None;
+    }
     let Some(qemu) = ["qemu-aarch64-static", "qemu-aarch64"]
         .iter()
         .find_map(|name| which::which(name).ok())
@@ -241,12 +245,8 @@ fn aarch64_routes_install_offline_and_run_a_loop_under_the_emulator() {
 
     // The npm packages, as npm installs them for an arm64 machine.
     if let Some(npm) = util::require_tool("npm", "the aarch64 npm route") {
-        let tarballs: Vec<PathBuf> = manifest["npm"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|name| dist_dir().join(name.as_str().unwrap()))
-            .collect();
+        let tarballs = crate::dist::npm_tarballs(&manifest, "linux-arm64");
+        assert_eq!(tarballs.len(), 2, "{manifest:#}");
         let prefix = temp.path().join("npm");
         run(
             Command::new(&npm)
