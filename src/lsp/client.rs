@@ -683,13 +683,6 @@ impl Client {
         Ok(())
     }
 
-    /// Waits, until `budget`, for the server's index of the whole project
-    /// ([`Launch::index_progress`]) to be built: clangd answers references
-    /// in files that are not open from its background index, and one asked
-    /// before that index took in a file finds no use there (a loaded
-    /// machine: 1 of 4 places). The index starts after the first file is
-    /// opened, sometimes after its diagnostics: a server that has not
-    /// begun one is given [`INDEX_GRACE`] to begin.
     /// Whether the server's index of the project is being built.
     fn indexing(&self) -> bool {
         self.launch.index_progress.as_ref().is_some_and(|wanted| {
@@ -699,6 +692,13 @@ impl Client {
         })
     }
 
+    /// Waits, until `budget`, for the server's index of the whole project
+    /// ([`Launch::index_progress`]) to be built: clangd answers references
+    /// in files that are not open from its background index, and one asked
+    /// before that index took in a file finds no use there (a loaded
+    /// machine: 1 of 4 places). The index starts after the first file is
+    /// opened, sometimes after its diagnostics: a server that has not
+    /// begun one is given [`INDEX_GRACE`] to begin.
     fn await_index(&mut self, budget: Instant) {
         if self.launch.index_progress.is_none() {
             return;
