@@ -95,18 +95,22 @@ pub fn dependencies(
         let given_at = given.0.clone();
         for (config, text) in read.chain(std::iter::once(given)) {
             let Some(dir) = config.parent() else { continue };
+            // A path as the checker reads it, from `dir`: pyright expands
+            // `~` and `${workspaceFolder}` in its settings, not in its
+            // configuration files (re-attack RC-6).
+            let named = |listed: &str| {
+                let listed = if config == given_at {
+                    expand_setting_path(listed, root)
+                } else {
+                    listed.to_string()
+                };
+                lexically_normal(&dir.join(listed))
+            };
             // pyright's `stubPath` is a search path too (engine attack
             // E-11: stubs outside the project or in a hidden folder).
             let stub_paths = string_values(&text, "stubPath");
             for listed in search_paths(&text).into_iter().chain(stub_paths) {
-                // pyright expands these in its settings, not in its
-                // configuration files (re-attack RC-6).
-                let listed = if config == given_at {
-                    expand_setting_path(&listed, root)
-                } else {
-                    listed
-                };
-                let path = lexically_normal(&dir.join(listed));
+                let path = named(&listed);
                 if !path.starts_with(root) || walk_skips(root, &path) {
                     python_files(&path, MAX_EXTRA_FILES, &mut found);
                 }
@@ -115,12 +119,7 @@ pub fn dependencies(
             // the settings `.lsp.json` gives it: the environment they name,
             // or every one under `venvPath` (re-attack RD-9).
             for folder in string_values(&text, "venvPath") {
-                let folder = if config == given_at {
-                    expand_setting_path(&folder, root)
-                } else {
-                    folder
-                };
-                let folder = lexically_normal(&dir.join(folder));
+                let folder = named(&folder);
                 let named = string_values(&text, "venv");
                 if named.is_empty() {
                     found.push(folder.clone());
@@ -138,19 +137,9 @@ pub fn dependencies(
             // and `requires-python = ">=3.9"` are versions.
             let paths = string_values(&text, "python")
                 .into_iter()
-                .filter(|named| named.contains('/') || named.starts_with(['.', '~']));
-            for named in paths {
-                let named = if config == given_at {
-                    expand_setting_path(&named, root)
-                } else {
-                    named
-                };
-                environment_named(
-                    &lexically_normal(&dir.join(named)),
-                    root,
-                    search,
-                    &mut found,
-                );
+                .filter(|value| value.contains('/') || value.starts_with(['.', '~']));
+            for path in paths {
+                environment_named(&named(&path), root, search, &mut found);
             }
             // A pyright configuration it `extends` is configuration too
             // (E-2: a shared base made strict, the warm server kept the old
@@ -881,23 +870,30 @@ fn python_files(dir: &Path, limit: usize, found: &mut Vec<PathBuf>) {
 /// (attack AE-7 to AE-10). At most `limit` folders.
 fn source_tree(dir: &Path, extensions: &[&str], limit: usize, found: &mut Vec<PathBuf>) {
     found.push(dir.to_path_buf());
-    source_files(dir, extensions, limit, found);
+    walk_sources(dir, extensions, limit, true, found);
+}
+
+/// The files with one of `extensions` under `dir`, up to `limit` (hidden
+/// folders, `node_modules` and virtual environments skipped).
+fn source_files(dir: &Path, extensions: &[&str], limit: usize, found: &mut Vec<PathBuf>) {
+    walk_sources(dir, extensions, limit, false, found);
+}
+
+/// One walk of `dir` (outside the project walk: hidden folders,
+/// `node_modules` and virtual environments skipped, links not followed):
+/// its files with one of `extensions`, and its folders when `folders`,
+/// up to `limit` of each.
+fn walk_sources(
+    dir: &Path,
+    extensions: &[&str],
+    limit: usize,
+    folders: bool,
+    found: &mut Vec<PathBuf>,
+) {
     if !dir.is_dir() {
         return;
     }
-    let folders = outside_walk(dir)
-        .flatten()
-        .filter(|entry| entry.depth() > 0 && entry.file_type().is_some_and(|t| t.is_dir()))
-        .take(limit)
-        .map(|entry| entry.into_path());
-    found.extend(folders);
-}
-
-/// A walk of `dir` (outside the project walk) as [`source_files`] and
-/// [`source_tree`] take it: hidden folders, `node_modules` and virtual
-/// environments skipped, links not followed.
-fn outside_walk(dir: &Path) -> ignore::Walk {
-    ignore::WalkBuilder::new(dir)
+    let walker = ignore::WalkBuilder::new(dir)
         .standard_filters(false)
         .hidden(true)
         .follow_links(false)
@@ -905,24 +901,23 @@ fn outside_walk(dir: &Path) -> ignore::Walk {
             let name = entry.file_name().to_string_lossy();
             !super::files::NEVER.contains(&name.as_ref())
         })
-        .build()
-}
-
-/// The files with one of `extensions` under `dir`, up to `limit` (hidden
-/// folders, `node_modules` and virtual environments skipped).
-fn source_files(dir: &Path, extensions: &[&str], limit: usize, found: &mut Vec<PathBuf>) {
-    if !dir.is_dir() {
-        return;
-    }
-    let mut count = 0;
-    for entry in outside_walk(dir).flatten() {
-        let name = entry.file_name().to_string_lossy();
-        if extensions.iter().any(|ext| name.ends_with(ext)) {
-            found.push(entry.into_path());
-            count += 1;
-            if count >= limit {
-                return;
+        .build();
+    let (mut n_files, mut n_folders) = (0, 0);
+    for entry in walker.flatten() {
+        if entry.file_type().is_some_and(|t| t.is_dir()) {
+            if folders && entry.depth() > 0 && n_folders < limit {
+                found.push(entry.into_path());
+                n_folders += 1;
             }
+            continue;
+        }
+        let name = entry.file_name().to_string_lossy();
+        if n_files < limit && extensions.iter().any(|ext| name.ends_with(ext)) {
+            found.push(entry.into_path());
+            n_files += 1;
+        }
+        if n_files >= limit && (!folders || n_folders >= limit) {
+            return;
         }
     }
 }
@@ -1056,19 +1051,13 @@ fn environment_named(
         found.push(path.to_path_buf());
         return;
     }
-    let Some(venv) = path.parent().and_then(Path::parent) else {
-        return;
+    // An interpreter: its virtualenv's, or its own prefix's (a system or
+    // pyenv Python), as for the one on `PATH`.
+    let named = crate::lsp::environment::PythonSearch {
+        interpreter: Some(path.to_path_buf()),
+        ..search.clone()
     };
-    if venv.join("pyvenv.cfg").is_file() {
-        site_packages(venv, found);
-    } else {
-        // An interpreter of its own prefix (a system or pyenv Python).
-        let named = crate::lsp::environment::PythonSearch {
-            interpreter: Some(path.to_path_buf()),
-            ..search.clone()
-        };
-        interpreter_sites(&named, root, found);
-    }
+    interpreter_sites(&named, root, found);
 }
 
 /// The files ruff configurations among `configs` `extend`
