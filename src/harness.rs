@@ -61,6 +61,21 @@ impl Harness {
         }
     }
 
+    /// The names the harness's own process runs under: its executable's
+    /// file name, or the script node runs. The hooks learn which process
+    /// is the harness's by them (Claude Code names its own in `CLAUDE_PID`),
+    /// to tell the hooks it starts itself from a hook that the agent's
+    /// command feeds. Matched case-blind, as a prefix.
+    pub fn process_names(self) -> &'static [&'static str] {
+        match self {
+            Harness::Claude => &[],
+            Harness::Codex => &["codex"],
+            Harness::Gemini => &["gemini"],
+            Harness::Cursor => &["cursor"],
+            Harness::Copilot => &["copilot"],
+        }
+    }
+
     pub fn parse(name: &str) -> Option<Harness> {
         Harness::ALL
             .into_iter()

@@ -124,6 +124,11 @@ pub trait Dialect {
     fn is_claude(&self) -> bool {
         false
     }
+    /// The names the harness's own process runs under
+    /// ([`crate::harness::Harness::process_names`]); none for Claude Code.
+    fn process_names(&self) -> &'static [&'static str] {
+        &[]
+    }
     /// The exit code of an internal fault: 1, which Claude Code and most
     /// harnesses take as non-blocking. Copilot CLI takes it as a deny, so
     /// its dialect fails open with 0 (the one-line reason still goes to
@@ -224,10 +229,11 @@ pub fn run_dialect<H: Hook>(args: &[String], dialect: &dyn Dialect, after: fn(&C
         return ExitCode::SUCCESS;
     };
     let event = first.event();
-    let ctx = match Ctx::from_env_for(first.common(), dialect.is_claude()) {
+    let mut ctx = match Ctx::from_env_for(first.common(), dialect.is_claude()) {
         Ok(ctx) => ctx,
         Err(error) => return fault_in::<H>(dialect, &format!("{error:#}")),
     };
+    ctx.harness_process_names = dialect.process_names();
     let mut answered: Option<HookOutput> = None;
     let total = inputs.len();
     let began = std::time::Instant::now();
@@ -299,9 +305,10 @@ fn write_answer(answer: &Answer) -> ExitCode {
 /// can (in the harness's own words), else it is a fault as before.
 fn oversized<H: Hook>(dialect: &dyn Dialect, bytes: &[u8], why: &str) -> ExitCode {
     let head = protocol::Head::of(bytes);
-    let Ok(ctx) = Ctx::from_env_for(&head.common, dialect.is_claude()) else {
+    let Ok(mut ctx) = Ctx::from_env_for(&head.common, dialect.is_claude()) else {
         return fault_in::<H>(dialect, why);
     };
+    ctx.harness_process_names = dialect.process_names();
     match H::handle_oversized(&ctx, &head) {
         Some(Ok(output)) => {
             // The event is the hook's own (its payload could not be read to

@@ -27,23 +27,48 @@ pub(crate) struct Claude {
     from: BufReader<ChildStdout>,
     dir: PathBuf,
     calls: u32,
+    /// Another harness this process stands in for (`--harness <name>` on
+    /// each hook's command line), or Claude Code.
+    harness: Option<String>,
 }
 
 impl Claude {
     pub(crate) fn start(project: &Path, dir: &Path, env: &[(&str, &str)]) -> Claude {
+        Claude::start_as(project, dir, env, None)
+    }
+
+    /// The same for another harness (`codex`, …): a script of that name run
+    /// by bash, as node runs a harness's script, with no `CLAUDE_PID`.
+    pub(crate) fn start_as(
+        project: &Path,
+        dir: &Path,
+        env: &[(&str, &str)],
+        harness: Option<&str>,
+    ) -> Claude {
+        const LOOP: &str = "while IFS= read -r line; do eval \"$line\"; echo \"done $?\"; done";
+        std::fs::create_dir_all(dir).unwrap();
         let mut shell = Command::new("bash");
+        match harness {
+            None => {
+                shell.args(["-c", &format!("export CLAUDE_PID=$$; {LOOP}")]);
+            }
+            Some(name) => {
+                let script = dir.join(name);
+                std::fs::write(&script, LOOP).unwrap();
+                shell.arg(&script);
+            }
+        }
         for (key, _) in std::env::vars_os() {
             let key = key.to_string_lossy();
             if key.starts_with("CLAUDE") || key.starts_with("RALPH_HOOKS") {
                 shell.env_remove(key.as_ref());
             }
         }
+        if harness.is_none() {
+            // The other harnesses name no project: it is found from `cwd`.
+            shell.env("CLAUDE_PROJECT_DIR", project);
+        }
         shell
-            .args([
-                "-c",
-                "export CLAUDE_PID=$$; while IFS= read -r line; do eval \"$line\"; echo \"done $?\"; done",
-            ])
-            .env("CLAUDE_PROJECT_DIR", project)
             .env("RALPH_HOOKS_NOW", util::TEST_NOW)
             .env("RALPH_HOOKS_DAEMON", "0")
             .env("XDG_STATE_HOME", util::test_state_home())
@@ -54,13 +79,13 @@ impl Claude {
         let mut child = shell.spawn().expect("spawn the stand-in for Claude Code");
         let to = child.stdin.take().unwrap();
         let from = BufReader::new(child.stdout.take().unwrap());
-        std::fs::create_dir_all(dir).unwrap();
         Claude {
             child,
             to,
             from,
             dir: dir.to_path_buf(),
             calls: 0,
+            harness: harness.map(str::to_string),
         }
     }
 
@@ -70,9 +95,13 @@ impl Claude {
         let stdin = self.dir.join(format!("in-{}", self.calls));
         let stdout = self.dir.join(format!("out-{}", self.calls));
         std::fs::write(&stdin, input.to_string()).unwrap();
+        let harness = match &self.harness {
+            Some(name) => format!(" --harness {name}"),
+            None => String::new(),
+        };
         writeln!(
             self.to,
-            "'{}' < '{}' > '{}' 2>/dev/null",
+            "'{}'{harness} < '{}' > '{}' 2>/dev/null",
             util::bin(binary).display(),
             stdin.display(),
             stdout.display()

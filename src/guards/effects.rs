@@ -441,7 +441,16 @@ fn after_bash_checked(ctx: &Ctx, tool: &ToolInput) -> HookOutput {
         true => EventName::PostToolUseFailure,
         false => EventName::PostToolUse,
     };
-    match check_after(ctx, &output_text, &watch, &path, Finish::Close, false) {
+    // A post-tool payload for this very call that the call's own command
+    // feeds the hook (the harness's process above it, the command's shell
+    // in between) would close the check before the command goes on:
+    // checked now and kept, so the harness's own hook after the call still
+    // comes (re-attack finding RA-6).
+    let finish = match crate::ralph::turns::caller_of(ctx, tool.tool_use_id.as_deref()) {
+        crate::ralph::turns::Caller::AgentCommand => Finish::Keep,
+        _ => Finish::Close,
+    };
+    match check_after(ctx, &output_text, &watch, &path, finish, false) {
         Ok(Some(told)) => told.into_output(event),
         Ok(None) => HookOutput::silent(),
         Err(error) => {

@@ -109,6 +109,12 @@ impl Dialect for Detecting {
         self.found.get()?.dialect(&[]).block_cap()
     }
 
+    fn process_names(&self) -> &'static [&'static str] {
+        self.found
+            .get()
+            .map_or(&[], |harness| harness.process_names())
+    }
+
     fn fault_code(&self) -> u8 {
         match self.found.get() {
             Some(harness) => harness.dialect(&[]).fault_code(),

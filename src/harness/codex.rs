@@ -21,6 +21,10 @@ use crate::hook::{Answer, Dialect, Reading};
 pub struct Codex;
 
 impl Dialect for Codex {
+    fn process_names(&self) -> &'static [&'static str] {
+        super::Harness::Codex.process_names()
+    }
+
     fn read(&self, payload: Value, _accepted: &[EventName]) -> Result<Reading, String> {
         let mut map = super::object(payload);
         map.remove("transcript_path");

@@ -42,6 +42,10 @@ fn tool_name(name: &str) -> &str {
 }
 
 impl Dialect for Copilot {
+    fn process_names(&self) -> &'static [&'static str] {
+        super::Harness::Copilot.process_names()
+    }
+
     fn read(&self, payload: Value, _accepted: &[EventName]) -> Result<Reading, String> {
         let mut map = super::object(payload);
         let named = super::text(&map, "hookEventName")

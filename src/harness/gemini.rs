@@ -49,6 +49,10 @@ fn tool_name(name: &str) -> &str {
 }
 
 impl Dialect for Gemini {
+    fn process_names(&self) -> &'static [&'static str] {
+        super::Harness::Gemini.process_names()
+    }
+
     fn read(&self, payload: Value, _accepted: &[EventName]) -> Result<Reading, String> {
         let mut map = super::object(payload);
         map.remove("transcript_path");

@@ -27,6 +27,10 @@ pub struct Ctx {
     pub prompt_id: Option<String>,
     /// `$CLAUDE_PID` (the Claude Code process), recorded to tell live sessions apart.
     pub claude_pid: Option<u32>,
+    /// Under a harness other than Claude Code, the names its own process
+    /// runs under ([`crate::harness::Harness::process_names`]); empty for
+    /// Claude Code and the CLI.
+    pub harness_process_names: &'static [&'static str],
     pub debug: bool,
     now: DateTime<Utc>,
     config: OnceCell<Config>,
@@ -95,6 +99,7 @@ impl Ctx {
             state_root,
             session_id: None,
             claude_pid: None,
+            harness_process_names: &[],
             debug,
             prompt_id: None,
             now: now_from_env(),
@@ -132,6 +137,7 @@ impl Ctx {
             session_id,
             prompt_id: None,
             claude_pid: env_nonempty("CLAUDE_PID").and_then(|pid| pid.parse().ok()),
+            harness_process_names: &[],
             debug: env_nonempty("RALPH_HOOKS_DEBUG").is_some_and(|v| v != "0"),
             now: now_from_env(),
             config: OnceCell::new(),

@@ -37,6 +37,12 @@
 //! running around it (`call_running_around` below):
 //! Claude Code runs no Stop, SessionStart or prompt hook during a tool call.
 //!
+//! The other harnesses (Codex, Gemini, Cursor, Copilot CLI) name no
+//! process of their own. There the process that starts the session's
+//! first prompt hook is taken for the harness's when it runs under the
+//! harness's name ([`harness_runner`]), and the turn is recorded with it:
+//! from then on their hooks are told from a command's the same way.
+//!
 //! What it cannot see: an interactive turn the user interrupted (Esc) ends
 //! without any hook, so the prompt typed after it still counts as mid-turn;
 //! the prompt hook then tells the user their stop was not taken and how to
@@ -139,6 +145,48 @@ pub fn caller_of(ctx: &Ctx, own_call: Option<&str>) -> Caller {
         return Caller::AgentCommand;
     }
     found
+}
+
+/// Under a harness other than Claude Code, the process that started this
+/// hook, when it runs under one of the harness's own names: the parent, or
+/// the parent of a shell that runs only this hook (Codex, Gemini and
+/// Copilot CLI start their hooks as direct children). A hook that the
+/// agent's command feeds has that command's shell there instead, which is
+/// not taken; neither is a test's runner.
+fn harness_runner(ctx: &Ctx) -> Option<(u32, Option<u64>)> {
+    if ctx.harness_process_names.is_empty() {
+        return None;
+    }
+    let chain = ancestors();
+    let at = match chain.get(1) {
+        Some(&pid) if runs_only_this_hook(pid) => 2,
+        _ => 1,
+    };
+    let pid = *chain.get(at)?;
+    (pid > 1 && runs_as(pid, ctx.harness_process_names)).then(|| (pid, start_ticks(pid)))
+}
+
+/// Whether process `pid` runs under one of `names`: its `comm`, or the
+/// file name of one of its first three arguments (`node [flags] <script>`).
+fn runs_as(pid: u32, names: &[&str]) -> bool {
+    let comm = std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
+    let args = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+    let mut candidates = vec![comm.trim().to_string()];
+    candidates.extend(
+        args.split(|&b| b == 0)
+            .take(3)
+            .map(|arg| String::from_utf8_lossy(arg).rsplit('/').next().unwrap_or("").to_string()),
+    );
+    named_as(&candidates, names)
+}
+
+fn named_as(candidates: &[String], names: &[&str]) -> bool {
+    candidates.iter().any(|candidate| {
+        let candidate = candidate.to_ascii_lowercase();
+        names
+            .iter()
+            .any(|name| !name.is_empty() && candidate.starts_with(&name.to_ascii_lowercase()))
+    })
 }
 
 fn start_ticks_of(pid: u32) -> Option<u64> {
@@ -370,7 +418,11 @@ pub fn begin(ctx: &Ctx) -> anyhow::Result<bool> {
         // the middle of the turn that runs the command, whatever the
         // record says (attack finding G2).
         Caller::AgentCommand => return Ok(true),
-        Caller::Outside => None,
+        // Another harness names no process of its own: the one that started
+        // this hook is taken for it when it runs under the harness's name,
+        // and its turn is then told apart the same way (attack findings
+        // RA-6 and F12 of the harness round).
+        Caller::Outside => harness_runner(ctx),
     };
     let locked = ctx.store().lock(TURNS_FILE)?;
     let mut turns = locked.load_json::<Turns>()?.unwrap_or_default();
@@ -608,6 +660,24 @@ fn result_written(transcript: &std::path::Path, id: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_harness_process_is_known_by_its_name_or_script() {
+        let names = |list: &[&str]| list.iter().map(|n| n.to_string()).collect::<Vec<_>>();
+        // Codex's native binary; Gemini CLI's script under node; Copilot's
+        // binary whose main thread names the process `MainThread`.
+        assert!(named_as(&names(&["codex", "codex", "exec"]), &["codex"]));
+        assert!(named_as(
+            &names(&["node", "node", "--max-old-space-size=12052", "gemini"]),
+            &["gemini"]
+        ));
+        assert!(named_as(&names(&["MainThread", "copilot", "-p"]), &["copilot"]));
+        assert!(named_as(&names(&["Cursor Helper"]), &["cursor"]));
+        // The agent's shell, a test's runner, Claude Code (no names).
+        assert!(!named_as(&names(&["bash", "bash", "-c"]), &["codex"]));
+        assert!(!named_as(&names(&["integration-3d1", "integration"]), &["gemini"]));
+        assert!(!named_as(&names(&["codex"]), &[]));
+    }
 
     #[test]
     fn stat_fields_are_counted_after_the_name() {

@@ -20,7 +20,9 @@
 //! are read, not the whole process table. Processes under anything else
 //! (Claude Code's other hooks and helpers, another program's builds) are
 //! not the call's. A `run_in_background` call is the exception: its shell
-//! is Claude Code's direct child and is what it leaves behind. The hooks'
+//! is Claude Code's direct child and is what it leaves behind. So is a
+//! call whose shell `exec`ed into a hook (a made-up post-tool payload for
+//! its own call): what it started before is then the hook's own child. The hooks'
 //! own daemon is not counted. Another orphan of the same user born in that
 //! window can be counted too; then changes between hooks are put back a
 //! little longer than needed, never less.
@@ -161,6 +163,13 @@ pub fn left_behind(since_ticks: u64, own_children_count: bool) -> Vec<Proc> {
         .collect();
     if own_children_count {
         parents.extend(spawners.last().copied());
+    }
+    // Below Claude Code (or the harness), the hook and the shell that runs
+    // it have no children of their own at the check — unless the call's
+    // own shell `exec`ed into the hook: then what the command started
+    // before is theirs, still the call's, and outlives the hook's check.
+    if let Some((_, below)) = spawners.split_last() {
+        parents.extend(below.iter().copied());
     }
     let uid = unsafe { libc::geteuid() };
     let ours = our_bin_dir();
