@@ -161,6 +161,10 @@ pub fn run(args: Vec<OsString>) -> anyhow::Result<ExitCode> {
     }
     let mut ctx = Ctx::for_cli(Some(&root))?;
     ctx.debug |= global.debug;
+    if let Command::GuardWatch = command {
+        crate::guards::effects::watcher::run(&ctx)?;
+        return Ok(ExitCode::SUCCESS);
+    }
     if let Some(code) = sandboxed::gate(&ctx, &command, &raw_args) {
         return Ok(code);
     }
@@ -193,7 +197,9 @@ pub fn run(args: Vec<OsString>) -> anyhow::Result<ExitCode> {
         Command::Telemetry(args) => telemetry::run(&ctx, &args),
         Command::Monitor(args) => monitor::run(&ctx, args),
         Command::Notify(action) => notify::run(&ctx, &action),
-        Command::Statusline | Command::Completions(_) => unreachable!("handled above"),
+        Command::Statusline | Command::Completions(_) | Command::GuardWatch => {
+            unreachable!("handled above")
+        }
     };
     // Whatever the command wrote (a loop, a lock, a daemon's files) stays
     // out of git, also in a project never installed into.

@@ -1139,7 +1139,7 @@ open(s + \"settings.lo\" + \"cal.json\", \"w\").write(\"{\\\"disableAllHooks\\\"
 // loop.json overwritten with `{}` was moved aside as corrupt by the next
 // reader, and a late `disableAllHooks` in settings.local.json stayed.
 #[test]
-fn a_write_that_lands_after_the_check_is_put_back_at_the_next_hook() {
+fn a_write_that_lands_after_the_check_is_put_back_with_no_hook_running() {
     let dir = supervised("effects-late-write");
     let project = dir.path();
     let loop_file = project.join(".claude/orchestrator/loop.json");
@@ -1155,9 +1155,19 @@ fn a_write_that_lands_after_the_check_is_put_back_at_the_next_hook() {
     };
     assert_eq!(output, Value::Null, "nothing changed yet: silent");
 
-    // The writes land after the check, while no Bash call is open; the
-    // next hook is a Write tool's.
+    // The writes land after the check, while no Bash call is open. The
+    // guard's watcher puts them back with no hook running (Claude Code
+    // re-reads its settings a second after a write: attack finding
+    // A35-5); the next hook, a Write tool's, tells what it did.
     let_late_writer_write(project, 1);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while local.exists() || read(loop_file.clone()) != before {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no hook ran, and the late writes were not put back"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
     let written = write_tool_post(project);
     assert_eq!(
         written.status.code(),

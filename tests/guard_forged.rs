@@ -260,7 +260,12 @@ fn a_made_up_post_tool_for_the_calls_own_id_keeps_its_check() {
             &format!("python3 -c \"import json\n{CANCEL_BY_HAND}\""),
         );
         assert_eq!(status(project), "RUNNING", "{label}: {post}");
-        let post = bash_call(&mut claude, project, &format!("{id}_ok"), "echo hi > hi.txt");
+        let post = bash_call(
+            &mut claude,
+            project,
+            &format!("{id}_ok"),
+            "echo hi > hi.txt",
+        );
         assert_eq!(post, Value::Null, "{label}");
         assert_eq!(claude.stop(project, true)["decision"], "block", "{label}");
         claude.exit();
@@ -333,9 +338,23 @@ fn a_made_up_stop_prompt_under_another_harness_is_not_the_users() {
                 "stop_hook_active": true, "last_assistant_message": "<promise>DONE</promise>"}),
     );
     assert_ne!(done["decision"], "block", "{done}");
-    cli(project, &["loop", "start", "ship it again", "--promise", "DONE", "--no-diagnostics"]);
+    cli(
+        project,
+        &[
+            "loop",
+            "start",
+            "ship it again",
+            "--promise",
+            "DONE",
+            "--no-diagnostics",
+        ],
+    );
     let said = codex.prompt(project, "stop");
-    assert_eq!(status(project), "PAUSED", "the user's stop was not taken: {said}");
+    assert_eq!(
+        status(project),
+        "PAUSED",
+        "the user's stop was not taken: {said}"
+    );
     codex.exit();
 }
 

@@ -424,7 +424,12 @@ fn run_codex(
     temp: &TempDir,
     project: &Path,
     api: Responder,
-) -> (Option<std::process::ExitStatus>, String, Duration, Vec<Value>) {
+) -> (
+    Option<std::process::ExitStatus>,
+    String,
+    Duration,
+    Vec<Value>,
+) {
     let codex_home = temp.path().join("codex-home");
     std::fs::create_dir_all(&codex_home).unwrap();
     let seen: Seen = Arc::default();

@@ -150,6 +150,9 @@ pub enum Command {
     /// Print a shell completion script for bash, zsh or fish
     #[command(after_help = completions::EXAMPLES)]
     Completions(completions::CompletionsArgs),
+    /// The guard's watcher for late writes, started by the hooks (not for people)
+    #[command(hide = true)]
+    GuardWatch,
 }
 
 const STATUSLINE_EXAMPLES: &str = "\

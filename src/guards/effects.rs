@@ -43,6 +43,7 @@ pub mod publish;
 pub mod refs;
 pub mod snapshot;
 pub mod terms;
+pub mod watcher;
 
 use std::collections::BTreeSet;
 use std::os::unix::fs::PermissionsExt;
@@ -225,6 +226,16 @@ fn paths_to_watch(ctx: &Ctx, set: &ProtectedSet) -> Vec<(PathBuf, Class)> {
         }
     }
     paths
+}
+
+/// The protected files as they are named now (the watcher waits on their
+/// folders).
+fn protected_paths(ctx: &Ctx) -> Vec<PathBuf> {
+    let set = GuardConfig::load(&ctx.project_root).protected_set(ctx);
+    paths_to_watch(ctx, &set)
+        .into_iter()
+        .map(|(path, _)| path)
+        .collect()
 }
 
 /// How a protected file is checked; `None` for what is not worth keeping:
@@ -703,7 +714,11 @@ fn check_after(
         Finish::Close => {
             // What the call left running may still write: noted, so the
             // hooks after it put such late writes back (see [`background`]).
-            background::note_after_call(watch, window.started_ticks, window.in_background);
+            if background::note_after_call(watch, window.started_ticks, window.in_background) {
+                // Claude Code re-reads its settings a second after a write,
+                // sooner than the next hook may come (attack finding A35-5).
+                watcher::ensure(ctx, watch);
+            }
             let _ = std::fs::remove_file(window_file);
         }
         Finish::Keep => {

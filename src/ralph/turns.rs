@@ -172,11 +172,13 @@ fn runs_as(pid: u32, names: &[&str]) -> bool {
     let comm = std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
     let args = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
     let mut candidates = vec![comm.trim().to_string()];
-    candidates.extend(
-        args.split(|&b| b == 0)
-            .take(3)
-            .map(|arg| String::from_utf8_lossy(arg).rsplit('/').next().unwrap_or("").to_string()),
-    );
+    candidates.extend(args.split(|&b| b == 0).take(3).map(|arg| {
+        String::from_utf8_lossy(arg)
+            .rsplit('/')
+            .next()
+            .unwrap_or("")
+            .to_string()
+    }));
     named_as(&candidates, names)
 }
 
@@ -671,11 +673,17 @@ mod tests {
             &names(&["node", "node", "--max-old-space-size=12052", "gemini"]),
             &["gemini"]
         ));
-        assert!(named_as(&names(&["MainThread", "copilot", "-p"]), &["copilot"]));
+        assert!(named_as(
+            &names(&["MainThread", "copilot", "-p"]),
+            &["copilot"]
+        ));
         assert!(named_as(&names(&["Cursor Helper"]), &["cursor"]));
         // The agent's shell, a test's runner, Claude Code (no names).
         assert!(!named_as(&names(&["bash", "bash", "-c"]), &["codex"]));
-        assert!(!named_as(&names(&["integration-3d1", "integration"]), &["gemini"]));
+        assert!(!named_as(
+            &names(&["integration-3d1", "integration"]),
+            &["gemini"]
+        ));
         assert!(!named_as(&names(&["codex"]), &[]));
     }
 

@@ -283,7 +283,8 @@ fn is_ours(pid: u32, dir: Option<&Path>) -> bool {
 
 /// After a call's check (the caller holds the watch folder's lock): the
 /// processes it left behind join those of earlier calls still alive.
-pub fn note_after_call(watch: &Path, since_ticks: Option<u64>, in_background: bool) {
+/// Returns whether any is noted now.
+pub fn note_after_call(watch: &Path, since_ticks: Option<u64>, in_background: bool) -> bool {
     let mut record = read(watch);
     record.procs.retain(alive);
     if let Some(since) = since_ticks {
@@ -293,7 +294,9 @@ pub fn note_after_call(watch: &Path, since_ticks: Option<u64>, in_background: bo
             }
         }
     }
+    let any = !record.procs.is_empty();
     save(watch, &record);
+    any
 }
 
 pub fn read(watch: &Path) -> Background {

@@ -215,8 +215,14 @@ impl Outcome {
 /// ([`check_late`]); what fails there becomes pending and is reported
 /// with the rest.
 pub fn retry(ctx: &Ctx) -> Option<Outcome> {
-    let late = check_late(ctx).map(|o| o.restored).unwrap_or_default();
+    let mut late = check_late(ctx).map(|o| o.restored).unwrap_or_default();
     let watch = journal::watch_dir(&ctx.state_root)?;
+    // What the watcher put back since the last hook is told now.
+    for path in took_from_watcher(&watch) {
+        if !late.contains(&path) {
+            late.push(path);
+        }
+    }
     let mut outcome = if watch.join(FILE).exists() {
         match retry_locked(ctx, &watch) {
             Ok(outcome) => outcome,
@@ -230,6 +236,18 @@ pub fn retry(ctx: &Ctx) -> Option<Outcome> {
     };
     outcome.late = late;
     Some(outcome).filter(|o| !o.is_empty())
+}
+
+/// The watcher's record of what it put back (one `stat` when there is
+/// none), taken under the watch folder's lock.
+fn took_from_watcher(watch: &Path) -> Vec<String> {
+    if !super::watcher::has_told(watch) {
+        return Vec::new();
+    }
+    match FileLock::acquire(&watch.join("lock")) {
+        Ok(_lock) => super::watcher::take_told(watch),
+        Err(_) => Vec::new(),
+    }
 }
 
 fn retry_locked(ctx: &Ctx, watch: &Path) -> anyhow::Result<Outcome> {
@@ -367,6 +385,30 @@ fn check_late(ctx: &Ctx) -> Option<Outcome> {
     }
     match check_locked(ctx, &watch) {
         Ok(outcome) => Some(outcome).filter(|o| !o.is_empty()),
+        Err(error) => {
+            eprintln!(
+                "ralph-hooks guard: cannot compare the protected files with the last snapshot: {error:#}"
+            );
+            None
+        }
+    }
+}
+
+/// [`check_late`] for the watcher ([`super::watcher`]): also while a Bash
+/// call is open — a write that switches the hooks off would take effect
+/// before that call's own check. What it put back is in `late`.
+pub fn put_back_now(ctx: &Ctx) -> Option<Outcome> {
+    let watch = journal::watch_dir(&ctx.state_root)?;
+    if !watch.join(super::background::FILE).exists() || !watch.join(BASE_FILE).exists() {
+        return None;
+    }
+    match check_locked(ctx, &watch) {
+        Ok(outcome) => Some(Outcome {
+            late: outcome.restored,
+            restored: Vec::new(),
+            failing: outcome.failing,
+        })
+        .filter(|o| !o.is_empty()),
         Err(error) => {
             eprintln!(
                 "ralph-hooks guard: cannot compare the protected files with the last snapshot: {error:#}"

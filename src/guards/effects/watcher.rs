@@ -1,0 +1,169 @@
+//! The guard's watcher: while a process that a Bash call left running is
+//! alive, what it writes into the protected files is put back at once,
+//! not at the next hook.
+//!
+//! Why: Claude Code re-reads its settings about a second after a write. A
+//! process the agent left behind (`setsid -f sh -c 'sleep 2; …'`) that
+//! writes `{"disableAllHooks": true}` after its call's check switched the
+//! hooks off before any hook ran again, and with them the check between
+//! hooks that would have put it back (attack finding A35-5). The watcher
+//! is `ralph-hooks guard-watch`, started detached by the check after a
+//! call that left processes behind ([`ensure`]). It waits on the folders of
+//! the protected files (inotify on Linux, through `notify`) and, at each
+//! change, runs the same comparison the next hook would
+//! ([`super::pending::put_back_now`]), also while a Bash call is open. What
+//! it put back is told at the next hook, with the late writes it finds.
+//!
+//! One watcher per watch folder (`watcher.lock`); it ends when no process
+//! noted as left behind is alive, or when the watch folder is gone (the
+//! work is no longer unattended).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+use crate::hook::ctx::Ctx;
+use crate::state::FileLock;
+use crate::state::journal;
+
+/// Held by the running watcher for its life.
+const LOCK: &str = "watcher.lock";
+/// What the watcher put back, for the next hook to tell
+/// ([`take_told`]).
+const TOLD: &str = "watcher-told.json";
+/// How often the watcher looks whether a noted process is still alive.
+const TICK: Duration = Duration::from_millis(500);
+
+/// Starts the watcher when none runs for this watch folder. Called by the
+/// check after a call that left processes running; a failure to start it
+/// is said on stderr (the check between hooks still runs at the next hook).
+pub fn ensure(ctx: &Ctx, watch: &Path) {
+    match FileLock::try_acquire(&watch.join(LOCK)) {
+        Ok(Some(lock)) => drop(lock),
+        // One runs (or the lock cannot be taken: nothing better to do).
+        Ok(None) | Err(_) => return,
+    }
+    // Only the CLI beside this binary: one found on PATH could be a file
+    // the agent planted in the project.
+    let Some(exe) = std::env::current_exe()
+        .ok()
+        .and_then(|exe| exe.parent().map(|dir| dir.join("ralph-hooks")))
+        .filter(|exe| exe.is_file())
+    else {
+        ctx.debug(format_args!(
+            "no ralph-hooks binary beside this one: no watcher for late writes"
+        ));
+        return;
+    };
+    let mut command = Command::new(&exe);
+    command
+        .arg("--project")
+        .arg(&ctx.project_root)
+        .arg("guard-watch")
+        .env("RALPH_HOOKS_STATE_DIR", &ctx.state_root)
+        .current_dir(&ctx.project_root);
+    if let Err(error) = crate::util::process::spawn_detached(&mut command) {
+        eprintln!(
+            "ralph-hooks guard: cannot start the watcher for late writes ({}): {error}",
+            exe.display()
+        );
+    }
+}
+
+/// The watcher's life (`ralph-hooks guard-watch`); returns when it ends.
+pub fn run(ctx: &Ctx) -> anyhow::Result<()> {
+    let Some(watch) = journal::watch_dir(&ctx.state_root) else {
+        return Ok(());
+    };
+    let Some(_lock) = FileLock::try_acquire(&watch.join(LOCK))? else {
+        return Ok(());
+    };
+    let (sender, changes) = std::sync::mpsc::channel::<()>();
+    let mut watcher = notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
+        if event.is_ok_and(|event| !event.kind.is_access()) {
+            let _ = sender.send(());
+        }
+    })?;
+    let mut watched: Vec<PathBuf> = Vec::new();
+    watch_folders(ctx, &mut watcher, &mut watched);
+    // Whatever landed between the call's check and now.
+    put_back(ctx, &watch);
+    loop {
+        match changes.recv_timeout(TICK) {
+            Ok(()) => {
+                while changes.try_recv().is_ok() {}
+                put_back(ctx, &watch);
+                // A folder made since (`.claude/` itself) is watched too.
+                watch_folders(ctx, &mut watcher, &mut watched);
+            }
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
+            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => break,
+        }
+        if !watch.is_dir() || !any_alive(&watch) {
+            break;
+        }
+    }
+    Ok(())
+}
+
+/// Watches the folder of each protected file, or the nearest one above it
+/// that exists; `watched` keeps those already watched.
+fn watch_folders(ctx: &Ctx, watcher: &mut impl notify::Watcher, watched: &mut Vec<PathBuf>) {
+    for path in super::protected_paths(ctx) {
+        let Some(folder) = path.ancestors().skip(1).find(|dir| dir.is_dir()) else {
+            continue;
+        };
+        if watched.iter().any(|seen| seen == folder) {
+            continue;
+        }
+        if watcher
+            .watch(folder, notify::RecursiveMode::NonRecursive)
+            .is_ok()
+        {
+            watched.push(folder.to_path_buf());
+        }
+    }
+}
+
+fn put_back(ctx: &Ctx, watch: &Path) {
+    let Some(outcome) = super::pending::put_back_now(ctx) else {
+        return;
+    };
+    if outcome.late.is_empty() && outcome.failing.is_empty() {
+        return;
+    }
+    let Ok(_lock) = FileLock::acquire(&watch.join("lock")) else {
+        return;
+    };
+    let mut told: Vec<String> = super::read_json(&watch.join(TOLD)).unwrap_or_default();
+    for path in outcome.late {
+        if !told.contains(&path) {
+            told.push(path);
+        }
+    }
+    let _ = super::write_json(&watch.join(TOLD), &told);
+}
+
+/// Whether a process noted as left behind by a call is still alive.
+fn any_alive(watch: &Path) -> bool {
+    super::background::read(watch)
+        .procs
+        .iter()
+        .any(super::background::alive)
+}
+
+/// Whether the watcher left something to tell (one `stat`).
+pub fn has_told(watch: &Path) -> bool {
+    watch.join(TOLD).exists()
+}
+
+/// What the watcher put back since the last hook, taken (the caller holds
+/// the watch folder's lock).
+pub fn take_told(watch: &Path) -> Vec<String> {
+    let path = watch.join(TOLD);
+    let told: Vec<String> = super::read_json(&path).unwrap_or_default();
+    if !told.is_empty() || path.exists() {
+        let _ = std::fs::remove_file(&path);
+    }
+    told
+}
