@@ -141,3 +141,119 @@ fn cursor_a_cancel_after_a_refused_call_stands() {
     assert_eq!(status(project), "CANCELLED", "put back: {answer}");
     assert!(answer.get("followup_message").is_none(), "{answer}");
 }
+
+/// One shell call's pre-tool and post-tool payloads as `harness` sends
+/// them: (binary event argument, payload) for each.
+fn shell_call(
+    harness: &str,
+    project: &Path,
+    id: &str,
+    command: &str,
+) -> [(Option<&'static str>, Value); 2] {
+    match harness {
+        "codex" => {
+            let pre = json!({"session_id": "s", "turn_id": "t1", "transcript_path": null,
+                "cwd": project, "hook_event_name": "PreToolUse", "model": "gpt-5",
+                "permission_mode": "default", "tool_name": "Bash",
+                "tool_input": {"command": command}, "tool_use_id": id});
+            let mut post = pre.clone();
+            post["hook_event_name"] = json!("PostToolUse");
+            post["tool_response"] = json!("");
+            [(None, pre), (None, post)]
+        }
+        "gemini" => {
+            let pre = json!({"session_id": "s", "cwd": project, "hook_event_name": "BeforeTool",
+                "timestamp": "2026-11-21T12:00:00.000Z", "tool_name": "run_shell_command",
+                "tool_input": {"command": command}});
+            let mut post = pre.clone();
+            post["hook_event_name"] = json!("AfterTool");
+            post["tool_response"] = json!({"llmContent": ""});
+            [(None, pre), (None, post)]
+        }
+        "cursor" => {
+            let pre = json!({"conversation_id": "s", "generation_id": id, "cursor_version": "2.1.46",
+                "workspace_roots": [project], "hook_event_name": "preToolUse", "tool_name": "Shell",
+                "tool_input": {"command": command}, "tool_use_id": id, "cwd": project});
+            let mut post = pre.clone();
+            post["hook_event_name"] = json!("postToolUse");
+            post["tool_output"] = json!("");
+            [(None, pre), (None, post)]
+        }
+        _ => {
+            let args = json!({"command": command}).to_string();
+            let pre = json!({"timestamp": 1, "cwd": project, "sessionId": "s",
+                "toolName": "bash", "toolArgs": args});
+            let mut post = pre.clone();
+            post["timestamp"] = json!(2);
+            post["toolResult"] = json!({"resultType": "success", "textResultForLlm": ""});
+            [(Some("preToolUse"), pre), (Some("postToolUse"), post)]
+        }
+    }
+}
+
+// See: attack finding H-1 (harness round): under each harness, the file
+// that registers the hooks for that harness was neither denied before a
+// shell call that emptied it nor put back after one that did it unseen:
+// its next session ran no hooks at all.
+#[test]
+fn each_harness_own_hook_registration_is_guarded() {
+    for (harness, file) in [
+        ("codex", ".codex/hooks.json"),
+        ("gemini", ".gemini/settings.json"),
+        ("cursor", ".cursor/hooks.json"),
+        ("copilot", ".github/hooks/ralph-hooks.json"),
+    ] {
+        let temp = TempDir::new(&format!("harness-own-config-{harness}"));
+        let project = temp.path();
+        let git = std::process::Command::new("git")
+            .args(["init", "-q"])
+            .current_dir(project)
+            .status()
+            .unwrap();
+        assert!(git.success());
+        cli(project, &["install", "--harness", harness]);
+        start_loop(project);
+        let registered = std::fs::read(project.join(file)).unwrap();
+
+        // Said plainly: denied before it runs.
+        let [(event, pre), _] =
+            shell_call(harness, project, "c1", &format!("echo '{{}}' > {file}"));
+        let answer = hook(project, "ralph-pre-tool-stop-guard", harness, event, &pre);
+        assert!(
+            answer.to_string().contains("deny"),
+            "{harness}: not denied: {answer}"
+        );
+
+        // Spelled so no text rule sees it: put back after the call.
+        let (head, tail) = file.split_at(4);
+        let command = format!("python3 -c \"open('{head}'+'{tail}','w').write('{{}}')\"");
+        let [(pre_event, pre), (post_event, post)] = shell_call(harness, project, "c2", &command);
+        let answer = hook(
+            project,
+            "ralph-pre-tool-stop-guard",
+            harness,
+            pre_event,
+            &pre,
+        );
+        assert!(!answer.to_string().contains("deny"), "{harness}: {answer}");
+        let ran = std::process::Command::new("sh")
+            .args(["-c", &command])
+            .current_dir(project)
+            .status()
+            .unwrap();
+        assert!(ran.success());
+        assert_ne!(std::fs::read(project.join(file)).unwrap(), registered);
+        let answer = hook(
+            project,
+            "ralph-post-tool-lsp-diagnostic",
+            harness,
+            post_event,
+            &post,
+        );
+        assert_eq!(
+            std::fs::read(project.join(file)).unwrap(),
+            registered,
+            "{harness}: the registration was not put back: {answer}"
+        );
+    }
+}

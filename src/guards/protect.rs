@@ -19,6 +19,9 @@
 //!   `.claude/{skills,commands,agents}/` in the project, in `~/.claude/`
 //!   and in `CLAUDE_CONFIG_DIR` (this includes the user's own controls,
 //!   `/cancel-loop` and `/resume-loop`);
+//! - where the other agent harnesses register hooks ([`HARNESS_FILES`],
+//!   [`HARNESS_FOLDERS`], `$CODEX_HOME`): under Codex, Gemini, Cursor or
+//!   Copilot CLI one write there silences the hooks;
 //! - the paths the user lists in `guard.protected` (a folder: all of it).
 //!
 //! A path hits the set when it is a protected path, lies inside a protected
@@ -63,6 +66,20 @@ pub const MANAGED_DIRS: &[&str] = &["/Library/Application Support/ClaudeCode"];
 #[cfg(not(target_os = "macos"))]
 pub const MANAGED_DIRS: &[&str] = &["/etc/claude-code"];
 
+/// Where the other agent harnesses register hooks and can be told to skip
+/// them, in the project and in the home folder: Codex CLI's hook file and
+/// its config (`[features] hooks = false`), Gemini CLI's settings (key
+/// `hooks`, `hooksConfig`), Cursor's hook file.
+pub const HARNESS_FILES: &[&str] = &[
+    ".codex/hooks.json",
+    ".codex/config.toml",
+    ".gemini/settings.json",
+    ".cursor/hooks.json",
+];
+/// Folders whose every file registers hooks: Copilot CLI's, in the project
+/// and (second) in the home folder.
+pub const HARNESS_FOLDERS: [&str; 2] = [".github/hooks", ".copilot/hooks"];
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
     /// The state root: changes only through ralph-hooks.
@@ -100,6 +117,9 @@ pub struct Places {
     pub config_dir: Option<PathBuf>,
     /// The managed settings folders ([`MANAGED_DIRS`]).
     pub managed: Vec<PathBuf>,
+    /// `CODEX_HOME`, where Codex CLI reads its user config and hooks
+    /// instead of `~/.codex`.
+    pub codex_home: Option<PathBuf>,
 }
 
 impl Places {
@@ -115,6 +135,7 @@ impl Places {
             home: absolute("HOME"),
             config_dir: absolute("CLAUDE_CONFIG_DIR"),
             managed: MANAGED_DIRS.iter().map(PathBuf::from).collect(),
+            codex_home: absolute("CODEX_HOME"),
         }
     }
 }
@@ -178,6 +199,23 @@ impl ProtectedSet {
         }
         for dir in &places.managed {
             entries.push(tree(dir.clone()));
+        }
+        // The other harnesses' registrations: under Codex, Gemini, Cursor or
+        // Copilot CLI, one write there silences the hooks as
+        // `disableAllHooks` does under Claude Code.
+        let [project_hooks, user_hooks] = HARNESS_FOLDERS;
+        for base in std::iter::once(project).chain(places.home.iter()) {
+            for relative in HARNESS_FILES {
+                entries.push(file(base.join(relative)));
+            }
+        }
+        entries.push(tree(project.join(project_hooks)));
+        if let Some(home) = &places.home {
+            entries.push(tree(home.join(user_hooks)));
+        }
+        if let Some(codex_home) = &places.codex_home {
+            entries.push(file(codex_home.join("hooks.json")));
+            entries.push(file(codex_home.join("config.toml")));
         }
         for listed in user {
             let Some(expanded) = expand(listed, project, places) else {
@@ -636,6 +674,7 @@ mod tests {
             home: None,
             config_dir: None,
             managed: Vec::new(),
+            codex_home: None,
         };
         let set = ProtectedSet::new(
             &places,
@@ -674,6 +713,7 @@ mod tests {
             home: Some(dir.join("home")),
             config_dir: Some(dir.join("config")),
             managed: vec![dir.join("etc/claude-code")],
+            codex_home: Some(dir.join("codex-home")),
         };
         let set = ProtectedSet::new(&places, &dir.join("project/.claude/ralph-hooks.json"), &[]);
         for hit in [
@@ -689,10 +729,30 @@ mod tests {
             "project/.claude/agents/helper.md",
             "etc/claude-code/managed-settings.json",
             "etc/claude-code/managed-settings.d/10-off.json",
+            // The other harnesses' registrations (attack finding H-1).
+            "project/.codex/hooks.json",
+            "project/.codex/config.toml",
+            "project/.codex",
+            "project/.gemini/settings.json",
+            "project/.cursor/hooks.json",
+            "project/.github/hooks/ralph-hooks.json",
+            "project/.github/hooks/zz-new.json",
+            "home/.codex/hooks.json",
+            "home/.gemini/settings.json",
+            "home/.cursor/hooks.json",
+            "home/.copilot/hooks/a.json",
+            "codex-home/hooks.json",
+            "codex-home/config.toml",
         ] {
             assert!(set.hit(&dir.join(hit)).is_some(), "{hit}");
         }
-        for miss in ["config/projects/x.jsonl", "home/.claude/todos/a.json"] {
+        for miss in [
+            "config/projects/x.jsonl",
+            "home/.claude/todos/a.json",
+            "project/.github/workflows/ci.yml",
+            "project/.gemini/notes.md",
+            "home/.codex/sessions/x.jsonl",
+        ] {
             assert!(set.hit(&dir.join(miss)).is_none(), "{miss}");
         }
         assert_eq!(
@@ -713,6 +773,7 @@ mod tests {
             home: None,
             config_dir: None,
             managed: Vec::new(),
+            codex_home: None,
         };
         let found = paths_of(".claude/*", std::slice::from_ref(&dir), &places);
         assert!(
