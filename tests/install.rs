@@ -649,3 +649,52 @@ fn in_sandbox_mode_the_file_tools_write_only_inside_the_project_while_unattended
     assert!(!write_decision(project, &project.join("src/app.py")).contains("\"deny\""));
     assert!(!write_decision(project, &project.join(".gitignore")).contains("\"deny\""));
 }
+
+// Gemini CLI 0.61 runs no hook when its settings say
+// `hooksConfig.enabled: false`, and skips a command listed in
+// `hooksConfig.disabled`: doctor says so, as it does for Codex's
+// `[features] hooks = false`.
+#[test]
+fn doctor_says_when_gemini_switches_the_hooks_off() {
+    let temp = TempDir::new("doctor-gemini-off");
+    let project = temp.path().join("project");
+    let home = temp.path().join("home");
+    std::fs::create_dir_all(&project).unwrap();
+    std::fs::create_dir_all(home.join(".gemini")).unwrap();
+    let installed = run(&project, &["install", "--harness", "gemini"]);
+    assert!(installed.status.success());
+    let doctor = |project: &std::path::Path| {
+        let mut command = util::command("ralph-hooks", project);
+        command.env("HOME", &home).arg("doctor");
+        let output = command.output().unwrap();
+        String::from_utf8_lossy(&output.stdout).into_owned()
+    };
+    assert!(!doctor(&project).contains("hooksConfig"));
+    let path = project.join(".gemini/settings.json");
+    let mut settings: Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    settings["hooksConfig"] = json!({"enabled": false});
+    std::fs::write(&path, settings.to_string()).unwrap();
+    let said = doctor(&project);
+    assert!(
+        said.contains("hooksConfig.enabled is false") && said.contains("runs no hook"),
+        "{said}"
+    );
+    settings["hooksConfig"] = json!({"enabled": true});
+    std::fs::write(&path, settings.to_string()).unwrap();
+    let stop = settings
+        .pointer("/hooks/AfterAgent/0/hooks/0/command")
+        .and_then(Value::as_str)
+        .unwrap()
+        .to_string();
+    std::fs::write(
+        home.join(".gemini/settings.json"),
+        json!({"hooksConfig": {"disabled": [stop]}}).to_string(),
+    )
+    .unwrap();
+    let said = doctor(&project);
+    assert!(
+        said.contains("hooksConfig.disabled") && said.contains("skips it"),
+        "{said}"
+    );
+}

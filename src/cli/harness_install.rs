@@ -520,7 +520,8 @@ pub fn doctor_section(project: &Path) -> usize {
 
 /// What switches the harness's hooks off although the file lists them:
 /// Codex's `[features] hooks = false` (the project's or the user's
-/// `config.toml`), a Cursor `stop` with `loop_limit` 0.
+/// `config.toml`), Gemini's `hooksConfig` (`enabled: false`, our command
+/// in `disabled`), a Cursor `stop` with `loop_limit` 0.
 fn switched_off(harness: Harness, project: &Path, config: &Value) -> Vec<String> {
     let mut found = Vec::new();
     match harness {
@@ -536,6 +537,40 @@ fn switched_off(harness: Harness, project: &Path, config: &Value) -> Vec<String>
                 if std::fs::read_to_string(&file).is_ok_and(|text| hooks_feature_off(&text)) {
                     found.push(format!(
                         "[features] hooks = false in {}: Codex runs no hook",
+                        file.display()
+                    ));
+                }
+            }
+        }
+        Harness::Gemini => {
+            // `hooksConfig.enabled: false` runs no hook at all; a command
+            // listed in `hooksConfig.disabled` is skipped (Gemini CLI 0.61).
+            let user = std::env::var_os("HOME")
+                .map(|home| PathBuf::from(home).join(".gemini/settings.json"));
+            let settings =
+                std::iter::once((project.join(".gemini/settings.json"), Some(config.clone())))
+                    .chain(user.map(|file| {
+                        let read = super::install::read_settings(&file).ok();
+                        (file, read)
+                    }));
+            for (file, settings) in settings {
+                let Some(settings) = settings else { continue };
+                if settings.pointer("/hooksConfig/enabled") == Some(&Value::Bool(false)) {
+                    found.push(format!(
+                        "hooksConfig.enabled is false in {}: Gemini CLI runs no hook",
+                        file.display()
+                    ));
+                }
+                let disabled = settings
+                    .pointer("/hooksConfig/disabled")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                    .filter_map(Value::as_str)
+                    .filter(|name| name.contains("ralph-"));
+                for name in disabled {
+                    found.push(format!(
+                        "hooksConfig.disabled in {} lists {name}: Gemini CLI skips it",
                         file.display()
                     ));
                 }
