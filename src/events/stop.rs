@@ -207,6 +207,20 @@ enum Mode {
 /// a call whose check never ran is the old loop again here.
 /// `held`: set when the Stop was held for background tasks.
 fn on_stop(ctx: &Ctx, stop: &StopInput, mode: Mode, held: &mut bool) -> anyhow::Result<HookOutput> {
+    // Claude Code (or another harness) runs no Stop hook while a tool call
+    // runs: a Stop fed to the binary by the agent's own command judges and
+    // records nothing. Counted, a few of them in a row ended the loop as
+    // stagnant or out of iterations within a second (harness attack
+    // H-11). The checks owed for running calls are made and kept.
+    if ctx.store().root().is_dir()
+        && crate::ralph::turns::caller(ctx) == crate::ralph::turns::Caller::AgentCommand
+    {
+        ctx.debug(format_args!(
+            "a Stop fed to the hook by a command of the agent's: nothing judged or recorded"
+        ));
+        let made_up = crate::guards::effects::make_up(ctx, None, false);
+        return Ok(with_made_up(made_up, HookOutput::silent()));
+    }
     let made_up = crate::guards::effects::make_up_at_turn_end(ctx);
     let output = judge_stop(ctx, stop, mode, held)?;
     Ok(with_made_up(made_up, output))
