@@ -698,3 +698,118 @@ fn doctor_says_when_gemini_switches_the_hooks_off() {
         "{said}"
     );
 }
+
+// See: harness attack H-6, H-7, H-13: a hook file with a key twice lost
+// the user's handler; a linked file became a plain one and a 0444 file
+// 0644; an uninstall where nothing was installed added `"hooks": {}`.
+#[test]
+fn harness_install_keeps_odd_files_as_they_are() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let temp = TempDir::new("harness-odd-files");
+    let project = temp.path();
+    // A key twice: refused, nothing changed.
+    std::fs::create_dir_all(project.join(".cursor")).unwrap();
+    let twice = r#"{"version":1,"hooks":{"stop":[{"command":"a"}]},"hooks":{"preToolUse":[{"command":"b"}]}}"#;
+    std::fs::write(project.join(".cursor/hooks.json"), twice).unwrap();
+    let refused = run(project, &["install", "--harness", "cursor"]);
+    assert!(!refused.status.success());
+    assert!(
+        String::from_utf8_lossy(&refused.stderr).contains("twice"),
+        "{refused:?}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(project.join(".cursor/hooks.json")).unwrap(),
+        twice
+    );
+    std::fs::remove_file(project.join(".cursor/hooks.json")).unwrap();
+
+    // A link to a shared file, read-only: still a link, the target edited,
+    // its mode kept; the uninstall gives the target's bytes back.
+    std::fs::create_dir_all(project.join("shared")).unwrap();
+    let shared = project.join("shared/hooks.json");
+    let original = "{\n    \"version\": 1,\n    \"hooks\": {\n        \"afterFileEdit\": [ { \"command\": \"./fmt.sh\" } ]\n    }\n}\n";
+    std::fs::write(&shared, original).unwrap();
+    std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(0o444)).unwrap();
+    std::os::unix::fs::symlink("../shared/hooks.json", project.join(".cursor/hooks.json")).unwrap();
+    assert!(
+        run(project, &["install", "--harness", "cursor"])
+            .status
+            .success()
+    );
+    let link = std::fs::symlink_metadata(project.join(".cursor/hooks.json")).unwrap();
+    assert!(link.file_type().is_symlink(), "the link was replaced");
+    assert!(
+        std::fs::read_to_string(&shared)
+            .unwrap()
+            .contains("ralph-stop-loop-controller")
+    );
+    assert_eq!(
+        std::fs::metadata(&shared).unwrap().permissions().mode() & 0o777,
+        0o444
+    );
+    assert!(
+        run(project, &["install", "--harness", "cursor", "--uninstall"])
+            .status
+            .success()
+    );
+    assert!(
+        std::fs::symlink_metadata(project.join(".cursor/hooks.json"))
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+    assert_eq!(std::fs::read_to_string(&shared).unwrap(), original);
+
+    // Nothing installed: an uninstall changes no byte.
+    std::fs::create_dir_all(project.join(".gemini")).unwrap();
+    let gemini = "{ \"theme\": \"Dracula\" }\n";
+    std::fs::write(project.join(".gemini/settings.json"), gemini).unwrap();
+    assert!(
+        run(project, &["install", "--harness", "gemini", "--uninstall"])
+            .status
+            .success()
+    );
+    assert_eq!(
+        std::fs::read_to_string(project.join(".gemini/settings.json")).unwrap(),
+        gemini
+    );
+}
+
+// See: harness attack H-8: Codex with `[features] hooks = false`: install
+// said nothing, and doctor's advice (reinstall) did not help.
+#[test]
+fn a_harness_switched_off_is_said_at_install_and_doctor_names_the_switch() {
+    let temp = TempDir::new("codex-hooks-off");
+    let project = temp.path().join("project");
+    let home = temp.path().join("home");
+    std::fs::create_dir_all(project.join(".codex")).unwrap();
+    std::fs::create_dir_all(&home).unwrap();
+    std::fs::write(
+        project.join(".codex/config.toml"),
+        "[features]\nhooks = false\n",
+    )
+    .unwrap();
+    let mut install = util::command("ralph-hooks", &project);
+    install
+        .env("HOME", &home)
+        .env_remove("CODEX_HOME")
+        .args(["install", "--harness", "codex"]);
+    let said = String::from_utf8_lossy(&install.output().unwrap().stdout).into_owned();
+    assert!(said.contains("Warning: [features] hooks = false"), "{said}");
+    let mut doctor = util::command("ralph-hooks", &project);
+    doctor
+        .env("HOME", &home)
+        .env_remove("CODEX_HOME")
+        .arg("doctor");
+    let said = String::from_utf8_lossy(&doctor.output().unwrap().stdout).into_owned();
+    let line = said
+        .lines()
+        .find(|line| line.contains("PROBLEM codex"))
+        .unwrap_or_default()
+        .to_string();
+    assert!(
+        line.contains("turn the hooks back on where named"),
+        "{said}"
+    );
+    assert!(!line.contains("run `ralph-hooks install"), "{line}");
+}

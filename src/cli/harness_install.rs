@@ -26,7 +26,6 @@ use serde_json::{Map, Value, json};
 use super::install::{binary_dir, is_ours, program_of, shell_quote};
 use crate::harness::{EVENT_ARG, HARNESS_ARG, Harness};
 use crate::hook::ctx::Ctx;
-use crate::state::write_atomic;
 
 /// One hook in a harness's configuration.
 pub struct HarnessHook {
@@ -271,7 +270,9 @@ fn write_config(path: &Path, config: &Value) -> anyhow::Result<()> {
     if old.as_deref() == Some(text.as_str()) {
         return Ok(());
     }
-    write_atomic(path, text.as_bytes())
+    // A linked file stays a link (its target gets the text) and keeps its
+    // mode (attack finding H-7).
+    super::settings_file::write(path, text.as_bytes())
 }
 
 /// The file's new text: the old text edited where `config` differs (the
@@ -353,10 +354,22 @@ pub fn run(ctx: &Ctx, name: &str, uninstall: bool) -> anyhow::Result<ExitCode> {
     check_shape(harness, &config, &path)?;
     if uninstall {
         let (config, removed) = merged(harness, config, Path::new(""), true);
+        // Nothing of ours: the file stays as it is, byte for byte (attack
+        // finding H-13: a never-installed Gemini file got `"hooks": {}`).
+        if removed == 0 {
+            println!(
+                "No ralph-hooks handler in {}; nothing was changed.",
+                path.display()
+            );
+            return Ok(ExitCode::SUCCESS);
+        }
         // What the install makes of nothing: a file that is only that was
         // the install's, and goes with its folder when that is left empty.
         let made_by_install = merged(harness, json!({}), Path::new(""), true).0;
-        if path.is_file() && config == made_by_install {
+        // A link is the user's (shared from elsewhere): its target is
+        // edited, never removed.
+        let linked = std::fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_symlink());
+        if path.is_file() && !linked && config == made_by_install {
             std::fs::remove_file(&path)
                 .with_context(|| format!("cannot remove {}", path.display()))?;
             // Folders left empty, up to the project (`.github/hooks`, then
@@ -399,6 +412,12 @@ pub fn run(ctx: &Ctx, name: &str, uninstall: bool) -> anyhow::Result<ExitCode> {
         );
     }
     println!("{}", note(harness));
+    // Registered, but switched off in the harness's own settings (attack
+    // findings H-5, H-8): said now, not only by doctor.
+    let written = super::install::read_settings(&path).unwrap_or_default();
+    for line in switched_off(harness, project, &written) {
+        println!("Warning: {line}. Turn the hooks back on there, or they never run.");
+    }
     println!("Start a loop with: ralph-hooks loop start \"<goal>\" --check \"<command>\"");
     Ok(ExitCode::SUCCESS)
 }
@@ -478,7 +497,9 @@ pub fn doctor_section(project: &Path) -> usize {
             })
             .map(|hook| format!("{} does not run {} as installed", hook.event, hook.binary))
             .collect();
-        other.extend(switched_off(harness, project, &config));
+        let off = switched_off(harness, project, &config);
+        let reinstall_fixes = !missing.is_empty() || !broken.is_empty() || !other.is_empty();
+        other.extend(off.iter().cloned());
         let wrong_harness = wrong_harness && other.is_empty();
         if missing.is_empty() && broken.is_empty() && !wrong_harness && other.is_empty() {
             println!(
@@ -489,8 +510,18 @@ pub fn doctor_section(project: &Path) -> usize {
             );
         } else {
             problems += 1;
+            // A switch in the harness's own settings is the user's to
+            // turn back (attack finding H-8): reinstalling does not.
+            let advice = match (reinstall_fixes || wrong_harness, off.is_empty()) {
+                (true, true) => format!("run `ralph-hooks install --harness {}`", harness.name()),
+                (true, false) => format!(
+                    "run `ralph-hooks install --harness {}` and turn the hooks back on where named",
+                    harness.name()
+                ),
+                (false, _) => "turn the hooks back on where named".to_string(),
+            };
             println!(
-                "  PROBLEM {:<8} {}: {}{}{} — run `ralph-hooks install --harness {}`",
+                "  PROBLEM {:<8} {}: {}{}{} — {advice}",
                 harness.name(),
                 path.display(),
                 if missing.is_empty() {
@@ -508,7 +539,6 @@ pub fn doctor_section(project: &Path) -> usize {
                 } else {
                     other.join("; ")
                 },
-                harness.name()
             );
         }
     }

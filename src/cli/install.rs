@@ -495,6 +495,14 @@ pub fn read_settings(path: &Path) -> anyhow::Result<Value> {
             path.display()
         );
     }
+    // JSON readers keep the last of two equal keys; an edit would change
+    // both and lose what the first held (attack finding H-6).
+    if let Some(key) = crate::util::json_splice::duplicate_key(&text) {
+        bail!(
+            "{} has the key \"{key}\" twice in one object; fix it by hand first, nothing was changed",
+            path.display()
+        );
+    }
     Ok(value)
 }
 

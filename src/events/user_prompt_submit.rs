@@ -198,7 +198,7 @@ fn mid_turn_answer(ctx: &Ctx, input: &UserPromptInput) -> HookOutput {
         return HookOutput::silent();
     }
     HookOutput::silent().with_system_message(
-        "ralph-hooks: a stop request arrived while Claude's turn was still running (typed ahead, or queued by a command of the agent's), so the loop keeps RUNNING: ralph-hooks cannot tell the two apart. If it was yours, run `ralph-hooks loop pause` in a terminal, or say stop again after this turn ends.".to_string(),
+        "ralph-hooks: a stop request arrived while the agent's turn was still running (typed ahead, or queued by a command of the agent's), so the loop keeps RUNNING: ralph-hooks cannot tell the two apart. If it was yours, run `ralph-hooks loop pause` in a terminal, or say stop again after this turn ends.".to_string(),
     )
 }
 

@@ -69,6 +69,42 @@ pub fn rewrite(text: &str, new: &Value) -> Option<String> {
     (serde_json::from_str::<Value>(&out).ok()? == *new).then_some(out)
 }
 
+/// The first key that appears twice in one object of `text` (a JSON
+/// document), as a path of keys (`hooks`, `hooks.stop`). `serde_json` keeps
+/// the last of them; an edit made through [`rewrite`] would then change
+/// both and lose what the first held. `None` when every object's keys are
+/// distinct, or when `text` is not JSON.
+pub fn duplicate_key(text: &str) -> Option<String> {
+    let mut parser = Parser {
+        text: text.as_bytes(),
+        at: 0,
+    };
+    parser.skip_ws();
+    let root = parser.value(0)?;
+    first_duplicate(&root, "")
+}
+
+fn first_duplicate(node: &Node, path: &str) -> Option<String> {
+    let join = |key: &str| match path {
+        "" => key.to_string(),
+        _ => format!("{path}.{key}"),
+    };
+    match &node.kind {
+        Kind::Scalar => None,
+        Kind::Array(items) => items.iter().find_map(|item| first_duplicate(item, path)),
+        Kind::Object(members) => {
+            for (at, (key, _, _)) in members.iter().enumerate() {
+                if members[..at].iter().any(|(other, _, _)| other == key) {
+                    return Some(join(key));
+                }
+            }
+            members
+                .iter()
+                .find_map(|(key, _, value)| first_duplicate(value, &join(key)))
+        }
+    }
+}
+
 /// How the file indents: one level's whitespace.
 struct Style {
     unit: String,
@@ -576,6 +612,20 @@ impl Parser<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_key_twice_in_one_object_is_found() {
+        assert_eq!(
+            duplicate_key(r#"{"version":1,"hooks":{"stop":[]},"hooks":{}}"#).as_deref(),
+            Some("hooks")
+        );
+        assert_eq!(
+            duplicate_key(r#"{"hooks":{"stop":[{"a":1,"a":2}]}}"#).as_deref(),
+            Some("hooks.stop.a")
+        );
+        assert_eq!(duplicate_key(r#"{"a":{"x":1},"b":{"x":1}}"#), None);
+        assert_eq!(duplicate_key("not json"), None);
+    }
     use serde_json::json;
 
     fn round_trip(text: &str, edit: impl Fn(&mut Value)) -> String {
