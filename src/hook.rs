@@ -273,7 +273,8 @@ pub fn run_dialect<H: Hook>(args: &[String], dialect: &dyn Dialect, after: fn(&C
             }
         }
     }
-    let output = with_store_warnings(answered.unwrap_or_default(), ctx.store().take_warnings());
+    let output = with_store_warnings(answered.unwrap_or_default(), ctx.store().take_warnings())
+        .with_prose_escaped();
     let code = match dialect.answer(event, &output) {
         None => emit::<H>(&output),
         Some(answer) => write_answer(&answer),
@@ -311,6 +312,7 @@ fn oversized<H: Hook>(dialect: &dyn Dialect, bytes: &[u8], why: &str) -> ExitCod
     ctx.harness_process_names = dialect.process_names();
     match H::handle_oversized(&ctx, &head) {
         Some(Ok(output)) => {
+            let output = output.with_prose_escaped();
             // The event is the hook's own (its payload could not be read to
             // say which): the guard's is PreToolUse, the edit hook's
             // PostToolUse.

@@ -226,3 +226,50 @@ fn fix_rewrite_doctor_and_the_hook_escape_names_and_lines_from_the_repository() 
     assert!(context.contains("fake\\u{1b}]0;PWN"), "{context}");
     assert_no_raw_controls("the hook's additionalContext", &context);
 }
+
+// See: harness attack H-10: a loop's goal with ESC, BEL and CR reached the
+// Stop's follow-up raw; under Cursor and Copilot it is submitted as the
+// next prompt, shown in the terminal. Every answer's prose is escaped.
+#[test]
+fn a_goal_with_control_characters_reaches_no_follow_up_raw() {
+    let dir = crate::util::TempDir::new("hostile-goal-follow-up");
+    let project = dir.path();
+    let goal = "goal \u{1b}]0;PWNED\u{7} \u{1b}[2J\r\nFAKE LINE";
+    let mut start = crate::util::command("ralph-hooks", project);
+    start.args([
+        "loop",
+        "start",
+        goal,
+        "--check",
+        "false",
+        "--no-diagnostics",
+    ]);
+    assert!(crate::util::run_with_stdin(start, b"").status.success());
+    for (harness, payload) in [
+        (
+            None,
+            serde_json::json!({"hook_event_name": "Stop", "session_id": "s1", "cwd": project,
+            "stop_hook_active": false, "last_assistant_message": "done"}),
+        ),
+        (
+            Some("gemini"),
+            serde_json::json!({"hook_event_name": "AfterAgent", "session_id": "s1",
+            "cwd": project, "prompt": "x", "prompt_response": "y", "stop_hook_active": false}),
+        ),
+    ] {
+        let mut stop = crate::util::command("ralph-stop-loop-controller", project);
+        if let Some(harness) = harness {
+            stop.env_remove("CLAUDE_PROJECT_DIR")
+                .args(["--harness", harness]);
+        }
+        let output = crate::util::run_with_stdin(stop, payload.to_string().as_bytes());
+        let text = String::from_utf8_lossy(&output.stdout).into_owned();
+        let answer: serde_json::Value = serde_json::from_str(&text).unwrap_or_default();
+        let reason = answer["reason"].as_str().unwrap_or_default();
+        assert!(reason.contains("FAKE LINE"), "{harness:?}: {text}");
+        assert!(
+            !reason.contains(['\u{1b}', '\u{7}', '\r']),
+            "{harness:?}: raw control characters in {reason:?}"
+        );
+    }
+}

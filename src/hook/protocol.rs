@@ -694,6 +694,29 @@ impl HookOutput {
         *self == HookOutput::default()
     }
 
+    /// Every text for Claude or the user with its control characters
+    /// escaped (newlines and tabs kept): a loop's goal, a file name or a
+    /// tool's output in a reason must not drive the terminal that shows it
+    /// (harness attack H-10: the goal reached Cursor's and Copilot's next
+    /// prompt raw). The terminal sequence is ours and stays.
+    pub fn with_prose_escaped(mut self) -> HookOutput {
+        fn clean(text: &mut Option<String>) {
+            if let Some(text) = text
+                && let std::borrow::Cow::Owned(escaped) =
+                    crate::util::text::escape_controls_in_prose(text)
+            {
+                *text = escaped;
+            }
+        }
+        clean(&mut self.reason);
+        clean(&mut self.system_message);
+        if let Some(specific) = self.hook_specific_output.as_mut() {
+            clean(&mut specific.additional_context);
+            clean(&mut specific.permission_decision_reason);
+        }
+        self
+    }
+
     /// Stop/SubagentStop: keep Claude working, with `reason` as its next instruction.
     pub fn block(reason: impl Into<String>) -> HookOutput {
         HookOutput {
