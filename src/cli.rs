@@ -70,6 +70,7 @@ pub fn command_paths() -> Vec<Vec<String>> {
 
 /// The whole CLI as a process: parse, run, map errors to exit 1.
 pub fn main() -> ExitCode {
+    crate::state::journal::set_writer("ralph-hooks");
     // `doctor` and `daemon` start language servers; a Ctrl-C must not
     // leave them behind. Children are not tied to us with PDEATHSIG here:
     // `daemon run` is this binary too, and its servers outlive threads.

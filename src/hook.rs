@@ -179,6 +179,7 @@ pub fn harness_block_cap() -> Option<u32> {
 /// [`run_then`] for a harness's [`Dialect`]; `args` are the binary's
 /// arguments.
 pub fn run_dialect<H: Hook>(args: &[String], dialect: &dyn Dialect, after: fn(&Ctx)) -> ExitCode {
+    crate::state::journal::set_writer(H::NAME);
     if args.iter().any(|arg| arg == "--help" || arg == "-h") {
         print!("{}", H::HELP);
         return ExitCode::SUCCESS;

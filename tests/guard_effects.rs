@@ -1386,3 +1386,56 @@ fn a_parent_folder_swapped_for_a_link_is_put_back() {
     assert_eq!(loop_status(&project), "RUNNING");
     assert!(context(&after).contains("put back"), "{after}");
 }
+
+// See: guard attack W-7: a file made in a protected folder is moved aside
+// as `<name>.undone-by-ralph-hooks-<time>`, which is itself a new file in
+// that folder: each later check moved it aside again until the name was
+// too long. What the guard moved aside stays where it put it.
+#[test]
+fn a_file_moved_aside_is_not_moved_aside_again() {
+    let dir = supervised("effects-aside-once");
+    let project = dir.path();
+    // A protected folder outside the project, as the managed settings
+    // folder is (the attack's case).
+    let outside = TempDir::new("effects-aside-once-outside");
+    let skills = outside.path().join("locked");
+    std::fs::create_dir_all(&skills).unwrap();
+    std::fs::write(
+        project.join(".claude/ralph-hooks.json"),
+        json!({"guard": {"state_files": true, "protected": [format!("{}/", skills.display())]}})
+            .to_string(),
+    )
+    .unwrap();
+    // Written late, by a process the call left running: put back by the
+    // watcher, then the hooks after it look again.
+    let (_, _) = {
+        let _alone = NOTHING_LEFT_RUNNING
+            .write()
+            .unwrap_or_else(|e| e.into_inner());
+        call(
+            project,
+            "toolu_skill",
+            &format!(
+                "setsid sh -c 'sleep 1; python3 -c \"open(\\\"{}\\\"+\\\"/x.md\\\",\\\"w\\\").write(\\\"hi\\\")\"; sleep 3' > /dev/null 2>&1 < /dev/null &",
+                skills.display()
+            ),
+        )
+    };
+    std::thread::sleep(std::time::Duration::from_millis(2500));
+    for n in 0..3 {
+        write_tool_post(project);
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        let _ = n;
+    }
+    let names: Vec<String> = std::fs::read_dir(&skills)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names.len(), 1, "{names:?}");
+    assert_eq!(
+        names[0].matches("undone-by-ralph-hooks").count(),
+        1,
+        "{names:?}"
+    );
+}

@@ -116,7 +116,7 @@ Env: CLAUDE_PROJECT_DIR, RALPH_HOOKS_STATE_DIR, RALPH_HOOKS_DEBUG=1.
                 // An API error is Claude Code's to report: the same payload
                 // fed to the binary by the agent's command pauses nothing
                 // and closes nothing.
-                if crate::ralph::turns::caller(ctx) == crate::ralph::turns::Caller::AgentCommand {
+                if crate::ralph::turns::forged(ctx) {
                     ctx.debug(format_args!(
                         "a StopFailure fed to the hook by a command of the agent's: ignored"
                     ));
@@ -212,9 +212,7 @@ fn on_stop(ctx: &Ctx, stop: &StopInput, mode: Mode, held: &mut bool) -> anyhow::
     // records nothing. Counted, a few of them in a row ended the loop as
     // stagnant or out of iterations within a second (harness attack
     // H-11). The checks owed for running calls are made and kept.
-    if ctx.store().root().is_dir()
-        && crate::ralph::turns::caller(ctx) == crate::ralph::turns::Caller::AgentCommand
-    {
+    if ctx.store().root().is_dir() && crate::ralph::turns::forged(ctx) {
         ctx.debug(format_args!(
             "a Stop fed to the hook by a command of the agent's: nothing judged or recorded"
         ));

@@ -241,6 +241,15 @@ fn protected_paths(ctx: &Ctx) -> Vec<PathBuf> {
 /// How a protected file is checked; `None` for what is not worth keeping:
 /// lock sentinels, files moved aside as corrupt, writers' temp files.
 fn class_of(ctx: &Ctx, path: &Path, kind: Kind) -> Option<Class> {
+    // What the guard itself moved aside is not a new file to move aside
+    // again (guard attack W-7: in a protected folder it was, until the
+    // name grew too long).
+    if path
+        .file_name()
+        .is_some_and(|name| name.to_string_lossy().contains(".undone-by-ralph-hooks-"))
+    {
+        return None;
+    }
     let Ok(relative) = path.strip_prefix(&ctx.state_root) else {
         return Some(match kind {
             Kind::State => Class::State,
@@ -459,7 +468,11 @@ fn after_bash_checked(ctx: &Ctx, tool: &ToolInput) -> HookOutput {
     // comes (re-attack finding RA-6).
     let finish = match crate::ralph::turns::caller_of(ctx, tool.tool_use_id.as_deref()) {
         crate::ralph::turns::Caller::AgentCommand => Finish::Keep,
-        _ => Finish::Close,
+        crate::ralph::turns::Caller::Claude { .. } => Finish::Close,
+        // Fed from a process that detached from its call first (guard
+        // attack P-1, C-1).
+        crate::ralph::turns::Caller::Outside if crate::ralph::turns::forged(ctx) => Finish::Keep,
+        crate::ralph::turns::Caller::Outside => Finish::Close,
     };
     match check_after(ctx, &output_text, &watch, &path, finish, false) {
         Ok(Some(told)) => told.into_output(event),
@@ -581,7 +594,7 @@ pub fn make_up_at_turn_end(ctx: &Ctx) -> Option<Told> {
     if window_files(&watch).is_empty() {
         return None;
     }
-    let over = crate::ralph::turns::caller(ctx) != crate::ralph::turns::Caller::AgentCommand;
+    let over = !crate::ralph::turns::forged(ctx);
     make_up(ctx, None, over)
 }
 

@@ -92,7 +92,30 @@ pub fn watching(watch: &Path) -> bool {
     watch.join(BASE_FILE).is_file()
 }
 
+/// The writer this binary records: its own name, fixed when it was built
+/// (each hook binary and the CLI set it first thing), so a command cannot
+/// pass its own writes off as a hook's by renaming `argv[0]` or a copy of
+/// the CLI (guard attack W-4: between hooks, a hook's own writes stand).
+static WRITER_NAME: OnceLock<&'static str> = OnceLock::new();
+
+/// Names the writer of this process's records (first call wins).
+pub fn set_writer(name: &'static str) {
+    let _ = WRITER_NAME.set(name);
+}
+
+/// The hook binaries: what they write between hooks is theirs to write.
+pub const HOOK_WRITERS: &[&str] = &[
+    "ralph-stop-loop-controller",
+    "ralph-user-prompt-submit",
+    "ralph-session-start",
+    "ralph-post-tool-lsp-diagnostic",
+    "ralph-pre-tool-stop-guard",
+];
+
 fn writer() -> &'static str {
+    if let Some(name) = WRITER_NAME.get() {
+        return name;
+    }
     static WRITER: OnceLock<String> = OnceLock::new();
     WRITER.get_or_init(|| {
         std::env::args_os()

@@ -483,9 +483,19 @@ fn check_locked(ctx: &Ctx, watch: &Path) -> anyhow::Result<Outcome> {
             Class::State => {
                 let name = relative.clone().unwrap_or_else(|| key.clone());
                 // Judged as the check after a Bash command judges it: by what
-                // the write did (the loop's terms), not by who it claims to be.
+                // the write did (the loop's terms), not by who it claims to
+                // be — but for a hook binary's own writes (its name is built
+                // in, not taken from `argv[0]`).
                 match super::ours(&records, &name, &after) {
                     None => true,
+                    // Between hooks, the hooks' own writes are theirs to
+                    // make: a Stop counts an iteration, ends the loop, a
+                    // prompt pauses it (guard attack W-4: they were put
+                    // back). A hook fed by the agent's command writes
+                    // nothing (see `crate::ralph::turns::forged`).
+                    Some(record) if journal::HOOK_WRITERS.contains(&record.writer.as_str()) => {
+                        false
+                    }
                     Some(_) if name == crate::ralph::loop_state::LOOP_FILE => {
                         super::loop_weakened(&before, &path, &blobs, user_spoke).is_some()
                     }
