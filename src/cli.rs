@@ -54,7 +54,8 @@ use parser::{Cli, Command, Parsed};
 pub fn command_paths() -> Vec<Vec<String>> {
     fn walk(command: &clap::Command, prefix: &[String], out: &mut Vec<Vec<String>>) {
         for sub in command.get_subcommands() {
-            if sub.get_name() == "help" {
+            // `help`, and what only the hooks start (`guard-watch`).
+            if sub.get_name() == "help" || sub.is_hide_set() {
                 continue;
             }
             let mut path = prefix.to_vec();

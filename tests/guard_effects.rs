@@ -1439,3 +1439,39 @@ fn a_file_moved_aside_is_not_moved_aside_again() {
         "{names:?}"
     );
 }
+
+// See: guard attack W-3: the process a call left running handed its work
+// to a fresh one (a double fork) and ended; with none noted alive the
+// watcher ended, and the fresh process's late `disableAllHooks` stood.
+#[test]
+fn a_late_write_handed_to_a_fresh_process_is_put_back() {
+    let dir = supervised("effects-late-handoff");
+    let project = dir.path();
+    let local = project.join(".claude/settings.local.json");
+    {
+        let _alone = NOTHING_LEFT_RUNNING
+            .write()
+            .unwrap_or_else(|e| e.into_inner());
+        call(
+            project,
+            "toolu_handoff",
+            r#"setsid sh -c 'sleep 1; setsid sh -c "sleep 2; python3 -c \"open(\\\".cl\\\"+\\\"aude/settings.lo\\\"+\\\"cal.json\\\",\\\"w\\\").write(\\\"{\\\\\\\"disableAllHooks\\\\\\\": true}\\\")\"; touch .handed" > /dev/null 2>&1 < /dev/null & exit 0' > /dev/null 2>&1 < /dev/null &"#,
+        );
+    }
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while !project.join(".handed").exists() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the fresh process never wrote"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while local.exists() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no hook ran, and the handed-off late write was not put back"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}

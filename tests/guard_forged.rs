@@ -465,6 +465,34 @@ open('.fed','w').write('x')"#
     }
 }
 
+// See: guard attack W-8: Claude Code had exited, a process the agent left
+// ran on, and the user's own `loop cancel` from a terminal was put back by
+// the watcher within a second. The watcher ends with the session.
+#[test]
+fn the_watcher_ends_with_the_session() {
+    let temp = TempDir::new("watcher-ends-with-session");
+    let project = temp.path();
+    start_loop(project);
+    let mut claude = Claude::start(project, &project.join(".test-claude"), &[]);
+    assert_eq!(claude.prompt(project, "fix the failing test"), Value::Null);
+    bash_call(
+        &mut claude,
+        project,
+        "toolu_left_running",
+        "setsid sleep 20 > /dev/null 2>&1 < /dev/null &",
+    );
+    assert_eq!(claude.stop(project, false)["decision"], "block");
+    claude.exit();
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    cli(project, &["loop", "cancel"]);
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    assert_eq!(
+        status(project),
+        "CANCELLED",
+        "the user's cancel was put back"
+    );
+}
+
 // See: the harness round's finding F12: under another harness, a "stop"
 // prompt the agent's own command fed to the prompt hook paused the loop:
 // nothing told the harness's own prompt from the command's. The harness's

@@ -474,10 +474,9 @@ fn other_session_in(turns: &Turns, session: &str, pid: u32, start_ticks: Option<
 /// Whether this hook was fed its payload by a command of the agent's rather
 /// than run by Claude Code (or another harness): from inside a tool call
 /// ([`Caller::AgentCommand`]), or from outside every Claude Code process
-/// while naming a live one — `CLAUDE_PID` of a process that runs but is
-/// not above this hook, or a session whose turn is open in a process that
-/// runs. That is a command that detached from its call (a double fork,
-/// `setsid`) before feeding the hook (guard attack P-1, C-1 under Codex).
+/// under a session whose turn is open in a process that runs: a command
+/// that detached from its call (a double fork, `setsid`) before feeding
+/// the hook (guard attack P-1, C-1 under Codex).
 /// A hook run by hand or by a test names no live session.
 pub fn forged(ctx: &Ctx) -> bool {
     match caller(ctx) {
@@ -488,9 +487,6 @@ pub fn forged(ctx: &Ctx) -> bool {
 }
 
 fn names_a_live_session(ctx: &Ctx) -> bool {
-    if claude_pid().is_some_and(|pid| pid > 1 && alive(pid, None)) {
-        return true;
-    }
     let Some(session) = ctx.session_id.as_deref() else {
         return false;
     };

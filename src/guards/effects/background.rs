@@ -299,6 +299,59 @@ pub fn note_after_call(watch: &Path, since_ticks: Option<u64>, in_background: bo
     any
 }
 
+/// The watcher's look (the caller holds the watch folder's lock): a
+/// process started since the oldest noted one, orphaned where those went
+/// (init, or the reaper that adopted them), is theirs too — one noted
+/// process can hand its work to a fresh one by a double fork and end, so
+/// that none noted is alive when the write lands (guard attack W-3).
+/// Returns whether any noted process is alive.
+pub fn adopt_handoffs(watch: &Path) -> bool {
+    let mut record = read(watch);
+    // Since the oldest noted, ended ones included: the one that handed off
+    // may be gone by now.
+    let Some(since) = record.procs.iter().map(|p| p.start_ticks).min() else {
+        return false;
+    };
+    record.procs.retain(alive);
+    // Where orphans go: init, the reaper of those still alive, and this
+    // watcher's own (it was orphaned the same way).
+    let mut reapers: Vec<u32> = vec![1, std::os::unix::process::parent_id()];
+    for proc in &record.procs {
+        if let Some(stat) = read_stat(proc.pid)
+            && !reapers.contains(&stat.ppid)
+        {
+            reapers.push(stat.ppid);
+        }
+    }
+    let uid = unsafe { libc::geteuid() };
+    let ours = our_bin_dir();
+    let mut adopted = Vec::new();
+    for reaper in reapers {
+        for pid in children_of(reaper, false) {
+            if record.procs.iter().any(|p| p.pid == pid) || pid == std::process::id() {
+                continue;
+            }
+            let Some(stat) = read_stat(pid) else { continue };
+            if stat.start_ticks < since
+                || stat.zombie
+                || owner(pid) != Some(uid)
+                || is_ours(pid, ours.as_deref())
+            {
+                continue;
+            }
+            adopted.push(Proc {
+                pid,
+                start_ticks: stat.start_ticks,
+                name: crate::util::text::escape_controls(&stat.name).into_owned(),
+            });
+        }
+    }
+    record.procs.extend(adopted);
+    let any = !record.procs.is_empty();
+    save(watch, &record);
+    any
+}
+
 pub fn read(watch: &Path) -> Background {
     super::read_json(&watch.join(FILE)).unwrap_or_default()
 }

@@ -238,16 +238,37 @@ pub fn retry(ctx: &Ctx) -> Option<Outcome> {
     Some(outcome).filter(|o| !o.is_empty())
 }
 
+/// What the watcher put back, for the next hook to tell.
+const TOLD: &str = "watcher-told.json";
+
+/// Keeps `paths` (put back by the watcher, with no hook running) for the
+/// next hook to tell Claude and the user.
+pub fn tell_at_next_hook(watch: &Path, paths: Vec<String>) {
+    let Ok(_lock) = FileLock::acquire(&watch.join("lock")) else {
+        return;
+    };
+    let mut told: Vec<String> = super::read_json(&watch.join(TOLD)).unwrap_or_default();
+    for path in paths {
+        if !told.contains(&path) {
+            told.push(path);
+        }
+    }
+    let _ = super::write_json(&watch.join(TOLD), &told);
+}
+
 /// The watcher's record of what it put back (one `stat` when there is
 /// none), taken under the watch folder's lock.
 fn took_from_watcher(watch: &Path) -> Vec<String> {
-    if !super::watcher::has_told(watch) {
+    let path = watch.join(TOLD);
+    if !path.exists() {
         return Vec::new();
     }
-    match FileLock::acquire(&watch.join("lock")) {
-        Ok(_lock) => super::watcher::take_told(watch),
-        Err(_) => Vec::new(),
-    }
+    let Ok(_lock) = FileLock::acquire(&watch.join("lock")) else {
+        return Vec::new();
+    };
+    let told: Vec<String> = super::read_json(&path).unwrap_or_default();
+    let _ = std::fs::remove_file(&path);
+    told
 }
 
 fn retry_locked(ctx: &Ctx, watch: &Path) -> anyhow::Result<Outcome> {

@@ -12,11 +12,15 @@
 //! the protected files (inotify on Linux, through `notify`) and, at each
 //! change, runs the same comparison the next hook would
 //! ([`super::pending::put_back_now`]), also while a Bash call is open. What
-//! it put back is told at the next hook, with the late writes it finds.
+//! it put back is told at the next hook, with the late writes it finds
+//! ([`super::pending::tell_at_next_hook`]).
 //!
 //! One watcher per watch folder (`watcher.lock`); it ends when no process
-//! noted as left behind is alive, or when the watch folder is gone (the
-//! work is no longer unattended).
+//! noted as left behind is alive (a fresh process one of them handed its
+//! work to counts: [`super::background::adopt_handoffs`]), when the
+//! Claude Code process whose hook started it is gone (the session is
+//! over; what the user does from a terminal then stands), or when the
+//! watch folder is gone (the work is no longer unattended).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -28,9 +32,8 @@ use crate::state::journal;
 
 /// Held by the running watcher for its life.
 const LOCK: &str = "watcher.lock";
-/// What the watcher put back, for the next hook to tell
-/// ([`take_told`]).
-const TOLD: &str = "watcher-told.json";
+/// The harness process the watcher lives no longer than (`pid:start`).
+const WHILE_ENV: &str = "RALPH_HOOKS_WATCH_WHILE";
 /// How often the watcher looks whether a noted process is still alive.
 const TICK: Duration = Duration::from_millis(500);
 
@@ -62,6 +65,19 @@ pub fn ensure(ctx: &Ctx, watch: &Path) {
         .arg("guard-watch")
         .env("RALPH_HOOKS_STATE_DIR", &ctx.state_root)
         .current_dir(&ctx.project_root);
+    // It ends with the session: once Claude Code (or the harness) is gone,
+    // what the user does from a terminal stands (guard attack W-8).
+    if let crate::ralph::turns::Caller::Claude { pid, start_ticks } =
+        crate::ralph::turns::shape(ctx)
+    {
+        command.env(
+            WHILE_ENV,
+            format!(
+                "{pid}:{}",
+                start_ticks.map_or(String::new(), |t| t.to_string())
+            ),
+        );
+    }
     if let Err(error) = crate::util::process::spawn_detached(&mut command) {
         eprintln!(
             "ralph-hooks guard: cannot start the watcher for late writes ({}): {error}",
@@ -99,7 +115,7 @@ pub fn run(ctx: &Ctx) -> anyhow::Result<()> {
             Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
             Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => break,
         }
-        if !watch.is_dir() || !any_alive(&watch) {
+        if !watch.is_dir() || !session_alive() || !any_alive(&watch) {
             break;
         }
     }
@@ -129,41 +145,33 @@ fn put_back(ctx: &Ctx, watch: &Path) {
     let Some(outcome) = super::pending::put_back_now(ctx) else {
         return;
     };
-    if outcome.late.is_empty() && outcome.failing.is_empty() {
-        return;
+    if !outcome.late.is_empty() {
+        super::pending::tell_at_next_hook(watch, outcome.late);
     }
-    let Ok(_lock) = FileLock::acquire(&watch.join("lock")) else {
-        return;
+}
+
+/// Whether the Claude Code (or harness) process whose hook started the
+/// watcher still runs; `true` when none was named.
+fn session_alive() -> bool {
+    let Some(named) = std::env::var(WHILE_ENV).ok() else {
+        return true;
     };
-    let mut told: Vec<String> = super::read_json(&watch.join(TOLD)).unwrap_or_default();
-    for path in outcome.late {
-        if !told.contains(&path) {
-            told.push(path);
-        }
-    }
-    let _ = super::write_json(&watch.join(TOLD), &told);
+    let mut parts = named.split(':');
+    let Some(pid) = parts.next().and_then(|p| p.parse::<u32>().ok()) else {
+        return true;
+    };
+    let ticks = parts.next().and_then(|t| t.parse::<u64>().ok());
+    crate::ralph::turns::alive(pid, ticks)
 }
 
-/// Whether a process noted as left behind by a call is still alive.
+/// Whether a process noted as left behind by a call is still alive; a
+/// fresh process one of them handed its work to is noted now.
 fn any_alive(watch: &Path) -> bool {
-    super::background::read(watch)
-        .procs
-        .iter()
-        .any(super::background::alive)
-}
-
-/// Whether the watcher left something to tell (one `stat`).
-pub fn has_told(watch: &Path) -> bool {
-    watch.join(TOLD).exists()
-}
-
-/// What the watcher put back since the last hook, taken (the caller holds
-/// the watch folder's lock).
-pub fn take_told(watch: &Path) -> Vec<String> {
-    let path = watch.join(TOLD);
-    let told: Vec<String> = super::read_json(&path).unwrap_or_default();
-    if !told.is_empty() || path.exists() {
-        let _ = std::fs::remove_file(&path);
+    match FileLock::acquire(&watch.join("lock")) {
+        Ok(_lock) => super::background::adopt_handoffs(watch),
+        Err(_) => super::background::read(watch)
+            .procs
+            .iter()
+            .any(super::background::alive),
     }
-    told
 }
