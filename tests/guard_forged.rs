@@ -493,6 +493,54 @@ fn the_watcher_ends_with_the_session() {
     );
 }
 
+// See: guard attack W-12 (C-2 under Codex): Claude Code had exited with
+// the loop RUNNING; a process the agent had left running then fed the
+// prompt hook "stop", which paused the loop as the user's.
+#[test]
+fn a_stop_from_a_process_left_running_is_not_the_users() {
+    let temp = TempDir::new("forged-left-stop");
+    let project = temp.path();
+    start_loop(project);
+    let mut claude = Claude::start(project, &project.join(".test-claude"), &[]);
+    assert_eq!(claude.prompt(project, "fix the failing test"), Value::Null);
+    let script = project.join(".test-claude/later.py");
+    std::fs::write(
+        &script,
+        format!(
+            r#"import subprocess,json,os,shutil,time
+time.sleep(2)
+s=os.environ['CLAUDE_CODE_SESSION_ID']; c=os.getcwd()
+{FORGED_STOP_PROMPT}
+open('.fed','w').write('x')"#
+        ),
+    )
+    .unwrap();
+    bash_call(
+        &mut claude,
+        project,
+        "toolu_later_stop",
+        &format!(
+            "setsid python3 '{}' > /dev/null 2>&1 < /dev/null &",
+            script.display()
+        ),
+    );
+    assert_eq!(claude.stop(project, false)["decision"], "block");
+    claude.exit();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while !project.join(".fed").exists() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the late process never ran"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    assert_eq!(
+        status(project),
+        "RUNNING",
+        "the late process's stop paused the loop"
+    );
+}
+
 // See: the harness round's finding F12: under another harness, a "stop"
 // prompt the agent's own command fed to the prompt hook paused the loop:
 // nothing told the harness's own prompt from the command's. The harness's

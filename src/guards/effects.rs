@@ -1129,7 +1129,14 @@ fn put_back(
                     &path.to_string_lossy(),
                     Some(&bytes),
                 );
-                crate::state::write_atomic(path, &bytes)?;
+                if let Err(error) = crate::state::write_atomic(path, &bytes) {
+                    // The folder made unwritable (`chmod 555 .claude`, or
+                    // immutable as root) while the file itself was written
+                    // in place: it is put back in place too (guard attack
+                    // W-6, W-10).
+                    write_in_place(path, &bytes)
+                        .map_err(|in_place| error.context(format!("nor in place: {in_place}")))?;
+                }
             }
         }
         if let Some(sig) = &before.sig {
@@ -1139,6 +1146,19 @@ fn put_back(
         Ok(())
     })();
     result.map_err(|error| format!("{error:#}"))
+}
+
+/// Rewrites the regular file at `path` where it stands (same inode).
+fn write_in_place(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::Write as _;
+    use std::os::unix::fs::OpenOptionsExt as _;
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .truncate(true)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(path)?;
+    file.write_all(bytes)?;
+    file.sync_all()
 }
 
 /// What Claude and the user are told, and what is logged.

@@ -420,6 +420,10 @@ pub fn begin(ctx: &Ctx) -> anyhow::Result<bool> {
         // the middle of the turn that runs the command, whatever the
         // record says (attack finding G2).
         Caller::AgentCommand => return Ok(true),
+        // A process an earlier call left running (noted by the guard), or
+        // one it started, feeds this hook after the session ended: its
+        // "stop" is not the user's (guard attack W-12).
+        Caller::Outside if under_a_left_process(ctx) => return Ok(true),
         // Another harness names no process of its own: the one that started
         // this hook is taken for it when it runs under the harness's name,
         // and its turn is then told apart the same way (attack findings
@@ -486,7 +490,31 @@ pub fn forged(ctx: &Ctx) -> bool {
     }
 }
 
+/// Whether a process the guard noted as left running by one of the
+/// agent's calls is this hook or one of its ancestors. One `stat` when
+/// none is noted.
+fn under_a_left_process(ctx: &Ctx) -> bool {
+    let Some(watch) = crate::state::journal::watch_dir(&ctx.state_root) else {
+        return false;
+    };
+    if !watch
+        .join(crate::guards::effects::background::FILE)
+        .exists()
+    {
+        return false;
+    }
+    let left = crate::guards::effects::background::read(&watch);
+    ancestors().into_iter().any(|pid| {
+        left.procs
+            .iter()
+            .any(|proc| proc.pid == pid && start_ticks(pid) == Some(proc.start_ticks))
+    })
+}
+
 fn names_a_live_session(ctx: &Ctx) -> bool {
+    if under_a_left_process(ctx) {
+        return true;
+    }
     let Some(session) = ctx.session_id.as_deref() else {
         return false;
     };
