@@ -497,18 +497,34 @@ fn under_a_left_process(ctx: &Ctx) -> bool {
     let Some(watch) = crate::state::journal::watch_dir(&ctx.state_root) else {
         return false;
     };
-    if !watch
-        .join(crate::guards::effects::background::FILE)
-        .exists()
-    {
+    let Ok(bytes) = std::fs::read(watch.join(LEFT_RUNNING_FILE)) else {
         return false;
-    }
-    let left = crate::guards::effects::background::read(&watch);
+    };
+    let Ok(left) = serde_json::from_slice::<LeftRunning>(&bytes) else {
+        return false;
+    };
     ancestors().into_iter().any(|pid| {
         left.procs
             .iter()
             .any(|proc| proc.pid == pid && start_ticks(pid) == Some(proc.start_ticks))
     })
+}
+
+/// The guard's record of the processes the agent's calls left running
+/// (`background.json` in its watch folder, written by
+/// `crate::guards::effects::background`): what this module reads of it.
+const LEFT_RUNNING_FILE: &str = "background.json";
+
+#[derive(Debug, Default, Deserialize)]
+struct LeftRunning {
+    #[serde(default)]
+    procs: Vec<LeftProcess>,
+}
+
+#[derive(Debug, Deserialize)]
+struct LeftProcess {
+    pid: u32,
+    start_ticks: u64,
 }
 
 fn names_a_live_session(ctx: &Ctx) -> bool {
