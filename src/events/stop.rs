@@ -212,7 +212,7 @@ fn on_stop(ctx: &Ctx, stop: &StopInput, mode: Mode, held: &mut bool) -> anyhow::
     // records nothing. Counted, a few of them in a row ended the loop as
     // stagnant or out of iterations within a second (harness attack
     // H-11). The checks owed for running calls are made and kept.
-    if ctx.store().root().is_dir() && crate::ralph::turns::forged(ctx) {
+    if ctx.store().exists(LOOP_FILE) && crate::ralph::turns::forged(ctx) {
         ctx.debug(format_args!(
             "a Stop fed to the hook by a command of the agent's: nothing judged or recorded"
         ));

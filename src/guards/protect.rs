@@ -203,17 +203,32 @@ impl ProtectedSet {
         // The other harnesses' registrations: under Codex, Gemini, Cursor or
         // Copilot CLI, one write there silences the hooks as
         // `disableAllHooks` does under Claude Code.
+        // Only where that harness has its folder: without one it reads no
+        // hooks there, and each entry costs the guard's path matching.
         let [project_hooks, user_hooks] = HARNESS_FOLDERS;
-        for base in std::iter::once(project).chain(places.home.iter()) {
-            for relative in HARNESS_FILES {
-                entries.push(file(base.join(relative)));
+        let bases: Vec<&PathBuf> = std::iter::once(project).chain(places.home.iter()).collect();
+        for relative in HARNESS_FILES {
+            // A harness used anywhere (its folder in the project or the
+            // home folder) is guarded in both: a project folder made later
+            // would be read too.
+            let used = bases
+                .iter()
+                .any(|base| base.join(relative).parent().is_some_and(Path::is_dir));
+            if used {
+                for base in &bases {
+                    entries.push(file(base.join(relative)));
+                }
             }
         }
-        entries.push(tree(project.join(project_hooks)));
-        if let Some(home) = &places.home {
-            entries.push(tree(home.join(user_hooks)));
+        let hook_folders: Vec<PathBuf> = std::iter::once(project.join(project_hooks))
+            .chain(places.home.iter().map(|home| home.join(user_hooks)))
+            .collect();
+        if hook_folders.iter().any(|folder| folder.is_dir()) {
+            for folder in hook_folders {
+                entries.push(tree(folder));
+            }
         }
-        if let Some(codex_home) = &places.codex_home {
+        if let Some(codex_home) = places.codex_home.as_ref().filter(|dir| dir.is_dir()) {
             entries.push(file(codex_home.join("hooks.json")));
             entries.push(file(codex_home.join("config.toml")));
         }
@@ -715,6 +730,16 @@ mod tests {
             managed: vec![dir.join("etc/claude-code")],
             codex_home: Some(dir.join("codex-home")),
         };
+        // The harnesses in use: each has a folder in the project or home.
+        for used in [
+            "project/.codex",
+            "home/.gemini",
+            "project/.cursor",
+            "home/.copilot/hooks",
+            "codex-home",
+        ] {
+            std::fs::create_dir_all(dir.join(used)).unwrap();
+        }
         let set = ProtectedSet::new(&places, &dir.join("project/.claude/ralph-hooks.json"), &[]);
         for hit in [
             "config/settings.json",
