@@ -103,6 +103,9 @@ pub struct Entry {
 #[derive(Debug, Clone, Default)]
 pub struct ProtectedSet {
     pub entries: Vec<Entry>,
+    /// Each entry's forms ([`forms`]), resolved once: a command names many
+    /// paths, and each is compared with every entry.
+    entry_forms: std::cell::OnceCell<Vec<Vec<PathBuf>>>,
 }
 
 /// Where things are, for building and matching the set.
@@ -245,7 +248,10 @@ impl ProtectedSet {
                 except: Vec::new(),
             });
         }
-        ProtectedSet { entries }
+        ProtectedSet {
+            entries,
+            entry_forms: std::cell::OnceCell::new(),
+        }
     }
 
     /// The entry `path` hits, and the protected path it reaches (the path
@@ -254,8 +260,19 @@ impl ProtectedSet {
     /// entry.
     pub fn hit(&self, path: &Path) -> Option<(&Entry, PathBuf)> {
         let forms = forms(path);
-        for entry in &self.entries {
-            for entry_form in forms_of_entry(entry) {
+        let entry_forms = self
+            .entry_forms
+            .get_or_init(|| self.entries.iter().map(forms_of_entry).collect());
+        for (at, entry) in self.entries.iter().enumerate() {
+            let computed;
+            let of_entry = match entry_forms.get(at) {
+                Some(cached) if entry_forms.len() == self.entries.len() => cached,
+                _ => {
+                    computed = forms_of_entry(entry);
+                    &computed
+                }
+            };
+            for entry_form in of_entry {
                 for form in &forms {
                     if let Some(reached) = hits(entry, &entry_form, form) {
                         return Some((entry, reached));
