@@ -448,6 +448,10 @@ fn after_bash_checked(ctx: &Ctx, tool: &ToolInput) -> HookOutput {
     };
     let path = window_path(&watch, tool);
     if !path.exists() {
+        ctx.debug(format_args!(
+            "no open check for the call {:?}",
+            tool.tool_use_id
+        ));
         return HookOutput::silent();
     }
     let mut output_text: Vec<&str> = ["stdout", "stderr"]
@@ -474,6 +478,13 @@ fn after_bash_checked(ctx: &Ctx, tool: &ToolInput) -> HookOutput {
         crate::ralph::turns::Caller::Outside if crate::ralph::turns::forged(ctx) => Finish::Keep,
         crate::ralph::turns::Caller::Outside => Finish::Close,
     };
+    ctx.debug(format_args!(
+        "the check after this call: {}",
+        match finish {
+            Finish::Close => "closed (the harness's own hook)",
+            Finish::Keep => "kept open (a hook fed by the agent's command)",
+        }
+    ));
     match check_after(ctx, &output_text, &watch, &path, finish, false) {
         Ok(Some(told)) => told.into_output(event),
         Ok(None) => HookOutput::silent(),
@@ -565,6 +576,11 @@ pub fn make_up(ctx: &Ctx, own: Option<&ToolInput>, over: bool) -> Option<Told> {
         return None;
     }
     let finish = if over { Finish::Close } else { Finish::Keep };
+    ctx.debug(format_args!(
+        "{} check(s) owed for other calls: {}",
+        pending.len(),
+        if over { "closed" } else { "kept" }
+    ));
     let mut told = Told::default();
     for path in pending {
         match check_after(ctx, "", &watch, &path, finish, true) {
