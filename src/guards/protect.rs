@@ -274,7 +274,7 @@ impl ProtectedSet {
             };
             for entry_form in of_entry {
                 for form in &forms {
-                    if let Some(reached) = hits(entry, &entry_form, form) {
+                    if let Some(reached) = hits(entry, entry_form, form) {
                         return Some((entry, reached));
                     }
                 }
