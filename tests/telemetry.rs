@@ -130,7 +130,20 @@ fn free_port() -> u16 {
 
 /// An OTLP/HTTP receiver on `port` (0: any), answering per its mode.
 fn http_collector(port: u16) -> Collector {
-    let listener = TcpListener::bind(("127.0.0.1", port)).unwrap();
+    // A port found free earlier may be held for a moment by another test's
+    // socket (CI saw `AddrInUse` once): tried again for a while.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let listener = loop {
+        match TcpListener::bind(("127.0.0.1", port)) {
+            Ok(listener) => break listener,
+            Err(error)
+                if error.kind() == std::io::ErrorKind::AddrInUse && Instant::now() < deadline =>
+            {
+                std::thread::sleep(Duration::from_millis(100));
+            }
+            Err(error) => panic!("cannot listen on 127.0.0.1:{port}: {error}"),
+        }
+    };
     let addr = listener.local_addr().unwrap();
     let shared = Arc::new(Shared::default());
     let state = shared.clone();
