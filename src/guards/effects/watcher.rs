@@ -36,6 +36,9 @@ const LOCK: &str = "watcher.lock";
 const WHILE_ENV: &str = "RALPH_HOOKS_WATCH_WHILE";
 /// How often the watcher looks whether a noted process is still alive.
 const TICK: Duration = Duration::from_millis(500);
+/// How often it compares the files when inotify is not to be had: well
+/// within the second Claude Code waits before it reads its settings.
+const POLL_TICK: Duration = Duration::from_millis(200);
 
 /// Starts the watcher when none runs for this watch folder. Called by the
 /// check after a call that left processes running; a failure to start it
@@ -95,13 +98,23 @@ pub fn run(ctx: &Ctx) -> anyhow::Result<()> {
         return Ok(());
     };
     let (sender, changes) = std::sync::mpsc::channel::<()>();
-    let mut watcher = notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
-        if event.is_ok_and(|event| !event.kind.is_access()) {
-            let _ = sender.send(());
-        }
-    })?;
+    // Without inotify (the user's limit of instances reached: Claude Code
+    // and its language servers hold many) the files are looked at every
+    // short tick instead.
+    let Ok(mut watcher) =
+        notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
+            if event.is_ok_and(|event| !event.kind.is_access()) {
+                let _ = sender.send(());
+            }
+        })
+    else {
+        return poll(ctx, &watch);
+    };
     let mut watched: Vec<PathBuf> = Vec::new();
     watch_folders(ctx, &mut watcher, &mut watched);
+    if watched.is_empty() {
+        return poll(ctx, &watch);
+    }
     // Whatever landed between the call's check and now.
     put_back(ctx, &watch);
     loop {
@@ -113,13 +126,24 @@ pub fn run(ctx: &Ctx) -> anyhow::Result<()> {
                 watch_folders(ctx, &mut watcher, &mut watched);
             }
             Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
-            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => break,
+            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => return poll(ctx, &watch),
         }
         if !watch.is_dir() || !session_alive() || !any_alive(&watch) {
             break;
         }
     }
     Ok(())
+}
+
+/// The watcher without inotify: the same comparison every [`POLL_TICK`].
+fn poll(ctx: &Ctx, watch: &Path) -> anyhow::Result<()> {
+    loop {
+        put_back(ctx, watch);
+        std::thread::sleep(POLL_TICK);
+        if !watch.is_dir() || !session_alive() || !any_alive(watch) {
+            return Ok(());
+        }
+    }
 }
 
 /// Watches the folder of each protected file, or the nearest one above it
