@@ -470,13 +470,12 @@ fn after_bash_checked(ctx: &Ctx, tool: &ToolInput) -> HookOutput {
     // in between) would close the check before the command goes on:
     // checked now and kept, so the harness's own hook after the call still
     // comes (re-attack finding RA-6).
-    let finish = match crate::ralph::turns::caller_of(ctx, tool.tool_use_id.as_deref()) {
-        crate::ralph::turns::Caller::AgentCommand => Finish::Keep,
-        crate::ralph::turns::Caller::Claude { .. } => Finish::Close,
-        // Fed from a process that detached from its call first (guard
-        // attack P-1, C-1).
-        crate::ralph::turns::Caller::Outside if crate::ralph::turns::forged(ctx) => Finish::Keep,
-        crate::ralph::turns::Caller::Outside => Finish::Close,
+    // Also fed from a process that detached from its call first (guard
+    // attack P-1, C-1).
+    let caller = crate::ralph::turns::caller_of(ctx, tool.tool_use_id.as_deref());
+    let finish = match crate::ralph::turns::forged_as(ctx, caller) {
+        true => Finish::Keep,
+        false => Finish::Close,
     };
     ctx.debug(format_args!(
         "the check after this call: {}",

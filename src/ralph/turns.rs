@@ -483,11 +483,12 @@ fn other_session_in(turns: &Turns, session: &str, pid: u32, start_ticks: Option<
 /// the hook (guard attack P-1, C-1 under Codex).
 /// A hook run by hand or by a test names no live session.
 pub fn forged(ctx: &Ctx) -> bool {
-    let found = caller(ctx);
-    ctx.debug(format_args!(
-        "who runs this hook: {found:?} (chain {:?})",
-        ancestors()
-    ));
+    forged_as(ctx, caller(ctx))
+}
+
+/// [`forged`] for a hook whose [`caller`] (or [`caller_of`]) is known.
+pub fn forged_as(ctx: &Ctx, found: Caller) -> bool {
+    ctx.debug(format_args!("who runs this hook: {found:?}"));
     match found {
         Caller::AgentCommand => true,
         Caller::Claude { .. } => false,

@@ -182,25 +182,31 @@ pub fn left_behind(since_ticks: u64, own_children_count: bool) -> Vec<Proc> {
             if ancestors.contains(&pid) || found.iter().any(|p: &Proc| p.pid == pid) {
                 continue;
             }
-            let Some(stat) = read_stat(pid) else {
-                continue;
-            };
-            if stat.start_ticks < since_ticks
-                || stat.zombie
-                || owner(pid) != Some(uid)
-                || is_ours(pid, ours.as_deref())
-            {
-                continue;
+            if let Some(proc) = started_since(pid, since_ticks, uid, ours.as_deref()) {
+                found.push(proc);
             }
-            found.push(Proc {
-                pid,
-                start_ticks: stat.start_ticks,
-                name: crate::util::text::escape_controls(&stat.name).into_owned(),
-            });
         }
     }
     found.sort_by_key(|p| p.pid);
     found
+}
+
+/// Process `pid` as one a call may have left behind: started at or after
+/// `since_ticks`, alive, the agent's user's (`uid`), not one of ours.
+fn started_since(pid: u32, since_ticks: u64, uid: u32, ours: Option<&Path>) -> Option<Proc> {
+    let stat = read_stat(pid)?;
+    if stat.start_ticks < since_ticks
+        || stat.zombie
+        || owner(pid) != Some(uid)
+        || is_ours(pid, ours)
+    {
+        return None;
+    }
+    Some(Proc {
+        pid,
+        start_ticks: stat.start_ticks,
+        name: crate::util::text::escape_controls(&stat.name).into_owned(),
+    })
 }
 
 /// The direct children of `pid`: of its leader thread, or of all its
@@ -331,19 +337,7 @@ pub fn adopt_handoffs(watch: &Path) -> bool {
             if record.procs.iter().any(|p| p.pid == pid) || pid == std::process::id() {
                 continue;
             }
-            let Some(stat) = read_stat(pid) else { continue };
-            if stat.start_ticks < since
-                || stat.zombie
-                || owner(pid) != Some(uid)
-                || is_ours(pid, ours.as_deref())
-            {
-                continue;
-            }
-            adopted.push(Proc {
-                pid,
-                start_ticks: stat.start_ticks,
-                name: crate::util::text::escape_controls(&stat.name).into_owned(),
-            });
+            adopted.extend(started_since(pid, since, uid, ours.as_deref()));
         }
     }
     record.procs.extend(adopted);

@@ -397,10 +397,15 @@ const JOURNAL_SLACK_MS: u64 = 2000;
 /// running was alive at the last look (one `stat`) or nothing changed. A fault is said on stderr and changes
 /// nothing.
 fn check_late(ctx: &Ctx) -> Option<Outcome> {
+    compare_between_hooks(ctx, false)
+}
+
+/// [`check_late`], also while a Bash call is open when `during_a_call`.
+fn compare_between_hooks(ctx: &Ctx, during_a_call: bool) -> Option<Outcome> {
     let watch = journal::watch_dir(&ctx.state_root)?;
     if !watch.join(super::background::FILE).exists()
         || !watch.join(BASE_FILE).exists()
-        || bash_call_open(&watch)
+        || (!during_a_call && bash_call_open(&watch))
     {
         return None;
     }
@@ -419,24 +424,11 @@ fn check_late(ctx: &Ctx) -> Option<Outcome> {
 /// call is open — a write that switches the hooks off would take effect
 /// before that call's own check. What it put back is in `late`.
 pub fn put_back_now(ctx: &Ctx) -> Option<Outcome> {
-    let watch = journal::watch_dir(&ctx.state_root)?;
-    if !watch.join(super::background::FILE).exists() || !watch.join(BASE_FILE).exists() {
-        return None;
-    }
-    match check_locked(ctx, &watch) {
-        Ok(outcome) => Some(Outcome {
-            late: outcome.restored,
-            restored: Vec::new(),
-            failing: outcome.failing,
-        })
-        .filter(|o| !o.is_empty()),
-        Err(error) => {
-            eprintln!(
-                "ralph-hooks guard: cannot compare the protected files with the last snapshot: {error:#}"
-            );
-            None
-        }
-    }
+    compare_between_hooks(ctx, true).map(|outcome| Outcome {
+        late: outcome.restored,
+        restored: Vec::new(),
+        failing: outcome.failing,
+    })
 }
 
 /// A Bash call is between its Pre and its Post: its own check compares
