@@ -9,21 +9,12 @@ use std::path::Path;
 
 use serde_json::{Value, json};
 
-use crate::guard_turns::{Claude, SESSION, cli, message, status};
+use crate::guard_turns::{self as turns, Claude, SESSION, cli, message, status};
 use crate::util::TempDir;
 
+/// The loop every test here starts unless it needs other terms.
 fn start_loop(project: &Path) {
-    cli(
-        project,
-        &[
-            "loop",
-            "start",
-            "ship it",
-            "--promise",
-            "DONE",
-            "--no-diagnostics",
-        ],
-    );
+    turns::start_loop(project, &["--promise", "DONE"]);
 }
 
 /// A Bash command that pipes `payload` (Python source for a dict, which
@@ -47,6 +38,20 @@ fn claimed(project: &Path, dir: &Path) -> Claude {
     let mut claude = Claude::start(project, dir, &[]);
     assert_eq!(claude.prompt(project, "fix the failing test"), Value::Null);
     assert_eq!(claude.stop(project, false)["decision"], "block");
+    claude
+}
+
+/// A loop of at most 4 iterations claimed by a first blocked Stop under
+/// `harness` (Claude Code when `None`), the turn going on.
+fn claimed_on_a_budget(project: &Path, harness: Option<&str>) -> Claude {
+    turns::start_loop(project, &["--promise", "DONE", "--max-iterations", "4"]);
+    let mut claude = Claude::start_as(project, &project.join(".test-claude"), &[], harness);
+    assert_eq!(claude.prompt(project, "fix the failing test"), Value::Null);
+    assert_eq!(
+        claude.stop(project, false)["decision"],
+        "block",
+        "{harness:?}"
+    );
     claude
 }
 
@@ -321,22 +326,7 @@ fn made_up_stops_from_a_command_spend_nothing() {
         let label = harness.unwrap_or("claude");
         let temp = TempDir::new(&format!("forged-stops-{label}"));
         let project = temp.path();
-        cli(
-            project,
-            &[
-                "loop",
-                "start",
-                "ship it",
-                "--promise",
-                "DONE",
-                "--max-iterations",
-                "4",
-                "--no-diagnostics",
-            ],
-        );
-        let mut claude = Claude::start_as(project, &project.join(".test-claude"), &[], harness);
-        assert_eq!(claude.prompt(project, "fix the failing test"), Value::Null);
-        assert_eq!(claude.stop(project, false)["decision"], "block", "{label}");
+        let mut claude = claimed_on_a_budget(project, harness);
         let before = loop_json(project)["iteration"].clone();
         claude.bash(
             r#"python3 -c "import subprocess,json,os,shutil
@@ -363,18 +353,9 @@ for i in range(6):
 fn the_watcher_leaves_the_hooks_own_writes_alone() {
     let temp = TempDir::new("watcher-own-writes");
     let project = temp.path();
-    cli(
+    turns::start_loop(
         project,
-        &[
-            "loop",
-            "start",
-            "ship it",
-            "--check",
-            "test -f done.txt",
-            "--max-iterations",
-            "2",
-            "--no-diagnostics",
-        ],
+        &["--check", "test -f done.txt", "--max-iterations", "2"],
     );
     let mut claude = Claude::start(project, &project.join(".test-claude"), &[]);
     assert_eq!(claude.prompt(project, "fix the failing test"), Value::Null);
@@ -409,22 +390,7 @@ fn a_detached_feeder_is_still_the_agents() {
         let label = harness.unwrap_or("claude");
         let temp = TempDir::new(&format!("forged-detached-{label}"));
         let project = temp.path();
-        cli(
-            project,
-            &[
-                "loop",
-                "start",
-                "ship it",
-                "--promise",
-                "DONE",
-                "--max-iterations",
-                "4",
-                "--no-diagnostics",
-            ],
-        );
-        let mut claude = Claude::start_as(project, &project.join(".test-claude"), &[], harness);
-        assert_eq!(claude.prompt(project, "fix the failing test"), Value::Null);
-        assert_eq!(claude.stop(project, false)["decision"], "block", "{label}");
+        let mut claude = claimed_on_a_budget(project, harness);
         let iteration = loop_json(project)["iteration"].clone();
         let id = format!("toolu_p1_{label}");
         let script = project.join(".test-claude/feeder.py");
@@ -620,19 +586,7 @@ fn stop_by_hand(project: &Path) -> (Value, String) {
 fn a_loop_json_emptied_or_removed_without_a_snapshot_comes_back() {
     let temp = TempDir::new("forged-emptied");
     let project = temp.path();
-    cli(
-        project,
-        &[
-            "loop",
-            "start",
-            "ship it",
-            "--check",
-            "exit 1",
-            "--promise",
-            "DONE",
-            "--no-diagnostics",
-        ],
-    );
+    turns::start_loop(project, &["--check", "exit 1", "--promise", "DONE"]);
     let file = project.join(".claude/orchestrator/loop.json");
     for (label, damage) in [
         ("emptied", Some("{}")),
