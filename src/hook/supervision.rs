@@ -29,9 +29,13 @@ pub const PROTECTED: &[&str] = &[
 /// a build) must find read-only, in either mode: the state root, every
 /// protected path, and the whole `.git` (its config and hooks run commands
 /// for every later `git`, the hooks' own included; a check has no business
-/// there).
+/// there). The `.claude` folder as a whole too: a skill, slash command or
+/// sub-agent folder that does not exist yet cannot be bound read-only, and
+/// one the check made there would load in the next session, its hooks
+/// running outside every sandbox (sandbox attack S-2).
 pub fn supervision_paths(project: &Path, state_root: &Path) -> Vec<PathBuf> {
     std::iter::once(state_root.to_path_buf())
+        .chain(std::iter::once(project.join(".claude")))
         .chain(
             PROTECTED
                 .iter()

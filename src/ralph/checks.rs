@@ -139,16 +139,65 @@ fn shell(root: &Path, walls: &Walls) -> Option<(Command, bool)> {
     }
 }
 
-/// `<path>.created-by-check-<seconds>`: where a protected file the check
-/// created goes.
-fn moved_aside_name(path: &Path) -> PathBuf {
+/// Moves a protected file or folder the check created to
+/// `<path>.created-by-check-<seconds>` (`-<n>` added while that name is
+/// taken), never over anything: a name the agent made first (a folder with
+/// a file in it, which a plain rename cannot replace) only moves it to the
+/// next name (sandbox attack S-2: a folder of the agent's at the one name
+/// left a check's new skill in place).
+fn move_aside(path: &Path) -> std::io::Result<PathBuf> {
     let seconds = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_secs())
         .unwrap_or(0);
-    let mut name = path.as_os_str().to_owned();
-    name.push(format!(".created-by-check-{seconds}"));
-    PathBuf::from(name)
+    let mut last = std::io::Error::from(std::io::ErrorKind::AlreadyExists);
+    for attempt in 0..1000u32 {
+        let mut name = path.as_os_str().to_owned();
+        name.push(format!(".created-by-check-{seconds}"));
+        if attempt > 0 {
+            name.push(format!("-{attempt}"));
+        }
+        let aside = PathBuf::from(name);
+        match rename_no_replace(path, &aside) {
+            Ok(()) => return Ok(aside),
+            Err(error) if error.kind() == std::io::ErrorKind::AlreadyExists => last = error,
+            Err(error) => return Err(error),
+        }
+    }
+    Err(last)
+}
+
+/// `rename(2)` that fails with `AlreadyExists` rather than replace `to`.
+fn rename_no_replace(from: &Path, to: &Path) -> std::io::Result<()> {
+    use std::os::unix::ffi::OsStrExt;
+    let from_c = std::ffi::CString::new(from.as_os_str().as_bytes())?;
+    let to_c = std::ffi::CString::new(to.as_os_str().as_bytes())?;
+    // SAFETY: both are valid NUL-terminated strings for the call's length.
+    let result = unsafe {
+        libc::renameat2(
+            libc::AT_FDCWD,
+            from_c.as_ptr(),
+            libc::AT_FDCWD,
+            to_c.as_ptr(),
+            libc::RENAME_NOREPLACE,
+        )
+    };
+    if result == 0 {
+        return Ok(());
+    }
+    let error = std::io::Error::last_os_error();
+    match error.raw_os_error() {
+        // A file system without the flag: look first (the check that could
+        // race this has ended).
+        Some(libc::EINVAL) | Some(libc::ENOSYS) => {
+            if to.symlink_metadata().is_ok() {
+                Err(std::io::Error::from(std::io::ErrorKind::AlreadyExists))
+            } else {
+                std::fs::rename(from, to)
+            }
+        }
+        _ => Err(error),
+    }
 }
 
 /// Changes to the environment a check inherits (`ralph-hooks verify` takes
@@ -254,9 +303,11 @@ pub fn run_in(
     let mut tail = escape_controls_in_prose(&tail_lines_of(&text, TAIL_LINES)).into_owned();
     for path in absent {
         if path.symlink_metadata().is_ok() {
-            let aside = moved_aside_name(path);
-            let what = match std::fs::rename(path, &aside) {
-                Ok(()) => format!("moved aside to {}", aside.display()),
+            let what = match move_aside(path) {
+                Ok(aside) => format!(
+                    "moved aside to {}",
+                    crate::util::text::escape_controls(&aside.to_string_lossy())
+                ),
                 Err(error) => format!("could not be moved aside: {error}"),
             };
             tail.push_str(&format!(
@@ -491,6 +542,61 @@ mod tests {
             "work\n",
             "the project is writable"
         );
+        std::fs::remove_dir_all(&base).unwrap();
+    }
+
+    // See: sandbox attack S-2: with no `.claude/skills` yet, a check made
+    // one (with a skill whose hooks run outside every sandbox in the next
+    // session), and the move-aside failed on a folder the agent had made
+    // at the aside name first.
+    #[test]
+    fn a_confined_check_adds_no_skill_whatever_names_were_taken_first() {
+        let Some(_) = confine::bwrap() else {
+            eprintln!("skipping: bubblewrap cannot build a sandbox here");
+            return;
+        };
+        let base = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("target")
+            .join(format!("confine-skill-test-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&base);
+        let root = base.join("project");
+        std::fs::create_dir_all(root.join(".claude/orchestrator")).unwrap();
+        // The agent's folders at every aside name of the next minute.
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_secs();
+        for second in now..now + 60 {
+            let taken = root.join(format!(".lsp.json.created-by-check-{second}"));
+            std::fs::create_dir_all(&taken).unwrap();
+            std::fs::write(taken.join("keep"), "").unwrap();
+        }
+        let walls = Walls::Required(Confinement {
+            project: root.clone(),
+            read_only: crate::hook::sandbox::supervision_paths(
+                &root,
+                &root.join(".claude/orchestrator"),
+            ),
+            ..Confinement::default()
+        });
+        let script = "mkdir -p .claude/skills/evil .claude/agents && \
+             echo x > .claude/skills/evil/SKILL.md && echo x > .claude/agents/evil.md; \
+             echo '{}' > .lsp.json; echo done";
+        let run = run(&root, script, Duration::from_secs(60), &walls).unwrap();
+        assert!(run.tail.contains("done"), "{}", run.tail);
+        // Not made at all (not only moved aside): `.claude` is read-only.
+        let made: Vec<_> = std::fs::read_dir(root.join(".claude"))
+            .unwrap()
+            .map(|entry| entry.unwrap().file_name())
+            .filter(|name| name != "orchestrator")
+            .collect();
+        assert!(made.is_empty(), "{made:?}: {}", run.tail);
+        assert!(
+            !root.join(".lsp.json").exists(),
+            "the created file stayed: {}",
+            run.tail
+        );
+        assert!(run.tail.contains("moved aside to"), "{}", run.tail);
         std::fs::remove_dir_all(&base).unwrap();
     }
 
