@@ -35,6 +35,7 @@
 pub mod chain;
 pub mod control;
 pub mod effects;
+pub mod links;
 pub mod protect;
 pub mod shell;
 
@@ -432,6 +433,9 @@ fn check_call(ctx: &Ctx, tool: &ToolInput, snapshot: bool) -> Option<HookOutput>
                     None
                 }
             });
+            if denied.is_none() && config.state_files {
+                skipped.extend(own_inodes(ctx, &config, &supervision));
+            }
             if denied.is_none() && snapshot {
                 // What the command does is checked after it ran too, while
                 // the agent works unattended: take the "before" now.
@@ -505,6 +509,34 @@ fn check_call(ctx: &Ctx, tool: &ToolInput, snapshot: bool) -> Option<HookOutput>
         }
         None => HookOutput::silent().with_system_message(message),
     })
+}
+
+/// Before a Bash command while the agent works unattended: every protected
+/// file (and the repository's `.git/config` and hooks, which run commands
+/// for every later `git`) with another name gets a file of its own, so that
+/// the command cannot change it through that name (see [`links`]).
+fn own_inodes(ctx: &Ctx, config: &GuardConfig, supervision: &Lazy) -> Vec<String> {
+    if !supervision.get().is_ok_and(|s| s.unattended()) {
+        return Vec::new();
+    }
+    let mut paths: Vec<PathBuf> = config
+        .protected_set(ctx)
+        .files()
+        .into_iter()
+        .map(|(path, _)| path)
+        .collect();
+    let git = ctx.project_root.join(".git");
+    if git.symlink_metadata().is_ok_and(|m| m.is_dir()) {
+        paths.push(git.join("config"));
+        if let Ok(hooks) = std::fs::read_dir(git.join("hooks")) {
+            paths.extend(
+                hooks
+                    .filter_map(|entry| entry.ok())
+                    .map(|entry| entry.path()),
+            );
+        }
+    }
+    links::separate(&paths)
 }
 
 /// A Bash command as the rules see it: its simple commands (script files

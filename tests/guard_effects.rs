@@ -326,27 +326,36 @@ fn changes_the_text_cannot_see_are_undone() {
     }
 }
 
-/// A hard link made before the loop: writing through it in place changes the
-/// state file; the check puts it back (and the link no longer shares it).
+// See: sandbox attack S-1: a hard link made before the loop is the same
+// file under a name the sandbox (and the text reading) does not protect;
+// `{"disableAllHooks": true}` written through it silenced the hooks.
+// Before a Bash command every protected file with another name gets a file
+// of its own, so a write through the other name changes only that name.
 #[test]
-fn a_hard_link_write_is_undone() {
+fn a_hard_link_made_before_the_loop_no_longer_reaches_the_protected_file() {
     let dir = supervised("effects-hard-link");
     let project = dir.path();
-    std::fs::hard_link(
-        project.join(".claude/orchestrator/loop.json"),
-        project.join("h.json"),
-    )
-    .unwrap();
-    let (output, _) = call(
-        project,
-        "toolu_h",
-        "python3 -c \"t=open('h.json').read(); open('h.json','w').write(t.replace('RUNNING','CANCELLED'))\"",
-    );
-    assert!(
-        context(&output).contains("loop.json (changed, put back)"),
-        "{output}"
-    );
-    assert_eq!(loop_status(project), "RUNNING");
+    for (protected, other) in [
+        (".claude/orchestrator/loop.json", "h.json"),
+        (".claude/settings.local.json", "notes-local.txt"),
+    ] {
+        if !project.join(protected).exists() {
+            std::fs::write(project.join(protected), "{}\n").unwrap();
+        }
+        std::fs::hard_link(project.join(protected), project.join(other)).unwrap();
+    }
+    let before = read(project.join(".claude/settings.local.json"));
+    let command = "python3 -c \"t=open('h.json').read(); open('h.json','w').write(t.replace('RUNNING','CANCELLED')); open('notes-local.txt','w').write('{\\\"disableAllHooks\\\": true}')\"";
+    let pre_output = pre(project, "toolu_h", command);
+    let said = String::from_utf8_lossy(&pre_output.stdout).into_owned();
+    assert!(said.contains("a file of its own"), "{said}");
+    assert!(said.contains("settings.local.json"), "{said}");
+    let ran = run(project, command);
+    assert!(ran.status.success(), "{ran:?}");
+    let after = post(project, "toolu_h", command, "");
+    assert_eq!(loop_status(project), "RUNNING", "{after:?}");
+    assert_eq!(read(project.join(".claude/settings.local.json")), before);
+    assert!(read(project.join("notes-local.txt")).contains("disableAllHooks"));
 }
 
 /// The CLI is ralph-hooks' own writer, but ending the loop or weakening the
