@@ -127,7 +127,10 @@ mod tests {
             2,
             "a lock is left"
         );
-        assert!(separate(&[protected.clone()]).is_empty(), "once is enough");
+        assert!(
+            separate(std::slice::from_ref(&protected)).is_empty(),
+            "once is enough"
+        );
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }
