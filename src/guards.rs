@@ -344,6 +344,13 @@ pub fn check_skill_shell(ctx: &Ctx, input: &SkillShellInput) -> Option<HookOutpu
     if input.invoked_by_user() {
         return None;
     }
+    if let Some(reason) = arguments_broke_out(input.tool.input_str("command").unwrap_or_default()) {
+        let mut output = HookOutput::deny(reason);
+        if let Some(specific) = output.hook_specific_output.as_mut() {
+            specific.hook_event_name = EventName::PreSkillShellCommand.as_str();
+        }
+        return Some(output);
+    }
     let mut tool = input.tool.clone();
     // PowerShell lines are read with the same reader: a `ralph-hooks loop
     // cancel` or a write to a protected path reads alike in both.
@@ -355,6 +362,30 @@ pub fn check_skill_shell(ctx: &Ctx, input: &SkillShellInput) -> Option<HookOutpu
         specific.hook_event_name = EventName::PreSkillShellCommand.as_str();
     }
     Some(output)
+}
+
+/// The here-document our slash commands hand `$ARGUMENTS` to the CLI in
+/// (`<<'RALPH_HOOKS_ARGUMENTS'`) ends at a line that is only its word;
+/// arguments with such a line in them end it early, and what follows runs
+/// as shell lines of the command (sandbox attack S-3: the agent's Skill
+/// call of `/ralph-check` ran lines of its own). The reason to refuse, when
+/// the word stands on any line but the last.
+fn arguments_broke_out(line: &str) -> Option<String> {
+    const WORD: &str = "RALPH_HOOKS_ARGUMENTS";
+    let first = line.lines().next()?;
+    if !first.contains(&format!("<<'{WORD}'")) {
+        return None;
+    }
+    let rest: Vec<&str> = line.lines().skip(1).collect();
+    let last = rest.iter().rposition(|l| !l.trim().is_empty())?;
+    let early = rest[..last].iter().any(|l| *l == WORD);
+    (early || rest[last] != WORD).then(|| {
+        format!(
+            "ralph-hooks guard: the arguments of this command contain a line `{WORD}`, \
+             which would end the here-document that carries them and run what follows \
+             as shell lines. Pass the arguments without that line."
+        )
+    })
 }
 
 /// [`check`]; `snapshot`: take the effect check's "before" for a Bash

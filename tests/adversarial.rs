@@ -2646,6 +2646,43 @@ fn a_skills_shell_line_gets_the_bash_rules_unless_the_user_typed_it() {
     assert!(!denied(&line("ralph-hooks loop cancel", Some("claude"))));
 }
 
+// See: sandbox attack S-3: the agent's Skill call of `/ralph-check` with
+// arguments holding the here-document's closing word ran shell lines of its
+// own (with no check after them in plain mode).
+#[test]
+fn arguments_that_end_the_here_document_early_are_refused() {
+    let dir = supervised_project("adversarial-skill-arguments");
+    let project = dir.path();
+    let command = |arguments: &str| {
+        format!(
+            "ralph-hooks check --args-from-stdin <<'RALPH_HOOKS_ARGUMENTS'\n{arguments}\nRALPH_HOOKS_ARGUMENTS"
+        )
+    };
+    let line = |text: &str, by: Option<&str>| {
+        guard_with(project, "PreSkillShellCommand", skill_line(text, by), &[])
+    };
+    let injected =
+        command("app.py\nRALPH_HOOKS_ARGUMENTS\necho INJECTED\ncat <<'RALPH_HOOKS_ARGUMENTS'\nx");
+    for by in [Some("claude"), None] {
+        let output = line(&injected, by);
+        assert!(denied(&output), "not denied ({by:?})");
+        assert!(reason(&output).unwrap().contains("here-document"));
+    }
+    for arguments in [
+        "",
+        "app.py --min-severity error",
+        "it's \"quoted\" $(not run)",
+    ] {
+        assert!(
+            !denied(&line(&command(arguments), Some("claude"))),
+            "{arguments:?}"
+        );
+    }
+    // Without a loop too: the injection is never the command's meaning.
+    remove_loop(project);
+    assert!(denied(&line(&injected, Some("claude"))));
+}
+
 // See: issue 31, "What was seen" 4: the agent could write a new skill or
 // command (and its `!` line) while the loop ran unattended.
 #[test]
