@@ -378,7 +378,7 @@ fn arguments_broke_out(line: &str) -> Option<String> {
     }
     let rest: Vec<&str> = line.lines().skip(1).collect();
     let last = rest.iter().rposition(|l| !l.trim().is_empty())?;
-    let early = rest[..last].iter().any(|l| *l == WORD);
+    let early = rest[..last].contains(&WORD);
     (early || rest[last] != WORD).then(|| {
         format!(
             "ralph-hooks guard: the arguments of this command contain a line `{WORD}`, \
