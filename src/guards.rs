@@ -827,9 +827,20 @@ fn loop_command(
     // what runs, not how it is spelled; a mention inside an argument
     // (`grep "git push" notes`) is never a command.
     let mut candidates: Vec<String> = vec![bash.text.trim().to_string()];
+    // A git alias is what it stands for (`git -c alias.p=push p`: re-attack
+    // X-4), whether the command, an earlier one of the same text or a
+    // config file defines it.
+    let defined = shell::git_alias_definitions(&bash.commands);
+    let from_config = |name: &str| git_alias_from_config(&bash.base, name);
     for command in &bash.commands {
         if let Some(canonical) = shell::canonical_command(&command.words) {
             candidates.push(canonical);
+        }
+        if let Some(expanded) = shell::git_alias_expanded(&command.words, &defined, &from_config) {
+            for words in shell::simple_commands(&expanded) {
+                candidates.extend(shell::canonical_command(&words));
+            }
+            candidates.push(expanded);
         }
         let part = shell::command_part(&command.words);
         if !part.is_empty() {
@@ -852,6 +863,23 @@ fn loop_command(
         "Not while the Ralph loop runs: `{hit}` matches {pattern:?}, and loop {} ({:?}) is RUNNING unattended. Publishing is for the user to decide: finish the loop's work, then tell the user what is ready and the command to run.",
         state.id, state.goal
     ))))
+}
+
+/// `git config --get alias.NAME` where the command runs: reading config
+/// runs no program. `None` when git has no such alias (or cannot say).
+fn git_alias_from_config(dir: &Path, name: &str) -> Option<String> {
+    if name.is_empty() || name.starts_with('-') {
+        return None;
+    }
+    let output = std::process::Command::new(crate::util::trusted::program("git", Some(dir)))
+        .args(["config", "--get", &format!("alias.{name}")])
+        .current_dir(dir)
+        .stdin(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .output()
+        .ok()?;
+    let value = String::from_utf8_lossy(&output.stdout).trim().to_string();
+    (output.status.success() && !value.is_empty()).then_some(value)
 }
 
 /// What a protected path a tool or command would touch is, for the reason.

@@ -786,6 +786,16 @@ fn pushes_in_ordinary_spellings_are_denied() {
         "exec -la builder git push --tags",
         "exec -- git push",
         "(exec -a x git push)",
+        // Re-attack X-4: a git alias for the push.
+        "git -c alias.p=push p origin HEAD:refs/heads/main",
+        "git -c alias.p=push p origin v1.0",
+        "git config alias.p push && git p origin main",
+        "git -c alias.p='!git push' p origin main",
+        "git -c alias.p=\"push --force\" p origin main",
+        "git -c alias.q=push -c alias.p=q p",
+        "GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=alias.p GIT_CONFIG_VALUE_0=push git p origin main",
+        "git --config-env=alias.p=X p origin main",
+        "X=push git --config-env=alias.p=X p origin main",
     ] {
         let output = bash(project, command);
         assert!(denied(&output), "not denied: {command}");
@@ -801,12 +811,27 @@ fn pushes_in_ordinary_spellings_are_denied() {
         "python3 - <<'EOF'\nprint('git push')\nEOF",
         "cat <<EOF > docs/howto.md\n    npm publish\nEOF",
         "command -v git push",
+        "git -c alias.st=status st",
+        "git -c alias.status=push status",
         "echo 'sh deploy.sh'",
         "npm view publish",
     ] {
         let output = bash(project, command);
         assert!(!denied(&output), "denied: {command}: {:?}", reason(&output));
     }
+    // An alias an earlier command wrote into the repository's config.
+    for args in [&["init", "-q"][..], &["config", "alias.ship", "push"]] {
+        let status = std::process::Command::new("git")
+            .args(args)
+            .current_dir(project)
+            .status()
+            .unwrap();
+        assert!(status.success());
+    }
+    assert!(
+        denied(&bash(project, "git ship origin main")),
+        "config alias"
+    );
 }
 
 // See: issue 24: a parent directory was not protected, nor every writer form.

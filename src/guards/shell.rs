@@ -15,8 +15,10 @@
 //!   whose text a [`Scripts`] source supplies;
 //! - `cd` and `pushd`, so each command knows where it runs.
 //!
-//! It expands nothing: an alias, a function or a variable holding a command
-//! name is invisible here, as is a script in another language. That is why
+//! It expands nothing: a shell alias, a function or a variable holding a
+//! command name is invisible here, as is a script in another language. (A
+//! git alias is spelled out on request, [`git_alias_expanded`], from what
+//! the text and a lookup the caller supplies say.) That is why
 //! the guard also checks what a command did afterwards
 //! ([`super::effects`]): this reading is the early, explained "no".
 //!
@@ -885,6 +887,209 @@ pub fn canonical_command(words: &[String]) -> Option<String> {
     }
     out.extend(rest.iter().skip(index).cloned());
     Some(out.join(" "))
+}
+
+/// git's own commands, which an alias cannot hide (git ignores an alias
+/// named like one): the common ones, so that only an unknown subcommand is
+/// looked up as an alias.
+const GIT_COMMANDS: &[&str] = &[
+    "add",
+    "am",
+    "apply",
+    "archive",
+    "bisect",
+    "blame",
+    "branch",
+    "bundle",
+    "cat-file",
+    "check-ignore",
+    "checkout",
+    "cherry-pick",
+    "clean",
+    "clone",
+    "commit",
+    "config",
+    "describe",
+    "diff",
+    "fetch",
+    "format-patch",
+    "fsck",
+    "gc",
+    "grep",
+    "help",
+    "init",
+    "log",
+    "ls-files",
+    "ls-remote",
+    "ls-tree",
+    "merge",
+    "merge-base",
+    "mv",
+    "notes",
+    "pull",
+    "push",
+    "rebase",
+    "reflog",
+    "remote",
+    "reset",
+    "restore",
+    "rev-list",
+    "rev-parse",
+    "revert",
+    "rm",
+    "shortlog",
+    "show",
+    "show-ref",
+    "sparse-checkout",
+    "stash",
+    "status",
+    "submodule",
+    "switch",
+    "tag",
+    "version",
+    "worktree",
+];
+
+/// The aliases a Bash text defines for later commands of the same text:
+/// `git config [options] alias.NAME VALUE` (and `git config set …`).
+pub fn git_alias_definitions(commands: &[Command]) -> Vec<(String, String)> {
+    let mut found = Vec::new();
+    for command in commands {
+        let rest = command_part(&command.words);
+        if rest.first().is_none_or(|name| basename(name) != "git") {
+            continue;
+        }
+        let Some(config) = rest.iter().position(|word| word == "config") else {
+            continue;
+        };
+        let args = &rest[config + 1..];
+        if let Some(at) = args.iter().position(|word| word.starts_with("alias."))
+            && let Some(value) = args.get(at + 1)
+        {
+            found.push((args[at]["alias.".len()..].to_string(), value.clone()));
+        }
+    }
+    found
+}
+
+/// A `git` command whose subcommand is an alias, spelled out: `git -c
+/// alias.p=push p origin` is `git push origin`, a `!` alias is its shell
+/// text. The alias comes from the command's own `-c`/`--config-env` and
+/// `GIT_CONFIG_KEY_n` environment, then `defined` (earlier in the same
+/// text), then `from_config` (the config files, asked only for a
+/// subcommand git does not have). `None` when the subcommand is no alias.
+pub fn git_alias_expanded(
+    words: &[String],
+    defined: &[(String, String)],
+    from_config: &dyn Fn(&str) -> Option<String>,
+) -> Option<String> {
+    let rest = command_part(words);
+    if rest.first().is_none_or(|name| basename(name) != "git") {
+        return None;
+    }
+    let env: Vec<(&str, &str)> = words[..words.len() - rest.len()]
+        .iter()
+        .filter_map(|word| word.split_once('='))
+        .collect();
+    let env_value = |name: &str| env.iter().find(|(key, _)| *key == name).map(|(_, v)| *v);
+    let mut inline: Vec<(String, String)> = Vec::new();
+    let mut index = 1;
+    while let Some(word) = rest.get(index) {
+        let (option, value) = match word.split_once('=') {
+            Some((option, value)) if option == "--config-env" => (option, Some(value.to_string())),
+            _ => (word.as_str(), None),
+        };
+        if !option.starts_with('-') {
+            break;
+        }
+        let takes_value = [
+            "-c",
+            "--config-env",
+            "-C",
+            "--git-dir",
+            "--work-tree",
+            "--namespace",
+        ];
+        let value = match value {
+            Some(value) => Some(value),
+            None if takes_value.contains(&option) => {
+                index += 1;
+                rest.get(index).cloned()
+            }
+            None => None,
+        };
+        if let Some(setting) = value.as_deref().and_then(|v| v.strip_prefix("alias."))
+            && let Some((name, value)) = setting.split_once('=')
+        {
+            match option {
+                "-c" => inline.push((name.to_string(), value.to_string())),
+                // `--config-env=alias.p=VAR`: the value is VAR's, which this
+                // reading sees only when the same text sets it.
+                "--config-env" => inline.push((
+                    name.to_string(),
+                    env_value(value).unwrap_or("push").to_string(),
+                )),
+                _ => {}
+            }
+        }
+        index += 1;
+    }
+    let mut subcommand = rest.get(index)?.clone();
+    let args = &rest[index + 1..];
+    let count: usize = env_value("GIT_CONFIG_COUNT")
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0);
+    let lookup = |name: &str| -> Option<String> {
+        let key = format!("alias.{name}");
+        inline
+            .iter()
+            .rev()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.clone())
+            .or_else(|| {
+                (0..count.min(64)).rev().find_map(|n| {
+                    (env_value(&format!("GIT_CONFIG_KEY_{n}")) == Some(key.as_str()))
+                        .then(|| env_value(&format!("GIT_CONFIG_VALUE_{n}")).unwrap_or(""))
+                        .map(str::to_string)
+                })
+            })
+            .or_else(|| {
+                defined
+                    .iter()
+                    .rev()
+                    .find(|(n, _)| n == name)
+                    .map(|(_, v)| v.clone())
+            })
+            .or_else(|| from_config(name))
+    };
+    let mut expanded = false;
+    // An alias may name another (git follows them, refusing loops).
+    for _ in 0..5 {
+        if GIT_COMMANDS.contains(&subcommand.as_str()) {
+            break;
+        }
+        let Some(value) = lookup(&subcommand) else {
+            break;
+        };
+        expanded = true;
+        if let Some(shell) = value.strip_prefix('!') {
+            let mut text = shell.trim().to_string();
+            for arg in args {
+                text.push(' ');
+                text.push_str(arg);
+            }
+            return Some(text);
+        }
+        subcommand = value.trim().to_string();
+    }
+    expanded.then(|| {
+        let mut text = format!("git {subcommand}");
+        for arg in args {
+            text.push(' ');
+            text.push_str(arg);
+        }
+        text
+    })
 }
 
 /// How a write target is affected.
