@@ -1484,3 +1484,41 @@ fn a_late_write_handed_to_a_fresh_process_is_put_back() {
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
 }
+
+// See: re-attack X-1: the handoff landed while something else made the
+// watcher look (there, the call's post-tool hook writing the state): that
+// look forgot the process that had just ended before the watcher adopted
+// its heir, the watcher ended, and the heir's late write stood. (The
+// handoff falls between the watcher's half-second looks.)
+#[test]
+fn a_handoff_right_before_the_watcher_looks_is_still_noted() {
+    let dir = supervised("effects-late-handoff-look");
+    let project = dir.path();
+    let local = project.join(".claude/settings.local.json");
+    {
+        let _alone = NOTHING_LEFT_RUNNING
+            .write()
+            .unwrap_or_else(|e| e.into_inner());
+        call(
+            project,
+            "toolu_handoff_look",
+            r#"setsid sh -c 'sleep 1.25; setsid sh -c "sleep 0.02; touch .claude/notes.txt; sleep 2; python3 -c \"open(\\\".cl\\\"+\\\"aude/settings.lo\\\"+\\\"cal.json\\\",\\\"w\\\").write(\\\"{\\\\\\\"disableAllHooks\\\\\\\": true}\\\")\"; touch .handed" > /dev/null 2>&1 < /dev/null & exit 0' > /dev/null 2>&1 < /dev/null &"#,
+        );
+    }
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while !project.join(".handed").exists() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the fresh process never wrote"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while local.exists() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no hook ran, and the late write handed off as the watcher looked was not put back"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}

@@ -292,7 +292,7 @@ fn is_ours(pid: u32, dir: Option<&Path>) -> bool {
 /// Returns whether any is noted now.
 pub fn note_after_call(watch: &Path, since_ticks: Option<u64>, in_background: bool) -> bool {
     let mut record = read(watch);
-    record.procs.retain(alive);
+    forget_ended(watch, &mut record);
     if let Some(since) = since_ticks {
         for proc in left_behind(since, in_background) {
             if !record.procs.contains(&proc) {
@@ -303,6 +303,17 @@ pub fn note_after_call(watch: &Path, since_ticks: Option<u64>, in_background: bo
     let any = !record.procs.is_empty();
     save(watch, &record);
     any
+}
+
+/// Forgets the noted processes that have ended — unless a watcher runs:
+/// one that ended may just have handed its work to a fresh process, which
+/// the watcher adopts by the ended one's start time at its next look
+/// ([`adopt_handoffs`]); forgotten first, the heir went unnoted (re-attack
+/// a handoff while the call's post-tool hook ran).
+pub fn forget_ended(watch: &Path, record: &mut Background) {
+    if !super::watcher::running(watch) {
+        record.procs.retain(alive);
+    }
 }
 
 /// The watcher's look (the caller holds the watch folder's lock): a
@@ -321,7 +332,11 @@ pub fn adopt_handoffs(watch: &Path) -> bool {
     record.procs.retain(alive);
     // Where orphans go: init, the reaper of those still alive, and this
     // watcher's own (it was orphaned the same way).
-    let mut reapers: Vec<u32> = vec![1, std::os::unix::process::parent_id()];
+    let mut reapers: Vec<u32> = vec![1];
+    let own = std::os::unix::process::parent_id();
+    if own != 1 {
+        reapers.push(own);
+    }
     for proc in &record.procs {
         if let Some(stat) = read_stat(proc.pid)
             && !reapers.contains(&stat.ppid)

@@ -89,6 +89,11 @@ pub fn ensure(ctx: &Ctx, watch: &Path) {
     }
 }
 
+/// Whether a watcher runs for this watch folder (it holds [`LOCK`]).
+pub fn running(watch: &Path) -> bool {
+    matches!(FileLock::try_acquire(&watch.join(LOCK)), Ok(None))
+}
+
 /// The watcher's life (`ralph-hooks guard-watch`); returns when it ends.
 pub fn run(ctx: &Ctx) -> anyhow::Result<()> {
     let Some(watch) = journal::watch_dir(&ctx.state_root) else {
@@ -189,13 +194,12 @@ fn session_alive() -> bool {
 }
 
 /// Whether a process noted as left behind by a call is still alive; a
-/// fresh process one of them handed its work to is noted now.
+/// fresh process one of them handed its work to is noted now. When the
+/// record cannot be locked, the watcher goes on: a noted process that has
+/// just handed off is dead, and its heir not yet adopted.
 fn any_alive(watch: &Path) -> bool {
     match FileLock::acquire(&watch.join("lock")) {
         Ok(_lock) => super::background::adopt_handoffs(watch),
-        Err(_) => super::background::read(watch)
-            .procs
-            .iter()
-            .any(super::background::alive),
+        Err(_) => watch.join(super::background::FILE).exists(),
     }
 }
