@@ -459,6 +459,41 @@ fn the_watcher_ends_with_the_session() {
     );
 }
 
+// See: re-attack X-3: Claude Code was killed during a Bash call that left
+// a process running; the user's `loop cancel` from a terminal ran the
+// call's missing check, which noted that process and started a watcher —
+// and the watcher put the user's cancel back, then their settings edit.
+#[test]
+fn a_cancel_after_claude_died_during_a_call_stands() {
+    let temp = TempDir::new("watcher-claude-killed");
+    let project = temp.path();
+    start_loop(project);
+    let mut claude = Claude::start(project, &project.join(".test-claude"), &[]);
+    assert_eq!(claude.prompt(project, "fix the failing test"), Value::Null);
+    let command = "setsid sleep 20 > /dev/null 2>&1 < /dev/null &";
+    let pre = claude.hook(
+        "ralph-pre-tool-stop-guard",
+        &json!({"hook_event_name": "PreToolUse", "session_id": SESSION, "cwd": project,
+                "tool_name": "Bash", "tool_use_id": "toolu_killed",
+                "tool_input": {"command": command}}),
+    );
+    assert_ne!(pre["hookSpecificOutput"]["permissionDecision"], "deny");
+    claude.bash(command);
+    // Killed before the call's PostToolUse.
+    claude.exit();
+    cli(project, &["loop", "cancel"]);
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    assert_eq!(
+        status(project),
+        "CANCELLED",
+        "the user's cancel was put back"
+    );
+    let local = project.join(".claude/settings.local.json");
+    std::fs::write(&local, "{\"permissions\": {}}\n").unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    assert!(local.exists(), "the user's settings edit was moved aside");
+}
+
 // See: guard attack W-12 (C-2 under Codex): Claude Code had exited with
 // the loop RUNNING; a process the agent had left running then fed the
 // prompt hook "stop", which paused the loop as the user's.

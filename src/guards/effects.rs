@@ -741,8 +741,17 @@ fn check_after(
     match finish {
         Finish::Close => {
             // What the call left running may still write: noted, so the
-            // hooks after it put such late writes back (see [`background`]).
-            if background::note_after_call(watch, window.started_ticks, window.in_background) {
+            // hooks after it put such late writes back (see [`background`])
+            // — while its session lasts. A check made up after Claude Code
+            // ended (the user's terminal command closing a call it was
+            // killed in) notes nothing and starts no watcher: what the user
+            // does from a terminal then stands (re-attack X-3).
+            let session_over = window
+                .claude
+                .is_some_and(|(pid, ticks)| !crate::ralph::turns::alive(pid, ticks));
+            if !session_over
+                && background::note_after_call(watch, window.started_ticks, window.in_background)
+            {
                 // Claude Code re-reads its settings a second after a write,
                 // sooner than the next hook may come (attack finding A35-5).
                 watcher::ensure(ctx, watch);
