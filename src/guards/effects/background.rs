@@ -36,6 +36,8 @@ use serde::{Deserialize, Serialize};
 
 /// The record, in the watch folder.
 pub const FILE: &str = "background.json";
+/// Held by the running watcher ([`super::watcher`]) for its life.
+pub const WATCHER_LOCK: &str = "watcher.lock";
 
 /// One process, named by its pid and its start time (a reused pid is
 /// another process).
@@ -311,7 +313,11 @@ pub fn note_after_call(watch: &Path, since_ticks: Option<u64>, in_background: bo
 /// ([`adopt_handoffs`]); forgotten first, the heir went unnoted (re-attack
 /// a handoff while the call's post-tool hook ran).
 pub fn forget_ended(watch: &Path, record: &mut Background) {
-    if !super::watcher::running(watch) {
+    let watcher_runs = matches!(
+        crate::state::FileLock::try_acquire(&watch.join(WATCHER_LOCK)),
+        Ok(None)
+    );
+    if !watcher_runs {
         record.procs.retain(alive);
     }
 }

@@ -31,7 +31,7 @@ use crate::state::FileLock;
 use crate::state::journal;
 
 /// Held by the running watcher for its life.
-const LOCK: &str = "watcher.lock";
+use super::background::WATCHER_LOCK as LOCK;
 /// The harness process the watcher lives no longer than (`pid:start`).
 const WHILE_ENV: &str = "RALPH_HOOKS_WATCH_WHILE";
 /// How often the watcher looks whether a noted process is still alive.
@@ -87,11 +87,6 @@ pub fn ensure(ctx: &Ctx, watch: &Path) {
             exe.display()
         );
     }
-}
-
-/// Whether a watcher runs for this watch folder (it holds [`LOCK`]).
-pub fn running(watch: &Path) -> bool {
-    matches!(FileLock::try_acquire(&watch.join(LOCK)), Ok(None))
 }
 
 /// The watcher's life (`ralph-hooks guard-watch`); returns when it ends.
