@@ -116,26 +116,36 @@ pub enum Walls {
     Required(Confinement),
 }
 
-/// `sh`, or `bwrap … sh` with the confinement; `None` when the walls are
+/// `sh`, or `bwrap … sh` with the confinement; why not, when the walls are
 /// required and cannot be built. The bool: whether it is confined.
-fn shell(root: &Path, walls: &Walls) -> Option<(Command, bool)> {
+fn shell(root: &Path, walls: &Walls) -> Result<(Command, bool), String> {
     // The shell itself comes from outside the project (see `util::trusted`);
     // what the check's text then runs is the check's business.
     let sh = crate::util::trusted::program("sh", Some(root));
     let confinement = match walls {
-        Walls::None => return Some((Command::new(sh), false)),
+        Walls::None => return Ok((Command::new(sh), false)),
         Walls::OwnPids => {
-            return Some((
+            return Ok((
                 confine::own_pids(&sh).unwrap_or_else(|| Command::new(&sh)),
                 false,
             ));
         }
         Walls::Required(confinement) => confinement,
     };
+    if let Some(link) = confinement.linked_entry() {
+        return Err(format!(
+            "sandbox mode runs a check only inside walls that hold: {}",
+            Confinement::linked_entry_reason(&link)
+        ));
+    }
     match confine::bwrap() {
-        Some(bwrap) => Some((confinement.command(bwrap, &sh), true)),
-        None if matches!(walls, Walls::Required(_)) => None,
-        None => Some((Command::new(sh), false)),
+        Some(bwrap) => Ok((confinement.command(bwrap, &sh), true)),
+        None => Err(
+            "sandbox mode runs a check only inside bubblewrap, which cannot build a \
+                     sandbox here (is `bwrap` installed, are user namespaces allowed?); \
+                     `ralph-hooks doctor` says more"
+                .to_string(),
+        ),
     }
 }
 
@@ -231,20 +241,20 @@ pub fn run_in(
         Walls::None | Walls::OwnPids => &[],
         Walls::Required(c) => &c.read_only,
     };
-    let Some((mut shell, confined)) = shell(root, walls) else {
-        return Ok(CheckRun {
-            command: command.to_string(),
-            exit_code: None,
-            timed_out: false,
-            duration_ms: 0,
-            output_hash: String::new(),
-            output_sha256: String::new(),
-            tail: "[ralph-hooks: not run: sandbox mode runs a check only inside bubblewrap, \
-                   which cannot build a sandbox here (is `bwrap` installed, are user \
-                   namespaces allowed?); `ralph-hooks doctor` says more]"
-                .to_string(),
-            confined: false,
-        });
+    let (mut shell, confined) = match shell(root, walls) {
+        Ok(shell) => shell,
+        Err(why) => {
+            return Ok(CheckRun {
+                command: command.to_string(),
+                exit_code: None,
+                timed_out: false,
+                duration_ms: 0,
+                output_hash: String::new(),
+                output_sha256: String::new(),
+                tail: format!("[ralph-hooks: not run: {why}]"),
+                confined: false,
+            });
+        }
     };
     let mut output = tempfile_in_tmp().context("cannot create a temp file for check output")?;
     let stdout = output
@@ -597,6 +607,50 @@ mod tests {
             run.tail
         );
         assert!(run.tail.contains("moved aside to"), "{}", run.tail);
+        std::fs::remove_dir_all(&base).unwrap();
+    }
+
+    // See: sandbox attack N-1: `.claude` a link to a folder elsewhere; the
+    // walls bound that folder read-only, but the check removed the link
+    // and made a `.claude` of its own: no loop, no hooks.
+    #[test]
+    fn a_confined_check_is_not_run_where_the_supervision_is_behind_a_link() {
+        let base = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("target")
+            .join(format!("confine-link-test-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&base);
+        let root = base.join("project");
+        let elsewhere = base.join("config");
+        std::fs::create_dir_all(elsewhere.join("orchestrator")).unwrap();
+        std::fs::write(elsewhere.join("orchestrator/loop.json"), "{}").unwrap();
+        std::fs::create_dir_all(&root).unwrap();
+        std::os::unix::fs::symlink(&elsewhere, root.join(".claude")).unwrap();
+        let walls = Walls::Required(Confinement {
+            project: root.clone(),
+            read_only: crate::hook::sandbox::supervision_paths(
+                &root,
+                &root.join(".claude/orchestrator"),
+            ),
+            ..Confinement::default()
+        });
+        let run = run(
+            &root,
+            "rm .claude && mkdir .claude && echo swapped > .claude/settings.json",
+            Duration::from_secs(60),
+            &walls,
+        )
+        .unwrap();
+        assert!(!run.passed());
+        assert!(run.tail.contains("not run"), "{}", run.tail);
+        assert!(run.tail.contains("symbolic link"), "{}", run.tail);
+        assert!(
+            root.join(".claude")
+                .symlink_metadata()
+                .unwrap()
+                .file_type()
+                .is_symlink(),
+            "the link was replaced"
+        );
         std::fs::remove_dir_all(&base).unwrap();
     }
 

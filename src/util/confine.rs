@@ -95,6 +95,40 @@ pub fn bwrap() -> Option<&'static Path> {
 }
 
 impl Confinement {
+    /// A symbolic link between the project and a path that must stay
+    /// read-only (`.claude` itself a link to a folder elsewhere). Bubblewrap
+    /// binds what the link leads to, but the link is an entry of the
+    /// writable project: code inside could remove it and make a folder of
+    /// its own in its place, with no loop and no hook registrations in it
+    /// (sandbox attack N-1). Such walls are not built: the caller says why.
+    pub fn linked_entry(&self) -> Option<PathBuf> {
+        for path in &self.read_only {
+            let Ok(below) = path.strip_prefix(&self.project) else {
+                continue;
+            };
+            let mut at = self.project.clone();
+            for part in below.components() {
+                at.push(part);
+                match at.symlink_metadata() {
+                    Ok(metadata) if metadata.file_type().is_symlink() => return Some(at),
+                    Ok(_) => {}
+                    Err(_) => break,
+                }
+            }
+        }
+        None
+    }
+
+    /// Why walls with a [`Self::linked_entry`] are not built, for the user.
+    pub fn linked_entry_reason(link: &Path) -> String {
+        format!(
+            "{} is a symbolic link: inside the sandbox the link itself could be replaced \
+             by a folder of the code's own; make it a real folder (move what it points \
+             at there) to run this in sandbox mode",
+            crate::util::text::escape_controls(&link.to_string_lossy())
+        )
+    }
+
     /// `bwrap … -- program`: the caller adds the arguments, the working
     /// directory and the rest.
     pub fn command(&self, bwrap: &Path, program: &Path) -> Command {
@@ -155,6 +189,12 @@ pub fn server_command(program: &Path) -> std::io::Result<Command> {
     let Some(confinement) = confinement else {
         return Ok(Command::new(program));
     };
+    if let Some(link) = confinement.linked_entry() {
+        return Err(std::io::Error::other(format!(
+            "sandbox mode starts no language server here: {}",
+            Confinement::linked_entry_reason(&link)
+        )));
+    }
     match bwrap() {
         Some(bwrap) => Ok(confinement.command(bwrap, program)),
         None => Err(std::io::Error::other(
