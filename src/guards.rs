@@ -62,6 +62,9 @@ const NAME: &str = "ralph-pre-tool-stop-guard";
 /// a person should look at first (see prior art, claude-code PR #78371).
 pub const DEFAULT_LOOP_COMMANDS: &[&str] = &[
     "git push*",
+    "git send-pack*",
+    "git http-push*",
+    "git subtree push*",
     "gh pr create*",
     "gh pr merge*",
     "npm publish*",
@@ -830,13 +833,14 @@ fn loop_command(
     // A git alias is what it stands for (`git -c alias.p=push p`: re-attack
     // X-4), whether the command, an earlier one of the same text or a
     // config file defines it.
-    let defined = shell::git_alias_definitions(&bash.commands);
-    let from_config = |name: &str| git_alias_from_config(&bash.base, name);
+    let setup = shell::git_setup(&bash.commands);
+    let from_config =
+        |context: &shell::GitContext, name: &str| git_alias_from_config(&bash.base, context, name);
     for command in &bash.commands {
         if let Some(canonical) = shell::canonical_command(&command.words) {
             candidates.push(canonical);
         }
-        if let Some(expanded) = shell::git_alias_expanded(&command.words, &defined, &from_config) {
+        if let Some(expanded) = shell::git_alias_expanded(&command.words, &setup, &from_config) {
             for words in shell::simple_commands(&expanded) {
                 candidates.extend(shell::canonical_command(&words));
             }
@@ -865,14 +869,19 @@ fn loop_command(
     ))))
 }
 
-/// `git config --get alias.NAME` where the command runs: reading config
-/// runs no program. `None` when git has no such alias (or cannot say).
-fn git_alias_from_config(dir: &Path, name: &str) -> Option<String> {
+/// `git [the command's options] config --get alias.NAME` where the command
+/// runs, with the environment it sets: reading config runs no program.
+/// `None` when git has no such alias (or cannot say).
+fn git_alias_from_config(dir: &Path, context: &shell::GitContext, name: &str) -> Option<String> {
     if name.is_empty() || name.starts_with('-') {
         return None;
     }
-    let output = std::process::Command::new(crate::util::trusted::program("git", Some(dir)))
+    let mut command = std::process::Command::new(crate::util::trusted::program("git", Some(dir)));
+    command
+        .args(context.options)
         .args(["config", "--get", &format!("alias.{name}")])
+        .envs(context.env.iter().copied());
+    let output = command
         .current_dir(dir)
         .stdin(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())

@@ -796,6 +796,18 @@ fn pushes_in_ordinary_spellings_are_denied() {
         "GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=alias.p GIT_CONFIG_VALUE_0=push git p origin main",
         "git --config-env=alias.p=X p origin main",
         "X=push git --config-env=alias.p=X p origin main",
+        // The re-check of X-4: other spellings.
+        "git -c Alias.p=push p origin main",
+        "git -c ALIAS.P=push p origin main",
+        "git -c include.path=$PWD/inc.cfg p origin main",
+        "git config include.path ../inc.cfg; git p origin main",
+        "GIT_CONFIG_GLOBAL=$PWD/g.cfg git p origin main",
+        "GIT_CONFIG_PARAMETERS=\"'alias.p'='push'\" git p origin main",
+        "HOME=$PWD git p origin main",
+        "A=alias.p; git -c $A=push p origin main",
+        "git send-pack ../origin.git main",
+        "git http-push https://example.com/r.git main",
+        "git subtree push --prefix=lib origin main",
     ] {
         let output = bash(project, command);
         assert!(denied(&output), "not denied: {command}");
@@ -813,6 +825,8 @@ fn pushes_in_ordinary_spellings_are_denied() {
         "command -v git push",
         "git -c alias.st=status st",
         "git -c alias.status=push status",
+        "HOME=$PWD git status",
+        "LD_PRELOAD=./x.so git -c alias.st=status st",
         "echo 'sh deploy.sh'",
         "npm view publish",
     ] {

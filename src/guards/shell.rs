@@ -950,10 +950,18 @@ const GIT_COMMANDS: &[&str] = &[
     "worktree",
 ];
 
-/// The aliases a Bash text defines for later commands of the same text:
-/// `git config [options] alias.NAME VALUE` (and `git config set …`).
-pub fn git_alias_definitions(commands: &[Command]) -> Vec<(String, String)> {
-    let mut found = Vec::new();
+/// What a Bash text sets up for its later `git` commands: the aliases it
+/// defines (`git config [options] alias.NAME VALUE`, `git config set …`)
+/// and whether it points git at more config (`git config include.path …`),
+/// which this reading cannot follow.
+#[derive(Debug, Clone, Default)]
+pub struct GitSetup {
+    pub aliases: Vec<(String, String)>,
+    pub includes: bool,
+}
+
+pub fn git_setup(commands: &[Command]) -> GitSetup {
+    let mut setup = GitSetup::default();
     for command in commands {
         let rest = command_part(&command.words);
         if rest.first().is_none_or(|name| basename(name) != "git") {
@@ -963,25 +971,52 @@ pub fn git_alias_definitions(commands: &[Command]) -> Vec<(String, String)> {
             continue;
         };
         let args = &rest[config + 1..];
-        if let Some(at) = args.iter().position(|word| word.starts_with("alias."))
-            && let Some(value) = args.get(at + 1)
-        {
-            found.push((args[at]["alias.".len()..].to_string(), value.clone()));
+        for (at, word) in args.iter().enumerate() {
+            let key = word.to_ascii_lowercase();
+            if let Some(name) = key.strip_prefix("alias.")
+                && let Some(value) = args.get(at + 1)
+            {
+                setup.aliases.push((name.to_string(), value.clone()));
+            }
+            if key.starts_with("include") {
+                setup.includes = true;
+            }
         }
     }
-    found
+    setup
+}
+
+/// How the config a `git` command sees differs from the hook's: its
+/// global options (`-c`, `-C`, `--config-env`, …) and the environment it
+/// sets in front of it, for a lookup that asks git as the command would.
+pub struct GitContext<'a> {
+    pub options: &'a [String],
+    pub env: Vec<(&'a str, &'a str)>,
+}
+
+/// An environment variable that changes which config git reads.
+fn config_variable(key: &str) -> bool {
+    key.starts_with("GIT_CONFIG")
+        || matches!(
+            key,
+            "HOME" | "XDG_CONFIG_HOME" | "GIT_DIR" | "GIT_WORK_TREE"
+        )
 }
 
 /// A `git` command whose subcommand is an alias, spelled out: `git -c
 /// alias.p=push p origin` is `git push origin`, a `!` alias is its shell
-/// text. The alias comes from the command's own `-c`/`--config-env` and
-/// `GIT_CONFIG_KEY_n` environment, then `defined` (earlier in the same
-/// text), then `from_config` (the config files, asked only for a
-/// subcommand git does not have). `None` when the subcommand is no alias.
+/// text. The alias comes from the command's own `-c` (any case: config
+/// keys ignore it), `--config-env` and `GIT_CONFIG_KEY_n`, then `setup`
+/// (earlier in the same text), then `from_config` (git asked in the
+/// command's own context, only for a subcommand git does not have). A
+/// subcommand git does not have, that none of these spells out, while the
+/// command or the text changes where git reads its config (a key built
+/// from a variable, an include, `HOME=`, `GIT_CONFIG_*`), is taken for a
+/// push: this reading cannot tell. `None` when the subcommand is no alias.
 pub fn git_alias_expanded(
     words: &[String],
-    defined: &[(String, String)],
-    from_config: &dyn Fn(&str) -> Option<String>,
+    setup: &GitSetup,
+    from_config: &dyn Fn(&GitContext, &str) -> Option<String>,
 ) -> Option<String> {
     let rest = command_part(words);
     if rest.first().is_none_or(|name| basename(name) != "git") {
@@ -993,6 +1028,8 @@ pub fn git_alias_expanded(
         .collect();
     let env_value = |name: &str| env.iter().find(|(key, _)| *key == name).map(|(_, v)| *v);
     let mut inline: Vec<(String, String)> = Vec::new();
+    let mut unreadable = env.iter().any(|(key, _)| config_variable(key)) || setup.includes;
+    let mut options: Vec<String> = Vec::new();
     let mut index = 1;
     while let Some(word) = rest.get(index) {
         let (option, value) = match word.split_once('=') {
@@ -1018,18 +1055,35 @@ pub fn git_alias_expanded(
             }
             None => None,
         };
-        if let Some(setting) = value.as_deref().and_then(|v| v.strip_prefix("alias."))
-            && let Some((name, value)) = setting.split_once('=')
+        // Only what decides which config git reads goes to the lookup
+        // (never `--exec-path` and the like: the hook runs it).
+        if let (Some(value), "-c" | "--config-env" | "-C" | "--git-dir" | "--work-tree") =
+            (value.as_deref(), option)
         {
-            match option {
-                "-c" => inline.push((name.to_string(), value.to_string())),
-                // `--config-env=alias.p=VAR`: the value is VAR's, which this
-                // reading sees only when the same text sets it.
-                "--config-env" => inline.push((
-                    name.to_string(),
-                    env_value(value).unwrap_or("push").to_string(),
-                )),
-                _ => {}
+            options.push(option.to_string());
+            options.push(value.to_string());
+        }
+        if let (Some(value), "-c" | "--config-env") = (value.as_deref(), option) {
+            let (key, setting) = value.split_once('=').unwrap_or((value, ""));
+            let key = key.to_ascii_lowercase();
+            if key.contains(['$', '`']) || key.starts_with("include") {
+                unreadable = true;
+            }
+            if let Some(name) = key.strip_prefix("alias.") {
+                let setting = match option {
+                    "-c" => setting.to_string(),
+                    // `--config-env=alias.p=VAR`: VAR's value, which this
+                    // reading sees only when the same text sets it.
+                    _ => match env_value(setting) {
+                        Some(value) => value.to_string(),
+                        None => {
+                            unreadable = true;
+                            index += 1;
+                            continue;
+                        }
+                    },
+                };
+                inline.push((name.to_string(), setting));
             }
         }
         index += 1;
@@ -1039,34 +1093,55 @@ pub fn git_alias_expanded(
     let count: usize = env_value("GIT_CONFIG_COUNT")
         .and_then(|n| n.parse().ok())
         .unwrap_or(0);
+    // Likewise only the variables that say where config is read: the hook
+    // must not run git under the command's `LD_PRELOAD`.
+    let context = GitContext {
+        options: &options,
+        env: env
+            .iter()
+            .copied()
+            .filter(|(key, _)| config_variable(key))
+            .collect(),
+    };
     let lookup = |name: &str| -> Option<String> {
+        let name = name.to_ascii_lowercase();
         let key = format!("alias.{name}");
         inline
             .iter()
             .rev()
-            .find(|(n, _)| n == name)
+            .find(|(n, _)| *n == name)
             .map(|(_, v)| v.clone())
             .or_else(|| {
                 (0..count.min(64)).rev().find_map(|n| {
-                    (env_value(&format!("GIT_CONFIG_KEY_{n}")) == Some(key.as_str()))
+                    env_value(&format!("GIT_CONFIG_KEY_{n}"))
+                        .is_some_and(|k| k.eq_ignore_ascii_case(&key))
                         .then(|| env_value(&format!("GIT_CONFIG_VALUE_{n}")).unwrap_or(""))
                         .map(str::to_string)
                 })
             })
             .or_else(|| {
-                defined
+                setup
+                    .aliases
                     .iter()
                     .rev()
-                    .find(|(n, _)| n == name)
+                    .find(|(n, _)| *n == name)
                     .map(|(_, v)| v.clone())
             })
-            .or_else(|| from_config(name))
+            .or_else(|| from_config(&context, &name))
+    };
+    let spelled = |subcommand: &str| {
+        let mut text = format!("git {subcommand}");
+        for arg in args {
+            text.push(' ');
+            text.push_str(arg);
+        }
+        text
     };
     let mut expanded = false;
     // An alias may name another (git follows them, refusing loops).
     for _ in 0..5 {
         if GIT_COMMANDS.contains(&subcommand.as_str()) {
-            break;
+            return expanded.then(|| spelled(&subcommand));
         }
         let Some(value) = lookup(&subcommand) else {
             break;
@@ -1082,14 +1157,13 @@ pub fn git_alias_expanded(
         }
         subcommand = value.trim().to_string();
     }
-    expanded.then(|| {
-        let mut text = format!("git {subcommand}");
-        for arg in args {
-            text.push(' ');
-            text.push_str(arg);
-        }
-        text
-    })
+    if unreadable && !subcommand.starts_with('-') {
+        return Some(format!(
+            "{} (`{subcommand}` may be an alias for a push: its config is out of this reading's sight)",
+            spelled("push")
+        ));
+    }
+    expanded.then(|| spelled(&subcommand))
 }
 
 /// How a write target is affected.
