@@ -182,9 +182,11 @@ fn rename_no_replace(from: &Path, to: &Path) -> std::io::Result<()> {
     use std::os::unix::ffi::OsStrExt;
     let from_c = std::ffi::CString::new(from.as_os_str().as_bytes())?;
     let to_c = std::ffi::CString::new(to.as_os_str().as_bytes())?;
+    // The system call itself: musl (the static builds) has no wrapper.
     // SAFETY: both are valid NUL-terminated strings for the call's length.
     let result = unsafe {
-        libc::renameat2(
+        libc::syscall(
+            libc::SYS_renameat2,
             libc::AT_FDCWD,
             from_c.as_ptr(),
             libc::AT_FDCWD,
