@@ -65,8 +65,16 @@ pub const DEFAULT_LOOP_COMMANDS: &[&str] = &[
     "git send-pack*",
     "git http-push*",
     "git subtree push*",
+    "git send-email*",
+    "git svn dcommit*",
+    "git p4 submit*",
+    // git's own programs, run by path (`$(git --exec-path)/git-push`).
+    "git-push*",
+    "git-send-pack*",
+    "git-http-push*",
     "gh pr create*",
     "gh pr merge*",
+    "gh release create*",
     "npm publish*",
     "pnpm publish*",
     "yarn publish*",
@@ -835,7 +843,7 @@ fn loop_command(
     // config file defines it.
     let setup = shell::git_setup(&bash.commands);
     let from_config =
-        |context: &shell::GitContext, name: &str| git_alias_from_config(&bash.base, context, name);
+        |context: &shell::GitContext, key: &str| git_config_value(&bash.base, context, key);
     for command in &bash.commands {
         if let Some(canonical) = shell::canonical_command(&command.words) {
             candidates.push(canonical);
@@ -869,17 +877,17 @@ fn loop_command(
     ))))
 }
 
-/// `git [the command's options] config --get alias.NAME` where the command
-/// runs, with the environment it sets: reading config runs no program.
-/// `None` when git has no such alias (or cannot say).
-fn git_alias_from_config(dir: &Path, context: &shell::GitContext, name: &str) -> Option<String> {
-    if name.is_empty() || name.starts_with('-') {
+/// `git [the command's options] config --get KEY` where the command runs,
+/// with the environment it sets: reading config runs no program. `None`
+/// when git has no such key (or cannot say).
+fn git_config_value(dir: &Path, context: &shell::GitContext, key: &str) -> Option<String> {
+    if key.is_empty() || key.starts_with('-') {
         return None;
     }
     let mut command = std::process::Command::new(crate::util::trusted::program("git", Some(dir)));
     command
         .args(context.options)
-        .args(["config", "--get", &format!("alias.{name}")])
+        .args(["config", "--get", key])
         .envs(context.env.iter().copied());
     let output = command
         .current_dir(dir)

@@ -808,6 +808,17 @@ fn pushes_in_ordinary_spellings_are_denied() {
         "git send-pack ../origin.git main",
         "git http-push https://example.com/r.git main",
         "git subtree push --prefix=lib origin main",
+        // The second re-check: git's guess at a mistyped command, git's
+        // own programs by path, more ways to publish.
+        "git -c help.autocorrect=immediate pusj origin main",
+        "git -c help.autoCorrect=1 psuh origin main",
+        "git config help.autocorrect immediate; git pusj origin main",
+        "$(git --exec-path)/git-push origin main",
+        "/usr/lib/git-core/git-send-pack ../origin.git main",
+        "PATH=$(git --exec-path):$PATH git-push origin main",
+        "git send-email 0001.patch",
+        "git svn dcommit",
+        "gh release create v1.0",
     ] {
         let output = bash(project, command);
         assert!(denied(&output), "not denied: {command}");
@@ -846,6 +857,22 @@ fn pushes_in_ordinary_spellings_are_denied() {
         denied(&bash(project, "git ship origin main")),
         "config alias"
     );
+    // Autocorrect in the repository's config: git runs its guess.
+    assert!(
+        !denied(&bash(project, "git psuh origin main")),
+        "autocorrect off"
+    );
+    let status = std::process::Command::new("git")
+        .args(["config", "help.autocorrect", "immediate"])
+        .current_dir(project)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    assert!(
+        denied(&bash(project, "git psuh origin main")),
+        "autocorrect on"
+    );
+    assert!(!denied(&bash(project, "git status")), "git's own command");
 }
 
 // See: issue 24: a parent directory was not protected, nor every writer form.

@@ -958,6 +958,17 @@ const GIT_COMMANDS: &[&str] = &[
 pub struct GitSetup {
     pub aliases: Vec<(String, String)>,
     pub includes: bool,
+    /// `git config help.autocorrect` switched on: a mistyped subcommand
+    /// then runs the one git guesses (`git pusj` is `git push`).
+    pub autocorrect: bool,
+}
+
+/// Whether a `help.autocorrect` value makes git run its guess.
+fn autocorrects(value: &str) -> bool {
+    !matches!(
+        value.trim().to_ascii_lowercase().as_str(),
+        "" | "0" | "false" | "no" | "off" | "never" | "show" | "prompt"
+    )
 }
 
 pub fn git_setup(commands: &[Command]) -> GitSetup {
@@ -980,6 +991,9 @@ pub fn git_setup(commands: &[Command]) -> GitSetup {
             }
             if key.starts_with("include") {
                 setup.includes = true;
+            }
+            if key == "help.autocorrect" {
+                setup.autocorrect = args.get(at + 1).is_none_or(|value| autocorrects(value));
             }
         }
     }
@@ -1030,6 +1044,7 @@ pub fn git_alias_expanded(
     let mut inline: Vec<(String, String)> = Vec::new();
     let mut unreadable = env.iter().any(|(key, _)| config_variable(key)) || setup.includes;
     let mut options: Vec<String> = Vec::new();
+    let mut autocorrect: Option<bool> = None;
     let mut index = 1;
     while let Some(word) = rest.get(index) {
         let (option, value) = match word.split_once('=') {
@@ -1068,6 +1083,9 @@ pub fn git_alias_expanded(
             let key = key.to_ascii_lowercase();
             if key.contains(['$', '`']) || key.starts_with("include") {
                 unreadable = true;
+            }
+            if key == "help.autocorrect" {
+                autocorrect = Some(option != "-c" || autocorrects(setting));
             }
             if let Some(name) = key.strip_prefix("alias.") {
                 let setting = match option {
@@ -1127,7 +1145,7 @@ pub fn git_alias_expanded(
                     .find(|(n, _)| *n == name)
                     .map(|(_, v)| v.clone())
             })
-            .or_else(|| from_config(&context, &name))
+            .or_else(|| from_config(&context, &key))
     };
     let spelled = |subcommand: &str| {
         let mut text = format!("git {subcommand}");
@@ -1157,9 +1175,15 @@ pub fn git_alias_expanded(
         }
         subcommand = value.trim().to_string();
     }
-    if unreadable && !subcommand.starts_with('-') {
+    // Not an alias, not git's own: git runs its guess when autocorrect is
+    // on (`git -c help.autocorrect=immediate pusj`, or the user's config).
+    let guessed = || {
+        autocorrect.unwrap_or(setup.autocorrect)
+            || from_config(&context, "help.autocorrect").is_some_and(|value| autocorrects(&value))
+    };
+    if !subcommand.starts_with('-') && (unreadable || guessed()) {
         return Some(format!(
-            "{} (`{subcommand}` may be an alias for a push: its config is out of this reading's sight)",
+            "{} (`{subcommand}` may stand for a push: an alias out of this reading's sight, or git's guess at a mistyped command)",
             spelled("push")
         ));
     }

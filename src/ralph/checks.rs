@@ -653,6 +653,21 @@ mod tests {
                 .is_symlink(),
             "the link was replaced"
         );
+        // The re-check's N-3: `.git` a file naming a git folder in the
+        // project, whose config and hooks the walls do not cover.
+        std::fs::remove_file(root.join(".claude")).unwrap();
+        std::fs::create_dir_all(root.join(".claude/orchestrator")).unwrap();
+        std::fs::create_dir_all(root.join("gitreal/hooks")).unwrap();
+        std::fs::write(root.join(".git"), "gitdir: gitreal\n").unwrap();
+        let run = super::run(
+            &root,
+            "echo x > gitreal/hooks/pre-commit",
+            Duration::from_secs(60),
+            &walls,
+        )
+        .unwrap();
+        assert!(run.tail.contains("names a git folder"), "{}", run.tail);
+        assert!(!root.join("gitreal/hooks/pre-commit").exists());
         std::fs::remove_dir_all(&base).unwrap();
     }
 

@@ -102,6 +102,22 @@ impl Confinement {
     /// its own in its place, with no loop and no hook registrations in it
     /// (sandbox attack N-1). Such walls are not built: the caller says why.
     pub fn linked_entry(&self) -> Option<PathBuf> {
+        // A `.git` file (`gitdir: …`, a worktree or a submodule) naming a
+        // git folder inside the project: only the file is read-only, the
+        // folder with its config and hooks is the project's, writable
+        // (re-check N-3). One outside the project is read-only anyway.
+        let git = self.project.join(".git");
+        if git.symlink_metadata().is_ok_and(|m| m.is_file())
+            && let Some(dir) = std::fs::read_to_string(&git)
+                .ok()
+                .and_then(|text| text.lines().next().map(str::to_string))
+                .and_then(|line| line.strip_prefix("gitdir:").map(|d| d.trim().to_string()))
+        {
+            let dir = crate::util::paths::lexically_normal(&self.project.join(dir));
+            if dir.starts_with(&self.project) {
+                return Some(git);
+            }
+        }
         for path in &self.read_only {
             let Ok(below) = path.strip_prefix(&self.project) else {
                 continue;
@@ -121,11 +137,18 @@ impl Confinement {
 
     /// Why walls with a [`Self::linked_entry`] are not built, for the user.
     pub fn linked_entry_reason(link: &Path) -> String {
+        let shown = crate::util::text::escape_controls(&link.to_string_lossy()).into_owned();
+        if link.symlink_metadata().is_ok_and(|m| m.is_file()) {
+            return format!(
+                "{shown} names a git folder inside the project, whose config and hooks the \
+                 walls cannot keep read-only; move that folder into `.git` (or outside the \
+                 project) to run this in sandbox mode"
+            );
+        }
         format!(
-            "{} is a symbolic link: inside the sandbox the link itself could be replaced \
+            "{shown} is a symbolic link: inside the sandbox the link itself could be replaced \
              by a folder of the code's own; make it a real folder (move what it points \
-             at there) to run this in sandbox mode",
-            crate::util::text::escape_controls(&link.to_string_lossy())
+             at there) to run this in sandbox mode"
         )
     }
 
