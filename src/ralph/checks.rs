@@ -69,12 +69,20 @@ pub struct CheckRun {
     pub confined: bool,
 }
 
+/// How the tail of a check that never started begins.
+const NOT_RUN: &str = "[ralph-hooks: not run";
+
 impl CheckRun {
     pub fn passed(&self) -> bool {
         self.exit_code == Some(0) && !self.timed_out
     }
 
     pub fn describe_status(&self) -> String {
+        // Refused before it started (walls that would not hold, no time
+        // left): its tail says why; "killed by a signal" would not.
+        if self.duration_ms == 0 && self.tail.starts_with(NOT_RUN) {
+            return "not run".to_string();
+        }
         match (self.timed_out, self.exit_code) {
             (true, _) => format!("timed out after {} s", self.duration_ms / 1000),
             (false, Some(code)) => format!("exit {code}"),
@@ -94,7 +102,7 @@ impl CheckRun {
             duration_ms: 0,
             output_hash: String::new(),
             output_sha256: String::new(),
-            tail: format!("[ralph-hooks: not run: {why}]"),
+            tail: format!("{NOT_RUN}: {why}]"),
             confined: false,
         }
     }
@@ -253,7 +261,7 @@ pub fn run_in(
                 duration_ms: 0,
                 output_hash: String::new(),
                 output_sha256: String::new(),
-                tail: format!("[ralph-hooks: not run: {why}]"),
+                tail: format!("{NOT_RUN}: {why}]"),
                 confined: false,
             });
         }
@@ -643,6 +651,7 @@ mod tests {
         )
         .unwrap();
         assert!(!run.passed());
+        assert_eq!(run.describe_status(), "not run");
         assert!(run.tail.contains("not run"), "{}", run.tail);
         assert!(run.tail.contains("symbolic link"), "{}", run.tail);
         assert!(
