@@ -844,16 +844,21 @@ fn loop_command(
     let setup = shell::git_setup(&bash.commands);
     let from_config =
         |context: &shell::GitContext, key: &str| git_config_value(&bash.base, context, key);
+    let is_command =
+        |context: &shell::GitContext, name: &str| git_has_command(&bash.base, context, name);
     for command in &bash.commands {
         if let Some(canonical) = shell::canonical_command(&command.words) {
             candidates.push(canonical);
         }
-        if let Some(expanded) = shell::git_alias_expanded(&command.words, &setup, &from_config) {
+        if let Some(expanded) =
+            shell::git_alias_expanded(&command.words, &setup, &from_config, &is_command)
+        {
             for words in shell::simple_commands(&expanded) {
                 candidates.extend(shell::canonical_command(&words));
             }
             candidates.push(expanded);
         }
+        candidates.extend(shell::git_program_as_named(&command.words));
         let part = shell::command_part(&command.words);
         if !part.is_empty() {
             candidates.push(part.join(" "));
@@ -897,6 +902,25 @@ fn git_config_value(dir: &Path, context: &shell::GitContext, key: &str) -> Optio
         .ok()?;
     let value = String::from_utf8_lossy(&output.stdout).trim().to_string();
     (output.status.success() && !value.is_empty()).then_some(value)
+}
+
+/// Whether `name` is one of git's commands as the command would see them:
+/// `git --list-cmds=main,others` (builtins and the `git-*` programs on
+/// `PATH`, such as `git-lfs`); the command's `PATH` is not used.
+fn git_has_command(dir: &Path, context: &shell::GitContext, name: &str) -> bool {
+    let output = std::process::Command::new(crate::util::trusted::program("git", Some(dir)))
+        .args(context.options)
+        .arg("--list-cmds=main,others,nohelpers")
+        .envs(context.env.iter().copied())
+        .current_dir(dir)
+        .stdin(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .output();
+    output.is_ok_and(|output| {
+        String::from_utf8_lossy(&output.stdout)
+            .lines()
+            .any(|line| line.trim() == name)
+    })
 }
 
 /// What a protected path a tool or command would touch is, for the reason.

@@ -819,6 +819,11 @@ fn pushes_in_ordinary_spellings_are_denied() {
         "git send-email 0001.patch",
         "git svn dcommit",
         "gh release create v1.0",
+        // The third re-check: git called by another name.
+        "(exec -a git-push git origin main)",
+        "exec -a git-send-pack git ../origin.git main",
+        "n=push; ln -s $(command -v git) git-$n; ./git-$n origin main",
+        "./git-p$(echo ush) origin main",
     ] {
         let output = bash(project, command);
         assert!(denied(&output), "not denied: {command}");
@@ -857,9 +862,10 @@ fn pushes_in_ordinary_spellings_are_denied() {
         denied(&bash(project, "git ship origin main")),
         "config alias"
     );
-    // Autocorrect in the repository's config: git runs its guess.
+    // A subcommand git does not have is taken for a push whether or not
+    // autocorrect is on (git may guess; the user's config may say).
     assert!(
-        !denied(&bash(project, "git psuh origin main")),
+        denied(&bash(project, "git psuh origin main")),
         "autocorrect off"
     );
     let status = std::process::Command::new("git")
@@ -873,6 +879,33 @@ fn pushes_in_ordinary_spellings_are_denied() {
         "autocorrect on"
     );
     assert!(!denied(&bash(project, "git status")), "git's own command");
+    // The user's aliases with arguments and git's rarer commands are not
+    // pushes, autocorrect or not (the third re-check's false positives).
+    for args in [
+        &["config", "alias.lg", "log --oneline"][..],
+        &["config", "alias.unstage", "reset HEAD --"],
+        &["config", "alias.last", "lg -1"],
+    ] {
+        let status = std::process::Command::new("git")
+            .args(args)
+            .current_dir(project)
+            .status()
+            .unwrap();
+        assert!(status.success());
+    }
+    for command in [
+        "git lg -3",
+        "git unstage a.txt",
+        "git last",
+        "git diff-tree HEAD",
+        "git for-each-ref",
+        "git symbolic-ref HEAD",
+        "git range-diff a...b",
+        "git -c alias.x=status x",
+    ] {
+        let output = bash(project, command);
+        assert!(!denied(&output), "denied: {command}: {:?}", reason(&output));
+    }
 }
 
 // See: issue 24: a parent directory was not protected, nor every writer form.

@@ -895,6 +895,7 @@ pub fn canonical_command(words: &[String]) -> Option<String> {
 const GIT_COMMANDS: &[&str] = &[
     "add",
     "am",
+    "annotate",
     "apply",
     "archive",
     "bisect",
@@ -902,35 +903,68 @@ const GIT_COMMANDS: &[&str] = &[
     "branch",
     "bundle",
     "cat-file",
+    "check-attr",
     "check-ignore",
+    "check-ref-format",
     "checkout",
+    "cherry",
     "cherry-pick",
+    "citool",
     "clean",
     "clone",
+    "column",
     "commit",
+    "commit-tree",
     "config",
+    "count-objects",
+    "credential",
     "describe",
     "diff",
+    "diff-files",
+    "diff-index",
+    "diff-tree",
+    "difftool",
+    "fast-export",
+    "fast-import",
     "fetch",
+    "for-each-ref",
     "format-patch",
     "fsck",
     "gc",
     "grep",
+    "gui",
+    "hash-object",
     "help",
     "init",
+    "instaweb",
+    "interpret-trailers",
     "log",
     "ls-files",
     "ls-remote",
     "ls-tree",
+    "maintenance",
     "merge",
     "merge-base",
+    "merge-file",
+    "merge-tree",
+    "mergetool",
+    "mktree",
     "mv",
+    "name-rev",
     "notes",
+    "pack-refs",
+    "patch-id",
+    "prune",
     "pull",
     "push",
+    "range-diff",
+    "read-tree",
     "rebase",
     "reflog",
     "remote",
+    "repack",
+    "replace",
+    "rerere",
     "reset",
     "restore",
     "rev-list",
@@ -939,36 +973,33 @@ const GIT_COMMANDS: &[&str] = &[
     "rm",
     "shortlog",
     "show",
+    "show-branch",
     "show-ref",
     "sparse-checkout",
+    "stage",
     "stash",
     "status",
     "submodule",
     "switch",
+    "symbolic-ref",
     "tag",
+    "update-index",
+    "update-ref",
+    "var",
+    "verify-commit",
+    "verify-tag",
     "version",
+    "whatchanged",
     "worktree",
+    "write-tree",
 ];
 
-/// What a Bash text sets up for its later `git` commands: the aliases it
-/// defines (`git config [options] alias.NAME VALUE`, `git config set …`)
-/// and whether it points git at more config (`git config include.path …`),
-/// which this reading cannot follow.
+/// The aliases a Bash text defines for its later `git` commands (`git
+/// config [options] alias.NAME VALUE`, `git config set …`; keys in any
+/// case).
 #[derive(Debug, Clone, Default)]
 pub struct GitSetup {
     pub aliases: Vec<(String, String)>,
-    pub includes: bool,
-    /// `git config help.autocorrect` switched on: a mistyped subcommand
-    /// then runs the one git guesses (`git pusj` is `git push`).
-    pub autocorrect: bool,
-}
-
-/// Whether a `help.autocorrect` value makes git run its guess.
-fn autocorrects(value: &str) -> bool {
-    !matches!(
-        value.trim().to_ascii_lowercase().as_str(),
-        "" | "0" | "false" | "no" | "off" | "never" | "show" | "prompt"
-    )
 }
 
 pub fn git_setup(commands: &[Command]) -> GitSetup {
@@ -983,17 +1014,10 @@ pub fn git_setup(commands: &[Command]) -> GitSetup {
         };
         let args = &rest[config + 1..];
         for (at, word) in args.iter().enumerate() {
-            let key = word.to_ascii_lowercase();
-            if let Some(name) = key.strip_prefix("alias.")
+            if let Some(name) = word.to_ascii_lowercase().strip_prefix("alias.")
                 && let Some(value) = args.get(at + 1)
             {
                 setup.aliases.push((name.to_string(), value.clone()));
-            }
-            if key.starts_with("include") {
-                setup.includes = true;
-            }
-            if key == "help.autocorrect" {
-                setup.autocorrect = args.get(at + 1).is_none_or(|value| autocorrects(value));
             }
         }
     }
@@ -1021,16 +1045,18 @@ fn config_variable(key: &str) -> bool {
 /// alias.p=push p origin` is `git push origin`, a `!` alias is its shell
 /// text. The alias comes from the command's own `-c` (any case: config
 /// keys ignore it), `--config-env` and `GIT_CONFIG_KEY_n`, then `setup`
-/// (earlier in the same text), then `from_config` (git asked in the
-/// command's own context, only for a subcommand git does not have). A
-/// subcommand git does not have, that none of these spells out, while the
-/// command or the text changes where git reads its config (a key built
-/// from a variable, an include, `HOME=`, `GIT_CONFIG_*`), is taken for a
-/// push: this reading cannot tell. `None` when the subcommand is no alias.
+/// (earlier in the same text), then `from_config` (git asked for a key in
+/// the command's own context, only for a subcommand git does not have).
+/// A subcommand that is neither an alias nor one of git's commands
+/// (`is_command`, asked last) is taken for a push: git would fail on it,
+/// unless it guesses (`help.autocorrect`: `git pusj` is `git push`) or
+/// reads an alias this reading cannot see (an include, a key built from a
+/// variable, `HOME=`). `None` when the subcommand is git's own.
 pub fn git_alias_expanded(
     words: &[String],
     setup: &GitSetup,
     from_config: &dyn Fn(&GitContext, &str) -> Option<String>,
+    is_command: &dyn Fn(&GitContext, &str) -> bool,
 ) -> Option<String> {
     let rest = command_part(words);
     if rest.first().is_none_or(|name| basename(name) != "git") {
@@ -1042,9 +1068,7 @@ pub fn git_alias_expanded(
         .collect();
     let env_value = |name: &str| env.iter().find(|(key, _)| *key == name).map(|(_, v)| *v);
     let mut inline: Vec<(String, String)> = Vec::new();
-    let mut unreadable = env.iter().any(|(key, _)| config_variable(key)) || setup.includes;
     let mut options: Vec<String> = Vec::new();
-    let mut autocorrect: Option<bool> = None;
     let mut index = 1;
     while let Some(word) = rest.get(index) {
         let (option, value) = match word.split_once('=') {
@@ -1070,41 +1094,34 @@ pub fn git_alias_expanded(
             }
             None => None,
         };
-        // Only what decides which config git reads goes to the lookup
-        // (never `--exec-path` and the like: the hook runs it).
-        if let (Some(value), "-c" | "--config-env" | "-C" | "--git-dir" | "--work-tree") =
-            (value.as_deref(), option)
-        {
+        index += 1;
+        let Some(value) = value else {
+            continue;
+        };
+        // Only what decides which config git reads goes to the lookups
+        // (never `--exec-path` and the like: the hook runs them).
+        if matches!(
+            option,
+            "-c" | "--config-env" | "-C" | "--git-dir" | "--work-tree"
+        ) {
             options.push(option.to_string());
-            options.push(value.to_string());
+            options.push(value.clone());
         }
-        if let (Some(value), "-c" | "--config-env") = (value.as_deref(), option) {
-            let (key, setting) = value.split_once('=').unwrap_or((value, ""));
-            let key = key.to_ascii_lowercase();
-            if key.contains(['$', '`']) || key.starts_with("include") {
-                unreadable = true;
-            }
-            if key == "help.autocorrect" {
-                autocorrect = Some(option != "-c" || autocorrects(setting));
-            }
-            if let Some(name) = key.strip_prefix("alias.") {
-                let setting = match option {
-                    "-c" => setting.to_string(),
-                    // `--config-env=alias.p=VAR`: VAR's value, which this
-                    // reading sees only when the same text sets it.
-                    _ => match env_value(setting) {
-                        Some(value) => value.to_string(),
-                        None => {
-                            unreadable = true;
-                            index += 1;
-                            continue;
-                        }
-                    },
-                };
+        if !matches!(option, "-c" | "--config-env") {
+            continue;
+        }
+        let (key, setting) = value.split_once('=').unwrap_or((&value, ""));
+        if let Some(name) = key.to_ascii_lowercase().strip_prefix("alias.") {
+            // `--config-env=alias.p=VAR`: VAR's value, which this reading
+            // sees only when the same text sets it.
+            let setting = match option {
+                "-c" => Some(setting.to_string()),
+                _ => env_value(setting).map(str::to_string),
+            };
+            if let Some(setting) = setting {
                 inline.push((name.to_string(), setting));
             }
         }
-        index += 1;
     }
     let mut subcommand = rest.get(index)?.clone();
     let args = &rest[index + 1..];
@@ -1147,9 +1164,12 @@ pub fn git_alias_expanded(
             })
             .or_else(|| from_config(&context, &key))
     };
-    let spelled = |subcommand: &str| {
+    // An alias's value may carry arguments (`lg = log --oneline`): they
+    // come before the command's own.
+    let mut lead: Vec<String> = Vec::new();
+    let spelled = |subcommand: &str, lead: &[String]| {
         let mut text = format!("git {subcommand}");
-        for arg in args {
+        for arg in lead.iter().chain(args) {
             text.push(' ');
             text.push_str(arg);
         }
@@ -1159,7 +1179,7 @@ pub fn git_alias_expanded(
     // An alias may name another (git follows them, refusing loops).
     for _ in 0..5 {
         if GIT_COMMANDS.contains(&subcommand.as_str()) {
-            return expanded.then(|| spelled(&subcommand));
+            return expanded.then(|| spelled(&subcommand, &lead));
         }
         let Some(value) = lookup(&subcommand) else {
             break;
@@ -1167,27 +1187,85 @@ pub fn git_alias_expanded(
         expanded = true;
         if let Some(shell) = value.strip_prefix('!') {
             let mut text = shell.trim().to_string();
-            for arg in args {
+            for arg in lead.iter().chain(args) {
                 text.push(' ');
                 text.push_str(arg);
             }
             return Some(text);
         }
-        subcommand = value.trim().to_string();
+        let mut parts = value.split_whitespace().map(str::to_string);
+        let Some(first) = parts.next() else {
+            break;
+        };
+        let mut more: Vec<String> = parts.collect();
+        more.append(&mut lead);
+        lead = more;
+        subcommand = first;
     }
-    // Not an alias, not git's own: git runs its guess when autocorrect is
-    // on (`git -c help.autocorrect=immediate pusj`, or the user's config).
-    let guessed = || {
-        autocorrect.unwrap_or(setup.autocorrect)
-            || from_config(&context, "help.autocorrect").is_some_and(|value| autocorrects(&value))
-    };
-    if !subcommand.starts_with('-') && (unreadable || guessed()) {
-        return Some(format!(
-            "{} (`{subcommand}` may stand for a push: an alias out of this reading's sight, or git's guess at a mistyped command)",
-            spelled("push")
-        ));
+    // A subcommand held in a variable is out of this reading's sight like
+    // any command name in one (the module doc): the check after the
+    // command sees what it did.
+    if subcommand.starts_with('-')
+        || subcommand.contains(['$', '`'])
+        || is_command(&context, &subcommand)
+    {
+        return expanded.then(|| spelled(&subcommand, &lead));
     }
-    expanded.then(|| spelled(&subcommand))
+    Some(format!(
+        "{} (`{subcommand}` is none of git's commands and no alias this reading can see: \
+         git may run a push for it)",
+        spelled("push", &lead)
+    ))
+}
+
+/// A command as git would see it when its program name is not what runs:
+/// `exec -a git-push git origin` (bash sets `argv[0]`, and git acts on the
+/// name it is called by) is `git-push origin`; a `git-…` program whose name
+/// is built at run time (`./git-$n`, `git-p$(echo ush)`) is taken for
+/// `git-push`, this reading cannot tell which it is. `None` otherwise.
+pub fn git_program_as_named(words: &[String]) -> Option<String> {
+    let start = words.iter().position(|word| !is_assignment(word))?;
+    let words = &words[start..];
+    if words.first().is_some_and(|word| word == "exec") {
+        let mut index = 1;
+        let mut name: Option<&str> = None;
+        while let Some(word) = words.get(index) {
+            if word == "--" {
+                index += 1;
+                break;
+            }
+            if !word.starts_with('-') || word.len() < 2 {
+                break;
+            }
+            index += 1;
+            if word.contains('a') {
+                name = words.get(index).map(String::as_str);
+                index += 1;
+            }
+        }
+        let program = words.get(index)?;
+        let name = basename(name?);
+        if basename(program) == "git" && name.starts_with("git-") {
+            let mut text = name.to_string();
+            for arg in &words[index + 1..] {
+                text.push(' ');
+                text.push_str(arg);
+            }
+            return Some(text);
+        }
+        return None;
+    }
+    let program = basename(words.first()?);
+    if program.starts_with("git-") && program.contains(['$', '`', '*', '?', '[']) {
+        let mut text = "git-push".to_string();
+        for arg in &words[1..] {
+            text.push(' ');
+            text.push_str(arg);
+        }
+        text.push_str(" (a git program whose name is built at run time)");
+        return Some(text);
+    }
+    None
 }
 
 /// How a write target is affected.

@@ -677,6 +677,27 @@ mod tests {
         .unwrap();
         assert!(run.tail.contains("names a git folder"), "{}", run.tail);
         assert!(!root.join("gitreal/hooks/pre-commit").exists());
+        // The third re-check: a real `.git` whose `commondir` is elsewhere
+        // in the project (git reads config and hooks from there).
+        std::fs::remove_file(root.join(".git")).unwrap();
+        let status = Command::new("git")
+            .args(["init", "-q", "--bare", "gitreal"])
+            .current_dir(&root)
+            .status()
+            .unwrap();
+        assert!(status.success());
+        std::fs::create_dir_all(root.join(".git")).unwrap();
+        std::fs::write(root.join(".git/HEAD"), "ref: refs/heads/main\n").unwrap();
+        std::fs::write(root.join(".git/commondir"), "../gitreal\n").unwrap();
+        let run = super::run(
+            &root,
+            "echo x > gitreal/hooks/pre-commit",
+            Duration::from_secs(60),
+            &walls,
+        )
+        .unwrap();
+        assert!(run.tail.contains("names a git folder"), "{}", run.tail);
+        assert!(!root.join("gitreal/hooks/pre-commit").exists());
         std::fs::remove_dir_all(&base).unwrap();
     }
 

@@ -118,6 +118,9 @@ impl Confinement {
                 return Some(git);
             }
         }
+        if let Some(dir) = self.git_folder_elsewhere_inside() {
+            return Some(dir);
+        }
         for path in &self.read_only {
             let Ok(below) = path.strip_prefix(&self.project) else {
                 continue;
@@ -135,10 +138,36 @@ impl Confinement {
         None
     }
 
+    /// The repository's git folder or common folder as git itself finds it
+    /// (a `commondir` file in `.git`, a `gitdir:` through a link back into
+    /// the project), when it lies inside the project anywhere but `.git`:
+    /// its config and hooks would be the project's, writable (re-check of
+    /// N-3). Reading where the folder is runs no program.
+    fn git_folder_elsewhere_inside(&self) -> Option<PathBuf> {
+        let git = self.project.join(".git");
+        git.symlink_metadata().ok()?;
+        let output = crate::util::git::command(&self.project)
+            .args(["rev-parse", "--absolute-git-dir", "--git-common-dir"])
+            .stdin(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .output()
+            .ok()?;
+        if !output.status.success() {
+            return None;
+        }
+        let project = std::fs::canonicalize(&self.project).ok()?;
+        let own = std::fs::canonicalize(&git).ok();
+        String::from_utf8_lossy(&output.stdout)
+            .lines()
+            .filter_map(|line| std::fs::canonicalize(self.project.join(line.trim())).ok())
+            .find(|dir| dir.starts_with(&project) && Some(dir) != own.as_ref())
+            .map(|_| git)
+    }
+
     /// Why walls with a [`Self::linked_entry`] are not built, for the user.
     pub fn linked_entry_reason(link: &Path) -> String {
         let shown = crate::util::text::escape_controls(&link.to_string_lossy()).into_owned();
-        if link.symlink_metadata().is_ok_and(|m| m.is_file()) {
+        if link.file_name().is_some_and(|name| name == ".git") {
             return format!(
                 "{shown} names a git folder inside the project, whose config and hooks the \
                  walls cannot keep read-only; move that folder into `.git` (or outside the \

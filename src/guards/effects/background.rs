@@ -327,7 +327,8 @@ pub fn forget_ended(watch: &Path, record: &mut Background) {
 /// (init, or the reaper that adopted them), is theirs too — one noted
 /// process can hand its work to a fresh one by a double fork and end, so
 /// that none noted is alive when the write lands (guard attack W-3).
-/// Returns whether any noted process is alive.
+/// Returns whether any noted process is alive (the caller holds the watch
+/// folder's lock).
 pub fn adopt_handoffs(watch: &Path) -> bool {
     let mut record = read(watch);
     // Since the oldest noted, ended ones included: the one that handed off
@@ -362,9 +363,18 @@ pub fn adopt_handoffs(watch: &Path) -> bool {
         }
     }
     record.procs.extend(adopted);
-    let any = !record.procs.is_empty();
+    // None left: the record stays as it was, for the watcher's last look
+    // ([`super::watcher`] clears it after).
+    if record.procs.is_empty() {
+        return false;
+    }
     save(watch, &record);
-    any
+    true
+}
+
+/// Forgets every noted process (the watcher's end, after its last look).
+pub fn clear(watch: &Path) {
+    save(watch, &Background::default());
 }
 
 pub fn read(watch: &Path) -> Background {

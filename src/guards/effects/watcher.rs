@@ -128,7 +128,11 @@ pub fn run(ctx: &Ctx) -> anyhow::Result<()> {
             Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
             Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => return poll(ctx, &watch),
         }
-        if !watch.is_dir() || !session_alive() || !any_alive(&watch) {
+        if !watch.is_dir() || !session_alive() {
+            break;
+        }
+        if !any_alive(&watch) {
+            last_look(ctx, &watch);
             break;
         }
     }
@@ -140,7 +144,11 @@ fn poll(ctx: &Ctx, watch: &Path) -> anyhow::Result<()> {
     loop {
         put_back(ctx, watch);
         std::thread::sleep(POLL_TICK);
-        if !watch.is_dir() || !session_alive() || !any_alive(watch) {
+        if !watch.is_dir() || !session_alive() {
+            return Ok(());
+        }
+        if !any_alive(watch) {
+            last_look(ctx, watch);
             return Ok(());
         }
     }
@@ -162,6 +170,17 @@ fn watch_folders(ctx: &Ctx, watcher: &mut impl notify::Watcher, watched: &mut Ve
         {
             watched.push(folder.to_path_buf());
         }
+    }
+}
+
+/// No noted process is alive: what the last of them wrote just before it
+/// ended may have landed after the previous look began (a file created,
+/// then filled, with the process gone before the next event was read), so
+/// one more look; then the record is cleared.
+fn last_look(ctx: &Ctx, watch: &Path) {
+    put_back(ctx, watch);
+    if let Ok(_lock) = FileLock::acquire(&watch.join("lock")) {
+        super::background::clear(watch);
     }
 }
 
