@@ -850,14 +850,16 @@ fn pushes_in_ordinary_spellings_are_denied() {
         assert!(!denied(&output), "denied: {command}: {:?}", reason(&output));
     }
     // An alias an earlier command wrote into the repository's config.
-    for args in [&["init", "-q"][..], &["config", "alias.ship", "push"]] {
+    let git = |args: &[&str]| {
         let status = std::process::Command::new("git")
             .args(args)
             .current_dir(project)
             .status()
             .unwrap();
-        assert!(status.success());
-    }
+        assert!(status.success(), "git {args:?}");
+    };
+    git(&["init", "-q"]);
+    git(&["config", "alias.ship", "push"]);
     assert!(
         denied(&bash(project, "git ship origin main")),
         "config alias"
@@ -868,12 +870,7 @@ fn pushes_in_ordinary_spellings_are_denied() {
         denied(&bash(project, "git psuh origin main")),
         "autocorrect off"
     );
-    let status = std::process::Command::new("git")
-        .args(["config", "help.autocorrect", "immediate"])
-        .current_dir(project)
-        .status()
-        .unwrap();
-    assert!(status.success());
+    git(&["config", "help.autocorrect", "immediate"]);
     assert!(
         denied(&bash(project, "git psuh origin main")),
         "autocorrect on"
@@ -881,18 +878,9 @@ fn pushes_in_ordinary_spellings_are_denied() {
     assert!(!denied(&bash(project, "git status")), "git's own command");
     // The user's aliases with arguments and git's rarer commands are not
     // pushes, autocorrect or not (the third re-check's false positives).
-    for args in [
-        &["config", "alias.lg", "log --oneline"][..],
-        &["config", "alias.unstage", "reset HEAD --"],
-        &["config", "alias.last", "lg -1"],
-    ] {
-        let status = std::process::Command::new("git")
-            .args(args)
-            .current_dir(project)
-            .status()
-            .unwrap();
-        assert!(status.success());
-    }
+    git(&["config", "alias.lg", "log --oneline"]);
+    git(&["config", "alias.unstage", "reset HEAD --"]);
+    git(&["config", "alias.last", "lg -1"]);
     for command in [
         "git lg -3",
         "git unstage a.txt",

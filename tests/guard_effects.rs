@@ -1454,35 +1454,10 @@ fn a_file_moved_aside_is_not_moved_aside_again() {
 // watcher ended, and the fresh process's late `disableAllHooks` stood.
 #[test]
 fn a_late_write_handed_to_a_fresh_process_is_put_back() {
-    let dir = supervised("effects-late-handoff");
-    let project = dir.path();
-    let local = project.join(".claude/settings.local.json");
-    {
-        let _alone = NOTHING_LEFT_RUNNING
-            .write()
-            .unwrap_or_else(|e| e.into_inner());
-        call(
-            project,
-            "toolu_handoff",
-            r#"setsid sh -c 'sleep 1; setsid sh -c "sleep 2; python3 -c \"open(\\\".cl\\\"+\\\"aude/settings.lo\\\"+\\\"cal.json\\\",\\\"w\\\").write(\\\"{\\\\\\\"disableAllHooks\\\\\\\": true}\\\")\"; touch .handed" > /dev/null 2>&1 < /dev/null & exit 0' > /dev/null 2>&1 < /dev/null &"#,
-        );
-    }
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
-    while !project.join(".handed").exists() {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the fresh process never wrote"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
-    while local.exists() {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "no hook ran, and the handed-off late write was not put back"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
+    late_write_handed_off(
+        "effects-late-handoff",
+        r#"setsid sh -c 'sleep 1; setsid sh -c "sleep 2; python3 -c \"open(\\\".cl\\\"+\\\"aude/settings.lo\\\"+\\\"cal.json\\\",\\\"w\\\").write(\\\"{\\\\\\\"disableAllHooks\\\\\\\": true}\\\")\"; touch .handed" > /dev/null 2>&1 < /dev/null & exit 0' > /dev/null 2>&1 < /dev/null &"#,
+    );
 }
 
 // See: re-attack X-1: the handoff landed while something else made the
@@ -1492,24 +1467,30 @@ fn a_late_write_handed_to_a_fresh_process_is_put_back() {
 // handoff falls between the watcher's half-second looks.)
 #[test]
 fn a_handoff_right_before_the_watcher_looks_is_still_noted() {
-    let dir = supervised("effects-late-handoff-look");
+    late_write_handed_off(
+        "effects-late-handoff-look",
+        r#"setsid sh -c 'sleep 1.25; setsid sh -c "sleep 0.02; touch .claude/notes.txt; sleep 2; python3 -c \"open(\\\".cl\\\"+\\\"aude/settings.lo\\\"+\\\"cal.json\\\",\\\"w\\\").write(\\\"{\\\\\\\"disableAllHooks\\\\\\\": true}\\\")\"; touch .handed" > /dev/null 2>&1 < /dev/null & exit 0' > /dev/null 2>&1 < /dev/null &"#,
+    );
+}
+
+/// Runs `command` as a Bash call that leaves a process behind which hands
+/// its late write of `disableAllHooks` to a fresh process (that then
+/// touches `.handed`); the write must be put back with no hook running.
+fn late_write_handed_off(label: &str, command: &str) {
+    let dir = supervised(label);
     let project = dir.path();
     let local = project.join(".claude/settings.local.json");
     {
         let _alone = NOTHING_LEFT_RUNNING
             .write()
             .unwrap_or_else(|e| e.into_inner());
-        call(
-            project,
-            "toolu_handoff_look",
-            r#"setsid sh -c 'sleep 1.25; setsid sh -c "sleep 0.02; touch .claude/notes.txt; sleep 2; python3 -c \"open(\\\".cl\\\"+\\\"aude/settings.lo\\\"+\\\"cal.json\\\",\\\"w\\\").write(\\\"{\\\\\\\"disableAllHooks\\\\\\\": true}\\\")\"; touch .handed" > /dev/null 2>&1 < /dev/null & exit 0' > /dev/null 2>&1 < /dev/null &"#,
-        );
+        call(project, "toolu_handoff", command);
     }
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
     while !project.join(".handed").exists() {
         assert!(
             std::time::Instant::now() < deadline,
-            "the fresh process never wrote"
+            "{label}: the fresh process never wrote"
         );
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
@@ -1517,7 +1498,7 @@ fn a_handoff_right_before_the_watcher_looks_is_still_noted() {
     while local.exists() {
         assert!(
             std::time::Instant::now() < deadline,
-            "no hook ran, and the late write handed off as the watcher looked was not put back"
+            "{label}: no hook ran, and the handed-off late write was not put back"
         );
         std::thread::sleep(std::time::Duration::from_millis(20));
     }

@@ -454,6 +454,28 @@ mod tests {
         assert!(status.success(), "git {args:?}");
     }
 
+    /// A fresh folder for a confined test, not under `/tmp` (which the
+    /// check sees as its own tmpfs).
+    fn fresh_base(label: &str) -> std::path::PathBuf {
+        let base = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("target")
+            .join(format!("{label}-test-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&base);
+        base
+    }
+
+    /// The walls sandbox mode builds for a project at `root`.
+    fn sandbox_walls(root: &Path) -> Walls {
+        Walls::Required(Confinement {
+            project: root.to_path_buf(),
+            read_only: crate::hook::sandbox::supervision_paths(
+                root,
+                &root.join(".claude/orchestrator"),
+            ),
+            ..Confinement::default()
+        })
+    }
+
     #[test]
     fn a_confined_check_changes_the_project_and_nothing_else() {
         let Some(_) = confine::bwrap() else {
@@ -462,10 +484,7 @@ mod tests {
         };
         // Not under /tmp, which the check sees as its own tmpfs: a write
         // outside the project must meet the read-only file system.
-        let base = Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("target")
-            .join(format!("confine-test-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&base);
+        let base = fresh_base("confine");
         let root = base.join("project");
         let outside = base.join("home");
         std::fs::create_dir_all(root.join(".claude/orchestrator")).unwrap();
@@ -503,14 +522,7 @@ mod tests {
             home = outside.display(),
             etc = etc_probe,
         );
-        let walls = Walls::Required(Confinement {
-            project: root.clone(),
-            read_only: crate::hook::sandbox::supervision_paths(
-                &root,
-                &root.join(".claude/orchestrator"),
-            ),
-            ..Confinement::default()
-        });
+        let walls = sandbox_walls(&root);
         let run = run(&root, &script, Duration::from_secs(60), &walls).unwrap();
         let etc_written = Path::new(&etc_probe).exists();
         let _ = std::fs::remove_file(&etc_probe);
@@ -575,10 +587,7 @@ mod tests {
             eprintln!("skipping: bubblewrap cannot build a sandbox here");
             return;
         };
-        let base = Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("target")
-            .join(format!("confine-skill-test-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&base);
+        let base = fresh_base("confine-skill");
         let root = base.join("project");
         std::fs::create_dir_all(root.join(".claude/orchestrator")).unwrap();
         // The agent's folders at every aside name of the next minute.
@@ -591,14 +600,7 @@ mod tests {
             std::fs::create_dir_all(&taken).unwrap();
             std::fs::write(taken.join("keep"), "").unwrap();
         }
-        let walls = Walls::Required(Confinement {
-            project: root.clone(),
-            read_only: crate::hook::sandbox::supervision_paths(
-                &root,
-                &root.join(".claude/orchestrator"),
-            ),
-            ..Confinement::default()
-        });
+        let walls = sandbox_walls(&root);
         let script = "mkdir -p .claude/skills/evil .claude/agents && \
              echo x > .claude/skills/evil/SKILL.md && echo x > .claude/agents/evil.md; \
              echo '{}' > .lsp.json; echo done";
@@ -625,24 +627,14 @@ mod tests {
     // and made a `.claude` of its own: no loop, no hooks.
     #[test]
     fn a_confined_check_is_not_run_where_the_supervision_is_behind_a_link() {
-        let base = Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("target")
-            .join(format!("confine-link-test-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&base);
+        let base = fresh_base("confine-link");
         let root = base.join("project");
         let elsewhere = base.join("config");
         std::fs::create_dir_all(elsewhere.join("orchestrator")).unwrap();
         std::fs::write(elsewhere.join("orchestrator/loop.json"), "{}").unwrap();
         std::fs::create_dir_all(&root).unwrap();
         std::os::unix::fs::symlink(&elsewhere, root.join(".claude")).unwrap();
-        let walls = Walls::Required(Confinement {
-            project: root.clone(),
-            read_only: crate::hook::sandbox::supervision_paths(
-                &root,
-                &root.join(".claude/orchestrator"),
-            ),
-            ..Confinement::default()
-        });
+        let walls = sandbox_walls(&root);
         let run = run(
             &root,
             "rm .claude && mkdir .claude && echo swapped > .claude/settings.json",
