@@ -561,6 +561,18 @@ fn own_inodes(ctx: &Ctx, config: &GuardConfig, supervision: &Lazy) -> Vec<String
     if !supervision.get().is_ok_and(|s| s.unattended()) {
         return Vec::new();
     }
+    protected_files_own_inodes(ctx, config)
+}
+
+/// [`own_inodes`] for the Stop hook, before a loop's checks run: a hard
+/// link made before the loop reaches `.git/config` from the writable
+/// project even when no Bash command came first (re-check: a first Stop's
+/// check wrote git's config through one). Lines for the user.
+pub fn give_protected_files_own_inodes(ctx: &Ctx) -> Vec<String> {
+    protected_files_own_inodes(ctx, &GuardConfig::load(&ctx.project_root))
+}
+
+fn protected_files_own_inodes(ctx: &Ctx, config: &GuardConfig) -> Vec<String> {
     let mut paths: Vec<PathBuf> = config
         .protected_set(ctx)
         .files()

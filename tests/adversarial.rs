@@ -824,6 +824,8 @@ fn pushes_in_ordinary_spellings_are_denied() {
         "exec -a git-send-pack git ../origin.git main",
         "n=push; ln -s $(command -v git) git-$n; ./git-$n origin main",
         "./git-p$(echo ush) origin main",
+        // The fourth check: a copy of git under another name.
+        "cp \"$(command -v git)\" ./gp && (exec -a git-push ./gp origin main)",
     ] {
         let output = bash(project, command);
         assert!(denied(&output), "not denied: {command}");

@@ -358,6 +358,32 @@ fn a_hard_link_made_before_the_loop_no_longer_reaches_the_protected_file() {
     assert!(read(project.join("notes-local.txt")).contains("disableAllHooks"));
 }
 
+// See: the fourth check of the fifth round: with no Bash command before
+// the first Stop, the loop's (walled) check wrote `.git/config` through a
+// hard link made before the loop. The Stop gives the protected files and
+// git's config files of their own before it runs the checks.
+#[test]
+fn a_stop_undoes_hard_links_before_the_checks_run() {
+    let dir = supervised("effects-stop-hard-link");
+    let project = dir.path();
+    std::fs::hard_link(project.join(".git/config"), project.join("gitcfg.txt")).unwrap();
+    std::fs::hard_link(
+        project.join(".claude/settings.json"),
+        project.join("settings.txt"),
+    )
+    .unwrap();
+    hook(
+        project,
+        "ralph-stop-loop-controller",
+        stop_input(project, "All done."),
+    );
+    use std::os::unix::fs::MetadataExt;
+    for file in [".git/config", ".claude/settings.json"] {
+        let links = std::fs::metadata(project.join(file)).unwrap().nlink();
+        assert_eq!(links, 1, "{file} still has another name");
+    }
+}
+
 /// The CLI is ralph-hooks' own writer, but ending the loop or weakening the
 /// task from inside Claude Code through a script the text cannot read is
 /// undone too.

@@ -220,6 +220,13 @@ fn on_stop(ctx: &Ctx, stop: &StopInput, mode: Mode, held: &mut bool) -> anyhow::
         return Ok(with_made_up(made_up, HookOutput::silent()));
     }
     let made_up = crate::guards::effects::make_up_at_turn_end(ctx);
+    // Before the loop's checks run (project code, walled in sandbox mode):
+    // no protected file keeps a second name they could write it through.
+    if ctx.store().exists(LOOP_FILE) {
+        for line in crate::guards::give_protected_files_own_inodes(ctx) {
+            eprintln!("ralph-hooks guard: {line}");
+        }
+    }
     let output = judge_stop(ctx, stop, mode, held)?;
     Ok(with_made_up(made_up, output))
 }

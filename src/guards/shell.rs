@@ -1243,9 +1243,11 @@ pub fn git_program_as_named(words: &[String]) -> Option<String> {
                 index += 1;
             }
         }
-        let program = words.get(index)?;
+        words.get(index)?;
         let name = basename(name?);
-        if basename(program) == "git" && name.starts_with("git-") {
+        // Whatever program it is (a copy of git under another name acts on
+        // the name it is called by just the same).
+        if name.starts_with("git-") {
             let mut text = name.to_string();
             for arg in &words[index + 1..] {
                 text.push(' ');

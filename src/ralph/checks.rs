@@ -690,6 +690,31 @@ mod tests {
         .unwrap();
         assert!(run.tail.contains("names a git folder"), "{}", run.tail);
         assert!(!root.join("gitreal/hooks/pre-commit").exists());
+        // The fourth check: a real `.git` whose hooks are a link into the
+        // project.
+        std::fs::remove_dir_all(root.join(".git")).unwrap();
+        let status = Command::new("git")
+            .args(["init", "-q"])
+            .current_dir(&root)
+            .status()
+            .unwrap();
+        assert!(status.success());
+        std::fs::remove_dir_all(root.join(".git/hooks")).unwrap();
+        std::fs::create_dir_all(root.join("tools")).unwrap();
+        std::os::unix::fs::symlink(root.join("tools"), root.join(".git/hooks")).unwrap();
+        let run = super::run(
+            &root,
+            "echo x > tools/post-commit",
+            Duration::from_secs(60),
+            &walls,
+        )
+        .unwrap();
+        assert!(
+            run.tail.contains("is a link into the project"),
+            "{}",
+            run.tail
+        );
+        assert!(!root.join("tools/post-commit").exists());
         std::fs::remove_dir_all(&base).unwrap();
     }
 

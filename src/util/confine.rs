@@ -157,16 +157,46 @@ impl Confinement {
         }
         let project = std::fs::canonicalize(&self.project).ok()?;
         let own = std::fs::canonicalize(&git).ok();
-        String::from_utf8_lossy(&output.stdout)
+        let folders: Vec<PathBuf> = String::from_utf8_lossy(&output.stdout)
             .lines()
             .filter_map(|line| std::fs::canonicalize(self.project.join(line.trim())).ok())
-            .find(|dir| dir.starts_with(&project) && Some(dir) != own.as_ref())
-            .map(|_| git)
+            .collect();
+        if folders
+            .iter()
+            .any(|dir| dir.starts_with(&project) && Some(dir) != own.as_ref())
+        {
+            return Some(git);
+        }
+        // Inside the git folder, what git runs or reads as config may itself
+        // be a link into the writable project (`.git/hooks` -> `tools/`).
+        for folder in &folders {
+            for name in ["config", "hooks", "info", "config.worktree"] {
+                let path = folder.join(name);
+                if path
+                    .symlink_metadata()
+                    .is_ok_and(|m| m.file_type().is_symlink())
+                    && std::fs::canonicalize(&path).is_ok_and(|target| {
+                        target.starts_with(&project) && !target.starts_with(folder)
+                    })
+                {
+                    return Some(path);
+                }
+            }
+        }
+        None
     }
 
     /// Why walls with a [`Self::linked_entry`] are not built, for the user.
     pub fn linked_entry_reason(link: &Path) -> String {
         let shown = crate::util::text::escape_controls(&link.to_string_lossy()).into_owned();
+        if link.file_name().is_some_and(|name| name != ".git")
+            && link.parent().is_some_and(|dir| dir.ends_with(".git"))
+        {
+            return format!(
+                "{shown} is a link into the project: git would run or read what the code \
+                 wrote there; make it a real file or folder to run this in sandbox mode"
+            );
+        }
         if link.file_name().is_some_and(|name| name == ".git") {
             return format!(
                 "{shown} names a git folder inside the project, whose config and hooks the \
