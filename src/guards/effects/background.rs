@@ -36,8 +36,6 @@ use serde::{Deserialize, Serialize};
 
 /// The record, in the watch folder.
 pub const FILE: &str = "background.json";
-/// Held by the running watcher ([`super::watcher`]) for its life.
-pub const WATCHER_LOCK: &str = "watcher.lock";
 
 /// One process, named by its pid and its start time (a reused pid is
 /// another process).
@@ -294,7 +292,7 @@ fn is_ours(pid: u32, dir: Option<&Path>) -> bool {
 /// Returns whether any is noted now.
 pub fn note_after_call(watch: &Path, since_ticks: Option<u64>, in_background: bool) -> bool {
     let mut record = read(watch);
-    forget_ended(watch, &mut record);
+    record.procs.retain(alive);
     if let Some(since) = since_ticks {
         for proc in left_behind(since, in_background) {
             if !record.procs.contains(&proc) {
@@ -307,28 +305,12 @@ pub fn note_after_call(watch: &Path, since_ticks: Option<u64>, in_background: bo
     any
 }
 
-/// Forgets the noted processes that have ended — unless a watcher runs:
-/// one that ended may just have handed its work to a fresh process, which
-/// the watcher adopts by the ended one's start time at its next look
-/// ([`adopt_handoffs`]); forgotten first, the heir went unnoted (re-attack
-/// a handoff while the call's post-tool hook ran).
-pub fn forget_ended(watch: &Path, record: &mut Background) {
-    let watcher_runs = matches!(
-        crate::state::FileLock::try_acquire(&watch.join(WATCHER_LOCK)),
-        Ok(None)
-    );
-    if !watcher_runs {
-        record.procs.retain(alive);
-    }
-}
-
 /// The watcher's look (the caller holds the watch folder's lock): a
 /// process started since the oldest noted one, orphaned where those went
 /// (init, or the reaper that adopted them), is theirs too — one noted
 /// process can hand its work to a fresh one by a double fork and end, so
 /// that none noted is alive when the write lands (guard attack W-3).
-/// Returns whether any noted process is alive (the caller holds the watch
-/// folder's lock).
+/// Returns whether any noted process is alive.
 pub fn adopt_handoffs(watch: &Path) -> bool {
     let mut record = read(watch);
     // Since the oldest noted, ended ones included: the one that handed off
@@ -339,11 +321,7 @@ pub fn adopt_handoffs(watch: &Path) -> bool {
     record.procs.retain(alive);
     // Where orphans go: init, the reaper of those still alive, and this
     // watcher's own (it was orphaned the same way).
-    let mut reapers: Vec<u32> = vec![1];
-    let own = std::os::unix::process::parent_id();
-    if own != 1 {
-        reapers.push(own);
-    }
+    let mut reapers: Vec<u32> = vec![1, std::os::unix::process::parent_id()];
     for proc in &record.procs {
         if let Some(stat) = read_stat(proc.pid)
             && !reapers.contains(&stat.ppid)
@@ -363,18 +341,9 @@ pub fn adopt_handoffs(watch: &Path) -> bool {
         }
     }
     record.procs.extend(adopted);
-    // None left: the record stays as it was, for the watcher's last look
-    // ([`super::watcher`] clears it after).
-    if record.procs.is_empty() {
-        return false;
-    }
+    let any = !record.procs.is_empty();
     save(watch, &record);
-    true
-}
-
-/// Forgets every noted process (the watcher's end, after its last look).
-pub fn clear(watch: &Path) {
-    save(watch, &Background::default());
+    any
 }
 
 pub fn read(watch: &Path) -> Background {

@@ -555,7 +555,7 @@ fn check_locked(ctx: &Ctx, watch: &Path) -> anyhow::Result<Outcome> {
     super::write_json(&watch.join(BASE_FILE), &now)?;
     // A process that has ended wrote what it wrote before this look.
     let mut left = super::background::read(watch);
-    super::background::forget_ended(watch, &mut left);
+    left.procs.retain(super::background::alive);
     super::background::save(watch, &left);
     let mut outcome = Outcome::default();
     for change in &changes {

@@ -31,7 +31,7 @@ use crate::state::FileLock;
 use crate::state::journal;
 
 /// Held by the running watcher for its life.
-use super::background::WATCHER_LOCK as LOCK;
+const LOCK: &str = "watcher.lock";
 /// The harness process the watcher lives no longer than (`pid:start`).
 const WHILE_ENV: &str = "RALPH_HOOKS_WATCH_WHILE";
 /// How often the watcher looks whether a noted process is still alive.
@@ -128,11 +128,7 @@ pub fn run(ctx: &Ctx) -> anyhow::Result<()> {
             Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
             Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => return poll(ctx, &watch),
         }
-        if !watch.is_dir() || !session_alive() {
-            break;
-        }
-        if !any_alive(&watch) {
-            last_look(ctx, &watch);
+        if !watch.is_dir() || !session_alive() || !any_alive(&watch) {
             break;
         }
     }
@@ -144,11 +140,7 @@ fn poll(ctx: &Ctx, watch: &Path) -> anyhow::Result<()> {
     loop {
         put_back(ctx, watch);
         std::thread::sleep(POLL_TICK);
-        if !watch.is_dir() || !session_alive() {
-            return Ok(());
-        }
-        if !any_alive(watch) {
-            last_look(ctx, watch);
+        if !watch.is_dir() || !session_alive() || !any_alive(watch) {
             return Ok(());
         }
     }
@@ -170,17 +162,6 @@ fn watch_folders(ctx: &Ctx, watcher: &mut impl notify::Watcher, watched: &mut Ve
         {
             watched.push(folder.to_path_buf());
         }
-    }
-}
-
-/// No noted process is alive: what the last of them wrote just before it
-/// ended may have landed after the previous look began (a file created,
-/// then filled, with the process gone before the next event was read), so
-/// one more look; then the record is cleared.
-fn last_look(ctx: &Ctx, watch: &Path) {
-    put_back(ctx, watch);
-    if let Ok(_lock) = FileLock::acquire(&watch.join("lock")) {
-        super::background::clear(watch);
     }
 }
 
@@ -208,12 +189,13 @@ fn session_alive() -> bool {
 }
 
 /// Whether a process noted as left behind by a call is still alive; a
-/// fresh process one of them handed its work to is noted now. When the
-/// record cannot be locked, the watcher goes on: a noted process that has
-/// just handed off is dead, and its heir not yet adopted.
+/// fresh process one of them handed its work to is noted now.
 fn any_alive(watch: &Path) -> bool {
     match FileLock::acquire(&watch.join("lock")) {
         Ok(_lock) => super::background::adopt_handoffs(watch),
-        Err(_) => watch.join(super::background::FILE).exists(),
+        Err(_) => super::background::read(watch)
+            .procs
+            .iter()
+            .any(super::background::alive),
     }
 }
