@@ -1486,6 +1486,31 @@ fn a_late_write_handed_to_a_fresh_process_is_put_back() {
     );
 }
 
+// See: re-attack X-1: the handoff landed while something else made the
+// watcher look (there, the call's post-tool hook writing the state): that
+// look forgot the process that had just ended before the watcher adopted
+// its heir, the watcher ended, and the heir's late write stood. (The
+// handoff falls between the watcher's half-second looks.)
+#[test]
+fn a_handoff_right_before_the_watcher_looks_is_still_noted() {
+    late_write_handed_off(
+        "effects-late-handoff-look",
+        r#"setsid sh -c 'sleep 1.25; setsid sh -c "sleep 0.02; touch .claude/notes.txt; sleep 2; python3 -c \"open(\\\".cl\\\"+\\\"aude/settings.lo\\\"+\\\"cal.json\\\",\\\"w\\\").write(\\\"{\\\\\\\"disableAllHooks\\\\\\\": true}\\\")\"; touch .handed" > /dev/null 2>&1 < /dev/null & exit 0' > /dev/null 2>&1 < /dev/null &"#,
+    );
+}
+
+// See: the late write landed in two steps, the file created empty and
+// filled 0.8 s later; the watcher's look between the two took the empty
+// file (no change) for the new base, and put the filled one back to it:
+// an empty settings file stood where there had been none.
+#[test]
+fn a_late_write_seen_half_done_is_put_back_to_what_was_there() {
+    late_write_handed_off(
+        "effects-late-two-steps",
+        r#"setsid sh -c 'sleep 1; setsid sh -c "sleep 1; python3 -c \"import time; f=open(\\\".cl\\\"+\\\"aude/settings.lo\\\"+\\\"cal.json\\\",\\\"w\\\"); f.flush(); time.sleep(0.8); f.write(\\\"{\\\\\\\"disableAllHooks\\\\\\\": true}\\\"); f.close()\"; touch .handed" > /dev/null 2>&1 < /dev/null & exit 0' > /dev/null 2>&1 < /dev/null &"#,
+    );
+}
+
 /// Runs `command` as a Bash call that leaves a process behind which hands
 /// its late write of `disableAllHooks` to a fresh process (that then
 /// touches `.handed`); the write must be put back with no hook running.

@@ -46,6 +46,10 @@ pub struct Proc {
     /// `comm`, for the record only.
     #[serde(default)]
     pub name: String,
+    /// Its parent when noted: where it was orphaned to (init, or a
+    /// subreaper), so where a fresh process it hands its work to goes.
+    #[serde(default)]
+    pub reaper: u32,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -182,7 +186,7 @@ pub fn left_behind(since_ticks: u64, own_children_count: bool) -> Vec<Proc> {
             if ancestors.contains(&pid) || found.iter().any(|p: &Proc| p.pid == pid) {
                 continue;
             }
-            if let Some(proc) = started_since(pid, since_ticks, uid, ours.as_deref()) {
+            if let Some(proc) = started_since(pid, since_ticks, uid, ours.as_deref(), parent) {
                 found.push(proc);
             }
         }
@@ -193,7 +197,13 @@ pub fn left_behind(since_ticks: u64, own_children_count: bool) -> Vec<Proc> {
 
 /// Process `pid` as one a call may have left behind: started at or after
 /// `since_ticks`, alive, the agent's user's (`uid`), not one of ours.
-fn started_since(pid: u32, since_ticks: u64, uid: u32, ours: Option<&Path>) -> Option<Proc> {
+fn started_since(
+    pid: u32,
+    since_ticks: u64,
+    uid: u32,
+    ours: Option<&Path>,
+    reaper: u32,
+) -> Option<Proc> {
     let stat = read_stat(pid)?;
     if stat.start_ticks < since_ticks
         || stat.zombie
@@ -206,6 +216,7 @@ fn started_since(pid: u32, since_ticks: u64, uid: u32, ours: Option<&Path>) -> O
         pid,
         start_ticks: stat.start_ticks,
         name: crate::util::text::escape_controls(&stat.name).into_owned(),
+        reaper,
     })
 }
 
@@ -292,10 +303,14 @@ fn is_ours(pid: u32, dir: Option<&Path>) -> bool {
 /// Returns whether any is noted now.
 pub fn note_after_call(watch: &Path, since_ticks: Option<u64>, in_background: bool) -> bool {
     let mut record = read(watch);
-    record.procs.retain(alive);
+    forget_ended(&mut record, None);
     if let Some(since) = since_ticks {
         for proc in left_behind(since, in_background) {
-            if !record.procs.contains(&proc) {
+            if !record
+                .procs
+                .iter()
+                .any(|p| p.pid == proc.pid && p.start_ticks == proc.start_ticks)
+            {
                 record.procs.push(proc);
             }
         }
@@ -305,45 +320,67 @@ pub fn note_after_call(watch: &Path, since_ticks: Option<u64>, in_background: bo
     any
 }
 
-/// The watcher's look (the caller holds the watch folder's lock): a
-/// process started since the oldest noted one, orphaned where those went
-/// (init, or the reaper that adopted them), is theirs too — one noted
-/// process can hand its work to a fresh one by a double fork and end, so
-/// that none noted is alive when the write lands (guard attack W-3).
-/// Returns whether any noted process is alive.
+/// The watcher's look (the caller holds the watch folder's lock): see
+/// [`forget_ended`]; the watcher was orphaned the way the noted processes
+/// were, so its own parent is one more place their heirs go. Returns
+/// whether any noted process is alive.
 pub fn adopt_handoffs(watch: &Path) -> bool {
     let mut record = read(watch);
-    // Since the oldest noted, ended ones included: the one that handed off
-    // may be gone by now.
-    let Some(since) = record.procs.iter().map(|p| p.start_ticks).min() else {
-        return false;
-    };
-    record.procs.retain(alive);
-    // Where orphans go: init, the reaper of those still alive, and this
-    // watcher's own (it was orphaned the same way).
-    let mut reapers: Vec<u32> = vec![1, std::os::unix::process::parent_id()];
-    for proc in &record.procs {
-        if let Some(stat) = read_stat(proc.pid)
-            && !reapers.contains(&stat.ppid)
-        {
-            reapers.push(stat.ppid);
-        }
-    }
-    let uid = unsafe { libc::geteuid() };
-    let ours = our_bin_dir();
-    let mut adopted = Vec::new();
-    for reaper in reapers {
-        for pid in children_of(reaper, false) {
-            if record.procs.iter().any(|p| p.pid == pid) || pid == std::process::id() {
-                continue;
-            }
-            adopted.extend(started_since(pid, since, uid, ours.as_deref()));
-        }
-    }
-    record.procs.extend(adopted);
+    forget_ended(&mut record, Some(std::os::unix::process::parent_id()));
     let any = !record.procs.is_empty();
     save(watch, &record);
     any
+}
+
+/// A between-hooks look (the caller holds the watch folder's lock): a
+/// process that has ended wrote what it wrote before this look.
+pub fn forget_ended_now(watch: &Path) {
+    let mut record = read(watch);
+    forget_ended(&mut record, None);
+    save(watch, &record);
+}
+
+/// Forgets the noted processes that have ended — after adopting what they
+/// handed their work to: a process started since the oldest noted one,
+/// orphaned where those went (init, the reaper each was noted under, the
+/// reaper of those still alive, `also_reaper`), is theirs too. One noted
+/// process can hand its work to a fresh one by a double fork and end, so
+/// that none noted is alive when the write lands (guard attack W-3); every
+/// look that forgets ended processes adopts first, or a look other than
+/// the watcher's (a hook's) forgot the one that had just handed off, and
+/// with it the time its heir is adopted from (re-attack X-1).
+fn forget_ended(record: &mut Background, also_reaper: Option<u32>) {
+    // Since the oldest noted, ended ones included: the one that handed off
+    // may be gone by now.
+    let Some(since) = record.procs.iter().map(|p| p.start_ticks).min() else {
+        return;
+    };
+    let mut reapers: Vec<u32> = vec![1];
+    reapers.extend(record.procs.iter().map(|p| p.reaper));
+    reapers.extend(also_reaper);
+    record.procs.retain(alive);
+    reapers.extend(
+        record
+            .procs
+            .iter()
+            .filter_map(|proc| read_stat(proc.pid).map(|stat| stat.ppid)),
+    );
+    reapers.retain(|&pid| pid != 0);
+    reapers.sort_unstable();
+    reapers.dedup();
+    let uid = unsafe { libc::geteuid() };
+    let ours = our_bin_dir();
+    let me = std::process::id();
+    let mut adopted = Vec::new();
+    for reaper in reapers {
+        for pid in children_of(reaper, false) {
+            if pid == me || record.procs.iter().any(|p| p.pid == pid) {
+                continue;
+            }
+            adopted.extend(started_since(pid, since, uid, ours.as_deref(), reaper));
+        }
+    }
+    record.procs.extend(adopted);
 }
 
 pub fn read(watch: &Path) -> Background {
@@ -386,6 +423,7 @@ mod tests {
             pid: std::process::id(),
             start_ticks: me.start_ticks,
             name: me.name.clone(),
+            reaper: me.ppid,
         };
         assert!(alive(&proc));
         assert!(!alive(&Proc {

@@ -475,6 +475,15 @@ fn check_locked(ctx: &Ctx, watch: &Path) -> anyhow::Result<Outcome> {
             .unwrap_or_else(|| FileState::absent(now.files[&key].class));
         let after = now.files[&key].clone();
         if before.same_as(&after) {
+            // An empty file where there was none (or the other way round)
+            // is no change, but the base keeps what it had: a late write
+            // creates its file empty before it fills it, and a look
+            // between the two must not make the empty file the state the
+            // filled one is put back to (it stood, empty, where the hooks
+            // had none).
+            if before.exists() != after.exists() {
+                now.files.insert(key.clone(), before);
+            }
             continue;
         }
         let path = PathBuf::from(&key);
@@ -554,9 +563,7 @@ fn check_locked(ctx: &Ctx, watch: &Path) -> anyhow::Result<Outcome> {
     record(watch, failed)?;
     super::write_json(&watch.join(BASE_FILE), &now)?;
     // A process that has ended wrote what it wrote before this look.
-    let mut left = super::background::read(watch);
-    left.procs.retain(super::background::alive);
-    super::background::save(watch, &left);
+    super::background::forget_ended_now(watch);
     let mut outcome = Outcome::default();
     for change in &changes {
         match &change.restored {
