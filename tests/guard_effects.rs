@@ -358,6 +358,46 @@ fn a_hard_link_made_before_the_loop_no_longer_reaches_the_protected_file() {
     assert!(read(project.join("notes-local.txt")).contains("disableAllHooks"));
 }
 
+// See: sandbox attacks T-1 and T-2: Claude Code runs the servers of the
+// project's `.mcp.json` (at the next session) and the scripts in
+// `.claude/hooks/` that registered hooks name, both outside every
+// sandbox; the Write tool rewrote them while the loop ran, a planted hard
+// link reached `.mcp.json`, and the rewritten code wrote
+// `disableAllHooks`. They are protected like the settings: the file tools
+// are denied, a Bash command's change is put back, other names separated.
+#[test]
+fn what_claude_code_runs_outside_its_sandbox_is_protected() {
+    let dir = supervised("effects-mcp-hooks");
+    let project = dir.path();
+    std::fs::create_dir_all(project.join(".claude/hooks")).unwrap();
+    std::fs::write(project.join(".claude/hooks/fmt.sh"), "#!/bin/sh\nexit 0\n").unwrap();
+    std::fs::write(project.join(".mcp.json"), "{\"mcpServers\": {}}\n").unwrap();
+    for file in [".mcp.json", ".claude/hooks/fmt.sh"] {
+        let tool = util::run_with_stdin(
+            util::command("ralph-pre-tool-stop-guard", project),
+            &serde_json::to_vec(&json!({
+                "hook_event_name": "PreToolUse", "session_id": SESSION, "cwd": project,
+                "tool_name": "Write", "tool_use_id": "toolu_w",
+                "tool_input": {"file_path": project.join(file), "content": "{}"},
+            }))
+            .unwrap(),
+        );
+        let said = String::from_utf8_lossy(&tool.stdout).into_owned();
+        assert!(said.contains("\"deny\""), "{file}: the Write tool was let through: {said}");
+    }
+    std::fs::hard_link(project.join(".mcp.json"), project.join("notes-mcp.txt")).unwrap();
+    let command = "python3 -c \"open('notes-mcp.txt','w').write('{}'); open('.cl'+'aude/hooks/fmt.sh','a').write('echo pwned')\"";
+    let said = String::from_utf8_lossy(&pre(project, "toolu_m", command).stdout).into_owned();
+    assert!(said.contains("a file of its own"), "{said}");
+    let ran = run(project, command);
+    assert!(ran.status.success(), "{ran:?}");
+    let after: Value =
+        serde_json::from_slice(&post(project, "toolu_m", command, "").stdout).unwrap_or(Value::Null);
+    assert!(context(&after).contains("put back"), "{after}");
+    assert_eq!(read(project.join(".mcp.json")), "{\"mcpServers\": {}}\n");
+    assert_eq!(read(project.join(".claude/hooks/fmt.sh")), "#!/bin/sh\nexit 0\n");
+}
+
 // See: the fourth check of the fifth round: with no Bash command before
 // the first Stop, the loop's (walled) check wrote `.git/config` through a
 // hard link made before the loop. The Stop gives the protected files and

@@ -242,6 +242,8 @@ fn install_sandbox_merges_is_idempotent_and_uninstalls_exactly() {
         "./.claude/skills",
         "./.claude/commands",
         "./.claude/agents",
+        "./.claude/hooks",
+        "./.mcp.json",
     ] {
         assert!(
             deny_write.contains(&json!(path)),
@@ -254,6 +256,10 @@ fn install_sandbox_merges_is_idempotent_and_uninstalls_exactly() {
             "./.claude/orchestrator/**",
             "./.claude/skills/**",
             "./.claude/settings.json",
+            // What Claude Code runs outside its sandbox (sandbox attacks
+            // T-1, T-2).
+            "./.claude/hooks/**",
+            "./.mcp.json",
         ] {
             let rule = format!("{tool}({place})");
             assert!(deny.contains(&json!(rule)), "{rule} missing: {deny:?}");

@@ -18,7 +18,9 @@
 //!   skill's `` !`…` `` line runs where no Bash hook sees it:
 //!   `.claude/{skills,commands,agents}/` in the project, in `~/.claude/`
 //!   and in `CLAUDE_CONFIG_DIR` (this includes the user's own controls,
-//!   `/cancel-loop` and `/resume-loop`);
+//!   `/cancel-loop` and `/resume-loop`); the `hooks/` folder beside them,
+//!   whose scripts registered hooks run; and the project's `.mcp.json`,
+//!   whose servers Claude Code starts — both outside every sandbox;
 //! - where the other agent harnesses register hooks ([`HARNESS_FILES`],
 //!   [`HARNESS_FOLDERS`], `$CODEX_HOME`): under Codex, Gemini, Cursor or
 //!   Copilot CLI one write there silences the hooks;
@@ -59,6 +61,14 @@ pub const SETTINGS_FILES: &[&str] = &[".claude/settings.json", ".claude/settings
 /// Claude Code loads skills, slash commands and subagents from; the user's
 /// `/cancel-loop` and `/resume-loop` are in `commands/`.
 pub const LOADED_FROM: &[&str] = &["skills", "commands", "agents"];
+/// The folder (in `.claude/`, `~/.claude/`, `CLAUDE_CONFIG_DIR`) that
+/// Claude Code's hook documentation puts hook scripts in: a registered
+/// hook runs them outside every sandbox, so one rewritten there switches
+/// the hooks off at its next run (sandbox attack T-2).
+pub const HOOK_SCRIPTS: &str = "hooks";
+/// The project's MCP server list: Claude Code starts each server in it at
+/// the next session, outside every sandbox (sandbox attack T-1).
+pub const MCP_FILE: &str = ".mcp.json";
 /// Where the administrator's managed settings live (`managed-settings.json`,
 /// its drop-in folder, `managed-mcp.json`): the whole folder is protected.
 #[cfg(target_os = "macos")]
@@ -193,10 +203,11 @@ impl ProtectedSet {
             .map(|home| home.join(".claude"))
             .chain(places.config_dir.clone());
         for dir in std::iter::once(project.join(".claude")).chain(user_dirs.clone()) {
-            for name in LOADED_FROM {
+            for name in LOADED_FROM.iter().chain([&HOOK_SCRIPTS]) {
                 entries.push(tree(dir.join(name)));
             }
         }
+        entries.push(file(project.join(MCP_FILE)));
         for dir in user_dirs {
             entries.push(file(dir.join("settings.json")));
         }

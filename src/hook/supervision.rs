@@ -13,7 +13,10 @@ pub const RECORD: &str = "sandbox.json";
 /// The paths the agent must not change, relative to the project, besides
 /// the state root: the hooks' config, the language-server config, the hook
 /// registrations and the folders Claude Code loads skills, slash commands
-/// and sub-agents from. Directories end with `/`.
+/// and sub-agents from; and what Claude Code runs outside its own sandbox
+/// from the project: the scripts in `.claude/hooks/` that registered hooks
+/// name, and the MCP servers of `.mcp.json` (sandbox attacks T-1, T-2: the
+/// file tools rewrote them). Directories end with `/`.
 pub const PROTECTED: &[&str] = &[
     ".claude/ralph-hooks.json",
     ".lsp.json",
@@ -22,6 +25,8 @@ pub const PROTECTED: &[&str] = &[
     ".claude/skills/",
     ".claude/commands/",
     ".claude/agents/",
+    ".claude/hooks/",
+    ".mcp.json",
 ];
 
 /// What code the hooks run outside Claude Code's sandbox on the agent's

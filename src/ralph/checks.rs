@@ -603,7 +603,7 @@ mod tests {
         let walls = sandbox_walls(&root);
         let script = "mkdir -p .claude/skills/evil .claude/agents && \
              echo x > .claude/skills/evil/SKILL.md && echo x > .claude/agents/evil.md; \
-             echo '{}' > .lsp.json; echo done";
+             echo '{}' > .lsp.json; echo '{\"mcpServers\": {}}' > .mcp.json; echo done";
         let run = run(&root, script, Duration::from_secs(60), &walls).unwrap();
         assert!(run.tail.contains("done"), "{}", run.tail);
         // Not made at all (not only moved aside): `.claude` is read-only.
@@ -613,11 +613,15 @@ mod tests {
             .filter(|name| name != "orchestrator")
             .collect();
         assert!(made.is_empty(), "{made:?}: {}", run.tail);
-        assert!(
-            !root.join(".lsp.json").exists(),
-            "the created file stayed: {}",
-            run.tail
-        );
+        // Nor an MCP server list, whose servers Claude Code starts outside
+        // every sandbox at the next session (sandbox attack T-1).
+        for made in [".lsp.json", ".mcp.json"] {
+            assert!(
+                !root.join(made).exists(),
+                "the created {made} stayed: {}",
+                run.tail
+            );
+        }
         assert!(run.tail.contains("moved aside to"), "{}", run.tail);
         std::fs::remove_dir_all(&base).unwrap();
     }
