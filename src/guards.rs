@@ -68,6 +68,8 @@ pub const DEFAULT_LOOP_COMMANDS: &[&str] = &[
     "git send-email*",
     "git svn dcommit*",
     "git p4 submit*",
+    // Large files, uploaded to the remote's LFS store.
+    "git lfs push*",
     // git's own programs, run by path (`$(git --exec-path)/git-push`).
     "git-push*",
     "git-send-pack*",
@@ -859,19 +861,34 @@ fn loop_command(
     let is_command =
         |context: &shell::GitContext, name: &str| git_has_command(&bash.base, context, name);
     for command in &bash.commands {
-        if let Some(canonical) = shell::canonical_command(&command.words) {
-            candidates.push(canonical);
-        }
-        if let Some(expanded) =
-            shell::git_alias_expanded(&command.words, &setup, &from_config, &is_command)
-        {
-            for words in shell::simple_commands(&expanded) {
-                candidates.extend(shell::canonical_command(&words));
-            }
-            candidates.push(expanded);
-        }
-        candidates.extend(shell::git_program_as_named(&command.words));
         let part = shell::command_part(&command.words);
+        // A `git` further on, behind a program this reading does not know
+        // as a wrapper (`setpriv --reuid=0 -- git push`: re-attack Y-1),
+        // is read as a command of its own — unless the program only
+        // prints or searches its words (`echo git push`).
+        let behind_a_program = part
+            .first()
+            .filter(|program| !shell::TAKES_WORDS_AS_TEXT.contains(&shell::basename(program)))
+            .and_then(|_| {
+                part.iter()
+                    .skip(1)
+                    .position(|word| shell::basename(word) == "git")
+                    .map(|at| part[at + 1..].to_vec())
+            });
+        for words in std::iter::once(&command.words).chain(behind_a_program.as_ref()) {
+            if let Some(canonical) = shell::canonical_command(words) {
+                candidates.push(canonical);
+            }
+            if let Some(expanded) =
+                shell::git_alias_expanded(words, &command.cwd, &setup, &from_config, &is_command)
+            {
+                for words in shell::simple_commands(&expanded) {
+                    candidates.extend(shell::canonical_command(&words));
+                }
+                candidates.push(expanded);
+            }
+            candidates.extend(shell::git_program_as_named(words));
+        }
         if !part.is_empty() {
             candidates.push(part.join(" "));
         }

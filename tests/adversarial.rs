@@ -826,6 +826,22 @@ fn pushes_in_ordinary_spellings_are_denied() {
         "./git-p$(echo ush) origin main",
         // The fourth check: a copy of git under another name.
         "cp \"$(command -v git)\" ./gp && (exec -a git-push ./gp origin main)",
+        // The sixth round (Y-1): wrappers this reading did not know, and a
+        // `git` behind any program that runs its words.
+        "setpriv --reuid=0 -- git push origin HEAD:refs/heads/main",
+        "unshare -r git push origin main",
+        "unshare -U --map-root-user git push",
+        "chroot / git push origin main",
+        "chroot --userspec=0:0 / git push",
+        "prlimit --nofile=1024 git push origin main",
+        "nsenter -t 1 -m git push",
+        "script -qc 'git push origin main' /dev/null",
+        "sg root -c 'git push origin main'",
+        "sg root 'git push origin main'",
+        "su -lc 'git push' root",
+        "some-new-wrapper --flag git push origin main",
+        "ssh localhost git push",
+        "git lfs push origin main",
     ] {
         let output = bash(project, command);
         assert!(denied(&output), "not denied: {command}");
@@ -847,6 +863,13 @@ fn pushes_in_ordinary_spellings_are_denied() {
         "LD_PRELOAD=./x.so git -c alias.st=status st",
         "echo 'sh deploy.sh'",
         "npm view publish",
+        // A `git` among words that are only printed or searched.
+        "echo git push origin main",
+        "printf '%s\\n' git push",
+        "grep -rn git push docs",
+        "type git",
+        "git commit -m 'then git push'",
+        "git help push",
     ] {
         let output = bash(project, command);
         assert!(!denied(&output), "denied: {command}: {:?}", reason(&output));
@@ -880,6 +903,30 @@ fn pushes_in_ordinary_spellings_are_denied() {
     assert!(!denied(&bash(project, "git status")), "git's own command");
     // The user's aliases with arguments and git's rarer commands are not
     // pushes, autocorrect or not (the third re-check's false positives).
+    // Where the command runs decides which config its alias comes from
+    // (Y-2): `st` is the user's `status` here, `push` in a nested
+    // repository the command `cd`s into first.
+    git(&["config", "alias.st", "status"]);
+    std::fs::create_dir_all(project.join("sub")).unwrap();
+    let sub = project.join("sub");
+    for args in [&["init", "-q"][..], &["config", "alias.st", "push"][..]] {
+        let status = std::process::Command::new("git")
+            .args(args)
+            .current_dir(&sub)
+            .status()
+            .unwrap();
+        assert!(status.success());
+    }
+    assert!(!denied(&bash(project, "git st")), "the user's status alias");
+    for command in [
+        "cd sub && git st origin main",
+        "pushd sub && git st origin main",
+        "cd sub; git st",
+        "git --git-dir=sub/.git st origin main",
+        "git -C sub st origin main",
+    ] {
+        assert!(denied(&bash(project, command)), "not denied: {command}");
+    }
     git(&["config", "alias.lg", "log --oneline"]);
     git(&["config", "alias.unstage", "reset HEAD --"]);
     git(&["config", "alias.last", "lg -1"]);

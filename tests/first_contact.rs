@@ -628,6 +628,41 @@ fn doctor_reports_disable_all_hooks() {
     );
 }
 
+// See: sandbox attack T-2: a hook script of the user's in the project,
+// which Claude Code runs outside its sandbox; `.claude/hooks/` is
+// protected, a script elsewhere is named by doctor.
+#[test]
+fn doctor_names_hook_scripts_the_agent_can_change() {
+    let temp = git_project("fc-hook-scripts");
+    let project = temp.path();
+    ok(run(project, &["install"]));
+    let home = TempDir::new("fc-hook-scripts-home");
+    std::fs::create_dir_all(project.join("scripts")).unwrap();
+    std::fs::create_dir_all(project.join(".claude/hooks")).unwrap();
+    std::fs::write(project.join("scripts/fmt.sh"), "exit 0\n").unwrap();
+    std::fs::write(project.join(".claude/hooks/lint.sh"), "exit 0\n").unwrap();
+    std::fs::write(
+        project.join(".claude/settings.local.json"),
+        serde_json::json!({"hooks": {"PostToolUse": [{"matcher": "Write", "hooks": [
+            {"type": "command", "command": "sh \"$CLAUDE_PROJECT_DIR\"/scripts/fmt.sh"},
+            {"type": "command", "command": "\"$CLAUDE_PROJECT_DIR/.claude/hooks/lint.sh\""},
+        ]}]}})
+        .to_string(),
+    )
+    .unwrap();
+    let mut command = util::command("ralph-hooks", project);
+    command.env("HOME", home.path()).arg("doctor");
+    let said = text(&util::run_with_stdin(command, b""));
+    assert!(
+        said.contains("WARN") && said.contains("scripts/fmt.sh"),
+        "{said}"
+    );
+    assert!(
+        !said.contains("lint.sh"),
+        "a protected script named: {said}"
+    );
+}
+
 /// An install that cannot write a slash command registers no hook: the
 /// user is told it failed, and nothing of it runs.
 #[test]

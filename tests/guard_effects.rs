@@ -383,7 +383,10 @@ fn what_claude_code_runs_outside_its_sandbox_is_protected() {
             .unwrap(),
         );
         let said = String::from_utf8_lossy(&tool.stdout).into_owned();
-        assert!(said.contains("\"deny\""), "{file}: the Write tool was let through: {said}");
+        assert!(
+            said.contains("\"deny\""),
+            "{file}: the Write tool was let through: {said}"
+        );
     }
     std::fs::hard_link(project.join(".mcp.json"), project.join("notes-mcp.txt")).unwrap();
     let command = "python3 -c \"open('notes-mcp.txt','w').write('{}'); open('.cl'+'aude/hooks/fmt.sh','a').write('echo pwned')\"";
@@ -391,11 +394,14 @@ fn what_claude_code_runs_outside_its_sandbox_is_protected() {
     assert!(said.contains("a file of its own"), "{said}");
     let ran = run(project, command);
     assert!(ran.status.success(), "{ran:?}");
-    let after: Value =
-        serde_json::from_slice(&post(project, "toolu_m", command, "").stdout).unwrap_or(Value::Null);
+    let after: Value = serde_json::from_slice(&post(project, "toolu_m", command, "").stdout)
+        .unwrap_or(Value::Null);
     assert!(context(&after).contains("put back"), "{after}");
     assert_eq!(read(project.join(".mcp.json")), "{\"mcpServers\": {}}\n");
-    assert_eq!(read(project.join(".claude/hooks/fmt.sh")), "#!/bin/sh\nexit 0\n");
+    assert_eq!(
+        read(project.join(".claude/hooks/fmt.sh")),
+        "#!/bin/sh\nexit 0\n"
+    );
 }
 
 // See: the fourth check of the fifth round: with no Bash command before

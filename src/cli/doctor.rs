@@ -118,6 +118,13 @@ pub fn run(ctx: &Ctx) -> anyhow::Result<ExitCode> {
     println!("\nsandbox mode:");
     problems += sandbox_section(ctx, settings.as_ref());
     problems += super::harness_install::doctor_section(&ctx.project_root);
+    for (command, file) in unguarded_hook_scripts(ctx) {
+        println!(
+            "  WARN  a hook of yours runs {}, project code the agent can change (`{}`): Claude Code runs it outside every sandbox. Move it into .claude/hooks/ or list it in guard.protected",
+            crate::util::text::escape_controls(&file),
+            crate::util::text::escape_controls(&command)
+        );
+    }
 
     println!("\nloop:");
     match ctx.store().read_json::<LoopState>(LOOP_FILE) {
@@ -404,4 +411,95 @@ fn sandbox_section(ctx: &Ctx, settings: Option<&Value>) -> usize {
         }
     }
     problems
+}
+
+/// Files in the project that a hook (or the status line) registered in
+/// Claude Code's settings runs, outside the protected set: Claude Code runs
+/// them outside its sandbox, and the agent can rewrite them (sandbox attack
+/// T-2 was a script in `.claude/hooks/`, now protected). Only words of the
+/// command that name an existing file are seen; `npm run lint` and `make`
+/// run project code this cannot name. Returns (command, file) pairs.
+fn unguarded_hook_scripts(ctx: &Ctx) -> Vec<(String, String)> {
+    let project = &ctx.project_root;
+    let mut settings_files = vec![
+        project.join(".claude/settings.json"),
+        project.join(".claude/settings.local.json"),
+    ];
+    match std::env::var_os("CLAUDE_CONFIG_DIR") {
+        Some(dir) => settings_files.push(Path::new(&dir).join("settings.json")),
+        None => {
+            if let Some(home) = std::env::var_os("HOME") {
+                settings_files.push(Path::new(&home).join(".claude/settings.json"));
+            }
+        }
+    }
+    let mut commands: Vec<String> = Vec::new();
+    for file in &settings_files {
+        let Some(value) = fsread::read_text(file, limits::CONFIG, Links::Follow)
+            .ok()
+            .flatten()
+            .and_then(|text| serde_json::from_str::<Value>(&text).ok())
+        else {
+            continue;
+        };
+        if let Some(events) = value.get("hooks").and_then(Value::as_object) {
+            for groups in events.values().filter_map(Value::as_array) {
+                for group in groups {
+                    for hook in group
+                        .get("hooks")
+                        .and_then(Value::as_array)
+                        .into_iter()
+                        .flatten()
+                    {
+                        commands.extend(
+                            hook.get("command")
+                                .and_then(Value::as_str)
+                                .map(str::to_string),
+                        );
+                    }
+                }
+            }
+        }
+        commands.extend(
+            value
+                .pointer("/statusLine/command")
+                .and_then(Value::as_str)
+                .map(str::to_string),
+        );
+    }
+    let Ok(root) = std::fs::canonicalize(project) else {
+        return Vec::new();
+    };
+    let protected = crate::guards::GuardConfig::load(project).protected_set(ctx);
+    let root_text = project.to_string_lossy();
+    let mut found = Vec::new();
+    for command in commands {
+        for word in command.split_whitespace() {
+            // Quotes as a shell removes them (`"$CLAUDE_PROJECT_DIR"/x.sh`).
+            let word = word
+                .replace(['"', '\'', ';'], "")
+                .replace("${CLAUDE_PROJECT_DIR}", &root_text)
+                .replace("$CLAUDE_PROJECT_DIR", &root_text);
+            if word.is_empty() || word.starts_with('-') || word.contains('$') {
+                continue;
+            }
+            let path = project.join(word);
+            let inside = std::fs::canonicalize(&path)
+                .is_ok_and(|real| real.starts_with(&root) && real.is_file());
+            if inside && protected.hit(&path).is_none() {
+                let shown = path
+                    .strip_prefix(project)
+                    .unwrap_or(&path)
+                    .display()
+                    .to_string();
+                if !found
+                    .iter()
+                    .any(|(_, file): &(String, String)| *file == shown)
+                {
+                    found.push((command.clone(), shown));
+                }
+            }
+        }
+    }
+    found
 }

@@ -212,6 +212,156 @@ const WRAPPERS: &[Wrapper] = &[
         ],
         own_positionals: 0,
     },
+    // Run a command with other credentials, limits, namespaces or root
+    // (re-attack Y-1: `setpriv --reuid=0 -- git push` was not read).
+    Wrapper {
+        name: "setpriv",
+        with_value: &[
+            "--ruid",
+            "--euid",
+            "--reuid",
+            "--rgid",
+            "--egid",
+            "--regid",
+            "--groups",
+            "--inh-caps",
+            "--ambient-caps",
+            "--bounding-set",
+            "--securebits",
+            "--pdeathsig",
+            "--selinux-label",
+            "--apparmor-profile",
+            "--landlock-access",
+            "--landlock-rule",
+        ],
+        own_positionals: 0,
+    },
+    Wrapper {
+        name: "unshare",
+        with_value: &[
+            "-S",
+            "--setuid",
+            "-G",
+            "--setgid",
+            "-R",
+            "--root",
+            "-w",
+            "--wd",
+            "--map-user",
+            "--map-group",
+            "--map-users",
+            "--map-groups",
+            "--propagation",
+            "--setgroups",
+        ],
+        own_positionals: 0,
+    },
+    Wrapper {
+        name: "nsenter",
+        with_value: &["-t", "--target", "-S", "--setuid", "-G", "--setgid"],
+        own_positionals: 0,
+    },
+    Wrapper {
+        name: "chroot",
+        with_value: &["--userspec", "--groups"],
+        own_positionals: 1,
+    },
+    Wrapper {
+        name: "prlimit",
+        with_value: &["-p", "--pid", "-o", "--output"],
+        own_positionals: 0,
+    },
+    Wrapper {
+        name: "setarch",
+        with_value: &[],
+        own_positionals: 1,
+    },
+    Wrapper {
+        name: "numactl",
+        with_value: &[
+            "-i",
+            "--interleave",
+            "-N",
+            "--cpunodebind",
+            "-C",
+            "--physcpubind",
+            "-m",
+            "--membind",
+            "-p",
+            "--preferred",
+        ],
+        own_positionals: 0,
+    },
+    Wrapper {
+        name: "cgexec",
+        with_value: &["-g"],
+        own_positionals: 0,
+    },
+    Wrapper {
+        name: "faketime",
+        with_value: &["-m", "-f"],
+        own_positionals: 1,
+    },
+    Wrapper {
+        name: "systemd-run",
+        with_value: &[
+            "-p",
+            "--property",
+            "-u",
+            "--unit",
+            "-E",
+            "--setenv",
+            "-M",
+            "--machine",
+            "-H",
+            "--host",
+            "--uid",
+            "--gid",
+            "--nice",
+            "-D",
+            "--working-directory",
+            "--slice",
+            "--description",
+            "--on-active",
+            "--on-calendar",
+        ],
+        own_positionals: 0,
+    },
+    Wrapper {
+        name: "fakeroot",
+        with_value: &["-l", "--lib", "--faked", "-i", "-s"],
+        own_positionals: 0,
+    },
+    Wrapper {
+        name: "eatmydata",
+        with_value: &[],
+        own_positionals: 0,
+    },
+    Wrapper {
+        name: "torsocks",
+        with_value: &["-u", "-p", "-a", "-P"],
+        own_positionals: 0,
+    },
+    Wrapper {
+        name: "proxychains",
+        with_value: &["-f"],
+        own_positionals: 0,
+    },
+    Wrapper {
+        name: "proxychains4",
+        with_value: &["-f"],
+        own_positionals: 0,
+    },
+    Wrapper {
+        name: "dbus-run-session",
+        with_value: &["--config-file", "--dbus-daemon"],
+        own_positionals: 0,
+    },
+    Wrapper {
+        name: "valgrind",
+        with_value: &[],
+        own_positionals: 0,
+    },
     Wrapper {
         name: "busybox",
         with_value: &[],
@@ -487,14 +637,32 @@ fn inner_scripts(words: &[String]) -> Vec<String> {
                     }
                 }
             }
-            "su" | "runuser" | "script" | "flock" => {
+            "su" | "runuser" | "script" | "flock" | "sg" => {
                 for (at, option) in words.iter().enumerate().skip(index + 1) {
+                    // `-c` alone or last of a bundle (`script -qc …`,
+                    // `su -lc …`: re-attack Y-1).
+                    let bundled_c = option.len() > 1
+                        && option.starts_with('-')
+                        && !option.starts_with("--")
+                        && option.ends_with('c')
+                        && option[1..].chars().all(|c| c.is_ascii_alphabetic());
                     if let Some(value) = option.strip_prefix("--command=") {
                         scripts.push(value.to_string());
-                    } else if (option == "-c" || option == "--command")
+                    } else if (bundled_c || option == "--command")
                         && let Some(value) = words.get(at + 1)
                     {
                         scripts.push(value.clone());
+                    }
+                }
+                // `sg GROUP COMMAND`: the command is one word, run by
+                // `/bin/sh -c`.
+                if name == "sg" {
+                    let rest: Vec<&String> = words[index + 1..]
+                        .iter()
+                        .filter(|w| w.as_str() != "-")
+                        .collect();
+                    if rest.len() == 2 && !rest[1].starts_with('-') {
+                        scripts.push(rest[1].clone());
                     }
                 }
             }
@@ -802,6 +970,16 @@ fn is_assignment(word: &str) -> bool {
     }
 }
 
+/// Programs that take their words as text to print, search or define,
+/// not as a command to run: a `git` among their words is not a command
+/// (`echo git push`, `grep -r git push`, `type git`).
+pub const TAKES_WORDS_AS_TEXT: &[&str] = &[
+    "echo", "printf", "print", "grep", "egrep", "fgrep", "rg", "ag", "ack", "man", "info", "help",
+    "whatis", "apropos", "tldr", "type", "which", "whereis", "hash", "alias", "unalias", "export",
+    "declare", "typeset", "local", "readonly", "read", "test", "[", "[[", "true", "false", ":",
+    "git", "complete", "compgen",
+];
+
 pub fn basename(word: &str) -> &str {
     word.rsplit(['/', '\\']).next().unwrap_or(word)
 }
@@ -1054,6 +1232,7 @@ fn config_variable(key: &str) -> bool {
 /// variable, `HOME=`). `None` when the subcommand is git's own.
 pub fn git_alias_expanded(
     words: &[String],
+    cwd: &Cwd,
     setup: &GitSetup,
     from_config: &dyn Fn(&GitContext, &str) -> Option<String>,
     is_command: &dyn Fn(&GitContext, &str) -> bool,
@@ -1068,24 +1247,35 @@ pub fn git_alias_expanded(
         .collect();
     let env_value = |name: &str| env.iter().find(|(key, _)| *key == name).map(|(_, v)| *v);
     let mut inline: Vec<(String, String)> = Vec::new();
+    // Where the command runs: each `cd`/`pushd` before it is a `-C` for
+    // the lookups (re-attack Y-2: `cd sub && git st` read `st` from the
+    // project's config, not from `sub`'s).
     let mut options: Vec<String> = Vec::new();
+    if !cwd.unknown {
+        for dir in &cwd.cds {
+            options.push("-C".to_string());
+            options.push(dir.clone());
+        }
+    }
+    let takes_value = [
+        "-c",
+        "--config-env",
+        "-C",
+        "--git-dir",
+        "--work-tree",
+        "--namespace",
+    ];
     let mut index = 1;
     while let Some(word) = rest.get(index) {
         let (option, value) = match word.split_once('=') {
-            Some((option, value)) if option == "--config-env" => (option, Some(value.to_string())),
+            Some((option, value)) if option.starts_with("--") && takes_value.contains(&option) => {
+                (option, Some(value.to_string()))
+            }
             _ => (word.as_str(), None),
         };
         if !option.starts_with('-') {
             break;
         }
-        let takes_value = [
-            "-c",
-            "--config-env",
-            "-C",
-            "--git-dir",
-            "--work-tree",
-            "--namespace",
-        ];
         let value = match value {
             Some(value) => Some(value),
             None if takes_value.contains(&option) => {

@@ -197,7 +197,10 @@ impl Confinement {
                  wrote there; make it a real file or folder to run this in sandbox mode"
             );
         }
-        if link.file_name().is_some_and(|name| name == ".git") {
+        let is_symlink = link
+            .symlink_metadata()
+            .is_ok_and(|m| m.file_type().is_symlink());
+        if !is_symlink && link.file_name().is_some_and(|name| name == ".git") {
             return format!(
                 "{shown} names a git folder inside the project, whose config and hooks the \
                  walls cannot keep read-only; move that folder into `.git` (or outside the \
@@ -288,6 +291,27 @@ pub fn server_command(program: &Path) -> std::io::Result<Command> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    // See: sandbox attack T-3: `.git` a symbolic link to a git folder
+    // outside the project was said to name "a git folder inside the
+    // project".
+    #[test]
+    fn a_git_link_is_called_a_link() {
+        let base = std::env::temp_dir().join(format!("confine-git-link-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&base);
+        std::fs::create_dir_all(base.join("outside.git")).unwrap();
+        std::fs::create_dir_all(base.join("project")).unwrap();
+        let git = base.join("project/.git");
+        std::os::unix::fs::symlink(base.join("outside.git"), &git).unwrap();
+        let said = Confinement::linked_entry_reason(&git);
+        assert!(said.contains("symbolic link"), "{said}");
+        assert!(!said.contains("inside the project"), "{said}");
+        std::fs::remove_file(&git).unwrap();
+        std::fs::write(&git, "gitdir: gitreal\n").unwrap();
+        let said = Confinement::linked_entry_reason(&git);
+        assert!(said.contains("inside the project"), "{said}");
+        std::fs::remove_dir_all(&base).unwrap();
+    }
 
     #[test]
     fn the_walls_are_the_sandboxs() {

@@ -327,16 +327,64 @@ pub fn note_after_call(watch: &Path, since_ticks: Option<u64>, in_background: bo
 pub fn adopt_handoffs(watch: &Path) -> bool {
     let mut record = read(watch);
     forget_ended(&mut record, Some(std::os::unix::process::parent_id()));
-    let any = !record.procs.is_empty();
+    // None left: the record stays as it was for the watcher's last look
+    // (what the last of them wrote as it ended may have landed after the
+    // previous look began); [`settle`] forgets them after it.
+    if record.procs.is_empty() {
+        return false;
+    }
     save(watch, &record);
-    any
+    true
 }
 
-/// A between-hooks look (the caller holds the watch folder's lock): a
-/// process that has ended wrote what it wrote before this look.
-pub fn forget_ended_now(watch: &Path) {
+/// After the watcher's last look: forgets the ended processes (adopting
+/// their heirs) and says whether any is still alive.
+pub fn settle(watch: &Path) -> bool {
     let mut record = read(watch);
+    forget_ended(&mut record, Some(std::os::unix::process::parent_id()));
+    save(watch, &record);
+    !record.procs.is_empty()
+}
+
+/// The noted processes that have ended by now (the caller holds the watch
+/// folder's lock).
+pub fn ended(watch: &Path) -> Vec<Proc> {
+    read(watch)
+        .procs
+        .into_iter()
+        .filter(|proc| !alive(proc))
+        .collect()
+}
+
+/// A between-hooks look (the caller holds the watch folder's lock): the
+/// processes in `ended_before` (ended before the look began, so they
+/// wrote what they wrote before it) are forgotten, their heirs adopted;
+/// one that ended during the look stays noted for the next.
+pub fn forget(watch: &Path, ended_before: &[Proc]) {
+    let mut record = read(watch);
+    if record.procs.is_empty() {
+        return;
+    }
+    let ended_since: Vec<Proc> = record
+        .procs
+        .iter()
+        .filter(|proc| {
+            !ended_before
+                .iter()
+                .any(|gone| gone.pid == proc.pid && gone.start_ticks == proc.start_ticks)
+        })
+        .cloned()
+        .collect();
     forget_ended(&mut record, None);
+    for proc in ended_since {
+        if !record
+            .procs
+            .iter()
+            .any(|p| p.pid == proc.pid && p.start_ticks == proc.start_ticks)
+        {
+            record.procs.push(proc);
+        }
+    }
     save(watch, &record);
 }
 

@@ -387,7 +387,7 @@ pub fn at_stop(
 // settings file (a late `{"disableAllHooks": true}` in
 // `.claude/settings.local.json`). A put-back that fails joins the pending
 // ones. The base then becomes what is on disk, and the processes that
-// have ended since are forgotten.
+// had ended before the look began are forgotten.
 
 /// Records this much older than the base still count as ours (a hook's
 /// record lands just before its write).
@@ -448,6 +448,10 @@ fn check_locked(ctx: &Ctx, watch: &Path) -> anyhow::Result<Outcome> {
         return Ok(Outcome::default());
     };
     let started = super::now_ms();
+    // Only a process that had ended before this look began wrote all it
+    // wrote before it: one that ends while the look runs may have written
+    // after the snapshot, and stays noted for the next look.
+    let ended_before = super::background::ended(watch);
     let records = journal::read_since(watch, base.taken_ms.saturating_sub(JOURNAL_SLACK_MS));
     let config = GuardConfig::load(&ctx.project_root);
     let set = config.protected_set(ctx);
@@ -563,7 +567,7 @@ fn check_locked(ctx: &Ctx, watch: &Path) -> anyhow::Result<Outcome> {
     record(watch, failed)?;
     super::write_json(&watch.join(BASE_FILE), &now)?;
     // A process that has ended wrote what it wrote before this look.
-    super::background::forget_ended_now(watch);
+    super::background::forget(watch, &ended_before);
     let mut outcome = Outcome::default();
     for change in &changes {
         match &change.restored {

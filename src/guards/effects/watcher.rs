@@ -128,7 +128,10 @@ pub fn run(ctx: &Ctx) -> anyhow::Result<()> {
             Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
             Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => return poll(ctx, &watch),
         }
-        if !watch.is_dir() || !session_alive() || !any_alive(&watch) {
+        if !watch.is_dir() || !session_alive() {
+            break;
+        }
+        if !any_alive(&watch) && !last_look(ctx, &watch) {
             break;
         }
     }
@@ -140,7 +143,10 @@ fn poll(ctx: &Ctx, watch: &Path) -> anyhow::Result<()> {
     loop {
         put_back(ctx, watch);
         std::thread::sleep(POLL_TICK);
-        if !watch.is_dir() || !session_alive() || !any_alive(watch) {
+        if !watch.is_dir() || !session_alive() {
+            return Ok(());
+        }
+        if !any_alive(watch) && !last_look(ctx, watch) {
             return Ok(());
         }
     }
@@ -162,6 +168,19 @@ fn watch_folders(ctx: &Ctx, watcher: &mut impl notify::Watcher, watched: &mut Ve
         {
             watched.push(folder.to_path_buf());
         }
+    }
+}
+
+/// No noted process is alive: what the last of them wrote just before it
+/// ended may have landed after the previous look began (the file created
+/// at that look, filled after it, the process gone before the next event
+/// was read), so one more look, then the ended ones are forgotten.
+/// Returns whether one is alive after all (a fresh heir adopted).
+fn last_look(ctx: &Ctx, watch: &Path) -> bool {
+    put_back(ctx, watch);
+    match FileLock::acquire(&watch.join("lock")) {
+        Ok(_lock) => super::background::settle(watch),
+        Err(_) => false,
     }
 }
 
