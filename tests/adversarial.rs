@@ -924,8 +924,24 @@ fn pushes_in_ordinary_spellings_are_denied() {
         "cd sub; git st",
         "git --git-dir=sub/.git st origin main",
         "git -C sub st origin main",
+        // The re-check: a wrapper's own change of folder, and git's
+        // settings exported by an earlier command.
+        "env -C sub git st origin main",
+        "env --chdir=sub git st origin main",
+        "unshare --wd=sub git st origin main",
+        "export GIT_DIR=sub/.git; git st origin main",
+        "declare -x GIT_DIR=sub/.git && git st origin main",
+        "set -a; GIT_DIR=sub/.git; git st origin main",
     ] {
         assert!(denied(&bash(project, command)), "not denied: {command}");
+    }
+    for command in [
+        "export FOO=1; git st",
+        "env -C sub git status",
+        "GIT_DIR=sub/.git; git st",
+    ] {
+        let output = bash(project, command);
+        assert!(!denied(&output), "denied: {command}: {:?}", reason(&output));
     }
     git(&["config", "alias.lg", "log --oneline"]);
     git(&["config", "alias.unstage", "reset HEAD --"]);

@@ -404,6 +404,64 @@ fn what_claude_code_runs_outside_its_sandbox_is_protected() {
     );
 }
 
+// See: the re-check of the sixth round: an installed plugin's hook script
+// (N-2), rewritten by the Write tool, switched the hooks off at its next
+// run; an MCP server added for the project in Claude Code's own
+// `.claude.json` (N-1) started outside every sandbox at the next session.
+// The plugins are protected like the hooks folder; `.claude.json`, which
+// Claude Code rewrites itself all along, is denied to the file tools but
+// not watched.
+#[test]
+fn installed_plugins_and_claude_codes_own_state_are_protected() {
+    let dir = supervised("effects-plugins");
+    let project = dir.path();
+    let config = TempDir::new("effects-plugins-config");
+    let script = config.path().join("plugins/cache/m/p/1.0.0/hooks/h.sh");
+    std::fs::create_dir_all(script.parent().unwrap()).unwrap();
+    std::fs::write(&script, "exit 0\n").unwrap();
+    std::fs::write(config.path().join(".claude.json"), "{}").unwrap();
+    let with_config = |name: &str, input: Vec<u8>| {
+        let mut command = util::command(name, project);
+        command.env("CLAUDE_CONFIG_DIR", config.path());
+        util::run_with_stdin(command, &input)
+    };
+    for file in [script.clone(), config.path().join(".claude.json")] {
+        let said = with_config(
+            "ralph-pre-tool-stop-guard",
+            serde_json::to_vec(&json!({
+                "hook_event_name": "PreToolUse", "session_id": SESSION, "cwd": project,
+                "tool_name": "Write", "tool_use_id": "toolu_w",
+                "tool_input": {"file_path": file, "content": "{}"},
+            }))
+            .unwrap(),
+        );
+        let said = String::from_utf8_lossy(&said.stdout).into_owned();
+        assert!(
+            said.contains("\"deny\""),
+            "{}: let through: {said}",
+            file.display()
+        );
+    }
+    let command = format!(
+        "python3 -c \"open('{}','a').write('echo off')\"",
+        script.display()
+    );
+    let before = with_config(
+        "ralph-pre-tool-stop-guard",
+        input(project, "PreToolUse", "toolu_p", &command, ""),
+    );
+    assert!(!String::from_utf8_lossy(&before.stdout).contains("deny"));
+    let ran = run(project, &command);
+    assert!(ran.status.success(), "{ran:?}");
+    let after = with_config(
+        "ralph-post-tool-lsp-diagnostic",
+        input(project, "PostToolUse", "toolu_p", &command, ""),
+    );
+    let after: Value = serde_json::from_slice(&after.stdout).unwrap_or(Value::Null);
+    assert!(context(&after).contains("put back"), "{after}");
+    assert_eq!(read(script), "exit 0\n");
+}
+
 // See: the fourth check of the fifth round: with no Bash command before
 // the first Stop, the loop's (walled) check wrote `.git/config` through a
 // hard link made before the loop. The Stop gives the protected files and

@@ -220,7 +220,7 @@ fn paths_to_watch(ctx: &Ctx, set: &ProtectedSet) -> Vec<(PathBuf, Class)> {
             paths.push((path, class));
         }
     }
-    for entry in &set.entries {
+    for entry in set.entries.iter().filter(|entry| entry.watched) {
         if !entry.tree && !paths.iter().any(|(path, _)| *path == entry.path) {
             paths.push((entry.path.clone(), Class::Config));
         }

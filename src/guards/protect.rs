@@ -108,6 +108,11 @@ pub struct Entry {
     pub kind: Kind,
     /// Folders under a tree that are not protected.
     pub except: Vec<PathBuf>,
+    /// Kept in the snapshots and put back after a change. `false` for a
+    /// file Claude Code itself rewrites all along (`~/.claude.json`): a
+    /// tool call or command that names it is denied, but a change is not
+    /// put back (it would undo Claude Code's own writes).
+    pub watched: bool,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -179,18 +184,21 @@ impl ProtectedSet {
                 .iter()
                 .map(|name| lexically_normal(&places.state_root.join(name)))
                 .collect(),
+            watched: true,
         }];
         let file = |path: PathBuf| Entry {
             path: lexically_normal(&path),
             tree: false,
             kind: Kind::Config,
             except: Vec::new(),
+            watched: true,
         };
         let tree = |path: PathBuf| Entry {
             path: lexically_normal(&path),
             tree: true,
             kind: Kind::Config,
             except: Vec::new(),
+            watched: true,
         };
         entries.push(file(config_file.to_path_buf()));
         entries.push(file(project.join(".lsp.json")));
@@ -210,6 +218,27 @@ impl ProtectedSet {
         entries.push(file(project.join(MCP_FILE)));
         for dir in user_dirs {
             entries.push(file(dir.join("settings.json")));
+            // Installed plugins: their hook scripts and MCP servers run
+            // outside every sandbox (re-check of the sixth round, N-2: a
+            // plugin's hook script rewritten by the Write tool switched the
+            // hooks off at its next run).
+            entries.push(tree(dir.join("plugins")));
+        }
+        // Claude Code's own state file, which also lists MCP servers for
+        // each project (`projects.<path>.mcpServers`), started at the next
+        // session outside every sandbox (re-check N-1): `~/.claude.json`,
+        // or `.claude.json` in `CLAUDE_CONFIG_DIR`. Claude Code rewrites it
+        // itself all along, so it is named (denied) but not watched.
+        let state_files = places
+            .home
+            .iter()
+            .map(|home| home.join(".claude.json"))
+            .chain(places.config_dir.iter().map(|dir| dir.join(".claude.json")));
+        for path in state_files {
+            entries.push(Entry {
+                watched: false,
+                ..file(path)
+            });
         }
         for dir in &places.managed {
             entries.push(tree(dir.clone()));
@@ -257,6 +286,7 @@ impl ProtectedSet {
                 tree,
                 kind: Kind::Config,
                 except: Vec::new(),
+                watched: true,
             });
         }
         ProtectedSet {
@@ -294,11 +324,11 @@ impl ProtectedSet {
         None
     }
 
-    /// Every protected regular file now (the trees walked, bounded),
-    /// absolute and as written.
+    /// Every watched protected regular file now (the trees walked,
+    /// bounded), absolute and as written.
     pub fn files(&self) -> Vec<(PathBuf, Kind)> {
         let mut out = Vec::new();
-        for entry in &self.entries {
+        for entry in self.entries.iter().filter(|entry| entry.watched) {
             if entry.tree {
                 walk(&entry.path, &entry.except, &mut out, entry.kind);
             } else if entry.path.symlink_metadata().is_ok() {

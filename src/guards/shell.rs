@@ -1178,11 +1178,49 @@ const GIT_COMMANDS: &[&str] = &[
 #[derive(Debug, Clone, Default)]
 pub struct GitSetup {
     pub aliases: Vec<(String, String)>,
+    /// Variables that change which config git reads, exported by the text
+    /// for its later commands (`export GIT_DIR=…`, `declare -x HOME=…`, an
+    /// assignment after `set -a`).
+    pub env: Vec<(String, String)>,
 }
 
 pub fn git_setup(commands: &[Command]) -> GitSetup {
     let mut setup = GitSetup::default();
+    let mut export_all = false;
     for command in commands {
+        let words = &command.words;
+        let first = words.first().map(String::as_str);
+        let exporting = match first {
+            Some("export") => true,
+            Some("declare" | "typeset" | "local" | "readonly") => words
+                .iter()
+                .skip(1)
+                .take_while(|w| w.starts_with('-'))
+                .any(|w| w.contains('x')),
+            Some("set") => {
+                if words.iter().skip(1).any(|w| {
+                    w == "-a" || (w.starts_with('-') && !w.starts_with("--") && w.contains('a'))
+                }) || words
+                    .windows(2)
+                    .any(|w| w[0] == "-o" && w[1] == "allexport")
+                {
+                    export_all = true;
+                }
+                false
+            }
+            _ => false,
+        };
+        let bare = words.iter().all(|w| is_assignment(w));
+        if exporting || (export_all && bare) {
+            for word in words {
+                if let Some((key, value)) = word.split_once('=')
+                    && is_assignment(word)
+                    && config_variable(key)
+                {
+                    setup.env.push((key.to_string(), value.to_string()));
+                }
+            }
+        }
         let rest = command_part(&command.words);
         if rest.first().is_none_or(|name| basename(name) != "git") {
             continue;
@@ -1257,6 +1295,12 @@ pub fn git_alias_expanded(
             options.push(dir.clone());
         }
     }
+    // A wrapper's own change of folder (`env -C sub`, `unshare --wd=sub`:
+    // the re-check of Y-2).
+    for dir in wrapper_chdirs(&words[..words.len() - rest.len()]) {
+        options.push("-C".to_string());
+        options.push(dir);
+    }
     let takes_value = [
         "-c",
         "--config-env",
@@ -1320,11 +1364,16 @@ pub fn git_alias_expanded(
         .unwrap_or(0);
     // Likewise only the variables that say where config is read: the hook
     // must not run git under the command's `LD_PRELOAD`.
+    // What earlier commands exported, then the command's own, which win.
+    let exported = setup
+        .env
+        .iter()
+        .map(|(key, value)| (key.as_str(), value.as_str()))
+        .filter(|(key, _)| !env.iter().any(|(own, _)| own == key));
     let context = GitContext {
         options: &options,
-        env: env
-            .iter()
-            .copied()
+        env: exported
+            .chain(env.iter().copied())
             .filter(|(key, _)| config_variable(key))
             .collect(),
     };
@@ -1406,6 +1455,45 @@ pub fn git_alias_expanded(
          git may run a push for it)",
         spelled("push", &lead)
     ))
+}
+
+/// The folders wrappers among `prefix` change to before they run the
+/// command: `env -C DIR`/`--chdir`, `unshare`/`nsenter` `-w DIR`/`--wd`,
+/// `systemd-run --working-directory`, `sudo -D DIR`/`--chdir`.
+fn wrapper_chdirs(prefix: &[String]) -> Vec<String> {
+    let mut dirs = Vec::new();
+    let mut wrapper = "";
+    let mut index = 0;
+    while index < prefix.len() {
+        let word = prefix[index].as_str();
+        let name = basename(word);
+        if WRAPPERS.iter().any(|w| w.name == name) && !word.starts_with('-') {
+            wrapper = name;
+            index += 1;
+            continue;
+        }
+        let (short, long): (&[&str], &[&str]) = match wrapper {
+            "env" => (&["-C"], &["--chdir"]),
+            "unshare" | "nsenter" => (&["-w"], &["--wd"]),
+            "systemd-run" => (&[], &["--working-directory"]),
+            "sudo" => (&["-D"], &["--chdir"]),
+            _ => (&[], &[]),
+        };
+        if short.contains(&word) || long.contains(&word) {
+            if let Some(dir) = prefix.get(index + 1) {
+                dirs.push(dir.clone());
+            }
+            index += 2;
+            continue;
+        }
+        if let Some((option, dir)) = word.split_once('=')
+            && long.contains(&option)
+        {
+            dirs.push(dir.to_string());
+        }
+        index += 1;
+    }
+    dirs
 }
 
 /// A command as git would see it when its program name is not what runs:
