@@ -932,6 +932,16 @@ fn pushes_in_ordinary_spellings_are_denied() {
         "export GIT_DIR=sub/.git; git st origin main",
         "declare -x GIT_DIR=sub/.git && git st origin main",
         "set -a; GIT_DIR=sub/.git; git st origin main",
+        // The second re-check: bundled options, a brace group, an export
+        // of a name assigned before or after.
+        "env -Csub git st origin main",
+        "env -iC sub git st origin main",
+        "env -vC sub git st origin main",
+        "unshare -wsub git st origin main",
+        "{ export GIT_DIR=sub/.git; git st origin main; }",
+        "if true; then export GIT_DIR=sub/.git; fi; git st origin main",
+        "GIT_DIR=sub/.git; export GIT_DIR; git st origin main",
+        "export GIT_DIR; GIT_DIR=sub/.git; git st origin main",
     ] {
         assert!(denied(&bash(project, command)), "not denied: {command}");
     }

@@ -138,6 +138,11 @@ pub struct Places {
     /// `CODEX_HOME`, where Codex CLI reads its user config and hooks
     /// instead of `~/.codex`.
     pub codex_home: Option<PathBuf>,
+    /// `CLAUDE_PLUGIN_ROOT`, set when the hooks run as a Claude Code
+    /// plugin: the folder their own registrations (`hooks/hooks.json`) are
+    /// read from, which may be a folder of the user's (a marketplace added
+    /// from a folder) rather than Claude Code's plugin cache.
+    pub plugin_root: Option<PathBuf>,
 }
 
 impl Places {
@@ -154,6 +159,7 @@ impl Places {
             config_dir: absolute("CLAUDE_CONFIG_DIR"),
             managed: MANAGED_DIRS.iter().map(PathBuf::from).collect(),
             codex_home: absolute("CODEX_HOME"),
+            plugin_root: absolute("CLAUDE_PLUGIN_ROOT"),
         }
     }
 }
@@ -223,6 +229,9 @@ impl ProtectedSet {
             // plugin's hook script rewritten by the Write tool switched the
             // hooks off at its next run).
             entries.push(tree(dir.join("plugins")));
+        }
+        if let Some(root) = &places.plugin_root {
+            entries.push(tree(root.clone()));
         }
         // Claude Code's own state file, which also lists MCP servers for
         // each project (`projects.<path>.mcpServers`), started at the next
@@ -748,6 +757,7 @@ mod tests {
             config_dir: None,
             managed: Vec::new(),
             codex_home: None,
+            plugin_root: None,
         };
         let set = ProtectedSet::new(
             &places,
@@ -787,6 +797,7 @@ mod tests {
             config_dir: Some(dir.join("config")),
             managed: vec![dir.join("etc/claude-code")],
             codex_home: Some(dir.join("codex-home")),
+            plugin_root: Some(dir.join("marketplace/ralph-hooks")),
         };
         // The harnesses in use: each has a folder in the project or home.
         for used in [
@@ -826,6 +837,17 @@ mod tests {
             "home/.copilot/hooks/a.json",
             "codex-home/hooks.json",
             "codex-home/config.toml",
+            // What runs outside every sandbox: hook scripts, MCP servers,
+            // installed plugins, the folder our own plugin runs from.
+            "project/.claude/hooks/fmt.sh",
+            "project/.mcp.json",
+            "home/.claude/hooks/u.sh",
+            "config/hooks/u.sh",
+            "home/.claude/plugins/cache/m/p/1.0.0/hooks/hooks.json",
+            "config/plugins/cache/m/p/1.0.0/hooks/h.sh",
+            "home/.claude.json",
+            "config/.claude.json",
+            "marketplace/ralph-hooks/hooks/hooks.json",
         ] {
             assert!(set.hit(&dir.join(hit)).is_some(), "{hit}");
         }
@@ -857,6 +879,7 @@ mod tests {
             config_dir: None,
             managed: Vec::new(),
             codex_home: None,
+            plugin_root: None,
         };
         let found = paths_of(".claude/*", std::slice::from_ref(&dir), &places);
         assert!(

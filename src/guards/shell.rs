@@ -905,7 +905,16 @@ pub fn command_part(words: &[String]) -> &[String] {
                 }
                 if option.starts_with('-') && option.len() > 1 {
                     index += 1;
+                    // A bundle of one-letter options (`env -iC DIR`)
+                    // takes a value when its last letter does.
+                    let bundle_ends_with_value = !option.starts_with("--")
+                        && option.len() > 2
+                        && option[1..].chars().all(|c| c.is_ascii_alphabetic())
+                        && option.chars().last().is_some_and(|last| {
+                            wrapper.with_value.contains(&format!("-{last}").as_str())
+                        });
                     let takes_value = wrapper.with_value.contains(&option)
+                        || bundle_ends_with_value
                         // `exec -la NAME cmd`: bash's one-letter options
                         // bundle, and `a` takes the next word as argv[0].
                         || (name == "exec" && !option.starts_with("--") && option.contains('a'));
@@ -1187,8 +1196,19 @@ pub struct GitSetup {
 pub fn git_setup(commands: &[Command]) -> GitSetup {
     let mut setup = GitSetup::default();
     let mut export_all = false;
+    // Values assigned in the shell, and names exported with or without one
+    // (`GIT_DIR=…; export GIT_DIR`, `export GIT_DIR; GIT_DIR=…`).
+    let mut assigned: Vec<(String, String)> = Vec::new();
+    let mut exported: Vec<String> = Vec::new();
     for command in commands {
-        let words = &command.words;
+        // `{ export …; }`, `if …; then export …; fi`: the reserved words
+        // are not the command.
+        let start = command
+            .words
+            .iter()
+            .position(|word| !RESERVED.contains(&word.as_str()))
+            .unwrap_or(command.words.len());
+        let words = &command.words[start..];
         let first = words.first().map(String::as_str);
         let exporting = match first {
             Some("export") => true,
@@ -1210,15 +1230,19 @@ pub fn git_setup(commands: &[Command]) -> GitSetup {
             }
             _ => false,
         };
-        let bare = words.iter().all(|w| is_assignment(w));
-        if exporting || (export_all && bare) {
-            for word in words {
-                if let Some((key, value)) = word.split_once('=')
-                    && is_assignment(word)
-                    && config_variable(key)
-                {
-                    setup.env.push((key.to_string(), value.to_string()));
+        let bare = !words.is_empty() && words.iter().all(|w| is_assignment(w));
+        for word in words.iter().skip(usize::from(exporting)) {
+            match word.split_once('=') {
+                Some((key, value)) if is_assignment(word) && config_variable(key) => {
+                    if bare || exporting {
+                        assigned.push((key.to_string(), value.to_string()));
+                    }
+                    if exporting || export_all {
+                        exported.push(key.to_string());
+                    }
                 }
+                None if exporting && config_variable(word) => exported.push(word.clone()),
+                _ => {}
             }
         }
         let rest = command_part(&command.words);
@@ -1235,6 +1259,11 @@ pub fn git_setup(commands: &[Command]) -> GitSetup {
             {
                 setup.aliases.push((name.to_string(), value.clone()));
             }
+        }
+    }
+    for (key, value) in assigned.iter().rev() {
+        if exported.contains(key) && !setup.env.iter().any(|(k, _)| k == key) {
+            setup.env.push((key.clone(), value.clone()));
         }
     }
     setup
@@ -1472,18 +1501,38 @@ fn wrapper_chdirs(prefix: &[String]) -> Vec<String> {
             index += 1;
             continue;
         }
-        let (short, long): (&[&str], &[&str]) = match wrapper {
-            "env" => (&["-C"], &["--chdir"]),
-            "unshare" | "nsenter" => (&["-w"], &["--wd"]),
-            "systemd-run" => (&[], &["--working-directory"]),
-            "sudo" => (&["-D"], &["--chdir"]),
-            _ => (&[], &[]),
+        let (short, long): (Option<char>, &[&str]) = match wrapper {
+            "env" => (Some('C'), &["--chdir"]),
+            "unshare" | "nsenter" => (Some('w'), &["--wd"]),
+            "systemd-run" => (None, &["--working-directory"]),
+            "sudo" => (Some('D'), &["--chdir"]),
+            _ => (None, &[]),
         };
-        if short.contains(&word) || long.contains(&word) {
+        if long.contains(&word) {
             if let Some(dir) = prefix.get(index + 1) {
                 dirs.push(dir.clone());
             }
             index += 2;
+            continue;
+        }
+        // The letter alone or in a bundle (`env -iC sub`), its value
+        // joined (`env -Csub`, `unshare -wsub`) or the next word.
+        if let Some(letter) = short
+            && word.len() > 1
+            && word.starts_with('-')
+            && !word.starts_with("--")
+            && let Some(at) = word.find(letter)
+        {
+            let joined = &word[at + letter.len_utf8()..];
+            if joined.is_empty() {
+                if let Some(dir) = prefix.get(index + 1) {
+                    dirs.push(dir.clone());
+                }
+                index += 2;
+            } else {
+                dirs.push(joined.to_string());
+                index += 1;
+            }
             continue;
         }
         if let Some((option, dir)) = word.split_once('=')
