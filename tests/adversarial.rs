@@ -942,6 +942,8 @@ fn pushes_in_ordinary_spellings_are_denied() {
         "if true; then export GIT_DIR=sub/.git; fi; git st origin main",
         "GIT_DIR=sub/.git; export GIT_DIR; git st origin main",
         "export GIT_DIR; GIT_DIR=sub/.git; git st origin main",
+        "env -S \"-C sub git st origin main\"",
+        "env -S '-Csub git st'",
     ] {
         assert!(denied(&bash(project, command)), "not denied: {command}");
     }

@@ -607,16 +607,18 @@ fn inner_scripts(words: &[String]) -> Vec<String> {
         let name = basename(word);
         match name {
             "env" => {
+                // The string is split into `env`'s own arguments, options
+                // included (`env -S "-C sub git st"` is `env -C sub git st`).
                 for (at, option) in words.iter().enumerate().skip(index + 1) {
                     if let Some(value) = option
                         .strip_prefix("--split-string=")
                         .or_else(|| option.strip_prefix("-S").filter(|v| !v.is_empty()))
                     {
-                        scripts.push(value.to_string());
+                        scripts.push(format!("env {value}"));
                     } else if (option == "-S" || option == "--split-string")
                         && let Some(value) = words.get(at + 1)
                     {
-                        scripts.push(value.clone());
+                        scripts.push(format!("env {value}"));
                     }
                 }
             }
