@@ -477,16 +477,27 @@ fn check_call(ctx: &Ctx, tool: &ToolInput, snapshot: bool) -> Option<HookOutput>
                     None
                 }
             });
-            if denied.is_none() && config.state_files {
-                skipped.extend(own_inodes(ctx, &config, &supervision));
-            }
-            if denied.is_none() && snapshot {
-                // What the command does is checked after it ran too, while
-                // the agent works unattended: take the "before" now.
-                context = match supervision.get() {
-                    Ok(watch) => effects::before_bash(ctx, tool, &config, watch),
-                    Err(_) => None,
-                };
+            if denied.is_none() {
+                // While the agent works unattended, the protected set is
+                // built and walked once, for both uses below.
+                let protected = supervision
+                    .get()
+                    .is_ok_and(|s| s.unattended())
+                    .then(|| effects::Protected::now(ctx, &config));
+                if config.state_files
+                    && let Some(protected) = &protected
+                {
+                    skipped.extend(own_inodes(ctx, protected.files()));
+                }
+                if snapshot {
+                    // What the command does is checked after it ran too,
+                    // while the agent works unattended: take the "before"
+                    // now.
+                    context = match supervision.get() {
+                        Ok(watch) => effects::before_bash(ctx, tool, protected.as_ref(), watch),
+                        Err(_) => None,
+                    };
+                }
             }
             denied
         }
@@ -556,31 +567,12 @@ fn check_call(ctx: &Ctx, tool: &ToolInput, snapshot: bool) -> Option<HookOutput>
 }
 
 /// Before a Bash command while the agent works unattended: every protected
-/// file (and the repository's `.git/config` and hooks, which run commands
-/// for every later `git`) with another name gets a file of its own, so that
-/// the command cannot change it through that name (see [`links`]).
-fn own_inodes(ctx: &Ctx, config: &GuardConfig, supervision: &Lazy) -> Vec<String> {
-    if !supervision.get().is_ok_and(|s| s.unattended()) {
-        return Vec::new();
-    }
-    protected_files_own_inodes(ctx, config)
-}
-
-/// [`own_inodes`] for the Stop hook, before a loop's checks run: a hard
-/// link made before the loop reaches `.git/config` from the writable
-/// project even when no Bash command came first (re-check: a first Stop's
-/// check wrote git's config through one). Lines for the user.
-pub fn give_protected_files_own_inodes(ctx: &Ctx) -> Vec<String> {
-    protected_files_own_inodes(ctx, &GuardConfig::load(&ctx.project_root))
-}
-
-fn protected_files_own_inodes(ctx: &Ctx, config: &GuardConfig) -> Vec<String> {
-    let mut paths: Vec<PathBuf> = config
-        .protected_set(ctx)
-        .files()
-        .into_iter()
-        .map(|(path, _)| path)
-        .collect();
+/// file of `files` (and the repository's `.git/config` and hooks, which run
+/// commands for every later `git`) with another name gets a file of its
+/// own, so that the command cannot change it through that name (see
+/// [`links`]). Lines for the user.
+fn own_inodes(ctx: &Ctx, files: &[(PathBuf, Kind)]) -> Vec<String> {
+    let mut paths: Vec<PathBuf> = files.iter().map(|(path, _)| path.clone()).collect();
     let git = ctx.project_root.join(".git");
     if git.symlink_metadata().is_ok_and(|m| m.is_dir()) {
         paths.push(git.join("config"));
@@ -593,6 +585,15 @@ fn protected_files_own_inodes(ctx: &Ctx, config: &GuardConfig) -> Vec<String> {
         }
     }
     links::separate(&paths)
+}
+
+/// [`own_inodes`] for the Stop hook, before a loop's checks run: a hard
+/// link made before the loop reaches `.git/config` from the writable
+/// project even when no Bash command came first (re-check: a first Stop's
+/// check wrote git's config through one). Lines for the user.
+pub fn give_protected_files_own_inodes(ctx: &Ctx) -> Vec<String> {
+    let set = GuardConfig::load(&ctx.project_root).protected_set(ctx);
+    own_inodes(ctx, &set.files())
 }
 
 /// A Bash command as the rules see it: its simple commands (script files

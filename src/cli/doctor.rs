@@ -421,25 +421,16 @@ fn sandbox_section(ctx: &Ctx, settings: Option<&Value>) -> usize {
 /// run project code this cannot name. Returns (command, file) pairs.
 fn unguarded_hook_scripts(ctx: &Ctx) -> Vec<(String, String)> {
     let project = &ctx.project_root;
-    let mut settings_files = vec![
-        project.join(".claude/settings.json"),
-        project.join(".claude/settings.local.json"),
-    ];
-    match std::env::var_os("CLAUDE_CONFIG_DIR") {
-        Some(dir) => settings_files.push(Path::new(&dir).join("settings.json")),
-        None => {
-            if let Some(home) = std::env::var_os("HOME") {
-                settings_files.push(Path::new(&home).join(".claude/settings.json"));
-            }
-        }
-    }
+    let settings_files = plugin_route::claude_config_dir()
+        .map(|dir| dir.join("settings.json"))
+        .into_iter()
+        .chain([
+            project.join(".claude/settings.json"),
+            project.join(".claude/settings.local.json"),
+        ]);
     let mut commands: Vec<String> = Vec::new();
-    for file in &settings_files {
-        let Some(value) = fsread::read_text(file, limits::CONFIG, Links::Follow)
-            .ok()
-            .flatten()
-            .and_then(|text| serde_json::from_str::<Value>(&text).ok())
-        else {
+    for file in settings_files {
+        let Some(value) = plugin_route::read_json(&file) else {
             continue;
         };
         if let Some(events) = value.get("hooks").and_then(Value::as_object) {

@@ -234,7 +234,7 @@ fn plugin_hooks(install_path: &Path) -> Option<Value> {
 
 /// A JSON file, or `None` when it is missing, unreadable or not JSON: a
 /// broken settings file of Claude Code's is Claude Code's to report.
-fn read_json(path: &Path) -> Option<Value> {
+pub fn read_json(path: &Path) -> Option<Value> {
     let text = fsread::read_text(path, limits::CONFIG, Links::Follow)
         .ok()
         .flatten()?;

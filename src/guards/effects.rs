@@ -214,10 +214,19 @@ fn read_json<T: for<'de> Deserialize<'de>>(path: &Path) -> Option<T> {
 /// The class of each protected path, and the config paths that do not
 /// exist (their appearing counts too).
 fn paths_to_watch(ctx: &Ctx, set: &ProtectedSet) -> Vec<(PathBuf, Class)> {
+    paths_to_watch_of(ctx, set, &set.files())
+}
+
+/// [`paths_to_watch`] with the set's files already walked.
+fn paths_to_watch_of(
+    ctx: &Ctx,
+    set: &ProtectedSet,
+    files: &[(PathBuf, Kind)],
+) -> Vec<(PathBuf, Class)> {
     let mut paths: Vec<(PathBuf, Class)> = Vec::new();
-    for (path, kind) in set.files() {
-        if let Some(class) = class_of(ctx, &path, kind) {
-            paths.push((path, class));
+    for (path, kind) in files {
+        if let Some(class) = class_of(ctx, path, *kind) {
+            paths.push((path.clone(), class));
         }
     }
     for entry in set.entries.iter().filter(|entry| entry.watched) {
@@ -320,21 +329,42 @@ fn guarded_dirs(ctx: &Ctx, set: &ProtectedSet) -> Vec<(String, bool)> {
 /// Outside that, the watch folder is removed and nothing else happens.
 /// A failure is said once per call on stderr and to the user, and never
 /// stops the command.
+/// The protected set and its files as they are now, walked once for a
+/// Bash command's link separation and snapshot.
+pub struct Protected {
+    set: ProtectedSet,
+    files: Vec<(PathBuf, Kind)>,
+}
+
+impl Protected {
+    pub fn now(ctx: &Ctx, config: &GuardConfig) -> Protected {
+        let set = config.protected_set(ctx);
+        let files = set.files();
+        Protected { set, files }
+    }
+
+    pub fn files(&self) -> &[(PathBuf, Kind)] {
+        &self.files
+    }
+}
+
+/// `protected`: the set while the agent works unattended (`None` when it
+/// does not, and no snapshot is taken).
 pub fn before_bash(
     ctx: &Ctx,
     tool: &ToolInput,
-    config: &GuardConfig,
+    protected: Option<&Protected>,
     supervision: &Supervision,
 ) -> Option<HookOutput> {
     let watch = journal::watch_dir(&ctx.state_root)?;
-    if !supervision.unattended() {
+    let Some(protected) = protected.filter(|_| supervision.unattended()) else {
         // A put-back still pending keeps its copies (see [`pending`]).
         if watch.exists() && !watch.join(pending::FILE).exists() {
             let _ = std::fs::remove_dir_all(&watch);
         }
         return None;
-    }
-    match take_before(ctx, tool, config, &watch) {
+    };
+    match take_before(ctx, tool, protected, &watch) {
         Ok(()) => None,
         Err(error) => {
             let line = shown(&format!(
@@ -349,7 +379,7 @@ pub fn before_bash(
 fn take_before(
     ctx: &Ctx,
     tool: &ToolInput,
-    config: &GuardConfig,
+    protected: &Protected,
     watch: &Path,
 ) -> anyhow::Result<()> {
     prepare_watch(watch)?;
@@ -362,10 +392,10 @@ fn take_before(
         write_json(&base_path, &Manifest::default())?;
     }
     let started_ms = now_ms();
-    let set = config.protected_set(ctx);
+    let set = &protected.set;
     let mut blobs = Blobs::new(watch.join("blobs"));
     let manifest = snapshot::take(
-        &paths_to_watch(ctx, &set),
+        &paths_to_watch_of(ctx, set, &protected.files),
         base.as_ref(),
         &mut blobs,
         started_ms,
@@ -376,7 +406,7 @@ fn take_before(
         command: cap(tool.input_str("command").unwrap_or_default(), 400),
         manifest: manifest.clone(),
         refs: refs::snapshot(&ctx.project_root),
-        dirs: guarded_dirs(ctx, &set),
+        dirs: guarded_dirs(ctx, set),
         checked_ms: None,
         tool_use_id: tool.tool_use_id.clone(),
         started_ticks: background::now_ticks(),

@@ -643,11 +643,7 @@ fn inner_scripts(words: &[String]) -> Vec<String> {
                 for (at, option) in words.iter().enumerate().skip(index + 1) {
                     // `-c` alone or last of a bundle (`script -qc …`,
                     // `su -lc …`: re-attack Y-1).
-                    let bundled_c = option.len() > 1
-                        && option.starts_with('-')
-                        && !option.starts_with("--")
-                        && option.ends_with('c')
-                        && option[1..].chars().all(|c| c.is_ascii_alphabetic());
+                    let bundled_c = last_short_option(option) == Some('c');
                     if let Some(value) = option.strip_prefix("--command=") {
                         scripts.push(value.to_string());
                     } else if (bundled_c || option == "--command")
@@ -909,12 +905,9 @@ pub fn command_part(words: &[String]) -> &[String] {
                     index += 1;
                     // A bundle of one-letter options (`env -iC DIR`)
                     // takes a value when its last letter does.
-                    let bundle_ends_with_value = !option.starts_with("--")
-                        && option.len() > 2
-                        && option[1..].chars().all(|c| c.is_ascii_alphabetic())
-                        && option.chars().last().is_some_and(|last| {
-                            wrapper.with_value.contains(&format!("-{last}").as_str())
-                        });
+                    let bundle_ends_with_value = last_short_option(option).is_some_and(|last| {
+                        wrapper.with_value.contains(&format!("-{last}").as_str())
+                    });
                     let takes_value = wrapper.with_value.contains(&option)
                         || bundle_ends_with_value
                         // `exec -la NAME cmd`: bash's one-letter options
@@ -967,6 +960,18 @@ pub fn command_part(words: &[String]) -> &[String] {
         break;
     }
     &words[index.min(words.len())..]
+}
+
+/// The last letter of a word of one-letter options (`-c`, `-qc`, `-iC`),
+/// which is the one that may take the next word as its value.
+fn last_short_option(word: &str) -> Option<char> {
+    let letters = word
+        .strip_prefix('-')
+        .filter(|rest| !rest.starts_with('-'))?;
+    if letters.is_empty() || !letters.chars().all(|c| c.is_ascii_alphabetic()) {
+        return None;
+    }
+    letters.chars().last()
 }
 
 fn is_assignment(word: &str) -> bool {

@@ -664,15 +664,12 @@ mod tests {
         std::fs::create_dir_all(root.join(".claude/orchestrator")).unwrap();
         std::fs::create_dir_all(root.join("gitreal/hooks")).unwrap();
         std::fs::write(root.join(".git"), "gitdir: gitreal\n").unwrap();
-        let run = super::run(
+        refused(
             &root,
-            "echo x > gitreal/hooks/pre-commit",
-            Duration::from_secs(60),
             &walls,
-        )
-        .unwrap();
-        assert!(run.tail.contains("names a git folder"), "{}", run.tail);
-        assert!(!root.join("gitreal/hooks/pre-commit").exists());
+            "gitreal/hooks/pre-commit",
+            "names a git folder",
+        );
         // The third re-check: a real `.git` whose `commondir` is elsewhere
         // in the project (git reads config and hooks from there).
         std::fs::remove_file(root.join(".git")).unwrap();
@@ -685,15 +682,12 @@ mod tests {
         std::fs::create_dir_all(root.join(".git")).unwrap();
         std::fs::write(root.join(".git/HEAD"), "ref: refs/heads/main\n").unwrap();
         std::fs::write(root.join(".git/commondir"), "../gitreal\n").unwrap();
-        let run = super::run(
+        refused(
             &root,
-            "echo x > gitreal/hooks/pre-commit",
-            Duration::from_secs(60),
             &walls,
-        )
-        .unwrap();
-        assert!(run.tail.contains("names a git folder"), "{}", run.tail);
-        assert!(!root.join("gitreal/hooks/pre-commit").exists());
+            "gitreal/hooks/pre-commit",
+            "names a git folder",
+        );
         // The fourth check: a real `.git` whose hooks are a link into the
         // project.
         std::fs::remove_dir_all(root.join(".git")).unwrap();
@@ -706,20 +700,26 @@ mod tests {
         std::fs::remove_dir_all(root.join(".git/hooks")).unwrap();
         std::fs::create_dir_all(root.join("tools")).unwrap();
         std::os::unix::fs::symlink(root.join("tools"), root.join(".git/hooks")).unwrap();
-        let run = super::run(
+        refused(
             &root,
-            "echo x > tools/post-commit",
-            Duration::from_secs(60),
             &walls,
+            "tools/post-commit",
+            "is a link into the project",
+        );
+        std::fs::remove_dir_all(&base).unwrap();
+    }
+
+    /// A check that writes `target` under `walls` is not run, for `why`.
+    fn refused(root: &Path, walls: &Walls, target: &str, why: &str) {
+        let run = super::run(
+            root,
+            &format!("echo x > {target}"),
+            Duration::from_secs(60),
+            walls,
         )
         .unwrap();
-        assert!(
-            run.tail.contains("is a link into the project"),
-            "{}",
-            run.tail
-        );
-        assert!(!root.join("tools/post-commit").exists());
-        std::fs::remove_dir_all(&base).unwrap();
+        assert!(run.tail.contains(why), "{}", run.tail);
+        assert!(!root.join(target).exists(), "{target} was written");
     }
 
     #[test]
